@@ -1,0 +1,19 @@
+// Wall-clock timers for host phases (GPU phases use CUDA events, see core/device.h).
+#pragma once
+#include <chrono>
+
+namespace vgen {
+
+class Timer {
+ public:
+  Timer() : start_(std::chrono::steady_clock::now()) {}
+  void reset() { start_ = std::chrono::steady_clock::now(); }
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace vgen

@@ -1,0 +1,86 @@
+// The YAML recipe (DESIGN.md "Recipe"): strictly validated, with `--set key.path=value` overrides.
+#pragma once
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/tensor.h"
+
+namespace vgen {
+
+struct GenerationConfig {
+  int height = 480;
+  int width = 832;
+  int num_frames = 81;
+  int num_inference_steps = 50;
+  double guidance_scale = 5.0;
+  std::optional<double> guidance_scale_2;
+  std::optional<double> boundary_ratio;
+  std::string scheduler = "unipc";  // unipc | euler
+  std::optional<double> flow_shift;
+  std::string negative_prompt;
+  int max_sequence_length = 512;
+  int64_t seed = 42;
+  std::string initial_latents;  // safetensors path with tensor `initial_latents`, or empty
+};
+
+struct ParallelConfig {
+  int dp_size = 1;
+  int cfg_size = 1;
+  int ulysses_size = 1;
+  int ring_size = 1;
+  std::array<int, 2> attn2d_size = {1, 1};  // rows, cols
+  bool async_ulysses = false;
+  int parallel_vae_size = 1;
+  std::string parallel_vae_split_dim = "width";  // width | height
+  int dwdp_size = 1;
+  int cp_size() const { return ring_size > 1 ? ring_size : attn2d_size[0] * attn2d_size[1]; }
+  int seq_size() const { return cp_size() * ulysses_size; }
+  int world_size() const { return dp_size * cfg_size * seq_size(); }
+};
+
+struct AttentionConfig {
+  std::string backend = "auto";  // auto | native | cudnn
+};
+
+struct OutputConfig {
+  std::string dir = "outputs";
+  std::optional<int> fps;  // default: the model's native fps (16 for Wan 2.1 / 2.2 A14B)
+  int crf = 18;
+  bool save_tensors = false;
+  bool skip_existing = true;
+};
+
+struct TextConfig {
+  bool cache_embeddings = false;  // on-disk embedding cache
+  std::string cache_dir;          // default: <output.dir>/.text_cache
+};
+
+struct Recipe {
+  std::string model;
+  std::string device = "cpu";     // cpu | cuda
+  std::string precision = "fp32"; // fp32 | bf16
+  GenerationConfig generation;
+  ParallelConfig parallel;
+  AttentionConfig attention;
+  OutputConfig output;
+  TextConfig text;
+  std::string prompts;
+  std::string source_path;  // the recipe file ("" for the built-in default)
+  Json resolved;            // the recipe after overrides, as JSON, for timing.json
+
+  bool is_cuda() const { return device == "cuda"; }
+  DType compute_dtype() const { return precision == "bf16" ? DType::kBF16 : DType::kF32; }
+};
+
+// Parses a recipe file with overrides ("a.b=value", value parsed as YAML). Relative paths in the
+// recipe (model, prompts, initial_latents, output.dir) resolve against the current directory.
+// Errors: kRecipe naming the key path (e.g. "parallel_config.ulysses_size: expected an integer").
+Recipe load_recipe(const std::string& path, const std::vector<std::string>& overrides);
+// Same, from YAML text (path used in messages only).
+Recipe parse_recipe(const std::string& yaml_text, const std::string& path,
+                    const std::vector<std::string>& overrides);
+
+}  // namespace vgen

@@ -1,0 +1,39 @@
+// Self-attention over the sequence-parallel group (Ulysses, Ring, Attention2D or local).
+// Inputs are this rank's contiguous token shard; tokens are padded at the global tail to a
+// multiple of the sequence-parallel degree, and pad keys are excluded exactly.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "core/tensor.h"
+
+namespace vgen {
+
+// Token layout of one sequence-parallel rank (DESIGN.md: seq_rank = cp_rank·U + u).
+struct SeqLayout {
+  int64_t tokens = 0;  // real tokens S
+  int64_t padded = 0;  // S rounded up to a multiple of degree
+  int degree = 1;      // SP = cp·U
+  int seq_rank = 0;
+  int64_t local() const { return padded / degree; }
+  int64_t begin() const { return int64_t(seq_rank) * local(); }
+  int64_t end() const { return begin() + local(); }
+  static SeqLayout make(int64_t tokens, int degree, int seq_rank) {
+    SeqLayout l;
+    l.tokens = tokens;
+    l.degree = degree;
+    l.seq_rank = seq_rank;
+    l.padded = (tokens + degree - 1) / degree * degree;
+    return l;
+  }
+};
+
+class SeqAttention {
+ public:
+  virtual ~SeqAttention() = default;
+  // q, k, v: [B, S_loc, H, Dh], this rank's tokens with all heads. Returns [B, S_loc, H, Dh].
+  // Keys whose global token index is >= layout.tokens are padding and get zero weight.
+  virtual Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) = 0;
+};
+
+}  // namespace vgen

@@ -1,0 +1,54 @@
+// `vgen golden`: runs the fixture cases of tests/golden (format: tests/golden/README.md) with the
+// recipe's device, precision and parallel_config. Every rank runs each case (collectively);
+// world rank 0 prints one line per metric and the summary.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "dist/mesh.h"
+#include "io/recipe.h"
+#include "io/safetensors.h"
+
+namespace vgen {
+
+struct GoldenMetric {
+  std::string what;    // e.g. "output", "samples[3]"
+  std::string metric;  // rel-l2 | max-abs | mean-abs | exact
+  double value = 0;
+  double tol = 0;
+  bool pass = false;
+};
+
+struct GoldenCase {
+  std::string name;
+  std::string fixtures_dir;  // the fixture set root (holds cases/ and the model dirs)
+  Json params;               // cases/NAME.json
+  WeightStore tensors;       // cases/NAME.safetensors
+  const Recipe* recipe = nullptr;
+  Mesh* mesh = nullptr;
+  bool bf16 = false;  // precision bf16: use the bf16 tolerances
+  std::vector<GoldenMetric> metrics;
+
+  std::string model_dir() const;  // <fixtures>/<params.model_dir>
+  // Compare helpers append a metric (tolerance chosen by the caller).
+  void rel_l2(const std::string& what, const Tensor& out, const Tensor& ref, double tol);
+  void max_abs(const std::string& what, const Tensor& out, const Tensor& ref, double tol);
+  void mean_abs(const std::string& what, const Tensor& out, const Tensor& ref, double tol);
+  void exact(const std::string& what, const Tensor& out, const Tensor& ref);  // i64 or f32 equality
+};
+
+using GoldenFn = std::function<void(GoldenCase&)>;
+
+// Case runners, one per module (lib/pipeline/golden_*.cpp).
+void golden_text_encode(GoldenCase& c);
+void golden_dit_forward(GoldenCase& c);
+void golden_vae_decode(GoldenCase& c);
+void golden_scheduler(GoldenCase& c);  // sched_unipc, sched_unipc_shift, sched_euler
+void golden_pipeline(GoldenCase& c);   // pipeline_wan21, pipeline_wan22
+
+// Runs all cases (or one); returns the number of failed cases. Prints on world rank 0.
+int run_golden(const std::string& fixtures_dir, const Recipe& recipe, Mesh& mesh, const std::string& only_case);
+
+}  // namespace vgen

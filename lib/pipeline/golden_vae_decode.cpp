@@ -1,0 +1,9 @@
+#include "pipeline/golden.h"
+
+namespace vgen {
+
+void golden_vae_decode(GoldenCase& c) {
+  VGEN_THROW(ExitCode::kInternal, "case {}: module not implemented yet", c.name);
+}
+
+}  // namespace vgen
