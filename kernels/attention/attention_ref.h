@@ -1,0 +1,19 @@
+// CPU reference attention with log-sum-exp output and an exact valid-key count.
+// The CUDA launchers in attention.cuh have the same contract.
+#pragma once
+#include <cstdint>
+
+namespace vgen::kern {
+
+// q [B,Sq,H,D], k/v [B,Skv,H,D], out [B,Sq,H,D] (row-major, fp32).
+// lse [B,H,Sq] fp32 natural-log log-sum-exp of the scaled scores (may be null).
+// Keys j >= num_valid_kv get zero weight; with no valid key the output row is 0 and lse = -inf.
+void attention_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B, int64_t Sq,
+                   int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale);
+
+// Merges a partial result (o2, lse2) into (o1, lse1) in place, fp32, numerically stable:
+// lse = log(e^lse1 + e^lse2), o1 = (e^lse1·o1 + e^lse2·o2) / e^lse. o: [B,S,H,D], lse: [B,H,S].
+void attention_merge_ref(float* o1, float* lse1, const float* o2, const float* lse2, int64_t B, int64_t S, int64_t H,
+                         int64_t D);
+
+}  // namespace vgen::kern
