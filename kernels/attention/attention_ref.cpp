@@ -14,7 +14,7 @@ void attention_ref(const float* q, const float* k, const float* v, float* out, f
 #pragma omp parallel
   {
     std::vector<float> s(size_t(std::max<int64_t>(nk, 1)));
-    std::vector<double> acc(size_t(D));
+    std::vector<double> acc(static_cast<size_t>(D));
 #pragma omp for collapse(3) schedule(static)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < H; ++h)
