@@ -1,0 +1,32 @@
+// MPI bootstrap under mpirun or srun, and construction of this rank's Mesh.
+#pragma once
+#include <string>
+
+#include "dist/mesh.h"
+
+namespace vgen {
+
+struct DistEnv {
+  int world_rank = 0;
+  int world_size = 1;
+  int local_rank = 0;  // rank on this node (selects the GPU)
+  int local_size = 1;
+  std::string host;
+};
+
+// MPI_Init_thread (idempotent); sets the process identity used in errors and logs.
+DistEnv dist_init(int* argc, char*** argv);
+void dist_finalize();
+// Ends the whole job quickly: MPI_Abort when several ranks run, exit otherwise.
+[[noreturn]] void dist_abort(int exit_code);
+bool dist_initialized();
+
+// Builds this rank's communicators for the parallel config (validated against env.world_size).
+// Collective over MPI_COMM_WORLD.
+Mesh make_mesh(const ParallelConfig& pc, const DistEnv& env);
+
+// True on every rank if any rank of `comm` passes local_failed = true (agreement before collectives,
+// so one rank's failure never leaves the others inside a collective).
+bool any_rank_failed(Communicator& comm, bool local_failed);
+
+}  // namespace vgen
