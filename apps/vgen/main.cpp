@@ -1,9 +1,112 @@
-// vgen CLI: parse arguments, call lib/, map errors to exit codes.
-#include <cstdio>
+// vgen CLI: parse arguments, call lib/, map errors to exit codes (README "Exit codes").
+// A vgen::Error is caught once here: logged (it carries rank and host), then with several ranks
+// dist_abort(code) ends every rank of the job within seconds; a single rank exits normally.
+#include <CLI/CLI.hpp>
 
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "cli.h"
 #include "core/error.h"
+#include "core/log.h"
+
+namespace {
+
+using vgen::ExitCode;
+
+extern "C" void on_signal(int) { _exit(int(ExitCode::kInterrupted)); }
+
+// `vgen --recipe R.yaml …` means `vgen run --recipe R.yaml …`.
+std::vector<std::string> with_implicit_run(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i] == "run" || args[i] == "golden" || args[i] == "plan" || args[i] == "-h" || args[i] == "--help")
+      return args;
+  if (args.size() > 1) args.insert(args.begin() + 1, "run");
+  return args;
+}
+
+vgen::LogLevel parse_level(const std::string& s) {
+  if (s == "debug") return vgen::LogLevel::kDebug;
+  if (s == "warn") return vgen::LogLevel::kWarn;
+  if (s == "error") return vgen::LogLevel::kError;
+  return vgen::LogLevel::kInfo;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  std::fprintf(stderr, "vgen: CLI not built yet\n");
-  return int(vgen::ExitCode::kUsage);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  vgen::DistEnv env;
+  try {
+    env = vgen::dist_init(&argc, &argv);
+  } catch (const vgen::Error& e) {
+    std::fprintf(stderr, "vgen: error: %s\n", e.what());
+    return int(e.code());
+  }
+
+  vgen::cli::RunArgs run;
+  vgen::cli::GoldenArgs golden;
+  vgen::cli::PlanArgs plan;
+  std::string log_level = "info";
+  bool log_all = false;
+
+  CLI::App app{"vgen: Wan 2.1 / 2.2 text-to-video batch generator (one process per GPU under mpirun/srun)"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--log-level", log_level, "debug | info | warn | error")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  app.add_flag("--log-all-ranks", log_all, "print info lines from every rank, not only rank 0");
+
+  CLI::App* c_run = app.add_subcommand("run", "generate every prompt of the recipe (also: vgen --recipe R.yaml)");
+  c_run->add_option("--recipe", run.recipe, "recipe YAML")->required();
+  c_run->add_option("--prompts", run.prompts, "prompt file (overrides the recipe's `prompts`)");
+  c_run->add_option("--out", run.out, "output directory (overrides output.dir)");
+  c_run->add_option("--set", run.sets, "override a recipe key: key.path=value (value parsed as YAML)");
+  c_run->add_flag("--retry-failed", run.retry_failed, "render only the prompts the previous timing.json marks failed");
+
+  CLI::App* c_golden = app.add_subcommand("golden", "run the golden fixture cases and compare");
+  c_golden->add_option("--fixtures", golden.fixtures, "fixture set (holds cases/ and the model dirs)")->required();
+  c_golden->add_option("--recipe", golden.recipe, "recipe YAML (default: cpu, fp32, one rank)");
+  c_golden->add_option("--set", golden.sets, "override a recipe key: key.path=value");
+  c_golden->add_option("--case", golden.case_name, "run only this case");
+
+  CLI::App* c_plan = app.add_subcommand("plan", "validate a recipe for N ranks and print mesh, shards, estimates");
+  c_plan->add_option("--recipe", plan.recipe, "recipe YAML")->required();
+  c_plan->add_option("--world", plan.world, "number of ranks")->required()->check(CLI::PositiveNumber);
+  c_plan->add_option("--set", plan.sets, "override a recipe key: key.path=value");
+
+  std::vector<std::string> args = with_implicit_run(argc, argv);
+  std::vector<const char*> cargs;
+  for (auto& s : args) cargs.push_back(s.c_str());
+
+  int code = 0;
+  bool failed = false;
+  try {
+    app.parse(int(cargs.size()), cargs.data());
+    vgen::log_set_level(parse_level(log_level));
+    if (log_all) vgen::log_set_all_ranks(true);
+    if (c_run->parsed()) code = vgen::cli::cmd_run(run, env);
+    else if (c_golden->parsed()) code = vgen::cli::cmd_golden(golden, env);
+    else if (c_plan->parsed()) code = vgen::cli::cmd_plan(plan, env);
+  } catch (const CLI::ParseError& e) {
+    if (env.world_rank == 0) app.exit(e);
+    code = e.get_exit_code() == 0 ? 0 : int(ExitCode::kUsage);
+    failed = code != 0;
+  } catch (const vgen::Error& e) {
+    vgen::log_error("{}", e.what());
+    code = int(e.code());
+    failed = true;
+  } catch (const std::exception& e) {
+    vgen::log_error("[rank {} on {}] internal error: {}", vgen::process_rank(), vgen::process_host(), e.what());
+    code = int(ExitCode::kInternal);
+    failed = true;
+  }
+  if (failed && env.world_size > 1) vgen::dist_abort(code);
+  vgen::dist_finalize();
+  return code;
 }

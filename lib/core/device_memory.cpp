@@ -5,60 +5,57 @@
 #ifdef VGEN_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include <atomic>
-#include <mutex>
-#include <unordered_map>
+#include <exception>
+
+#include "core/cuda_stream.h"
+#include "core/device_allocator.h"
+#include "core/log.h"
 #endif
 
 namespace vgen {
 
 #ifdef VGEN_WITH_CUDA
+// Allocations go through the caching allocator; copies and memsets run on the compute stream
+// (core/cuda_stream.h) so they are ordered with the kernels and collectives queued there.
+// Host-visible copies (h2d, d2h) wait for the stream; d2d and memset stay asynchronous.
 namespace {
-void check(cudaError_t e, const char* what) {
+void check(cudaError_t e, const char* what, size_t bytes) {
   if (e != cudaSuccess)
-    VGEN_THROW(ExitCode::kInternal, "CUDA {} failed: {}", what, cudaGetErrorString(e));
+    VGEN_THROW(ExitCode::kInternal, "CUDA {} of {} bytes failed: {}", what, bytes, cudaGetErrorString(e));
 }
-std::mutex g_mu;
-std::unordered_map<void*, size_t> g_sizes;
-size_t g_cur = 0, g_peak = 0;
 }  // namespace
 
-bool cuda_available() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-void* device_malloc(size_t bytes) {
-  void* p = nullptr;
-  if (bytes == 0) bytes = 1;
-  cudaError_t e = cudaMalloc(&p, bytes);
-  if (e != cudaSuccess)
-    VGEN_THROW(ExitCode::kInternal, "cudaMalloc of {} bytes failed: {}", bytes, cudaGetErrorString(e));
-  std::lock_guard<std::mutex> lk(g_mu);
-  g_sizes[p] = bytes;
-  g_cur += bytes;
-  if (g_cur > g_peak) g_peak = g_cur;
-  return p;
-}
+bool cuda_available() { return cuda_device_count() > 0; }
+void* device_malloc(size_t bytes) { return DeviceAllocator::instance().allocate(bytes); }
 void device_free(void* p) {
-  if (!p) return;
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    auto it = g_sizes.find(p);
-    if (it != g_sizes.end()) {
-      g_cur -= it->second;
-      g_sizes.erase(it);
-    }
+  // Called from Storage destructors: never throw out of here.
+  try {
+    DeviceAllocator::instance().deallocate(p);
+  } catch (const std::exception& e) {
+    log_error("device_free: {}", e.what());
   }
-  cudaFree(p);
 }
-void memcpy_h2d(void* d, const void* s, size_t n) { check(cudaMemcpy(d, s, n, cudaMemcpyHostToDevice), "memcpy h2d"); }
-void memcpy_d2h(void* d, const void* s, size_t n) { check(cudaMemcpy(d, s, n, cudaMemcpyDeviceToHost), "memcpy d2h"); }
-void memcpy_d2d(void* d, const void* s, size_t n) { check(cudaMemcpy(d, s, n, cudaMemcpyDeviceToDevice), "memcpy d2d"); }
-void device_memset_zero(void* p, size_t n) { check(cudaMemset(p, 0, n), "memset"); }
-size_t device_peak_bytes() {
-  std::lock_guard<std::mutex> lk(g_mu);
-  return g_peak;
+void memcpy_h2d(void* d, const void* s, size_t n) {
+  if (n == 0) return;
+  cudaStream_t st = compute_stream();
+  check(cudaMemcpyAsync(d, s, n, cudaMemcpyHostToDevice, st), "memcpy h2d", n);
+  check(cudaStreamSynchronize(st), "memcpy h2d (sync)", n);
 }
+void memcpy_d2h(void* d, const void* s, size_t n) {
+  if (n == 0) return;
+  cudaStream_t st = compute_stream();
+  check(cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToHost, st), "memcpy d2h", n);
+  check(cudaStreamSynchronize(st), "memcpy d2h (sync)", n);
+}
+void memcpy_d2d(void* d, const void* s, size_t n) {
+  if (n == 0) return;
+  check(cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, compute_stream()), "memcpy d2d", n);
+}
+void device_memset_zero(void* p, size_t n) {
+  if (n == 0) return;
+  check(cudaMemsetAsync(p, 0, n, compute_stream()), "memset", n);
+}
+size_t device_peak_bytes() { return DeviceAllocator::instance().stats().peak_in_use_bytes; }
 #else
 namespace {
 [[noreturn]] void no_cuda() {

@@ -83,4 +83,9 @@ Recipe load_recipe(const std::string& path, const std::vector<std::string>& over
 Recipe parse_recipe(const std::string& yaml_text, const std::string& path,
                     const std::vector<std::string>& overrides);
 
+// Wan's 4k+1 frame rule as diffusers applies it: n % 4 != 1 → n / 4 * 4 + 1 (at least 1).
+int round_num_frames(int n);
+// The recipe as JSON with the YAML key layout (what Recipe::resolved holds).
+Json recipe_to_json(const Recipe& r);
+
 }  // namespace vgen

@@ -1,9 +1,225 @@
 #include "pipeline/batch.h"
 
-namespace vgen {
+#include <filesystem>
+#include <fstream>
 
-int run_batch(const Recipe& recipe, Mesh& mesh, const RunOptions& opts) {
-  VGEN_THROW(ExitCode::kInternal, "the T2V pipeline is not implemented yet");
+#include "core/log.h"
+#include "core/timer.h"
+#include "dist/bootstrap.h"
+#include "dist/work_queue.h"
+#include "io/mp4_writer.h"
+#include "io/prompts.h"
+#include "io/report.h"
+#include "io/safetensors.h"
+#include "pipeline/batch_reports.h"
+#include "pipeline/preflight.h"
+#include "pipeline/progress.h"
+#include "pipeline/t2v.h"
+
+namespace vgen {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int64_t kTodo = 0, kSkipExisting = 1, kSkipNotFailed = 2;
+
+// Peak resident set of this process (VmHWM), in bytes.
+int64_t peak_rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  return 0;
+}
+
+void remove_stale_temporaries(const std::string& dir) {
+  for (auto& e : fs::directory_iterator(dir)) {
+    std::string n = e.path().filename().string();
+    if (e.is_regular_file() && n.find(".tmp") != std::string::npos) {
+      std::error_code ec;
+      fs::remove(e.path(), ec);
+      if (!ec) log_info("removed stale temporary file {}", e.path().string());
+    }
+  }
+}
+
+std::string video_path(const std::string& out_dir, const PromptItem& item) {
+  return (fs::path(out_dir) / (item.stem() + ".mp4")).string();
+}
+
+bool output_exists(const std::string& mp4) {
+  if (fs::exists(mp4)) return true;
+  fs::path raw = fs::path(mp4).replace_extension(".rgb");
+  return !mp4_supported() && fs::exists(raw);
+}
+
+}  // namespace
+
+int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts) {
+  install_stop_handlers();
+  Timer load_timer;
+  PreflightResult pf = preflight_run(recipe_in, opts, mesh.shape.world());
+  Recipe recipe = recipe_in;
+  recipe.output.dir = pf.out_dir;
+  const bool world_root = mesh.world_rank == 0;
+  const bool leader = mesh.is_replica_leader();
+  const std::vector<PromptItem>& prompts = pf.prompts;
+  const int n = int(prompts.size());
+
+  // What to render is decided once, on world rank 0, and broadcast (one view of the file system).
+  Tensor plan = Tensor::zeros({n}, DType::kI64);
+  if (world_root) {
+    remove_stale_temporaries(pf.out_dir);
+    PreviousRun prev;
+    std::string prev_path = (fs::path(pf.out_dir) / "timing.json").string();
+    if (opts.retry_failed) {
+      VGEN_CHECK(fs::exists(prev_path), ExitCode::kInput, "--retry-failed: no previous {}", prev_path);
+      prev = read_previous_run(prev_path);
+    }
+    int64_t* p = plan.data<int64_t>();
+    for (int i = 0; i < n; ++i) {
+      const PromptItem& it = prompts[size_t(i)];
+      if (opts.retry_failed && !prev.is_failed(it.index, it.stem())) p[i] = kSkipNotFailed;
+      else if (recipe.output.skip_existing && output_exists(video_path(pf.out_dir, it))) p[i] = kSkipExisting;
+    }
+  }
+  mesh.world->broadcast(plan, 0);
+  std::vector<int> todo;
+  for (int i = 0; i < n; ++i)
+    if (plan.data<int64_t>()[i] == kTodo) todo.push_back(i);
+  log_info("{} prompts: {} to render, {} skipped; mesh {} replica(s) of {} rank(s)", n, todo.size(),
+           n - int(todo.size()), mesh.shape.dp, mesh.shape.replica_size());
+
+  T2vPipeline pipe(recipe, mesh);
+  const double load_seconds = load_timer.seconds();
+  VideoOptions vopt;
+  vopt.fps = recipe.output.fps.value_or(pipe.native_fps());
+  vopt.crf = recipe.output.crf;
+
+  RunReport report;
+  report.recipe = recipe.resolved;
+  report.mesh = mesh_to_json(mesh.shape);
+  report.device = Json{{"kind", recipe.device}, {"ranks", mesh.shape.world()}, {"host", process_host()}};
+  report.load_seconds = load_seconds;
+  std::vector<VideoReport> mine;  // reports of the videos this replica rendered (leader only)
+  auto skipped_reports = [&]() {
+    std::vector<VideoReport> v;
+    for (int i = 0; i < n; ++i) {
+      int64_t s = plan.data<int64_t>()[i];
+      if (s == kTodo) continue;
+      VideoReport r;
+      r.index = prompts[size_t(i)].index;
+      r.name = prompts[size_t(i)].stem();
+      r.prompt = prompts[size_t(i)].prompt;
+      r.status = "skipped";
+      r.error = s == kSkipExisting ? "output exists (output.skip_existing)" : "not failed in the previous run";
+      if (s == kSkipExisting) r.output = video_path(pf.out_dir, prompts[size_t(i)]);
+      v.push_back(r);
+    }
+    return v;
+  };
+  const std::string timing_path = (fs::path(pf.out_dir) / "timing.json").string();
+
+  Progress progress(int(todo.size()), mesh.shape.dp, leader);
+  bool interrupted = false;
+  {
+    WorkQueue queue(int64_t(todo.size()));  // collective over the world
+    Tensor pos_t = Tensor::zeros({1}, DType::kI64);
+    while (true) {
+      if (leader) pos_t.data<int64_t>()[0] = stop_requested() ? -1 : queue.next();
+      mesh.replica->broadcast(pos_t, 0);
+      int64_t pos = pos_t.data<int64_t>()[0];
+      if (pos < 0) break;
+      const PromptItem& item = prompts[size_t(todo[size_t(pos)])];
+      VideoReport vr;
+      vr.index = item.index;
+      vr.name = item.stem();
+      vr.prompt = item.prompt;
+      vr.seed = item.seed.value_or(recipe.generation.seed + item.index);
+      vr.height = recipe.generation.height;
+      vr.width = recipe.generation.width;
+      Timer video_timer;
+      progress.video_started(int(pos), vr.name);
+      if (!item.ok()) {
+        vr.status = "failed";
+        vr.error = item.error;
+      } else {
+        T2vJob job;
+        job.index = item.index;
+        job.prompt = item.prompt;
+        job.negative_prompt = item.negative_prompt.value_or(recipe.generation.negative_prompt);
+        job.seed = vr.seed;
+        job.num_frames = item.num_frames.value_or(recipe.generation.num_frames);
+        job.height = recipe.generation.height;
+        job.width = recipe.generation.width;
+        auto hook = [&](const T2vJob&, const DenoiseStepInfo& info, const Tensor&) {
+          progress.step(info);
+          if (any_rank_failed(*mesh.replica, stop_requested()))
+            VGEN_THROW(ExitCode::kInterrupted, "interrupted by a signal during step {}", info.index + 1);
+        };
+        try {
+          T2vOutput out = pipe.render(job, hook);
+          vr.seconds = out.seconds;
+          vr.frames = out.frames.defined() ? int(out.frames.dim(0)) : 0;
+          if (leader) {
+            Timer t_mp4;
+            std::string path = video_path(pf.out_dir, item);
+            try {
+              vr.output = write_video(path, out.frames, vopt);
+              if (recipe.output.save_tensors)
+                save_safetensors((fs::path(pf.out_dir) / (item.stem() + ".safetensors")).string(),
+                                 {{"latents", out.latents}, {"video", out.video}});
+            } catch (const Error& e) {
+              vr.status = "failed";
+              vr.error = e.message();
+              vr.output.clear();
+            }
+            vr.seconds.mp4_encode = t_mp4.seconds();
+          }
+        } catch (const Error& e) {
+          if (e.code() == ExitCode::kInterrupted) {
+            interrupted = true;
+          } else if (e.code() != ExitCode::kInput) {
+            throw;  // not a per-prompt failure: end the job
+          }
+          vr.status = "failed";
+          vr.error = e.message();
+        }
+      }
+      vr.seconds.total = video_timer.seconds();
+      vr.peak_memory_bytes = peak_rss_bytes();
+      progress.video_finished(int(pos), vr.name, vr.status, vr.seconds.total);
+      if (vr.status == "failed" && leader) log_warn("prompt {} failed: {}", vr.name, vr.error);
+      if (leader) mine.push_back(vr);
+      if (world_root) {  // partial report after every video, so a crash still leaves one
+        RunReport partial = report;
+        partial.videos = skipped_reports();
+        partial.videos.insert(partial.videos.end(), mine.begin(), mine.end());
+        partial.extra["complete"] = false;
+        write_run_report(timing_path, partial);
+      }
+      if (interrupted) break;
+    }
+  }  // the queue's window is freed collectively here
+
+  std::vector<VideoReport> all = gather_video_reports(*mesh.world, leader ? mine : std::vector<VideoReport>{});
+  int failed = 0;
+  if (world_root) {
+    std::vector<VideoReport> videos = skipped_reports();
+    videos.insert(videos.end(), all.begin(), all.end());
+    std::sort(videos.begin(), videos.end(), [](auto& a, auto& b) { return a.index < b.index; });
+    for (auto& v : videos) failed += v.status == "failed";
+    report.videos = videos;
+    report.extra["complete"] = !interrupted;
+    write_run_report(timing_path, report);
+    log_info("wrote {} ({} videos, {} failed)", timing_path, videos.size(), failed);
+  }
+  Tensor flags = Tensor::zeros({2}, DType::kI64);
+  flags.data<int64_t>()[0] = failed;
+  flags.data<int64_t>()[1] = interrupted ? 1 : 0;
+  mesh.world->all_reduce_max(flags);
+  if (flags.data<int64_t>()[1]) return int(ExitCode::kInterrupted);
+  return flags.data<int64_t>()[0] ? int(ExitCode::kPromptsFailed) : 0;
 }
 
 }  // namespace vgen

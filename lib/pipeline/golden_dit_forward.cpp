@@ -1,9 +1,39 @@
+// Golden case dit_forward: one transformer forward (B = 1, and the `_b2` batch of 2) against
+// diffusers. Runs sharded through forward_local on the mesh's sequence group (every cfg rank and
+// replica runs the same case), so `mpirun -np N vgen golden` exercises the parallel attentions.
+#include <filesystem>
+
+#include "parallel/local_attention.h"
+#include "parallel/seq_attention_factory.h"
+#include "pipeline/dit_step.h"
 #include "pipeline/golden.h"
 
 namespace vgen {
 
+// The SeqAttention of a golden run: the registered hook, else the recipe's algorithm for the mesh.
+static std::unique_ptr<SeqAttention> golden_seq_attention(GoldenCase& c) {
+  if (auto hook = seq_attention_factory()) return hook(*c.mesh);
+  return make_seq_attention(*c.mesh, c.recipe->attention);
+}
+
 void golden_dit_forward(GoldenCase& c) {
-  VGEN_THROW(ExitCode::kInternal, "case {}: module not implemented yet", c.name);
+  const std::string component = c.params.contains("model") ? c.params["model"].get<std::string>() : "transformer";
+  auto model = WanTransformer::load((std::filesystem::path(c.model_dir()) / component).string());
+  auto attention = golden_seq_attention(c);
+  VGEN_CHECK(c.mesh->seq != nullptr, ExitCode::kInternal, "mesh without a sequence group");
+  const double tol = c.bf16 ? 3e-2 : 1e-4;
+  for (std::string suffix : {"", "_b2"}) {
+    if (!suffix.empty() && !c.tensors.has("output" + suffix)) continue;
+    Tensor x = c.tensors.get_f32("hidden_states" + suffix);          // [B, C, T, H, W]
+    Tensor t = c.tensors.get_f32("timestep" + suffix);               // [B]
+    Tensor ctx = c.tensors.get_f32("encoder_hidden_states" + suffix);  // [B, L, text_dim]
+    Tensor ref = c.tensors.get_f32("output" + suffix);               // [B, C, T, H, W]
+    TextContext text = model->prepare_text(ctx);
+    Tensor out = dit_predict(*model, x, t, text, *c.mesh->seq, *attention);
+    VGEN_CHECK(out.shape() == ref.shape(), ExitCode::kInput, "case {}: output {} vs reference {}", c.name, out.str(),
+               ref.str());
+    c.rel_l2("output" + suffix, out, ref, tol);
+  }
 }
 
 }  // namespace vgen

@@ -1,9 +1,79 @@
+// Golden cases pipeline_wan21 / pipeline_wan22: the whole T2V pipeline (text encoder, denoising
+// loop with CFG and the Wan 2.2 expert switch, VAE decode) from the case's initial latents,
+// compared step by step with diffusers.
+#include <filesystem>
+
 #include "pipeline/golden.h"
+#include "pipeline/t2v.h"
 
 namespace vgen {
+namespace fs = std::filesystem;
 
 void golden_pipeline(GoldenCase& c) {
-  VGEN_THROW(ExitCode::kInternal, "case {}: module not implemented yet", c.name);
+  const Json& p = c.params;
+  Recipe r = *c.recipe;
+  r.model = c.model_dir();
+  GenerationConfig& g = r.generation;
+  g.height = p.at("height").get<int>();
+  g.width = p.at("width").get<int>();
+  g.num_frames = p.at("num_frames").get<int>();
+  g.num_inference_steps = p.at("num_inference_steps").get<int>();
+  g.guidance_scale = p.at("guidance_scale").get<double>();
+  g.guidance_scale_2 = p.contains("guidance_scale_2") && !p["guidance_scale_2"].is_null()
+                           ? std::optional<double>(p["guidance_scale_2"].get<double>())
+                           : std::nullopt;
+  g.max_sequence_length = p.at("max_sequence_length").get<int>();
+  g.negative_prompt = p.value("negative_prompt", "");
+  std::string sched = p.value("scheduler", "UniPCMultistepScheduler");
+  g.scheduler = sched.find("Euler") != std::string::npos ? "euler" : "unipc";
+  if (p.contains("flow_shift") && !p["flow_shift"].is_null()) g.flow_shift = p["flow_shift"].get<double>();
+  g.boundary_ratio.reset();  // from model_index.json
+  g.initial_latents.clear();
+  r.text.cache_embeddings = false;
+
+  T2vPipeline pipe(r, *c.mesh);
+  T2vJob job;
+  job.prompt = p.at("prompt").get<std::string>();
+  job.negative_prompt = g.negative_prompt;
+  job.num_frames = g.num_frames;
+  job.height = g.height;
+  job.width = g.width;
+  job.initial_latents = c.tensors.get_f32("initial_latents");
+  std::vector<Tensor> steps;
+  T2vOutput out = pipe.render(job, [&](const T2vJob&, const DenoiseStepInfo&, const Tensor& lat) {
+    steps.push_back(lat.clone());
+  });
+
+  const double step_tol = c.bf16 ? 5e-2 : 1e-3;
+  Tensor ts = Tensor::empty({int64_t(out.step_timesteps.size())}, DType::kF32);
+  for (size_t i = 0; i < out.step_timesteps.size(); ++i) ts.f32()[i] = float(out.step_timesteps[i]);
+  c.exact("step_timesteps", ts, c.tensors.get_f32("step_timesteps"));
+  Tensor ref_steps = c.tensors.get_f32("step_latents");  // [N, B, C, T, H, W]
+  VGEN_CHECK(ref_steps.dim(0) == int64_t(steps.size()), ExitCode::kInput, "case {}: {} reference steps, ran {}", c.name,
+             ref_steps.dim(0), steps.size());
+  for (size_t i = 0; i < steps.size(); ++i)
+    c.rel_l2("step_latents[" + std::to_string(i) + "]", steps[i], ref_steps[int64_t(i)], step_tol);
+
+  // Frames [B, F, 3, H, W] in [0, 1]; the video reaches the replica leader, which shares it.
+  Tensor ref = c.tensors.get_f32("frames");
+  Tensor frames = Tensor::empty(ref.shape(), DType::kF32);
+  if (c.mesh->is_replica_leader()) {
+    const Tensor& v = out.video;  // [1, 3, F, H, W] in [-1, 1]
+    const int64_t F = v.dim(2), HW = v.dim(3) * v.dim(4);
+    VGEN_CHECK(ref.numel() == v.numel(), ExitCode::kInput, "case {}: video {} vs reference frames {}", c.name, v.str(),
+               ref.str());
+    for (int64_t ch = 0; ch < 3; ++ch)
+      for (int64_t f = 0; f < F; ++f)
+        for (int64_t i = 0; i < HW; ++i) {
+          float x = v.f32()[(ch * F + f) * HW + i] * 0.5f + 0.5f;
+          frames.f32()[(f * 3 + ch) * HW + i] = std::min(1.0f, std::max(0.0f, x));
+        }
+  }
+  c.mesh->replica->broadcast(frames, 0);
+  if (c.bf16)
+    c.mean_abs("frames", frames, ref, 2e-2);
+  else
+    c.max_abs("frames", frames, ref, 2e-3);
 }
 
 }  // namespace vgen

@@ -1,0 +1,34 @@
+// Subcommands of the vgen CLI; each returns the process exit code (DESIGN.md "Command line").
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dist/bootstrap.h"
+
+namespace vgen::cli {
+
+struct RunArgs {
+  std::string recipe, prompts, out;
+  std::vector<std::string> sets;
+  bool retry_failed = false;
+};
+
+struct GoldenArgs {
+  std::string fixtures, recipe, case_name;
+  std::vector<std::string> sets;
+};
+
+struct PlanArgs {
+  std::string recipe;
+  int world = 0;
+  std::vector<std::string> sets;
+};
+
+// A recipe for several ranks started as one process: say how to launch it (kRecipe).
+void check_launched_for(const ParallelConfig& pc, const DistEnv& env);
+
+int cmd_run(const RunArgs& a, const DistEnv& env);
+int cmd_golden(const GoldenArgs& a, const DistEnv& env);
+int cmd_plan(const PlanArgs& a, const DistEnv& env);
+
+}  // namespace vgen::cli

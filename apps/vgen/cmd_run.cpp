@@ -1,0 +1,38 @@
+// `vgen run`: recipe → preflight on every rank (no collective yet) → mesh → batch.
+#include <filesystem>
+
+#include "cli.h"
+#include "core/log.h"
+#include "pipeline/batch.h"
+#include "pipeline/preflight.h"
+
+namespace vgen::cli {
+
+void check_launched_for(const ParallelConfig& pc, const DistEnv& env) {
+  const int n = pc.world_size();
+  VGEN_CHECK(env.world_size != 1 || n == 1, ExitCode::kRecipe,
+             "parallel_config needs {} ranks (dp {} × cfg {} × cp {} × ulysses {}) but vgen runs as a single "
+             "process: start it with `mpirun -np {} vgen ...` or `srun -n {} vgen ...`",
+             n, pc.dp_size, pc.cfg_size, pc.cp_size(), pc.ulysses_size, n, n);
+}
+
+int cmd_run(const RunArgs& a, const DistEnv& env) {
+  Recipe recipe = load_recipe(a.recipe, a.sets);
+  check_launched_for(recipe.parallel, env);
+  RunOptions opts;
+  auto abs = [](const std::string& p) {
+    return p.empty() ? p : std::filesystem::absolute(p).lexically_normal().string();
+  };
+  opts.prompts_override = abs(a.prompts);
+  opts.out_override = abs(a.out);
+  opts.retry_failed = a.retry_failed;
+  // Every rank validates the same inputs, so a bad input ends all ranks with the same message
+  // before any collective could leave a peer waiting.
+  PreflightResult pre = preflight_run(recipe, opts, env.world_size);
+  log_info("recipe {}: {} prompts from {}, output {}, {} rank(s)", recipe.source_path, pre.prompts.size(),
+           pre.prompts_path, pre.out_dir, env.world_size);
+  Mesh mesh = make_mesh(recipe.parallel, env);
+  return run_batch(recipe, mesh, opts);
+}
+
+}  // namespace vgen::cli

@@ -1,0 +1,45 @@
+// CUDA attention launchers with the contract of attention_ref.h:
+//   q [B,Sq,H,D], k/v [B,Skv,H,D], out [B,Sq,H,D] (row-major), lse [B,H,Sq] fp32 natural-log
+//   log-sum-exp of the scaled scores (may be null). Keys j >= num_valid_kv get zero weight (they are
+//   never loaded, so pad rows may hold anything); with no valid key a row is 0 and its lse -inf.
+// Head dims up to kAttnMaxHeadDim; any D works (smaller or odd D is padded in shared memory).
+// Token strides may be given for strided views (e.g. q inside a fused [B,S,3,H,D] QKV buffer).
+// Launches on `stream` and returns the launch status. Never includes lib/.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace vgen::kern {
+
+constexpr int64_t kAttnMaxHeadDim = 128;
+
+struct AttnArgs {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* out = nullptr;
+  float* lse = nullptr;  // [B, H, Sq] or null
+  int64_t B = 0, Sq = 0, Skv = 0, H = 0, D = 0;
+  int64_t num_valid_kv = 0;  // clamped to [0, Skv]
+  float scale = 1.0f;
+  // Elements between consecutive tokens of one batch entry (0 = H*D, dense); the batch stride is
+  // S times the token stride, the head stride is D.
+  int64_t q_stride = 0, k_stride = 0, v_stride = 0, o_stride = 0;
+};
+
+enum class AttnOut : uint8_t { kBF16, kF32 };
+
+// bf16 q/k/v, fp32 accumulation and softmax statistics on tensor cores (flash attention, online
+// softmax); out is bf16 or fp32 (fp32 keeps partial results of Ring/Attention2D unrounded).
+cudaError_t attention_fwd_bf16(const AttnArgs& args, AttnOut out_type, cudaStream_t stream);
+
+// fp32 q/k/v/out on CUDA cores, for precision fp32 (slower; accurate exp/log).
+cudaError_t attention_fwd_f32(const AttnArgs& args, cudaStream_t stream);
+
+// attention_merge_ref on the device: merges (o2, lse2) into (o1, lse1) in place, fp32 math.
+// o1 fp32 [B,S,H,D]; o2 fp32 or bf16 (o2_bf16) [B,S,H,D]; lse [B,H,S].
+cudaError_t attention_merge(float* o1, float* lse1, const void* o2, bool o2_bf16, const float* lse2, int64_t B,
+                            int64_t S, int64_t H, int64_t D, cudaStream_t stream);
+
+}  // namespace vgen::kern

@@ -1,0 +1,62 @@
+// LSE merge of two partial attention results (Ring / Attention2D), as attention_merge_ref.
+#include <cuda_bf16.h>
+
+#include <cmath>
+
+#include "kernels/attention/attention.cuh"
+
+namespace vgen::kern {
+
+namespace {
+
+// One warp per (b, s, h) row: every lane reads both lse values before lane 0 writes the merged
+// one (__syncwarp between), and the lanes split the D outputs.
+template <bool kO2Bf16>
+__global__ void attention_merge_kernel(float* o1, float* lse1, const void* o2, const float* lse2, int64_t B, int64_t S,
+                                       int64_t H, int64_t D) {
+  const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;  // (b*S + s)*H + h
+  const int lane = threadIdx.x % 32;
+  if (row >= B * S * H) return;  // uniform per warp
+  const int64_t h = row % H, bs = row / H, s = bs % S, b = bs / S;
+  const int64_t li = (b * H + h) * S + s;
+  const float l1 = lse1[li], l2 = lse2[li];
+  float* a = o1 + row * D;
+  auto c = [&](int64_t d) -> float {
+    if constexpr (kO2Bf16)
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(o2)[row * D + d]);
+    else
+      return static_cast<const float*>(o2)[row * D + d];
+  };
+  if (l2 == -INFINITY) return;  // nothing to merge
+  if (l1 == -INFINITY) {
+    for (int64_t d = lane; d < D; d += 32) a[d] = c(d);
+    __syncwarp();
+    if (lane == 0) lse1[li] = l2;
+    return;
+  }
+  const float m = fmaxf(l1, l2);
+  const float w1 = expf(l1 - m), w2 = expf(l2 - m), tot = w1 + w2;
+  for (int64_t d = lane; d < D; d += 32) a[d] = (w1 * a[d] + w2 * c(d)) / tot;
+  __syncwarp();
+  if (lane == 0) lse1[li] = m + logf(tot);
+}
+
+}  // namespace
+
+cudaError_t attention_merge(float* o1, float* lse1, const void* o2, bool o2_bf16, const float* lse2, int64_t B,
+                            int64_t S, int64_t H, int64_t D, cudaStream_t stream) {
+  if (B < 0 || S < 0 || H < 0 || D < 0) return cudaErrorInvalidValue;
+  const int64_t rows = B * S * H;
+  if (rows == 0 || D == 0) return cudaSuccess;
+  if (!o1 || !lse1 || !o2 || !lse2) return cudaErrorInvalidValue;
+  constexpr int kThreads = 256;  // 8 rows per block
+  const int64_t blocks = (rows * 32 + kThreads - 1) / kThreads;
+  if (blocks > int64_t(0x7fffffff)) return cudaErrorInvalidValue;
+  if (o2_bf16)
+    attention_merge_kernel<true><<<unsigned(blocks), kThreads, 0, stream>>>(o1, lse1, o2, lse2, B, S, H, D);
+  else
+    attention_merge_kernel<false><<<unsigned(blocks), kThreads, 0, stream>>>(o1, lse1, o2, lse2, B, S, H, D);
+  return cudaGetLastError();
+}
+
+}  // namespace vgen::kern

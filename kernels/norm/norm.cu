@@ -1,0 +1,171 @@
+// LayerNorm and AdaLN on the device (contracts in norm.cuh). One block per row: the row is read
+// once into shared memory as fp32 (16-byte loads when the width allows), mean and biased variance
+// are two exact passes over that copy (like the CPU reference's two passes), then the output is
+// written with one rounding.
+#include "kernels/common/elem_io.cuh"
+#include "kernels/norm/norm.cuh"
+#include "kernels/rope/rope.cuh"
+
+namespace vgen::kern {
+namespace {
+
+using dev::bf16;
+
+struct LnArgs {
+  const float* weight = nullptr;  // affine LN (may be null)
+  const float* bias = nullptr;
+  const float* shift = nullptr;   // AdaLN (modulate = true)
+  const float* scale = nullptr;
+  int64_t mod_stride = 0, rows_per_mod = 1;
+  int64_t rows = 0, width = 0;
+  float eps = 0;
+};
+
+template <typename TX, typename TY, bool kModulate, bool kVec>
+__global__ void ln_kernel(const TX* __restrict__ x, TY* y, LnArgs a) {
+  extern __shared__ float4 sm4[];  // float4: 16-byte aligned for the vector path
+  float* sm = reinterpret_cast<float*>(sm4);
+  float* row = sm;                 // [width]
+  float* scratch = sm + a.width;    // [33]
+  const int64_t W = a.width;
+  for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    const TX* xr = x + r * W;
+    TY* yr = y + r * W;
+    float s = 0.0f;
+    if constexpr (kVec) {
+      for (int64_t i = int64_t(threadIdx.x) * 8; i < W; i += int64_t(blockDim.x) * 8) {
+        float v[8];
+        dev::load8<TX>(xr + i, v);
+        dev::smem_store8(row + i, v);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) s += v[j];
+      }
+    } else {
+      for (int64_t i = threadIdx.x; i < W; i += blockDim.x) {
+        const float v = dev::to_f(xr[i]);
+        row[i] = v;
+        s += v;
+      }
+    }
+    const float mean = dev::block_sum(s, scratch) / float(W);
+    // Same element-to-thread mapping in every pass: each thread re-reads only what it wrote.
+    float ss = 0.0f;
+    if constexpr (kVec) {
+      for (int64_t i = int64_t(threadIdx.x) * 8; i < W; i += int64_t(blockDim.x) * 8) {
+        float v[8];
+        dev::smem_load8(row + i, v);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float d = v[j] - mean;
+          ss += d * d;
+        }
+      }
+    } else {
+      for (int64_t i = threadIdx.x; i < W; i += blockDim.x) {
+        const float d = row[i] - mean;
+        ss += d * d;
+      }
+    }
+    const float rstd = 1.0f / sqrtf(dev::block_sum(ss, scratch) / float(W) + a.eps);
+    const int64_t m = r / a.rows_per_mod;
+    const float* sh = kModulate ? a.shift + m * a.mod_stride : nullptr;
+    const float* sc = kModulate ? a.scale + m * a.mod_stride : nullptr;
+    if constexpr (kVec) {
+      for (int64_t i = int64_t(threadIdx.x) * 8; i < W; i += int64_t(blockDim.x) * 8) {
+        float v[8], p[8];
+        dev::smem_load8(row + i, v);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] = (v[j] - mean) * rstd;
+        if constexpr (kModulate) {
+          dev::load8<float>(sc + i, p);
+#pragma unroll
+          for (int j = 0; j < 8; ++j) v[j] *= 1.0f + p[j];
+          dev::load8<float>(sh + i, p);
+#pragma unroll
+          for (int j = 0; j < 8; ++j) v[j] += p[j];
+        } else {
+          if (a.weight) {
+            dev::load8<float>(a.weight + i, p);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) v[j] *= p[j];
+          }
+          if (a.bias) {
+            dev::load8<float>(a.bias + i, p);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) v[j] += p[j];
+          }
+        }
+        dev::store8<TY>(yr + i, v);
+      }
+    } else {
+      for (int64_t i = threadIdx.x; i < W; i += blockDim.x) {
+        float n = (row[i] - mean) * rstd;
+        if constexpr (kModulate) {
+          n = n * (1.0f + sc[i]) + sh[i];
+        } else {
+          if (a.weight) n *= a.weight[i];
+          if (a.bias) n += a.bias[i];
+        }
+        yr[i] = dev::from_f<TY>(n);
+      }
+    }
+  }
+}
+
+int threads_for(int64_t width) {
+  if (width >= 4096) return 512;
+  if (width >= 1024) return 256;
+  if (width >= 256) return 128;
+  return 32;
+}
+
+template <typename TX, typename TY, bool kModulate>
+cudaError_t launch_ln(const void* x, void* y, const LnArgs& a, cudaStream_t stream) {
+  if (a.rows == 0) return cudaSuccess;
+  const size_t smem = size_t(a.width + 33) * sizeof(float);
+  // 16-byte paths need every row (and every modulation row) to start 16-byte aligned.
+  const bool vec = a.width % 8 == 0 && dev::aligned16(x) && dev::aligned16(y) && dev::aligned16(a.weight) &&
+                   dev::aligned16(a.bias) && dev::aligned16(a.shift) && dev::aligned16(a.scale) &&
+                   (!kModulate || a.mod_stride % 4 == 0);
+  auto kernel = vec ? ln_kernel<TX, TY, kModulate, true> : ln_kernel<TX, TY, kModulate, false>;
+  if (smem > 48 * 1024) {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (e != cudaSuccess) return e;
+  }
+  const unsigned grid = unsigned(a.rows < 2147483647 ? a.rows : 2147483647);
+  kernel<<<grid, threads_for(a.width), smem, stream>>>(static_cast<const TX*>(x), static_cast<TY*>(y), a);
+  return cudaGetLastError();
+}
+
+template <bool kModulate>
+cudaError_t dispatch_ln(const void* x, FloatType xt, void* y, FloatType yt, const LnArgs& a, cudaStream_t stream) {
+  if (a.rows < 0 || a.width <= 0 || a.rows_per_mod <= 0) return a.rows == 0 ? cudaSuccess : cudaErrorInvalidValue;
+  VGEN_DISPATCH_FB(xt, TX, { VGEN_DISPATCH_FB(yt, TY, { return launch_ln<TX, TY, kModulate>(x, y, a, stream); }); });
+}
+
+}  // namespace
+
+cudaError_t layer_norm(const void* x, FloatType x_type, const float* weight, const float* bias, void* y,
+                       FloatType y_type, int64_t rows, int64_t width, float eps, cudaStream_t stream) {
+  LnArgs a;
+  a.weight = weight, a.bias = bias, a.rows = rows, a.width = width, a.eps = eps;
+  return dispatch_ln<false>(x, x_type, y, y_type, a, stream);
+}
+
+cudaError_t layer_norm_modulate(const void* x, FloatType x_type, const float* shift, const float* scale,
+                                int64_t mod_stride, int64_t rows_per_mod, void* y, FloatType y_type, int64_t rows,
+                                int64_t width, float eps, cudaStream_t stream) {
+  if (!shift || !scale) return cudaErrorInvalidValue;
+  LnArgs a;
+  a.shift = shift, a.scale = scale, a.mod_stride = mod_stride, a.rows_per_mod = rows_per_mod;
+  a.rows = rows, a.width = width, a.eps = eps;
+  return dispatch_ln<true>(x, x_type, y, y_type, a, stream);
+}
+
+cudaError_t rms_norm(const void* x, const void* weight, FloatType w_type, void* y, FloatType type, int64_t rows,
+                     int64_t width, float eps, cudaStream_t stream) {
+  // One "head" spanning the row and no tables: the fused kernel reduces to RMSNorm.
+  return rms_norm_rope(x, weight, w_type, nullptr, nullptr, y, type, 1, rows, 1, width, eps, stream);
+}
+
+}  // namespace vgen::kern

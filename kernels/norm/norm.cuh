@@ -1,0 +1,33 @@
+// CUDA launchers of the DiT normalisations with the contracts of norm_ref.h, for f32 or bf16
+// activations (wan_spec.md §1.4): statistics and arithmetic in fp32, one rounding into y's type
+// at the end (RMSNorm with a bf16 y rounds twice, see rms_norm). The fused QK RMSNorm + RoPE is
+// kern::rms_norm_rope in kernels/rope/rope.cuh. Rows are contiguous vectors of
+// `width` elements; y may alias x (same type). One block per row with the row cached in shared
+// memory (width up to ~56k). Raw device pointers; queued on `stream`; returns the launch status.
+// Never includes lib/.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/common/convert.cuh"
+
+namespace vgen::kern {
+
+// y = LN(x)·weight + bias; weight/bias fp32 [width] or null (norm2 keeps them fp32, §1.3).
+cudaError_t layer_norm(const void* x, FloatType x_type, const float* weight, const float* bias, void* y,
+                       FloatType y_type, int64_t rows, int64_t width, float eps, cudaStream_t stream);
+
+// AdaLN (layer_norm_modulate_ref): y = LN(x)·(1 + scale_m) + shift_m, fp32 modulation rows
+// m = r / rows_per_mod at shift/scale + m·mod_stride.
+cudaError_t layer_norm_modulate(const void* x, FloatType x_type, const float* shift, const float* scale,
+                                int64_t mod_stride, int64_t rows_per_mod, void* y, FloatType y_type, int64_t rows,
+                                int64_t width, float eps, cudaStream_t stream);
+
+// RMSNorm (rms_norm_ref) with weight [width] of w_type (f32 or bf16) or null; x and y one type.
+// f32: y = x·rs·w. bf16: y = bf16(bf16(x·rs)·w), PyTorch's composite rms_norm (§1.4.5).
+// (Implemented by the rms_norm_rope kernel without tables.)
+cudaError_t rms_norm(const void* x, const void* weight, FloatType w_type, void* y, FloatType type, int64_t rows,
+                     int64_t width, float eps, cudaStream_t stream);
+
+}  // namespace vgen::kern

@@ -1,0 +1,189 @@
+// MPI bootstrap (mpirun or srun), failure handling and construction of this rank's Mesh.
+//
+// How a dying rank ends the whole job quickly (DESIGN "a failing rank ends the whole job"):
+// - Errors surface as vgen::Error. The CLI catches them at the top and calls dist_abort(code),
+//   which flushes stdout/stderr and calls MPI_Abort(MPI_COMM_WORLD, code) when more than one rank
+//   runs: the launcher (Open MPI's mpirun/prterun, or Slurm's srun through PMIx) then kills every
+//   rank of the job, and mpirun exits with `code`.
+// - An exception that escapes everything reaches std::terminate; dist_init installs a terminate
+//   handler that prints it and calls dist_abort as well.
+// - A rank that crashes (signal) or exits non-zero without MPI_Finalize is noticed by mpirun,
+//   which aborts the remaining ranks (Open MPI's default; under srun use --kill-on-bad-exit=1,
+//   which Slurm sites usually set for MPI jobs).
+// - Before GPU collectives, which cannot be interrupted, the code agrees on failures with
+//   any_rank_failed on a host communicator, so no rank waits inside a collective for a peer that
+//   has already given up.
+// MPI errors are returned (MPI_ERRORS_RETURN) and thrown as vgen::Error(kDistributed), so they take
+// the same path.
+#include "dist/bootstrap.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+#include "core/error.h"
+#include "dist/mpi_communicator.h"
+
+namespace vgen {
+namespace {
+
+bool mpi_live() {
+  int inited = 0, finalized = 0;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&finalized);
+  return inited && !finalized;
+}
+
+void on_terminate() {
+  int code = int(ExitCode::kInternal);
+  if (auto ep = std::current_exception()) {
+    try {
+      std::rethrow_exception(ep);
+    } catch (const Error& e) {
+      code = int(e.code());
+      std::fprintf(stderr, "vgen: fatal: %s\n", e.what());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "vgen: fatal: [rank %d on %s] %s\n", process_rank(), process_host().c_str(),
+                   e.what());
+    } catch (...) {
+      std::fprintf(stderr, "vgen: fatal: [rank %d on %s] unknown exception\n", process_rank(),
+                   process_host().c_str());
+    }
+  } else {
+    std::fprintf(stderr, "vgen: fatal: [rank %d on %s] std::terminate called\n", process_rank(),
+                 process_host().c_str());
+  }
+  dist_abort(code);
+}
+
+}  // namespace
+
+DistEnv dist_init(int* argc, char*** argv) {
+  int inited = 0, finalized = 0;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&finalized);
+  VGEN_CHECK(!finalized, ExitCode::kDistributed, "dist_init called after dist_finalize (MPI cannot restart)");
+  int provided = 0;
+  if (!inited) {
+    VGEN_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+    std::set_terminate(on_terminate);
+  } else {
+    VGEN_MPI_CHECK(MPI_Query_thread(&provided));
+  }
+  VGEN_CHECK(provided >= MPI_THREAD_FUNNELED, ExitCode::kDistributed,
+             "MPI provides thread level {}, vgen needs MPI_THREAD_FUNNELED ({})", provided,
+             int(MPI_THREAD_FUNNELED));
+  VGEN_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+
+  DistEnv env;
+  VGEN_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &env.world_rank));
+  VGEN_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &env.world_size));
+  // Ranks sharing memory = ranks on this node; right under mpirun and srun alike, with no
+  // launcher-specific environment variables.
+  MPI_Comm node;
+  VGEN_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, env.world_rank, MPI_INFO_NULL, &node));
+  VGEN_MPI_CHECK(MPI_Comm_rank(node, &env.local_rank));
+  VGEN_MPI_CHECK(MPI_Comm_size(node, &env.local_size));
+  VGEN_MPI_CHECK(MPI_Comm_free(&node));
+  char host[MPI_MAX_PROCESSOR_NAME + 1] = {0};
+  int len = 0;
+  VGEN_MPI_CHECK(MPI_Get_processor_name(host, &len));
+  env.host.assign(host, size_t(len));
+  set_process_identity(env.world_rank, env.host);
+  return env;
+}
+
+void dist_finalize() {
+  if (mpi_live()) MPI_Finalize();
+}
+
+[[noreturn]] void dist_abort(int exit_code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (mpi_live()) {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  }
+  std::_Exit(exit_code);
+}
+
+bool dist_initialized() { return mpi_live(); }
+
+namespace {
+
+// One group: colour = the other coordinates, key = the group's own coordinate (group rank ==
+// coordinate). Every rank calls this for every group in the same order; a group of size 1
+// (same on all ranks, as the shape is) needs no MPI call.
+std::shared_ptr<Communicator> split_group(int group_size, int colour, int key, const char* name) {
+  if (group_size == 1) return make_self_communicator();
+  MPI_Comm c;
+  VGEN_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, colour, key, &c));
+  auto comm = std::make_shared<MpiCommunicator>(c, name);
+  VGEN_ASSERT(comm->rank() == key && comm->size() == group_size,
+              "group '{}': rank {} of {}, expected rank {} of {}", name, comm->rank(), comm->size(), key,
+              group_size);
+  return comm;
+}
+
+}  // namespace
+
+Mesh make_mesh(const ParallelConfig& pc, const DistEnv& env) {
+  validate_mesh(pc, env.world_size, 0);
+  Mesh mesh;
+  mesh.shape = MeshShape::from(pc);
+  mesh.world_rank = env.world_rank;
+  mesh.coord = mesh_coord_of(mesh.shape, env.world_rank);
+  const MeshShape& s = mesh.shape;
+  const MeshCoord& c = mesh.coord;
+
+  if (env.world_size > 1) {
+    VGEN_CHECK(mpi_live(), ExitCode::kDistributed, "make_mesh for {} ranks before dist_init", env.world_size);
+    int mpi_size = 0;
+    VGEN_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &mpi_size));
+    VGEN_CHECK(mpi_size == env.world_size, ExitCode::kDistributed,
+               "make_mesh: DistEnv says {} ranks but MPI_COMM_WORLD has {}", env.world_size, mpi_size);
+    mesh.world = make_mpi_communicator_dup(MPI_COMM_WORLD, "world");
+  } else {
+    mesh.world = make_self_communicator();
+  }
+
+  const int seq_rank = mesh.seq_rank();
+  mesh.replica = split_group(s.replica_size(), c.dp, env.world_rank % s.replica_size(), "replica");
+  mesh.dp = split_group(s.dp, ((c.cfg * s.rows + c.row) * s.cols + c.col) * s.ulysses + c.u, c.dp, "dp");
+  mesh.cfg = split_group(s.cfg, ((c.dp * s.rows + c.row) * s.cols + c.col) * s.ulysses + c.u, c.cfg, "cfg");
+  mesh.cp = split_group(s.cp(), (c.dp * s.cfg + c.cfg) * s.ulysses + c.u, mesh.cp_rank(), "cp");
+  mesh.row = split_group(s.cols, ((c.dp * s.cfg + c.cfg) * s.rows + c.row) * s.ulysses + c.u, c.col, "row");
+  mesh.col = split_group(s.rows, ((c.dp * s.cfg + c.cfg) * s.cols + c.col) * s.ulysses + c.u, c.row, "col");
+  mesh.ulysses = split_group(s.ulysses, ((c.dp * s.cfg + c.cfg) * s.rows + c.row) * s.cols + c.col, c.u, "ulysses");
+  mesh.seq = split_group(s.seq(), c.dp * s.cfg + c.cfg, seq_rank, "seq");
+
+  // VAE group: ranks 0..P-1 of each replica's cfg-0 group (key = seq_rank = VAE rank).
+  const bool vae_member = c.cfg == 0 && seq_rank < s.vae;
+  if (s.vae == 1) {
+    if (vae_member) mesh.vae = make_self_communicator();
+  } else {
+    MPI_Comm v;
+    VGEN_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, vae_member ? c.dp : MPI_UNDEFINED, seq_rank, &v));
+    if (vae_member) {
+      mesh.vae = std::make_shared<MpiCommunicator>(v, "vae");
+      VGEN_ASSERT(mesh.vae->rank() == seq_rank && mesh.vae->size() == s.vae, "vae group: rank {} of {}",
+                  mesh.vae->rank(), mesh.vae->size());
+    }
+  }
+  return mesh;
+}
+
+bool any_rank_failed(Communicator& comm, bool local_failed) {
+  Tensor flag = Tensor::empty({1}, DType::kI64);
+  flag.data<int64_t>()[0] = local_failed ? 1 : 0;
+  comm.all_reduce_max(flag);
+  return flag.data<int64_t>()[0] != 0;
+}
+
+}  // namespace vgen

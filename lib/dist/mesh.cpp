@@ -1,0 +1,110 @@
+// Mesh shape, rank <-> coordinate algebra and up-front validation of parallel_config.
+#include "dist/mesh.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace vgen {
+
+MeshShape MeshShape::from(const ParallelConfig& pc) {
+  MeshShape m;
+  m.dp = pc.dp_size;
+  m.cfg = pc.cfg_size;
+  m.ulysses = pc.ulysses_size;
+  if (pc.ring_size > 1) {
+    // Ring is a 1 × ring tile so cp_rank = col = ring rank.
+    m.ring = true;
+    m.rows = 1;
+    m.cols = pc.ring_size;
+  } else {
+    m.rows = pc.attn2d_size[0];
+    m.cols = pc.attn2d_size[1];
+  }
+  m.vae = pc.parallel_vae_size;
+  return m;
+}
+
+MeshCoord mesh_coord_of(const MeshShape& m, int rank) {
+  VGEN_ASSERT(rank >= 0 && rank < m.world(), "rank {} outside a mesh of {} ranks", rank, m.world());
+  MeshCoord c;
+  int r = rank;
+  c.u = r % m.ulysses;
+  r /= m.ulysses;
+  c.col = r % m.cols;
+  r /= m.cols;
+  c.row = r % m.rows;
+  r /= m.rows;
+  c.cfg = r % m.cfg;
+  c.dp = r / m.cfg;
+  return c;
+}
+
+int mesh_rank_of(const MeshShape& m, const MeshCoord& c) {
+  VGEN_ASSERT(c.dp >= 0 && c.dp < m.dp && c.cfg >= 0 && c.cfg < m.cfg && c.row >= 0 && c.row < m.rows &&
+                  c.col >= 0 && c.col < m.cols && c.u >= 0 && c.u < m.ulysses,
+              "mesh coordinate (dp {}, cfg {}, row {}, col {}, u {}) outside shape (dp {}, cfg {}, rows {}, "
+              "cols {}, ulysses {})",
+              c.dp, c.cfg, c.row, c.col, c.u, m.dp, m.cfg, m.rows, m.cols, m.ulysses);
+  return (((c.dp * m.cfg + c.cfg) * m.rows + c.row) * m.cols + c.col) * m.ulysses + c.u;
+}
+
+namespace {
+
+void check_positive(int v, const char* key) {
+  VGEN_CHECK(v >= 1, ExitCode::kRecipe, "parallel_config.{}: must be >= 1, got {}", key, v);
+}
+
+std::string cp_description(const ParallelConfig& pc) {
+  if (pc.ring_size > 1) return fmt::format("ring_size {}", pc.ring_size);
+  return fmt::format("attn2d_size [{}, {}]", pc.attn2d_size[0], pc.attn2d_size[1]);
+}
+
+}  // namespace
+
+void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
+  check_positive(pc.dp_size, "dp_size");
+  check_positive(pc.cfg_size, "cfg_size");
+  check_positive(pc.ulysses_size, "ulysses_size");
+  check_positive(pc.ring_size, "ring_size");
+  VGEN_CHECK(pc.attn2d_size[0] >= 1 && pc.attn2d_size[1] >= 1, ExitCode::kRecipe,
+             "parallel_config.attn2d_size: both entries must be >= 1, got [{}, {}]", pc.attn2d_size[0],
+             pc.attn2d_size[1]);
+  check_positive(pc.parallel_vae_size, "parallel_vae_size");
+  check_positive(pc.dwdp_size, "dwdp_size");
+  VGEN_CHECK(pc.cfg_size <= 2, ExitCode::kRecipe,
+             "parallel_config.cfg_size: must be 1 or 2 (conditional and unconditional streams), got {}",
+             pc.cfg_size);
+  VGEN_CHECK(!(pc.ring_size > 1 && pc.attn2d_size[0] * pc.attn2d_size[1] > 1), ExitCode::kRecipe,
+             "parallel_config: ring_size {} and attn2d_size [{}, {}] both shard the sequence; use one "
+             "(set attn2d_size to [1, 1] or ring_size to 1)",
+             pc.ring_size, pc.attn2d_size[0], pc.attn2d_size[1]);
+  VGEN_CHECK(pc.parallel_vae_split_dim == "width" || pc.parallel_vae_split_dim == "height", ExitCode::kRecipe,
+             "parallel_config.parallel_vae_split_dim: expected width or height, got '{}'",
+             pc.parallel_vae_split_dim);
+  VGEN_CHECK(world >= 1, ExitCode::kRecipe, "parallel_config: world size must be >= 1, got {}", world);
+
+  // 64-bit product so absurd sizes give a clear message instead of overflowing.
+  const int cp = pc.cp_size();
+  const int64_t product = int64_t(pc.dp_size) * pc.cfg_size * cp * pc.ulysses_size;
+  VGEN_CHECK(product == world, ExitCode::kRecipe,
+             "parallel_config: world size {} does not equal dp {} × cfg {} × cp {} × ulysses {} = {} "
+             "(cp from {}; set dp_size, cfg_size, ulysses_size, ring_size or attn2d_size so the product "
+             "is the number of ranks)",
+             world, pc.dp_size, pc.cfg_size, cp, pc.ulysses_size, product, cp_description(pc));
+
+  if (num_heads > 0) {
+    VGEN_CHECK(num_heads % pc.ulysses_size == 0, ExitCode::kRecipe,
+               "parallel_config.ulysses_size {} does not divide the model's {} attention heads",
+               pc.ulysses_size, num_heads);
+  }
+
+  // The VAE group is ranks 0..P-1 of a replica's cfg-0 group (DESIGN.md), so P <= the seq size.
+  const int cfg0_group = world / (pc.dp_size * pc.cfg_size);
+  VGEN_CHECK(pc.parallel_vae_size <= cfg0_group, ExitCode::kRecipe,
+             "parallel_config.parallel_vae_size {} exceeds the {} ranks of a replica's cfg-0 group "
+             "(world {} / dp {} / cfg {}); the VAE group is ranks 0..P-1 of that group",
+             pc.parallel_vae_size, cfg0_group, world, pc.dp_size, pc.cfg_size);
+}
+
+}  // namespace vgen

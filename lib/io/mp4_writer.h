@@ -1,0 +1,35 @@
+// Video output: H.264 (libx264) yuv420p MP4 through FFmpeg, written to a temporary name in the
+// same directory and renamed when complete. Without FFmpeg (VGEN_FFMPEG=OFF) the frames are written
+// as raw RGB24 (`<stem>.rgb`) with a JSON sidecar (`<stem>.json`).
+#pragma once
+#include <string>
+
+#include "core/tensor.h"
+
+namespace vgen {
+
+struct VideoOptions {
+  int fps = 16;
+  int crf = 18;
+  std::string preset = "medium";  // libx264 preset
+};
+
+// True when MP4 encoding is compiled in.
+bool mp4_supported();
+
+// frames: u8 CPU tensor [F, H, W, 3] (RGB). Odd H/W are padded to even by repeating the last
+// row/column (yuv420p needs even sizes). Returns the path written: `path` itself with FFmpeg,
+// `<path without .mp4>.rgb` without. Errors: kOutput naming the file.
+std::string write_video(const std::string& path, const Tensor& frames, const VideoOptions& opt);
+
+// The FFmpeg-less fallback (always compiled): raw RGB24 frames + `<stem>.json` sidecar.
+std::string write_raw_rgb(const std::string& path, const Tensor& frames, const VideoOptions& opt);
+
+// Float frames [F, H, W, 3] in [0, 1] → u8 by truncation, `uint8(v * 255)`, exactly like diffusers'
+// export_to_video (values are clamped to [0, 1] first; NaN → 0).
+Tensor frames_to_u8(const Tensor& frames);
+// VAE output [3, F, H, W] or [1, 3, F, H, W] in [-1, 1] → u8 [F, H, W, 3]: the pipeline's
+// postprocess `(v * 0.5 + 0.5).clamp(0, 1)` then the same truncation.
+Tensor video_to_u8_frames(const Tensor& video);
+
+}  // namespace vgen

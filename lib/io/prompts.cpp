@@ -1,0 +1,162 @@
+#include "io/prompts.h"
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "io/recipe.h"
+
+namespace vgen {
+namespace fs = std::filesystem;
+
+std::string slugify(const std::string& text, size_t max_len) {
+  std::string s;
+  bool dash = false;
+  for (unsigned char ch : text) {
+    if (std::isalnum(ch) && ch < 128) {
+      if (dash && !s.empty()) s += '-';
+      dash = false;
+      s += char(std::tolower(ch));
+      if (s.size() >= max_len) break;
+    } else {
+      dash = true;
+    }
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s.empty() ? "prompt" : s;
+}
+
+std::string output_stem(int index, const std::string& slug) { return fmt::format("{:04d}-{}", index, slug); }
+
+std::string PromptItem::stem() const { return output_stem(index, name); }
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n\f\v");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n\f\v");
+  return s.substr(b, e - b + 1);
+}
+
+bool skip_line(const std::string& t) { return t.empty() || t[0] == '#'; }
+
+// One JSONL line → item; problems go to item.error (the file stays usable).
+void parse_json_item(const std::string& line, PromptItem& it) {
+  Json j;
+  try {
+    j = Json::parse(line);
+  } catch (const std::exception& e) {
+    it.error = fmt::format("malformed JSON: {}", e.what());
+    return;
+  }
+  if (!j.is_object()) {
+    it.error = "expected a JSON object";
+    return;
+  }
+  static const std::set<std::string> known = {"prompt", "negative_prompt", "seed", "num_frames", "name"};
+  for (auto& [k, v] : j.items()) {
+    if (!known.count(k)) {
+      it.error = fmt::format("unknown key '{}' (known: prompt, negative_prompt, seed, num_frames, name)", k);
+      return;
+    }
+  }
+  if (!j.contains("prompt") || !j["prompt"].is_string() || trim(j["prompt"].get<std::string>()).empty()) {
+    it.error = "'prompt' must be a non-empty string";
+    return;
+  }
+  it.prompt = j["prompt"].get<std::string>();
+  if (j.contains("negative_prompt") && !j["negative_prompt"].is_null()) {
+    if (!j["negative_prompt"].is_string()) {
+      it.error = "'negative_prompt' must be a string";
+      return;
+    }
+    it.negative_prompt = j["negative_prompt"].get<std::string>();
+  }
+  if (j.contains("seed") && !j["seed"].is_null()) {
+    if (!j["seed"].is_number_integer() || (j["seed"].is_number_unsigned() && j["seed"].get<uint64_t>() > uint64_t(INT64_MAX))) {
+      it.error = fmt::format("'seed' must be an integer, got {}", j["seed"].dump());
+      return;
+    }
+    it.seed = j["seed"].get<int64_t>();
+  }
+  if (j.contains("num_frames") && !j["num_frames"].is_null()) {
+    const Json& v = j["num_frames"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 100000) {
+      it.error = fmt::format("'num_frames' must be a positive integer, got {}", v.dump());
+      return;
+    }
+    int n = int(v.get<int64_t>());
+    it.num_frames = round_num_frames(n);
+    if (*it.num_frames != n)
+      log_warn("prompt {} (line {}): num_frames {} is not of the form 4k+1; using {} (as diffusers does)", it.index,
+               it.line, n, *it.num_frames);
+  }
+  if (j.contains("name") && !j["name"].is_null()) {
+    if (!j["name"].is_string() || trim(j["name"].get<std::string>()).empty()) {
+      it.error = "'name' must be a non-empty string";
+      return;
+    }
+    it.name = slugify(j["name"].get<std::string>());
+  }
+}
+
+}  // namespace
+
+std::vector<PromptItem> parse_prompts(const std::string& text0, const std::string& path) {
+  std::string text = text0;
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text = text.substr(3);  // UTF-8 BOM
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  for (std::string l; std::getline(ss, l);) lines.push_back(l);
+
+  bool jsonl = fs::path(path).extension() == ".jsonl";
+  if (!jsonl) {
+    for (auto& l : lines) {
+      std::string t = trim(l);
+      if (skip_line(t)) continue;
+      jsonl = t[0] == '{';
+      break;
+    }
+  }
+  std::vector<PromptItem> items;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string t = trim(lines[i]);
+    if (skip_line(t)) continue;
+    PromptItem it;
+    it.index = int(items.size());
+    it.line = int(i) + 1;
+    if (jsonl) {
+      parse_json_item(t, it);
+      if (!it.error.empty()) {
+        it.error = fmt::format("{}:{}: {}", path, it.line, it.error);
+        log_warn("{} (prompt {} will be marked failed)", it.error, it.index);
+      }
+    } else {
+      it.prompt = t;
+    }
+    if (it.name.empty()) it.name = slugify(it.prompt);
+    items.push_back(std::move(it));
+  }
+  return items;
+}
+
+std::vector<PromptItem> load_prompts(const std::string& path) {
+  VGEN_CHECK(!path.empty(), ExitCode::kInput, "no prompt file: set `prompts:` in the recipe or pass --prompts");
+  VGEN_CHECK(!fs::is_directory(path), ExitCode::kInput, "prompt file {} is a directory", path);
+  std::ifstream f(path, std::ios::binary);
+  VGEN_CHECK(f.good(), ExitCode::kInput, "cannot read prompt file {}", path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  VGEN_CHECK(!f.bad(), ExitCode::kInput, "error reading prompt file {}", path);
+  auto items = parse_prompts(ss.str(), path);
+  VGEN_CHECK(!items.empty(), ExitCode::kInput, "prompt file {} holds no prompts", path);
+  return items;
+}
+
+}  // namespace vgen

@@ -1,0 +1,38 @@
+// Prompt files: plain text (one prompt per line; blank and `#` lines skipped) or JSONL (extension
+// .jsonl, or a first non-blank line starting with `{`) with per-prompt overrides:
+//   {"prompt": "...", "negative_prompt": "...", "seed": 7, "num_frames": 33, "name": "cat"}
+// An invalid JSONL line does not fail the file: its item carries `error` and the batch marks it failed.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vgen {
+
+struct PromptItem {
+  int index = 0;  // position in the file among prompt lines (invalid JSONL lines count too)
+  int line = 0;   // 1-based line number in the file
+  std::string prompt;
+  std::optional<std::string> negative_prompt;
+  std::optional<int64_t> seed;
+  std::optional<int> num_frames;  // already rounded to 4k+1
+  std::string name;   // slug: from `name`, else from the prompt
+  std::string error;  // non-empty: the item is invalid
+
+  bool ok() const { return error.empty(); }
+  // Output file stem: `<index>-<slug>`, index zero-padded to 4 digits, e.g. `0003-a-cat-walks`.
+  std::string stem() const;
+};
+
+// Reads and parses a prompt file; kInput naming the file if it cannot be read or holds no prompts.
+std::vector<PromptItem> load_prompts(const std::string& path);
+// Parses prompt text; `path` decides JSONL by extension and is used in messages.
+std::vector<PromptItem> parse_prompts(const std::string& text, const std::string& path);
+
+// Lowercase ASCII letters/digits, other runs collapsed to '-', trimmed, at most `max_len` chars;
+// "prompt" when nothing is left (e.g. a prompt without ASCII letters).
+std::string slugify(const std::string& text, size_t max_len = 48);
+std::string output_stem(int index, const std::string& slug);
+
+}  // namespace vgen

@@ -1,0 +1,420 @@
+// Strict YAML recipe parsing: every key is known, typed and range-checked; errors name the file,
+// line and the full key path (or the `--set` that introduced the value).
+#include "io/recipe.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/log.h"
+
+namespace vgen {
+namespace fs = std::filesystem;
+
+int round_num_frames(int n) {
+  if (n % 4 == 1) return n;
+  return std::max(1, n / 4 * 4 + 1);
+}
+
+namespace {
+
+using Setter = std::function<void(const YAML::Node&, const std::string& path)>;
+struct Key {
+  std::string name;
+  Setter set;
+  bool section = false;  // a nested mapping (its keys come from section_keys)
+};
+
+// Where a value came from, for messages: a file line, or the `--set` that set it.
+class Ctx {
+ public:
+  std::string file;
+  std::map<std::string, std::string> overrides;  // key path → "key=value" as given
+
+  [[noreturn]] void fail(const std::string& path, const YAML::Node& n, const std::string& msg) const {
+    VGEN_THROW(ExitCode::kRecipe, "{}{}: {}", where(path, n), path, msg);
+  }
+  std::string where(const std::string& path, const YAML::Node& n) const {
+    for (auto& [p, text] : overrides)
+      if (path == p || path.rfind(p + ".", 0) == 0) return fmt::format("--set {}: ", text);
+    if (n.IsDefined() && n.Mark().line >= 0) return fmt::format("{}:{}: ", file, n.Mark().line + 1);
+    return file + ": ";
+  }
+};
+
+std::string kind_of(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "null";
+  if (n.IsMap()) return "a mapping";
+  if (n.IsSequence()) return "a list";
+  if (n.Tag() == "!") return fmt::format("the string \"{}\"", n.Scalar());
+  return fmt::format("'{}'", n.Scalar());
+}
+
+// Numbers and booleans must be plain scalars: a quoted "720" is a string, not a height.
+template <typename T>
+T scalar_as(const Ctx& c, const YAML::Node& n, const std::string& path, const char* what) {
+  if (!n.IsScalar() || n.Tag() == "!") c.fail(path, n, fmt::format("expected {}, got {}", what, kind_of(n)));
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    c.fail(path, n, fmt::format("expected {}, got {}", what, kind_of(n)));
+  }
+}
+
+int64_t get_i64(const Ctx& c, const YAML::Node& n, const std::string& path) {
+  return scalar_as<int64_t>(c, n, path, "an integer");
+}
+int get_int(const Ctx& c, const YAML::Node& n, const std::string& path) {
+  int64_t v = get_i64(c, n, path);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    c.fail(path, n, fmt::format("{} is out of range", v));
+  return int(v);
+}
+int get_int_min(const Ctx& c, const YAML::Node& n, const std::string& path, int lo) {
+  int v = get_int(c, n, path);
+  if (v < lo) c.fail(path, n, fmt::format("must be >= {}, got {}", lo, v));
+  return v;
+}
+double get_double(const Ctx& c, const YAML::Node& n, const std::string& path) {
+  double v = scalar_as<double>(c, n, path, "a number");
+  if (!std::isfinite(v)) c.fail(path, n, fmt::format("must be a finite number, got {}", n.Scalar()));
+  return v;
+}
+std::optional<double> get_opt_double(const Ctx& c, const YAML::Node& n, const std::string& path) {
+  if (n.IsNull()) return std::nullopt;
+  return get_double(c, n, path);
+}
+bool get_bool(const Ctx& c, const YAML::Node& n, const std::string& path) {
+  return scalar_as<bool>(c, n, path, "true or false");
+}
+std::string get_string(const Ctx& c, const YAML::Node& n, const std::string& path, bool null_ok = false) {
+  if (null_ok && n.IsNull()) return "";
+  if (!n.IsScalar()) c.fail(path, n, fmt::format("expected a string, got {}", kind_of(n)));
+  return n.Scalar();
+}
+std::string get_choice(const Ctx& c, const YAML::Node& n, const std::string& path,
+                       const std::vector<std::string>& choices) {
+  std::string v = get_string(c, n, path);
+  for (auto& ch : choices)
+    if (v == ch) return v;
+  std::string list;
+  for (auto& ch : choices) list += (list.empty() ? "" : " | ") + ch;
+  c.fail(path, n, fmt::format("must be one of {}, got '{}'", list, v));
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string unknown_key_message(const std::string& key, const std::vector<Key>& keys) {
+  std::string best, known;
+  size_t best_d = 4;
+  for (auto& k : keys) {
+    known += (known.empty() ? "" : ", ") + k.name;
+    size_t d = edit_distance(key, k.name);
+    if (d < best_d) best_d = d, best = k.name;
+  }
+  if (!best.empty()) return fmt::format("unknown key (did you mean '{}'?)", best);
+  return fmt::format("unknown key (known keys: {})", known);
+}
+
+std::string join_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+void parse_map(const Ctx& c, const YAML::Node& n, const std::string& path, const std::vector<Key>& keys) {
+  if (n.IsNull()) return;  // an empty section keeps the defaults
+  if (!n.IsMap()) c.fail(path.empty() ? "(root)" : path, n, fmt::format("expected a mapping, got {}", kind_of(n)));
+  std::set<std::string> seen;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    if (!it->first.IsScalar()) c.fail(path.empty() ? "(root)" : path, it->first, "keys must be strings");
+    std::string key = it->first.Scalar();
+    std::string kp = join_path(path, key);
+    if (!seen.insert(key).second) c.fail(kp, it->first, "duplicate key");
+    auto k = std::find_if(keys.begin(), keys.end(), [&](const Key& x) { return x.name == key; });
+    if (k == keys.end()) c.fail(kp, it->first, unknown_key_message(key, keys));
+    k->set(it->second, kp);
+  }
+}
+
+std::vector<Key> generation_keys(const Ctx& c, GenerationConfig& g) {
+  auto mult16 = [&c](const YAML::Node& n, const std::string& p) {
+    int v = get_int(c, n, p);
+    if (v <= 0 || v % 16 != 0) c.fail(p, n, fmt::format("must be a positive multiple of 16, got {}", v));
+    return v;
+  };
+  return {
+      {"height", [&, mult16](auto& n, auto& p) { g.height = mult16(n, p); }},
+      {"width", [&, mult16](auto& n, auto& p) { g.width = mult16(n, p); }},
+      {"num_frames",
+       [&](auto& n, auto& p) {
+         int v = get_int_min(c, n, p, 1);
+         g.num_frames = round_num_frames(v);
+         if (g.num_frames != v)
+           log_warn("{}{}: {} is not of the form 4k+1; using {} (as diffusers does)", c.where(p, n), p, v,
+                    g.num_frames);
+       }},
+      {"num_inference_steps", [&](auto& n, auto& p) { g.num_inference_steps = get_int_min(c, n, p, 1); }},
+      {"guidance_scale", [&](auto& n, auto& p) { g.guidance_scale = get_double(c, n, p); }},
+      {"guidance_scale_2", [&](auto& n, auto& p) { g.guidance_scale_2 = get_opt_double(c, n, p); }},
+      {"boundary_ratio",
+       [&](auto& n, auto& p) {
+         g.boundary_ratio = get_opt_double(c, n, p);
+         if (g.boundary_ratio && (*g.boundary_ratio < 0 || *g.boundary_ratio > 1))
+           c.fail(p, n, fmt::format("must be in [0, 1], got {}", *g.boundary_ratio));
+       }},
+      {"scheduler", [&](auto& n, auto& p) { g.scheduler = get_choice(c, n, p, {"unipc", "euler"}); }},
+      {"flow_shift",
+       [&](auto& n, auto& p) {
+         g.flow_shift = get_opt_double(c, n, p);
+         if (g.flow_shift && *g.flow_shift <= 0) c.fail(p, n, fmt::format("must be > 0, got {}", *g.flow_shift));
+       }},
+      {"negative_prompt", [&](auto& n, auto& p) { g.negative_prompt = get_string(c, n, p, true); }},
+      {"max_sequence_length", [&](auto& n, auto& p) { g.max_sequence_length = get_int_min(c, n, p, 1); }},
+      {"seed", [&](auto& n, auto& p) { g.seed = get_i64(c, n, p); }},
+      {"initial_latents", [&](auto& n, auto& p) { g.initial_latents = get_string(c, n, p, true); }},
+  };
+}
+
+std::vector<Key> parallel_keys(const Ctx& c, ParallelConfig& pc) {
+  return {
+      {"dp_size", [&](auto& n, auto& p) { pc.dp_size = get_int_min(c, n, p, 1); }},
+      {"cfg_size",
+       [&](auto& n, auto& p) {
+         pc.cfg_size = get_int(c, n, p);
+         if (pc.cfg_size != 1 && pc.cfg_size != 2) c.fail(p, n, fmt::format("must be 1 or 2, got {}", pc.cfg_size));
+       }},
+      {"ulysses_size", [&](auto& n, auto& p) { pc.ulysses_size = get_int_min(c, n, p, 1); }},
+      {"ring_size", [&](auto& n, auto& p) { pc.ring_size = get_int_min(c, n, p, 1); }},
+      {"attn2d_size",
+       [&](auto& n, auto& p) {
+         if (!n.IsSequence() || n.size() != 2)
+           c.fail(p, n, fmt::format("expected a list [rows, cols] of two integers, got {}", kind_of(n)));
+         pc.attn2d_size[0] = get_int_min(c, n[0], p + "[0]", 1);
+         pc.attn2d_size[1] = get_int_min(c, n[1], p + "[1]", 1);
+       }},
+      {"async_ulysses", [&](auto& n, auto& p) { pc.async_ulysses = get_bool(c, n, p); }},
+      {"parallel_vae_size", [&](auto& n, auto& p) { pc.parallel_vae_size = get_int_min(c, n, p, 1); }},
+      {"parallel_vae_split_dim",
+       [&](auto& n, auto& p) { pc.parallel_vae_split_dim = get_choice(c, n, p, {"width", "height"}); }},
+      {"dwdp_size", [&](auto& n, auto& p) { pc.dwdp_size = get_int_min(c, n, p, 1); }},
+  };
+}
+
+std::vector<Key> attention_keys(const Ctx& c, AttentionConfig& a) {
+  return {{"backend", [&](auto& n, auto& p) { a.backend = get_choice(c, n, p, {"auto", "native", "cudnn"}); }}};
+}
+
+std::vector<Key> output_keys(const Ctx& c, OutputConfig& o) {
+  return {
+      {"dir", [&](auto& n, auto& p) { o.dir = get_string(c, n, p); }},
+      {"fps",
+       [&](auto& n, auto& p) {
+         if (n.IsNull()) o.fps.reset();
+         else o.fps = get_int_min(c, n, p, 1);
+       }},
+      {"crf",
+       [&](auto& n, auto& p) {
+         o.crf = get_int_min(c, n, p, 0);
+         if (o.crf > 51) c.fail(p, n, fmt::format("must be in [0, 51], got {}", o.crf));
+       }},
+      {"save_tensors", [&](auto& n, auto& p) { o.save_tensors = get_bool(c, n, p); }},
+      {"skip_existing", [&](auto& n, auto& p) { o.skip_existing = get_bool(c, n, p); }},
+  };
+}
+
+std::vector<Key> text_keys(const Ctx& c, TextConfig& t) {
+  return {
+      {"cache_embeddings", [&](auto& n, auto& p) { t.cache_embeddings = get_bool(c, n, p); }},
+      {"cache_dir", [&](auto& n, auto& p) { t.cache_dir = get_string(c, n, p, true); }},
+  };
+}
+
+// Section name → its keys; empty for a leaf key.
+std::vector<Key> section_keys(const Ctx& c, Recipe& r, const std::string& section) {
+  if (section == "generation") return generation_keys(c, r.generation);
+  if (section == "parallel_config") return parallel_keys(c, r.parallel);
+  if (section == "attention_config") return attention_keys(c, r.attention);
+  if (section == "output") return output_keys(c, r.output);
+  if (section == "text") return text_keys(c, r.text);
+  return {};
+}
+
+std::vector<Key> top_keys(const Ctx& c, Recipe& r) {
+  std::vector<Key> keys = {
+      {"model", [&](auto& n, auto& p) { r.model = get_string(c, n, p); }},
+      {"device", [&](auto& n, auto& p) { r.device = get_choice(c, n, p, {"cpu", "cuda"}); }},
+      {"precision", [&](auto& n, auto& p) { r.precision = get_choice(c, n, p, {"fp32", "bf16"}); }},
+      {"prompts", [&](auto& n, auto& p) { r.prompts = get_string(c, n, p, true); }},
+  };
+  for (const char* s : {"generation", "parallel_config", "attention_config", "output", "text"}) {
+    std::string name = s;
+    keys.push_back({name,
+                    [&c, &r, name](auto& n, auto& p) { parse_map(c, n, p, section_keys(c, r, name)); },
+                    true});
+  }
+  return keys;
+}
+
+// Applies one `--set a.b=value` to the YAML tree after checking the key path against the schema.
+void apply_override(Ctx& c, YAML::Node& root, const std::string& text) {
+  size_t eq = text.find('=');
+  VGEN_CHECK(eq != std::string::npos && eq > 0, ExitCode::kUsage, "--set {}: expected key.path=value", text);
+  std::string path = text.substr(0, eq), value = text.substr(eq + 1);
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+  Recipe dummy;
+  Ctx none;
+  std::vector<Key> top = top_keys(none, dummy);
+  auto fail = [&](const std::string& kp, const std::string& msg) {
+    VGEN_THROW(ExitCode::kRecipe, "--set {}: {}: {}", text, kp, msg);
+  };
+  auto find = [](const std::vector<Key>& ks, const std::string& n) {
+    return std::find_if(ks.begin(), ks.end(), [&](const Key& k) { return k.name == n; });
+  };
+  auto k0 = find(top, parts.empty() ? "" : parts[0]);
+  if (parts.empty() || k0 == top.end()) fail(parts.empty() ? path : parts[0], unknown_key_message(parts[0], top));
+  if (parts.size() > 2 || (parts.size() == 2 && !k0->section))
+    fail(path, fmt::format("unknown key ('{}' has no sub-key '{}')", parts[0], parts.size() > 1 ? parts[1] : ""));
+  if (parts.size() == 2) {
+    std::vector<Key> sk = section_keys(none, dummy, parts[0]);
+    if (find(sk, parts[1]) == sk.end()) fail(path, unknown_key_message(parts[1], sk));
+  }
+  YAML::Node v;
+  try {
+    v = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    fail(path, fmt::format("malformed YAML value: {}", e.msg));
+  }
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (parts.size() == 1) {
+    root[parts[0]] = v;
+  } else {
+    YAML::Node sec = root[parts[0]];
+    if (!sec.IsDefined() || sec.IsNull()) {
+      root[parts[0]] = YAML::Node(YAML::NodeType::Map);
+      sec = root[parts[0]];
+    }
+    if (!sec.IsMap()) c.fail(parts[0], sec, fmt::format("expected a mapping, got {}", kind_of(sec)));
+    sec[parts[1]] = v;
+  }
+  c.overrides[path] = text;
+}
+
+std::string resolve_path(const std::string& p) {
+  if (p.empty()) return p;
+  fs::path q = p;
+  if (p == "~" || p.rfind("~/", 0) == 0) {
+    const char* home = std::getenv("HOME");
+    if (home) q = fs::path(home) / p.substr(std::min<size_t>(2, p.size()));
+  }
+  return fs::absolute(q).lexically_normal().string();
+}
+
+Json opt_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
+}  // namespace
+
+Json recipe_to_json(const Recipe& r) {
+  const auto& g = r.generation;
+  const auto& pc = r.parallel;
+  Json j;
+  j["model"] = r.model;
+  j["device"] = r.device;
+  j["precision"] = r.precision;
+  j["generation"] = {{"height", g.height},
+                     {"width", g.width},
+                     {"num_frames", g.num_frames},
+                     {"num_inference_steps", g.num_inference_steps},
+                     {"guidance_scale", g.guidance_scale},
+                     {"guidance_scale_2", opt_json(g.guidance_scale_2)},
+                     {"boundary_ratio", opt_json(g.boundary_ratio)},
+                     {"scheduler", g.scheduler},
+                     {"flow_shift", opt_json(g.flow_shift)},
+                     {"negative_prompt", g.negative_prompt},
+                     {"max_sequence_length", g.max_sequence_length},
+                     {"seed", g.seed},
+                     {"initial_latents", g.initial_latents.empty() ? Json(nullptr) : Json(g.initial_latents)}};
+  j["parallel_config"] = {{"dp_size", pc.dp_size},
+                          {"cfg_size", pc.cfg_size},
+                          {"ulysses_size", pc.ulysses_size},
+                          {"ring_size", pc.ring_size},
+                          {"attn2d_size", {pc.attn2d_size[0], pc.attn2d_size[1]}},
+                          {"async_ulysses", pc.async_ulysses},
+                          {"parallel_vae_size", pc.parallel_vae_size},
+                          {"parallel_vae_split_dim", pc.parallel_vae_split_dim},
+                          {"dwdp_size", pc.dwdp_size}};
+  j["attention_config"] = {{"backend", r.attention.backend}};
+  j["output"] = {{"dir", r.output.dir},
+                 {"fps", r.output.fps ? Json(*r.output.fps) : Json(nullptr)},
+                 {"crf", r.output.crf},
+                 {"save_tensors", r.output.save_tensors},
+                 {"skip_existing", r.output.skip_existing}};
+  j["text"] = {{"cache_embeddings", r.text.cache_embeddings},
+               {"cache_dir", r.text.cache_dir.empty() ? Json(nullptr) : Json(r.text.cache_dir)}};
+  j["prompts"] = r.prompts.empty() ? Json(nullptr) : Json(r.prompts);
+  return j;
+}
+
+Recipe parse_recipe(const std::string& yaml_text, const std::string& path, const std::vector<std::string>& overrides) {
+  Ctx c;
+  c.file = path;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    VGEN_THROW(ExitCode::kRecipe, "{}:{}:{}: malformed YAML: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg);
+  } catch (const YAML::Exception& e) {
+    VGEN_THROW(ExitCode::kRecipe, "{}: malformed YAML: {}", path, e.what());
+  }
+  if (root.IsDefined() && !root.IsNull() && !root.IsMap())
+    c.fail("(root)", root, fmt::format("a recipe is a mapping of keys, got {}", kind_of(root)));
+  for (auto& o : overrides) apply_override(c, root, o);
+
+  Recipe r;
+  r.source_path = path;
+  parse_map(c, root, "", top_keys(c, r));
+
+  const auto& pc = r.parallel;
+  if (pc.ring_size > 1 && (pc.attn2d_size[0] != 1 || pc.attn2d_size[1] != 1))
+    c.fail("parallel_config", root["parallel_config"],
+           fmt::format("ring_size {} and attn2d_size [{}, {}] are exclusive (the context-parallel axis is either "
+                       "a ring or a 2-D grid)",
+                       pc.ring_size, pc.attn2d_size[0], pc.attn2d_size[1]));
+  r.model = resolve_path(r.model);
+  r.prompts = resolve_path(r.prompts);
+  r.generation.initial_latents = resolve_path(r.generation.initial_latents);
+  r.output.dir = resolve_path(r.output.dir);
+  r.text.cache_dir = resolve_path(r.text.cache_dir);
+  r.resolved = recipe_to_json(r);
+  return r;
+}
+
+Recipe load_recipe(const std::string& path, const std::vector<std::string>& overrides) {
+  VGEN_CHECK(!fs::is_directory(path), ExitCode::kRecipe, "recipe {} is a directory, not a YAML file", path);
+  std::ifstream f(path, std::ios::binary);
+  VGEN_CHECK(f.good(), ExitCode::kRecipe, "cannot read recipe file {}", path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  VGEN_CHECK(!f.bad(), ExitCode::kRecipe, "error reading recipe file {}", path);
+  return parse_recipe(ss.str(), path, overrides);
+}
+
+}  // namespace vgen

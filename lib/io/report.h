@@ -1,0 +1,72 @@
+// The run's timing JSON (DESIGN.md "Outputs"): `<out>/timing.json`, written by world rank 0.
+//   {"recipe": …resolved…, "mesh": …, "device": …, "load_seconds": …, "videos": [{"index", "name",
+//    "prompt", "seed", "status": "ok"|"failed"|"skipped", "error", "output", "frames", "height", "width",
+//    "seconds": {"text_encode", "steps": […], "denoise", "vae_decode", "mp4_encode", "total"},
+//    "peak_memory_bytes"}, …]}
+#pragma once
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "dist/mesh.h"
+
+namespace vgen {
+
+struct VideoSeconds {
+  double text_encode = 0;
+  std::vector<double> steps;  // one entry per denoising step
+  double denoise = 0;
+  double vae_decode = 0;
+  double mp4_encode = 0;
+  double total = 0;
+};
+
+struct VideoReport {
+  int index = 0;
+  std::string name;  // output stem, e.g. "0003-a-cat-walks"
+  std::string prompt;
+  int64_t seed = 0;
+  std::string status = "ok";  // ok | failed | skipped
+  std::string error;
+  std::string output;  // path of the MP4 (or raw fallback); empty when failed
+  int frames = 0, height = 0, width = 0;
+  VideoSeconds seconds;
+  int64_t peak_memory_bytes = 0;
+};
+
+struct RunReport {
+  Json recipe;  // Recipe::resolved
+  Json mesh;    // mesh_to_json
+  Json device;  // e.g. {"kind": "cuda", "name": "NVIDIA H200", "count": 8}
+  double load_seconds = 0;
+  std::vector<VideoReport> videos;
+  Json extra = Json::object();  // further top-level fields (merged in)
+};
+
+OrderedJson to_json(const VideoReport& v);
+OrderedJson to_json(const RunReport& r);
+// Inverse of to_json(VideoReport): null or absent fields keep their defaults (error/output are
+// written as null when empty, and non-finite times as null).
+VideoReport video_report_from_json(const Json& j);
+// {"world", "dp", "cfg", "rows", "cols", "ulysses", "ring", "cp", "seq", "vae"}.
+Json mesh_to_json(const MeshShape& m);
+// Atomic write (temporary file + rename) of to_json(r).
+void write_run_report(const std::string& path, const RunReport& r);
+
+// What a previous timing.json says, for --retry-failed and resume.
+struct PreviousRun {
+  std::map<int, std::string> status_by_index;          // index → ok | failed | skipped
+  std::map<std::string, std::string> status_by_name;   // output stem → status
+  std::set<int> failed_indices;
+  std::set<std::string> failed_names;
+  bool is_failed(int index, const std::string& name) const {
+    return failed_indices.count(index) || failed_names.count(name);
+  }
+};
+// Reads `path` (kInput naming the file when missing or malformed).
+PreviousRun read_previous_run(const std::string& path);
+
+}  // namespace vgen

@@ -1,0 +1,73 @@
+#include "model/wan/text_encoder.h"
+
+#include <cstring>
+
+#include "core/log.h"
+#include "io/diffusers_dir.h"
+#include "model/wan/prompt_clean.h"
+
+namespace vgen {
+
+TextEncoder::TextEncoder(const std::string& model_dir) {
+  DiffusersDir d(model_dir);
+  *this = TextEncoder(d.component_path("text_encoder"), d.component_path("tokenizer"));
+}
+
+TextEncoder::TextEncoder(const std::string& text_encoder_dir, const std::string& tokenizer_dir)
+    : text_encoder_dir_(text_encoder_dir), tokenizer_dir_(tokenizer_dir) {
+  tokenizer_ = std::make_unique<T5Tokenizer>(tokenizer_dir);
+  encoder_ = std::make_unique<Umt5Encoder>(Umt5Encoder::load(text_encoder_dir));
+  if (tokenizer_->vocab_size() > encoder_->embedding_rows())
+    log_warn("tokenizer {} has {} ids but the text encoder embeds {}; prompts hitting the extra ids will fail",
+             tokenizer_dir, tokenizer_->vocab_size(), encoder_->embedding_rows());
+}
+
+TextEncoding TextEncoder::encode(const std::vector<std::string>& prompts, int max_len, bool with_padded_rows) const {
+  std::vector<std::string> cleaned;
+  cleaned.reserve(prompts.size());
+  for (auto& p : prompts) cleaned.push_back(prompt_clean(p));
+  return encode_cleaned(cleaned, max_len, with_padded_rows);
+}
+
+TextEncoding TextEncoder::encode_cleaned(const std::vector<std::string>& cleaned, int max_len,
+                                         bool with_padded_rows) const {
+  TextEncoding out;
+  out.cleaned_prompts = cleaned;
+  TokenizedBatch tok = tokenizer_->tokenize(cleaned, max_len);
+  out.input_ids = tok.input_ids;            // [B, L]
+  out.attention_mask = tok.attention_mask;  // [B, L]
+  out.lengths = tok.lengths;
+  const int64_t B = int64_t(cleaned.size()), L = max_len, D = hidden_size();
+
+  std::vector<Umt5Sequence> seqs(static_cast<size_t>(B));
+  const int64_t* ids = tok.input_ids.data<int64_t>();
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t rows = with_padded_rows ? L : tok.lengths[size_t(b)];
+    seqs[size_t(b)].ids.assign(ids + b * L, ids + b * L + rows);
+    seqs[size_t(b)].num_valid = tok.lengths[size_t(b)];
+  }
+  Tensor hidden = B > 0 ? encoder_->forward(seqs) : Tensor::empty({0, D}, DType::kF32);  // [Σ rows, D]
+
+  out.prompt_embeds = Tensor::zeros({B, L, D}, DType::kF32);  // [B, L, D]
+  int64_t r0 = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t n = tok.lengths[size_t(b)];
+    std::memcpy(out.prompt_embeds.f32() + b * L * D, hidden.f32() + r0 * D, size_t(n * D) * sizeof(float));
+    r0 += int64_t(seqs[size_t(b)].ids.size());
+  }
+  if (with_padded_rows) out.last_hidden_state = hidden.reshape({B, L, D});  // [B, L, D]
+  return out;
+}
+
+size_t TextEncoder::estimate_bytes(const Json& text_encoder_config, DType dt, int max_len) {
+  Umt5Config c = Umt5Config::from_json(text_encoder_config, "text_encoder/config.json");
+  size_t weights = size_t(c.num_params()) * dtype_size(dt);
+  // fp32 activations of one prompt: residual, norm, q/k/v, attention out, FFN gate/linear/product,
+  // plus one relative bias table.
+  size_t L = size_t(std::max(max_len, 1));
+  size_t act = L * size_t(3 * c.d_model + 4 * c.inner_dim() + 3 * c.d_ff) * 4 +
+               size_t(c.num_heads) * (2 * L) * 4;
+  return weights + act;
+}
+
+}  // namespace vgen

@@ -1,0 +1,55 @@
+// The pipeline's text side (WanPipeline._get_t5_prompt_embeds): prompt_clean → T5 tokenizer
+// (max_length padding, truncation, EOS) → UMT5 encoder → prompt_embeds with every row past the
+// prompt's length set to zero. Runs on the CPU in fp32.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/tensor.h"
+#include "model/wan/tokenizer.h"
+#include "model/wan/umt5.h"
+
+namespace vgen {
+
+struct TextEncoding {
+  std::vector<std::string> cleaned_prompts;
+  std::vector<int64_t> lengths;  // real tokens per prompt (incl. EOS)
+  Tensor input_ids;              // [B, L] i64
+  Tensor attention_mask;         // [B, L] i64
+  Tensor last_hidden_state;      // [B, L, D] f32; defined only when encode(..., with_padded_rows = true)
+  Tensor prompt_embeds;          // [B, L, D] f32, rows ≥ lengths[b] are exactly zero
+};
+
+class TextEncoder {
+ public:
+  // A Diffusers pipeline directory (uses its text_encoder/ and tokenizer/ components).
+  explicit TextEncoder(const std::string& model_dir);
+  TextEncoder(const std::string& text_encoder_dir, const std::string& tokenizer_dir);
+
+  // Cleans, tokenizes to max_len and encodes. The encoder runs on the real tokens only (padded
+  // keys are masked, so their rows do not change the result); with_padded_rows = true also
+  // computes the encoder output at the padded positions, as transformers returns it in
+  // last_hidden_state (costs max_len rows per prompt).
+  TextEncoding encode(const std::vector<std::string>& prompts, int max_len, bool with_padded_rows = false) const;
+  // Same for already cleaned prompts (no cleaning step).
+  TextEncoding encode_cleaned(const std::vector<std::string>& cleaned, int max_len, bool with_padded_rows) const;
+
+  const T5Tokenizer& tokenizer() const { return *tokenizer_; }
+  const Umt5Encoder& encoder() const { return *encoder_; }
+  int64_t hidden_size() const { return encoder_->config().d_model; }
+  const std::string& text_encoder_dir() const { return text_encoder_dir_; }
+  const std::string& tokenizer_dir() const { return tokenizer_dir_; }
+
+  // Bytes to hold the encoder weights in `dt` plus the activations of one prompt of max_len tokens
+  // (for `vgen plan`; no weights are read). UMT5-XXL: 5,680,910,336 parameters.
+  static size_t estimate_bytes(const Json& text_encoder_config, DType dt, int max_len = 512);
+
+ private:
+  std::string text_encoder_dir_, tokenizer_dir_;
+  std::unique_ptr<T5Tokenizer> tokenizer_;
+  std::unique_ptr<Umt5Encoder> encoder_;
+};
+
+}  // namespace vgen

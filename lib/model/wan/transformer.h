@@ -1,0 +1,66 @@
+// WanTransformer3DModel (wan_spec.md §1.4), written for sequence sharding: each rank embeds and
+// transforms only its contiguous token shard [layout.begin(), layout.end()); self-attention goes
+// through a SeqAttention (local, Ulysses, Ring, Attention2D); cross-attention runs locally against
+// text K/V prepared once per prompt; the shard leaves as proj_out tokens [B, S_loc, pt·ph·pw·C_out]
+// (64 channels per token for Wan), which the caller gathers and unpatchifies.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "model/wan/rope_tables.h"
+#include "model/wan/transformer_config.h"
+#include "model/wan/transformer_weights.h"
+#include "parallel/seq_attention.h"
+
+namespace vgen {
+
+// Text conditioning of one prompt batch, reused at every denoising step.
+struct TextContext {
+  int64_t batch = 0;
+  int64_t length = 0;     // L text positions (all attended, no mask)
+  std::vector<Tensor> k;  // per block: [B, L, H, Dh], to_k(ctx) after norm_k
+  std::vector<Tensor> v;  // per block: [B, L, H, Dh], to_v(ctx)
+};
+
+class WanTransformer {
+ public:
+  // Loads <component_dir>/config.json and its safetensors (single file or sharded index).
+  static std::unique_ptr<WanTransformer> load(const std::string& component_dir);
+  WanTransformer(const WanTransformerConfig& cfg, WanTransformerWeights weights);
+
+  const WanTransformerConfig& config() const { return cfg_; }
+  const WanTransformerWeights& weights() const { return w_; }
+
+  // Post-patch token count S = (T/pt)·(H/ph)·(W/pw) of latents [B, C, T, H, W] (shape checked).
+  int64_t num_tokens(const Shape& latents_shape) const;
+
+  // encoder_hidden_states [B, L, text_dim] → text embedder + per-block cross-attention K and V.
+  TextContext prepare_text(const Tensor& encoder_hidden_states) const;
+
+  // latents [B, C_in, T, H, W] (full, identical on every rank), timestep [B] f32 (or i64).
+  // Returns this rank's proj_out tokens [B, layout.local(), pt·ph·pw·C_out] for global tokens
+  // [layout.begin(), layout.end()); rows of padding tokens (>= layout.tokens) are meaningless.
+  Tensor forward_local(const Tensor& latents, const Tensor& timestep, const TextContext& text,
+                       const SeqLayout& layout, SeqAttention& attention) const;
+
+  // tokens [B, S, pt·ph·pw·C_out] (padding removed) → [B, C_out, T, H, W] (latent frame/size).
+  Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const;
+
+  // Single rank: forward_local over all tokens with local attention, then unpatchify.
+  Tensor forward(const Tensor& latents, const Tensor& timestep, const Tensor& encoder_hidden_states) const;
+
+ private:
+  WanTransformerConfig cfg_;
+  WanTransformerWeights w_;
+  WanRopeTables rope_;
+};
+
+// One transformer block on a token shard (transformer_block.cpp). x [B, S_loc, D] in place;
+// tproj [B, 6, D] (time_proj output, before the block's table is added); cos/sin [S_loc, Dh].
+void wan_block_forward(const WanTransformerConfig& cfg, const WanBlockWeights& w, Tensor& x, const Tensor& tproj,
+                       const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
+                       const SeqLayout& layout, SeqAttention& attention);
+
+}  // namespace vgen

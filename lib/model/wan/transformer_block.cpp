@@ -1,0 +1,60 @@
+// One Wan transformer block (wan_spec.md §1.4.4–5) on a sequence shard, fp32:
+//   mod = table + tproj;  x += SelfAttn(AdaLN(x; shift1, scale1)) · gate1
+//   x += CrossAttn(LN_affine(x), text);  x += FFN(AdaLN(x; shift2, scale2)) · gate2
+#include "model/wan/transformer.h"
+#include "ops/activation.h"
+#include "ops/elementwise.h"
+#include "ops/linear.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+#include "parallel/block_attention.h"
+
+namespace vgen {
+namespace {
+
+Tensor apply(const WanLinear& l, const Tensor& x) { return linear(x, l.w, l.b); }
+
+}  // namespace
+
+void wan_block_forward(const WanTransformerConfig& cfg, const WanBlockWeights& w, Tensor& x, const Tensor& tproj,
+                       const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
+                       const SeqLayout& layout, SeqAttention& attention) {
+  const int64_t B = x.dim(0), S = x.dim(1), D = x.dim(2);
+  const int64_t H = cfg.num_attention_heads, Dh = cfg.attention_head_dim;
+  const float eps = float(cfg.eps);
+
+  // [B, 6, D]: shift1, scale1, gate1, shift2, scale2, gate2
+  Tensor mod = add_row(tproj.reshape({B, 6 * D}), w.scale_shift_table.reshape({6 * D})).reshape({B, 6, D});
+
+  // Self-attention: QK RMSNorm over the full width, RoPE on the local shard, then the SeqAttention.
+  {
+    Tensor n = layer_norm_modulate(x, mod, 0, 1, eps);                                 // [B, S, D]
+    Tensor q = rms_norm(apply(w.attn1.q, n), w.attn1.norm_q, eps).reshape({B, S, H, Dh});  // [B, S, H, Dh]
+    Tensor k = rms_norm(apply(w.attn1.k, n), w.attn1.norm_k, eps).reshape({B, S, H, Dh});  // [B, S, H, Dh]
+    Tensor v = apply(w.attn1.v, n).reshape({B, S, H, Dh});                                 // [B, S, H, Dh]
+    rope_(q, cos, sin);
+    rope_(k, cos, sin);
+    Tensor o = attention.forward(q, k, v, layout);                    // [B, S, H, Dh]
+    Tensor a = apply(w.attn1.o, o.reshape({B, S, D}));                // [B, S, D]
+    gated_residual_(x, a, mod, 2);
+  }
+  // Cross-attention: local queries against every text position (no mask), plain residual add.
+  {
+    Tensor n = cfg.cross_attn_norm ? layer_norm(x, w.norm2_w, w.norm2_b, eps) : x;        // [B, S, D]
+    Tensor q = rms_norm(apply(w.attn2.q, n), w.attn2.norm_q, eps).reshape({B, S, H, Dh});  // [B, S, H, Dh]
+    Tensor o = Tensor::empty(q.shape(), DType::kF32);                                       // [B, S, H, Dh]
+    block_attention(q, text_k, text_v, text_k.dim(1), o, nullptr);
+    Tensor a = apply(w.attn2.o, o.reshape({B, S, D}));  // [B, S, D]
+    add_inplace(x, a);
+  }
+  // Feed-forward (GELU-tanh), gated residual.
+  {
+    Tensor n = layer_norm_modulate(x, mod, 3, 4, eps);  // [B, S, D]
+    Tensor h = apply(w.ffn1, n);                        // [B, S, ffn]
+    gelu_tanh_(h);
+    Tensor f = apply(w.ffn2, h);  // [B, S, D]
+    gated_residual_(x, f, mod, 5);
+  }
+}
+
+}  // namespace vgen

@@ -1,0 +1,48 @@
+// Weights of the Wan DiT (wan_spec.md §1.2) in the compute dtype (f32 on the CPU path): loaded from
+// a WeightStore with every shape checked against the config. f32 files stay zero-copy mmap views;
+// bf16/f16 tensors are converted once at load.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "io/safetensors.h"
+#include "model/wan/transformer_config.h"
+
+namespace vgen {
+
+struct WanLinear {
+  Tensor w;  // [out, in]
+  Tensor b;  // [out]
+};
+
+struct WanAttentionWeights {
+  WanLinear q, k, v, o;
+  Tensor norm_q, norm_k;  // [D] RMSNorm weights over the full width
+};
+
+struct WanBlockWeights {
+  Tensor scale_shift_table;  // [6, D]: shift1, scale1, gate1, shift2, scale2, gate2
+  WanAttentionWeights attn1;  // self-attention
+  WanAttentionWeights attn2;  // cross-attention (k/v read the projected text)
+  Tensor norm2_w, norm2_b;    // [D] affine LayerNorm before cross-attention (undefined without cross_attn_norm)
+  WanLinear ffn1, ffn2;       // [ffn, D], [D, ffn]
+};
+
+struct WanTransformerWeights {
+  WanLinear patch_embedding;  // w viewed as [D, C_in·pt·ph·pw] (Conv3d with kernel = stride = patch)
+  WanLinear time_linear_1, time_linear_2;  // [D, freq_dim], [D, D]
+  WanLinear time_proj;                     // [6D, D]
+  WanLinear text_linear_1, text_linear_2;  // [D, text_dim], [D, D]
+  Tensor scale_shift_table;                // [2, D]: shift, scale of the head
+  WanLinear proj_out;                      // [pt·ph·pw·C_out, D]
+  std::vector<WanBlockWeights> blocks;
+
+  size_t bytes = 0;            // bytes of the tensors as held (f32)
+  size_t converted_bytes = 0;  // of which were converted from bf16/f16 into owned memory
+};
+
+// Throws kModel naming the tensor and both shapes on a mismatch, and naming the tensor when missing.
+WanTransformerWeights load_wan_transformer_weights(const WeightStore& store, const WanTransformerConfig& cfg);
+
+}  // namespace vgen

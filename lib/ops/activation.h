@@ -1,0 +1,13 @@
+// Tensor-level activations (kernels/activation), host or device tensors (device: f32/bf16 in,
+// same dtype out).
+#pragma once
+#include "core/tensor.h"
+
+namespace vgen {
+
+Tensor gelu_tanh(const Tensor& x);
+Tensor silu(const Tensor& x);
+void gelu_tanh_(Tensor& x);  // in place
+void silu_(Tensor& x);       // in place
+
+}  // namespace vgen

@@ -1,0 +1,45 @@
+// Tensor-level device paths of the DiT op families (kernels/{norm,rope,elementwise,activation,
+// embed}/*.cuh). The host wrappers in ops/{norm,rope,elementwise,activation,embed}.h call these for
+// device tensors, so code written against those wrappers runs on either device.
+//
+// Device contract: activations are f32 or bf16 and the result has the dtype of the main input x
+// (bf16 in, bf16 out: one rounding of the fp32 result, wan_spec.md §1.4); modulation tensors
+// (`mod`, the add_row row) are fp32; LayerNorm weight/bias fp32; RMSNorm weight f32 or bf16; RoPE
+// tables fp32. Everything is queued on compute_stream(). In a CPU-only build every function throws
+// kUsage.
+#pragma once
+#include <array>
+
+#include "core/tensor.h"
+
+namespace vgen {
+
+Tensor cuda_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps);
+Tensor cuda_layer_norm_modulate(const Tensor& x, const Tensor& mod, int shift_idx, int scale_idx, float eps);
+Tensor cuda_rms_norm(const Tensor& x, const Tensor& weight, float eps);
+// x [B, S, H, Dh]: RMSNorm over H·Dh with weight [H·Dh], then RoPE with cos/sin [S, Dh] → new tensor.
+Tensor cuda_rms_norm_rope(const Tensor& x, const Tensor& weight, const Tensor& cos, const Tensor& sin, float eps);
+void cuda_rope_(Tensor& x, const Tensor& cos, const Tensor& sin);
+
+void cuda_add_inplace(Tensor& x, const Tensor& y);
+Tensor cuda_add_row(const Tensor& x, const Tensor& row);
+void cuda_gated_residual_(Tensor& x, const Tensor& y, const Tensor& mod, int gate_idx);
+Tensor cuda_cfg_combine(const Tensor& cond, const Tensor& uncond, float scale);
+
+Tensor cuda_gelu_tanh(const Tensor& x);
+Tensor cuda_silu(const Tensor& x);
+void cuda_gelu_tanh_(Tensor& x);
+void cuda_silu_(Tensor& x);
+
+// t [N] f32 on the device → [N, dim] f32.
+Tensor cuda_timestep_embedding(const Tensor& t, int64_t dim, bool flip_sin_to_cos, float freq_shift, float max_period);
+// x [B, C, T, H, W] → [B, count, C·pt·ph·pw] of out_dtype; unpatchify tokens → [B, C, T, H, W] of out_dtype.
+Tensor cuda_patchify(const Tensor& x, const std::array<int, 3>& patch, int64_t begin, int64_t count, DType out_dtype);
+Tensor cuda_unpatchify(const Tensor& tokens, const std::array<int, 3>& patch, int64_t C, int64_t T, int64_t H,
+                       int64_t W, DType out_dtype);
+
+// Deterministic device fills (benchmarks with random weights): N(mean, std²) or a constant.
+void cuda_fill_normal(Tensor& t, uint64_t seed, float mean, float std);
+void cuda_fill_constant(Tensor& t, float value);
+
+}  // namespace vgen

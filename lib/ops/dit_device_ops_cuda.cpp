@@ -1,0 +1,245 @@
+#include <cuda_runtime.h>
+
+#include "core/cuda_stream.h"
+#include "kernels/activation/activation.cuh"
+#include "kernels/elementwise/elementwise.cuh"
+#include "kernels/embed/patch.cuh"
+#include "kernels/embed/timestep_embed.cuh"
+#include "kernels/init/random_init.cuh"
+#include "kernels/norm/norm.cuh"
+#include "kernels/rope/rope.cuh"
+#include "ops/dit_device_ops.h"
+#include "ops/norm.h"
+
+namespace vgen {
+namespace {
+
+std::string desc(const Tensor& t) { return t.defined() ? t.str() : std::string("undefined"); }
+
+void check_dev(const Tensor& t, const char* op, const char* what) {
+  VGEN_ASSERT(t.defined() && t.device() == Device::kCUDA, "{}: {} must be a device tensor, got {}", op, what, desc(t));
+}
+
+// f32 or bf16 (the activation dtypes of the DiT).
+kern::FloatType act_type(const Tensor& t, const char* op, const char* what) {
+  check_dev(t, op, what);
+  VGEN_ASSERT(t.dtype() == DType::kF32 || t.dtype() == DType::kBF16, "{}: {} must be f32 or bf16, got {}", op, what,
+              t.str());
+  return t.dtype() == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16;
+}
+kern::FloatType act_type(DType dt, const char* op) {
+  VGEN_ASSERT(dt == DType::kF32 || dt == DType::kBF16, "{}: output dtype must be f32 or bf16, got {}", op,
+              dtype_name(dt));
+  return dt == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16;
+}
+
+const float* f32_param(const Tensor& t, int64_t n, const char* op, const char* what) {
+  if (!t.defined()) return nullptr;
+  check_dev(t, op, what);
+  VGEN_ASSERT(t.dtype() == DType::kF32 && t.numel() == n, "{}: {} must be f32 with {} elements, got {}", op, what, n,
+              t.str());
+  return t.f32();
+}
+
+void launched(cudaError_t e, const char* op, const Tensor& x) {
+  if (e != cudaSuccess)
+    VGEN_THROW(ExitCode::kInternal, "{} on {} failed: {} ({})", op, x.str(), cudaGetErrorString(e),
+               cudaGetErrorName(e));
+}
+
+int64_t rows_of(const Tensor& x) { return x.dim(-1) ? x.numel() / x.dim(-1) : 0; }
+
+}  // namespace
+
+Tensor cuda_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {
+  const kern::FloatType t = act_type(x, "layer_norm", "x");
+  const int64_t D = x.dim(-1);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
+  launched(kern::layer_norm(x.raw(), t, f32_param(weight, D, "layer_norm", "weight"),
+                            f32_param(bias, D, "layer_norm", "bias"), y.raw(), t, rows_of(x), D, eps,
+                            compute_stream()),
+           "layer_norm", x);
+  return y;
+}
+
+Tensor cuda_layer_norm_modulate(const Tensor& x, const Tensor& mod, int shift_idx, int scale_idx, float eps) {
+  const kern::FloatType t = act_type(x, "layer_norm_modulate", "x");
+  check_dev(mod, "layer_norm_modulate", "mod");
+  VGEN_ASSERT(mod.dtype() == DType::kF32, "layer_norm_modulate: mod must be f32, got {}", mod.str());
+  const ModAddress sh = mod_address(x, mod, shift_idx, "layer_norm_modulate");
+  const ModAddress sc = mod_address(x, mod, scale_idx, "layer_norm_modulate");
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
+  launched(kern::layer_norm_modulate(x.raw(), t, mod.f32() + sh.offset, mod.f32() + sc.offset, sh.stride,
+                                     sh.rows_per_mod, y.raw(), t, x.dim(0) * x.dim(1), x.dim(2), eps,
+                                     compute_stream()),
+           "layer_norm_modulate", x);
+  return y;
+}
+
+namespace {
+const void* rms_weight(const Tensor& w, int64_t n, const char* op, kern::FloatType* wt) {
+  *wt = kern::FloatType::kF32;
+  if (!w.defined()) return nullptr;
+  *wt = act_type(w, op, "weight");
+  VGEN_ASSERT(w.numel() == n, "{}: weight {} for rows of {}", op, w.str(), n);
+  return w.raw();
+}
+}  // namespace
+
+Tensor cuda_rms_norm(const Tensor& x, const Tensor& weight, float eps) {
+  const kern::FloatType t = act_type(x, "rms_norm", "x");
+  const int64_t D = x.dim(-1);
+  kern::FloatType wt;
+  const void* w = rms_weight(weight, D, "rms_norm", &wt);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
+  launched(kern::rms_norm(x.raw(), w, wt, y.raw(), t, rows_of(x), D, eps, compute_stream()), "rms_norm", x);
+  return y;
+}
+
+Tensor cuda_rms_norm_rope(const Tensor& x, const Tensor& weight, const Tensor& cos, const Tensor& sin, float eps) {
+  const kern::FloatType t = act_type(x, "rms_norm_rope", "x");
+  VGEN_ASSERT(x.ndim() == 4 && x.dim(3) % 2 == 0, "rms_norm_rope: x must be [B, S, H, Dh] with even Dh, got {}",
+              x.str());
+  const int64_t B = x.dim(0), S = x.dim(1), H = x.dim(2), Dh = x.dim(3);
+  const Shape table{S, Dh};
+  VGEN_ASSERT(cos.shape() == table && sin.shape() == table, "rms_norm_rope: tables {} / {} for x {}", desc(cos),
+              desc(sin), x.str());
+  const float* c = f32_param(cos, S * Dh, "rms_norm_rope", "cos");
+  const float* s = f32_param(sin, S * Dh, "rms_norm_rope", "sin");
+  kern::FloatType wt;
+  const void* w = rms_weight(weight, H * Dh, "rms_norm_rope", &wt);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
+  launched(kern::rms_norm_rope(x.raw(), w, wt, c, s, y.raw(), t, B, S, H, Dh, eps, compute_stream()), "rms_norm_rope",
+           x);
+  return y;
+}
+
+void cuda_rope_(Tensor& x, const Tensor& cos, const Tensor& sin) {
+  const kern::FloatType t = act_type(x, "rope", "x");
+  VGEN_ASSERT(x.ndim() == 4 && x.dim(3) % 2 == 0, "rope: x must be [B, S, H, Dh] with even Dh, got {}", x.str());
+  const Shape table{x.dim(1), x.dim(3)};
+  VGEN_ASSERT(cos.shape() == table && sin.shape() == table, "rope: tables {} / {} for x {}", desc(cos), desc(sin),
+              x.str());
+  const int64_t n = x.dim(1) * x.dim(3);
+  launched(kern::rope(x.raw(), f32_param(cos, n, "rope", "cos"), f32_param(sin, n, "rope", "sin"), x.raw(), t,
+                      x.dim(0), x.dim(1), x.dim(2), x.dim(3), compute_stream()),
+           "rope", x);
+}
+
+void cuda_add_inplace(Tensor& x, const Tensor& y) {
+  const kern::FloatType t = act_type(x, "add_inplace", "x");
+  VGEN_ASSERT(act_type(y, "add_inplace", "y") == t && x.numel() == y.numel(), "add_inplace: {} vs {}", x.str(),
+              y.str());
+  launched(kern::add(x.raw(), y.raw(), x.raw(), t, x.numel(), compute_stream()), "add_inplace", x);
+}
+
+Tensor cuda_add_row(const Tensor& x, const Tensor& row) {
+  const kern::FloatType t = act_type(x, "add_row", "x");
+  const int64_t D = row.defined() ? row.numel() : 0;
+  VGEN_ASSERT(D > 0 && x.dim(-1) == D, "add_row: x {} and row {}", x.str(), desc(row));
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
+  launched(kern::add_row(x.raw(), t, f32_param(row, D, "add_row", "row"), y.raw(), t, x.numel() / D, D,
+                         compute_stream()),
+           "add_row", x);
+  return y;
+}
+
+void cuda_gated_residual_(Tensor& x, const Tensor& y, const Tensor& mod, int gate_idx) {
+  const kern::FloatType t = act_type(x, "gated_residual_", "x");
+  VGEN_ASSERT(act_type(y, "gated_residual_", "y") == t && x.shape() == y.shape(), "gated_residual_: x {} vs y {}",
+              x.str(), y.str());
+  check_dev(mod, "gated_residual_", "mod");
+  VGEN_ASSERT(mod.dtype() == DType::kF32, "gated_residual_: mod must be f32, got {}", mod.str());
+  const ModAddress g = mod_address(x, mod, gate_idx, "gated_residual_");
+  launched(kern::gated_residual(x.raw(), y.raw(), mod.f32() + g.offset, g.stride, g.rows_per_mod, x.raw(), t,
+                                x.dim(0) * x.dim(1), x.dim(2), compute_stream()),
+           "gated_residual_", x);
+}
+
+Tensor cuda_cfg_combine(const Tensor& cond, const Tensor& uncond, float scale) {
+  const kern::FloatType t = act_type(cond, "cfg_combine", "cond");
+  VGEN_ASSERT(act_type(uncond, "cfg_combine", "uncond") == t && cond.shape() == uncond.shape(),
+              "cfg_combine: cond {} vs uncond {}", cond.str(), uncond.str());
+  Tensor out = Tensor::empty(cond.shape(), cond.dtype(), Device::kCUDA);
+  launched(kern::cfg_combine(cond.raw(), uncond.raw(), out.raw(), t, cond.numel(), scale, compute_stream()),
+           "cfg_combine", cond);
+  return out;
+}
+
+Tensor cuda_gelu_tanh(const Tensor& x) {
+  const kern::FloatType t = act_type(x, "gelu_tanh", "x");
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
+  launched(kern::gelu_tanh(x.raw(), t, y.raw(), t, x.numel(), compute_stream()), "gelu_tanh", x);
+  return y;
+}
+
+Tensor cuda_silu(const Tensor& x) {
+  const kern::FloatType t = act_type(x, "silu", "x");
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
+  launched(kern::silu(x.raw(), t, y.raw(), t, x.numel(), compute_stream()), "silu", x);
+  return y;
+}
+
+void cuda_gelu_tanh_(Tensor& x) {
+  const kern::FloatType t = act_type(x, "gelu_tanh_", "x");
+  launched(kern::gelu_tanh(x.raw(), t, x.raw(), t, x.numel(), compute_stream()), "gelu_tanh_", x);
+}
+
+void cuda_silu_(Tensor& x) {
+  const kern::FloatType t = act_type(x, "silu_", "x");
+  launched(kern::silu(x.raw(), t, x.raw(), t, x.numel(), compute_stream()), "silu_", x);
+}
+
+Tensor cuda_timestep_embedding(const Tensor& t, int64_t dim, bool flip_sin_to_cos, float freq_shift,
+                               float max_period) {
+  check_dev(t, "timestep_embedding", "t");
+  VGEN_ASSERT(t.ndim() == 1 && t.dtype() == DType::kF32 && dim > 0,
+              "timestep_embedding: t must be [N] f32 on the device, got {}", t.str());
+  Tensor out = Tensor::empty({t.dim(0), dim}, DType::kF32, Device::kCUDA);
+  launched(kern::timestep_embedding(t.f32(), out.f32(), t.dim(0), dim, flip_sin_to_cos, freq_shift, max_period,
+                                    compute_stream()),
+           "timestep_embedding", t);
+  return out;
+}
+
+Tensor cuda_patchify(const Tensor& x, const std::array<int, 3>& patch, int64_t begin, int64_t count,
+                     DType out_dtype) {
+  const kern::FloatType t = act_type(x, "patchify", "x");
+  VGEN_ASSERT(x.ndim() == 5 && x.dim(2) % patch[0] == 0 && x.dim(3) % patch[1] == 0 && x.dim(4) % patch[2] == 0,
+              "patchify: x {} is not [B, C, T, H, W] divisible by the patch [{}, {}, {}]", x.str(), patch[0],
+              patch[1], patch[2]);
+  VGEN_ASSERT(begin >= 0 && count >= 0, "patchify: token range [{}, +{})", begin, count);
+  const int64_t P = x.dim(1) * patch[0] * patch[1] * patch[2];
+  Tensor out = Tensor::empty({x.dim(0), count, P}, out_dtype, Device::kCUDA);
+  launched(kern::patchify(x.raw(), t, out.raw(), act_type(out_dtype, "patchify"), x.dim(0), x.dim(1), x.dim(2),
+                          x.dim(3), x.dim(4), patch[0], patch[1], patch[2], begin, count, compute_stream()),
+           "patchify", x);
+  return out;
+}
+
+Tensor cuda_unpatchify(const Tensor& tokens, const std::array<int, 3>& patch, int64_t C, int64_t T, int64_t H,
+                       int64_t W, DType out_dtype) {
+  const kern::FloatType t = act_type(tokens, "unpatchify", "tokens");
+  const int64_t S = (T / patch[0]) * (H / patch[1]) * (W / patch[2]);
+  VGEN_ASSERT(T % patch[0] == 0 && H % patch[1] == 0 && W % patch[2] == 0 && tokens.ndim() == 3 &&
+                  tokens.dim(1) == S && tokens.dim(2) == C * patch[0] * patch[1] * patch[2],
+              "unpatchify: tokens {} for C={} T={} H={} W={} and patch [{}, {}, {}]", tokens.str(), C, T, H, W,
+              patch[0], patch[1], patch[2]);
+  Tensor out = Tensor::empty({tokens.dim(0), C, T, H, W}, out_dtype, Device::kCUDA);
+  launched(kern::unpatchify(tokens.raw(), t, out.raw(), act_type(out_dtype, "unpatchify"), tokens.dim(0), C, T, H, W,
+                            patch[0], patch[1], patch[2], compute_stream()),
+           "unpatchify", tokens);
+  return out;
+}
+
+void cuda_fill_normal(Tensor& t, uint64_t seed, float mean, float std) {
+  const kern::FloatType ft = act_type(t, "fill_normal", "t");
+  launched(kern::fill_normal(t.raw(), ft, t.numel(), seed, mean, std, compute_stream()), "fill_normal", t);
+}
+
+void cuda_fill_constant(Tensor& t, float value) {
+  const kern::FloatType ft = act_type(t, "fill_constant", "t");
+  launched(kern::fill_constant(t.raw(), ft, t.numel(), value, compute_stream()), "fill_constant", t);
+}
+
+}  // namespace vgen

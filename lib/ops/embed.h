@@ -1,0 +1,22 @@
+// Tensor-level embeddings of the DiT: sinusoidal timestep embedding, patch gather, unpatchify
+// (kernels/embed). Device tensors run the CUDA launchers (t f32; patch data f32 or bf16, the result
+// in the input's dtype).
+#pragma once
+#include <array>
+
+#include "core/tensor.h"
+
+namespace vgen {
+
+// t [N] f32 (or i64, converted) → [N, dim] (diffusers Timesteps; see kernels/embed/timestep_embed_ref.h).
+Tensor timestep_embedding(const Tensor& t, int64_t dim, bool flip_sin_to_cos, float freq_shift,
+                          float max_period = 10000.0f);
+
+// x [B, C, T, H, W] → [B, count, C·pt·ph·pw] for global tokens [begin, begin + count); padding
+// tokens (>= S) are zero rows.
+Tensor patchify(const Tensor& x, const std::array<int, 3>& patch, int64_t begin, int64_t count);
+
+// tokens [B, S, pt·ph·pw·C] → [B, C, T, H, W].
+Tensor unpatchify(const Tensor& tokens, const std::array<int, 3>& patch, int64_t C, int64_t T, int64_t H, int64_t W);
+
+}  // namespace vgen

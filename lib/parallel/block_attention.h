@@ -1,0 +1,22 @@
+// Attention on one block of keys with its log-sum-exp, and the fp32 LSE merge of partial results:
+// the local steps of Ring and Attention2D (and the head-sharded step of Ulysses). Tensor-level
+// wrappers over kernels/attention: host f32 tensors run the CPU reference, device tensors the CUDA
+// launchers (ops/device_ops.h cuda_attention: bf16 or f32 q/k/v, out f32 or q's dtype).
+#pragma once
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace vgen {
+
+// q [B, Sq, H, D], k/v [B, Skv, H, D] -> out [B, Sq, H, D]; lse [B, H, Sq] fp32 (optional).
+// Keys j >= num_valid_kv get zero weight; with no valid key the row is 0 and lse = -inf.
+// Scale 1/sqrt(D).
+void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t num_valid_kv, Tensor& out,
+                     Tensor* lse);
+
+// Merges (o2, lse2) into (out, lse) in place, fp32: lse = log(e^lse + e^lse2),
+// out = (e^lse·out + e^lse2·o2) / e^lse_new. out/o2 [B, S, H, D], lse/lse2 [B, H, S].
+void block_attention_merge(Tensor& out, Tensor& lse, const Tensor& o2, const Tensor& lse2);
+
+}  // namespace vgen

@@ -1,0 +1,65 @@
+#include "parallel/ring_attention.h"
+
+#include <algorithm>
+
+#include "parallel/block_attention.h"
+#include "parallel/seq_shuffle.h"
+#include "parallel/ulysses.h"
+
+namespace vgen {
+namespace {
+constexpr int kRingTag = 71;
+}
+
+RingAttention::RingAttention(std::shared_ptr<Communicator> ring) : comm_(std::move(ring)) {
+  VGEN_ASSERT(comm_ != nullptr, "Ring attention needs a communicator");
+}
+
+Tensor RingAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) {
+  check_seq_inputs(q, k, v, layout, "Ring attention");
+  const int P = comm_->size(), me = comm_->rank();
+  VGEN_ASSERT(layout.degree == P && layout.seq_rank == me,
+              "Ring attention: block {} of degree {} is not ring rank {} of {}", layout.seq_rank, layout.degree, me,
+              P);
+  const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3);
+  const Device dev = q.device();
+  const int next = (me + 1) % P, prev = (me + P - 1) % P;
+
+  // Double buffer: the block in hand is read by the attention while the next one arrives.
+  // K/V travel in the input dtype (bf16 on the device path); outputs and LSE accumulate in fp32.
+  Tensor kv[2] = {Tensor::empty({2, B, L, H, D}, q.dtype(), dev),
+                  Tensor::empty({2, B, L, H, D}, q.dtype(), dev)};
+  stack_pair(k, v, kv[0]);
+
+  Tensor out = Tensor::zeros({B, L, H, D}, DType::kF32, dev);  // fp32 accumulators
+  Tensor lse = Tensor::empty({B, H, L}, DType::kF32, dev);
+  Tensor part_out, part_lse;
+  bool have = false;
+  for (int step = 0; step < P; ++step) {
+    const int cur = step % 2;
+    std::unique_ptr<Communicator::Pending> pending;
+    if (step < P - 1) pending = comm_->start_sendrecv(kv[cur], next, kv[1 - cur], prev, kRingTag);
+
+    // After `step` rotations we hold the block that started on rank (me - step) mod P.
+    const int64_t block = (me - step + P) % P;
+    const int64_t valid = std::clamp<int64_t>(layout.tokens - block * L, 0, L);
+    if (valid > 0) {  // an all-padding block has lse = -inf everywhere: merging it is a no-op
+      const Tensor kb = kv[cur][0], vb = kv[cur][1];  // [B, L, H, D]
+      if (!have) {
+        block_attention(q, kb, vb, valid, out, &lse);
+        have = true;
+      } else {
+        if (!part_out.defined()) {
+          part_out = Tensor::empty({B, L, H, D}, DType::kF32, dev);
+          part_lse = Tensor::empty({B, H, L}, DType::kF32, dev);
+        }
+        block_attention(q, kb, vb, valid, part_out, &part_lse);
+        block_attention_merge(out, lse, part_out, part_lse);
+      }
+    }
+    if (pending) pending->wait();
+  }
+  return out;
+}
+
+}  // namespace vgen

@@ -1,0 +1,79 @@
+#include "parallel/ulysses.h"
+
+#include <algorithm>
+
+#include "parallel/block_attention.h"
+#include "parallel/seq_shuffle.h"
+
+namespace vgen {
+
+void check_seq_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout, const char* who) {
+  VGEN_ASSERT(q.ndim() == 4 && k.shape() == q.shape() && v.shape() == q.shape(),
+              "{}: q {}, k {}, v {} must be [B, S_loc, H, Dh] of one shape", who, q.str(), k.str(), v.str());
+  VGEN_ASSERT(layout.degree >= 1 && layout.padded % layout.degree == 0 && layout.padded >= layout.tokens &&
+                  layout.seq_rank >= 0 && layout.seq_rank < layout.degree,
+              "{}: bad layout (tokens {}, padded {}, degree {}, rank {})", who, layout.tokens, layout.padded,
+              layout.degree, layout.seq_rank);
+  VGEN_ASSERT(q.dim(1) == layout.local(), "{}: q {} holds {} tokens, the layout says {} per rank", who, q.str(),
+              q.dim(1), layout.local());
+}
+
+SeqLayout ulysses_inner_layout(const SeqLayout& outer, int U) {
+  SeqLayout l = outer;
+  l.degree = outer.degree / U;
+  l.seq_rank = outer.seq_rank / U;
+  return l;
+}
+
+UlyssesAttention::UlyssesAttention(std::shared_ptr<Communicator> ulysses, std::unique_ptr<SeqAttention> inner)
+    : comm_(std::move(ulysses)), inner_(std::move(inner)) {
+  VGEN_ASSERT(comm_ != nullptr, "Ulysses attention needs a communicator");
+}
+
+Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) {
+  check_seq_inputs(q, k, v, layout, "Ulysses attention");
+  const int U = comm_->size();
+  const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3);
+  // Checked before any collective, so every rank of the group throws the same error.
+  VGEN_CHECK(H % U == 0, ExitCode::kRecipe,
+             "parallel_config.ulysses_size = {} does not divide the number of attention heads {} (q {})", U, H,
+             q.str());
+  VGEN_ASSERT(layout.degree % U == 0 && layout.seq_rank % U == comm_->rank(),
+              "Ulysses attention: seq rank {} of degree {} is not group rank {} of {}", layout.seq_rank,
+              layout.degree, comm_->rank(), U);
+  const Device dev = q.device();
+  const DType dt = q.dtype();  // f32 on the host; bf16 or f32 on the device
+  const int64_t Hu = H / U;
+
+  // Sequence shards -> head shards: [B, L, H, D] x3 -> [B, U·L, H/U, D] x3, one collective.
+  Tensor send = Tensor::empty({U, 3, B, L, Hu, D}, dt, dev);
+  Tensor recv = Tensor::empty({U, 3, B, L, Hu, D}, dt, dev);
+  ulysses_pack_qkv(q, k, v, U, send);
+  comm_->all_to_all(send, recv);
+  Tensor qh = Tensor::empty({B, U * L, Hu, D}, dt, dev);  // [B, S/CP, H/U, D]
+  Tensor kh = Tensor::empty({B, U * L, Hu, D}, dt, dev);
+  Tensor vh = Tensor::empty({B, U * L, Hu, D}, dt, dev);
+  ulysses_unpack_qkv(recv, U, qh, kh, vh);
+
+  const SeqLayout inner_layout = ulysses_inner_layout(layout, U);
+  Tensor oh;  // [B, U·L, H/U, D]
+  if (inner_) {
+    oh = inner_->forward(qh, kh, vh, inner_layout);
+  } else {
+    VGEN_ASSERT(inner_layout.degree == 1, "Ulysses without a CP attention needs degree SP == U ({} != {})",
+                layout.degree, U);
+    oh = Tensor::empty({B, U * L, Hu, D}, dt, dev);
+    block_attention(qh, kh, vh, std::min(layout.tokens, U * L), oh, nullptr);
+  }
+
+  // Head shards -> sequence shards.
+  Tensor osend = Tensor::empty({U, B, L, Hu, D}, oh.dtype(), dev);
+  Tensor orecv = Tensor::empty({U, B, L, Hu, D}, oh.dtype(), dev);
+  ulysses_pack_out(oh, U, osend);
+  comm_->all_to_all(osend, orecv);
+  Tensor out = Tensor::empty({B, L, H, D}, oh.dtype(), dev);  // [B, S_loc, H, D]
+  ulysses_unpack_out(orecv, U, out);
+  return out;
+}
+
+}  // namespace vgen

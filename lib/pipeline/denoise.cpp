@@ -1,0 +1,119 @@
+#include "pipeline/denoise.h"
+
+#include "core/log.h"
+#include "core/timer.h"
+#include "ops/elementwise.h"
+#include "pipeline/dit_step.h"
+
+namespace vgen {
+namespace {
+
+// Text K/V per expert and stream, prepared on first use and reused by every step.
+struct TextCacheEntry {
+  bool ready = false;
+  TextContext ctx;
+};
+
+}  // namespace
+
+DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const Tensor& prompt_embeds,
+                      const Tensor& negative_prompt_embeds, const Tensor& initial_latents,
+                      const DenoiseSettings& settings, Mesh& mesh, const SeqAttentionFactory& attention_factory,
+                      const DenoiseCallback& on_step) {
+  Timer total;
+  VGEN_CHECK(models.transformer != nullptr, ExitCode::kModel, "denoise: no transformer");
+  const bool do_cfg = settings.guidance_scale > 1.0;
+  const int cfg_size = mesh.shape.cfg;
+  VGEN_CHECK(cfg_size == 1 || cfg_size == 2, ExitCode::kRecipe, "parallel_config.cfg_size must be 1 or 2, got {}",
+             cfg_size);
+  const bool cfg_parallel = do_cfg && cfg_size == 2;
+  if (cfg_parallel)
+    VGEN_ASSERT(mesh.cfg && mesh.cfg->size() == 2 && mesh.cfg->rank() == mesh.coord.cfg,
+                "mesh cfg group does not match cfg coordinate {}", mesh.coord.cfg);
+  VGEN_ASSERT(mesh.seq && mesh.seq->size() == mesh.shape.seq() && mesh.seq->rank() == mesh.seq_rank(),
+              "mesh seq group does not match the mesh shape (seq {} rank {})", mesh.shape.seq(), mesh.seq_rank());
+  if (do_cfg)
+    VGEN_CHECK(negative_prompt_embeds.defined() && negative_prompt_embeds.shape() == prompt_embeds.shape(),
+               ExitCode::kInput, "classifier-free guidance needs negative prompt embeddings of shape {}",
+               prompt_embeds.str());
+  const bool two_experts = settings.boundary_ratio.has_value();
+  if (two_experts)
+    VGEN_CHECK(models.transformer_2 != nullptr, ExitCode::kModel,
+               "boundary_ratio {} is set but the model has no transformer_2", *settings.boundary_ratio);
+  VGEN_CHECK(initial_latents.ndim() == 5 && initial_latents.dim(0) == prompt_embeds.dim(0), ExitCode::kInput,
+             "initial latents {} do not match the prompt batch {}", initial_latents.str(), prompt_embeds.str());
+  VGEN_CHECK(models.transformer->config().out_channels == initial_latents.dim(1), ExitCode::kModel,
+             "the transformer predicts {} channels for latents {}", models.transformer->config().out_channels,
+             initial_latents.str());
+
+  std::unique_ptr<SeqAttention> attention = attention_factory ? attention_factory(mesh) : make_local_attention();
+  VGEN_CHECK(attention != nullptr, ExitCode::kInternal, "the SeqAttention factory returned nothing");
+
+  scheduler.set_timesteps(settings.num_inference_steps);
+  const std::vector<double>& timesteps = scheduler.timesteps();
+  const double boundary = two_experts ? *settings.boundary_ratio * scheduler.num_train_timesteps() : 0.0;
+
+  // This rank's streams: with CFG parallel only its own (cfg rank 0 conditional); else the
+  // conditional one, and the unconditional one when CFG is on.
+  const bool run_uncond = do_cfg && (!cfg_parallel || mesh.coord.cfg == 1);
+  TextCacheEntry text[2][2];  // [expert][0 cond, 1 uncond]
+  DenoiseResult res;
+  auto context = [&](int expert, int stream) -> const TextContext& {
+    TextCacheEntry& e = text[expert][stream];
+    if (!e.ready) {
+      Timer t;
+      const WanTransformer* m = expert ? models.transformer_2 : models.transformer;
+      e.ctx = m->prepare_text(stream ? negative_prompt_embeds : prompt_embeds);
+      e.ready = true;
+      res.text_prepare_seconds += t.seconds();
+    }
+    return e.ctx;
+  };
+
+  Tensor latents = initial_latents.dtype() == DType::kF32 ? initial_latents.clone() : initial_latents.to(DType::kF32);
+  const int64_t B = latents.dim(0);
+  for (int i = 0; i < int(timesteps.size()); ++i) {
+    Timer step_timer;
+    const double t = timesteps[size_t(i)];
+    const int expert = two_experts && t < boundary ? 1 : 0;
+    const WanTransformer& model = expert ? *models.transformer_2 : *models.transformer;
+    const double g = expert ? settings.guidance_scale_2.value_or(settings.guidance_scale) : settings.guidance_scale;
+    Tensor tvec = Tensor::from_vector(std::vector<float>(size_t(B), float(t)), {B});  // [B]
+
+    Tensor v;  // [B, C, T, H, W] flow prediction after guidance
+    if (cfg_parallel) {
+      const int stream = mesh.coord.cfg;  // 0 cond, 1 uncond
+      Tensor mine = dit_predict(model, latents, tvec, context(expert, stream), *mesh.seq, *attention);
+      Shape both = mine.shape();
+      both.insert(both.begin(), 2);
+      Tensor gathered = Tensor::empty(both, DType::kF32);  // [2, B, C, T, H, W]: cond, uncond
+      mesh.cfg->all_gather(mine, gathered);
+      v = cfg_combine(gathered[0], gathered[1], float(g));
+    } else {
+      Tensor cond = dit_predict(model, latents, tvec, context(expert, 0), *mesh.seq, *attention);
+      if (run_uncond) {
+        Tensor uncond = dit_predict(model, latents, tvec, context(expert, 1), *mesh.seq, *attention);
+        v = cfg_combine(cond, uncond, float(g));
+      } else {
+        v = cond;
+      }
+    }
+    latents = scheduler.step(v, latents);
+
+    DenoiseStepInfo info;
+    info.index = i;
+    info.total = int(timesteps.size());
+    info.timestep = t;
+    info.expert = expert;
+    info.guidance = do_cfg ? g : 1.0;
+    info.seconds = step_timer.seconds();
+    res.steps.push_back(info);
+    log_debug("step {}/{} t={} expert {} {:.3f}s", i + 1, info.total, t, expert, info.seconds);
+    if (on_step) on_step(info, latents);
+  }
+  res.latents = latents;
+  res.seconds = total.seconds();
+  return res;
+}
+
+}  // namespace vgen

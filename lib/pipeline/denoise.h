@@ -1,0 +1,56 @@
+// The denoising loop of WanPipeline (wan_spec.md §0, §4) for already-encoded text, on one replica
+// mesh: CFG `uncond + s·(cond − uncond)` (on when guidance_scale > 1), Wan 2.2 expert and guidance
+// switch at boundary_ratio·num_train_timesteps, CFG parallel (cfg rank 0 = conditional stream,
+// one all-gather per step on mesh.cfg) and sequence parallel (shards per mesh.seq, all-gather of
+// the proj_out tokens). Every rank steps the scheduler identically.
+#pragma once
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "dist/mesh.h"
+#include "model/wan/transformer.h"
+#include "parallel/local_attention.h"
+#include "sched/scheduler.h"
+
+namespace vgen {
+
+struct DenoiseSettings {
+  int num_inference_steps = 50;
+  double guidance_scale = 5.0;
+  std::optional<double> guidance_scale_2;  // low-noise expert; defaults to guidance_scale
+  std::optional<double> boundary_ratio;    // null: one expert for every step
+};
+
+struct DenoiseModels {
+  const WanTransformer* transformer = nullptr;    // high-noise expert (or the only one)
+  const WanTransformer* transformer_2 = nullptr;  // Wan 2.2 low-noise expert
+};
+
+struct DenoiseStepInfo {
+  int index = 0;        // 0-based
+  int total = 0;
+  double timestep = 0;  // as given to the model
+  int expert = 0;       // 0 = transformer, 1 = transformer_2
+  double guidance = 1;  // scale used (1 when CFG is off)
+  double seconds = 0;   // wall time of this step (model, gathers, scheduler)
+};
+// Called on every rank after each step with the new latents [B, C, T, H, W].
+using DenoiseCallback = std::function<void(const DenoiseStepInfo&, const Tensor& latents)>;
+
+struct DenoiseResult {
+  Tensor latents;  // [B, C, T, H, W] f32 after the last step
+  std::vector<DenoiseStepInfo> steps;
+  double text_prepare_seconds = 0;  // text K/V of both streams and experts
+  double seconds = 0;               // whole loop
+};
+
+// prompt_embeds / negative_prompt_embeds [B, L, text_dim] (negative may be undefined when CFG is
+// off); initial latents [B, C, T, H, W]. The scheduler is reset with set_timesteps. `attention`
+// builds the SeqAttention of mesh.seq (e.g. make_seq_attention); null → local (seq size 1 only).
+DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const Tensor& prompt_embeds,
+                      const Tensor& negative_prompt_embeds, const Tensor& initial_latents,
+                      const DenoiseSettings& settings, Mesh& mesh, const SeqAttentionFactory& attention,
+                      const DenoiseCallback& on_step = {});
+
+}  // namespace vgen

@@ -1,0 +1,38 @@
+#include "pipeline/dit_step.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vgen {
+
+Tensor gather_seq_tokens(Communicator& seq, const Tensor& local, const SeqLayout& layout) {
+  VGEN_ASSERT(local.ndim() == 3 && local.dim(1) == layout.local() && seq.size() == layout.degree &&
+                  local.is_cpu() && local.dtype() == DType::kF32,
+              "gather_seq_tokens: local {} for layout (local {}, degree {}) on a group of {}", local.str(),
+              layout.local(), layout.degree, seq.size());
+  const int64_t B = local.dim(0), L = local.dim(1), P = local.dim(2), N = layout.degree, S = layout.tokens;
+  Tensor all = Tensor::empty({N, B, L, P}, DType::kF32);  // source-major
+  seq.all_gather(local, all);
+  Tensor out = Tensor::empty({B, S, P}, DType::kF32);  // [B, S, P]
+  const float* src = all.f32();
+  float* dst = out.f32();
+  for (int64_t r = 0; r < N; ++r)
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t g0 = r * L;  // global index of the shard's first token
+      const int64_t n = std::clamp<int64_t>(S - g0, 0, L);
+      if (n > 0)
+        std::memcpy(dst + (b * S + g0) * P, src + ((r * B + b) * L) * P, size_t(n * P) * sizeof(float));
+    }
+  return out;
+}
+
+Tensor dit_predict(const WanTransformer& model, const Tensor& latents, const Tensor& timestep, const TextContext& text,
+                   Communicator& seq, SeqAttention& attention) {
+  const int64_t S = model.num_tokens(latents.shape());
+  SeqLayout layout = SeqLayout::make(S, seq.size(), seq.rank());
+  Tensor local = model.forward_local(latents, timestep, text, layout, attention);  // [B, S_loc, P]
+  Tensor tokens = seq.size() == 1 && layout.padded == S ? local : gather_seq_tokens(seq, local, layout);  // [B, S, P]
+  return model.unpatchify(tokens, latents.dim(2), latents.dim(3), latents.dim(4));  // [B, C_out, T, H, W]
+}
+
+}  // namespace vgen

@@ -1,0 +1,20 @@
+// One DiT evaluation over a sequence-parallel group: every rank embeds and transforms its token
+// shard (forward_local), the proj_out tokens [B, S_loc, pt·ph·pw·C] are all-gathered on the
+// sequence group, padding is dropped and the result unpatchified — the full flow prediction on
+// every rank (DESIGN.md "The denoising step, sharded").
+#pragma once
+#include "dist/communicator.h"
+#include "model/wan/transformer.h"
+#include "parallel/seq_attention.h"
+
+namespace vgen {
+
+// latents [B, C, T, H, W], timestep [B] f32 → [B, C_out, T, H, W] on every rank of `seq`.
+// Shard of this rank: SeqLayout::make(S, seq.size(), seq.rank()).
+Tensor dit_predict(const WanTransformer& model, const Tensor& latents, const Tensor& timestep, const TextContext& text,
+                   Communicator& seq, SeqAttention& attention);
+
+// local [B, S_loc, P] of every rank of `seq` → [B, layout.tokens, P] (padding rows dropped).
+Tensor gather_seq_tokens(Communicator& seq, const Tensor& local, const SeqLayout& layout);
+
+}  // namespace vgen

@@ -1,0 +1,225 @@
+// `vgen plan`: mesh table, token shards, collective volumes and memory estimate (see plan.h).
+#include "pipeline/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace vgen {
+
+namespace {
+
+// Bytes with a binary unit that keeps 3-4 significant digits ("1.25 GiB", "840 B").
+std::string human_bytes(double b) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 4) b /= 1024.0, ++u;
+  return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.2f} {}", b, kUnits[u]);
+}
+
+std::string human_count(int64_t n) {
+  if (n >= 1000000000) return fmt::format("{:.2f} B", n / 1e9);
+  if (n >= 1000000) return fmt::format("{:.2f} M", n / 1e6);
+  return fmt::format("{}", n);
+}
+
+// The world ranks obtained by varying the selected coordinates of `c` (in group-rank order).
+template <typename Fn>
+std::vector<int> group_of(const MeshShape& m, MeshCoord c, Fn vary) {
+  std::vector<int> out;
+  vary(c, [&](const MeshCoord& x) { out.push_back(mesh_rank_of(m, x)); });
+  return out;
+}
+
+}  // namespace
+
+std::string format_rank_list(const std::vector<int>& v) {
+  if (v.empty()) return "-";
+  bool arith = v.size() >= 4;
+  for (size_t i = 2; arith && i < v.size(); ++i) arith = v[i] - v[i - 1] == v[1] - v[0];
+  if (arith && v[1] - v[0] == 1) return fmt::format("[{}-{}]", v.front(), v.back());
+  if (arith) return fmt::format("[{},{},...,{}]", v[0], v[1], v.back());
+  return fmt::format("[{}]", fmt::join(v, ","));
+}
+
+PlanRank plan_rank(const MeshShape& m, int rank) {
+  PlanRank r;
+  r.rank = rank;
+  r.coord = mesh_coord_of(m, rank);
+  r.seq_rank = seq_rank_of(m, r.coord);
+  const MeshCoord c = r.coord;
+  r.cfg = group_of(m, c, [&](MeshCoord x, auto emit) { for (x.cfg = 0; x.cfg < m.cfg; ++x.cfg) emit(x); });
+  r.cp = group_of(m, c, [&](MeshCoord x, auto emit) {
+    for (x.row = 0; x.row < m.rows; ++x.row)
+      for (x.col = 0; x.col < m.cols; ++x.col) emit(x);
+  });
+  // Row group: the cols ranks of one row (Attention2D Q gather / the ring); col group: one column.
+  r.row = group_of(m, c, [&](MeshCoord x, auto emit) { for (x.col = 0; x.col < m.cols; ++x.col) emit(x); });
+  r.col = group_of(m, c, [&](MeshCoord x, auto emit) { for (x.row = 0; x.row < m.rows; ++x.row) emit(x); });
+  r.ulysses = group_of(m, c, [&](MeshCoord x, auto emit) { for (x.u = 0; x.u < m.ulysses; ++x.u) emit(x); });
+  r.seq = group_of(m, c, [&](MeshCoord x, auto emit) {
+    for (x.row = 0; x.row < m.rows; ++x.row)
+      for (x.col = 0; x.col < m.cols; ++x.col)
+        for (x.u = 0; x.u < m.ulysses; ++x.u) emit(x);
+  });
+  // VAE group: seq ranks 0..vae-1 of the replica's cfg-0 group.
+  if (c.cfg == 0 && r.seq_rank < m.vae) {
+    for (int s = 0; s < m.vae; ++s) {
+      MeshCoord x = c;
+      x.u = s % m.ulysses;
+      int cp = s / m.ulysses;
+      x.row = cp / m.cols;
+      x.col = cp % m.cols;
+      r.vae.push_back(mesh_rank_of(m, x));
+    }
+  }
+  return r;
+}
+
+Plan make_plan(const Recipe& recipe, int world) {
+  const ParallelConfig& pc = recipe.parallel;
+  const GenerationConfig& g = recipe.generation;
+  validate_mesh(pc, world, 0);  // world mismatch is reported before any model file is read
+  Plan p;
+  p.model = read_plan_model(recipe);
+  const PlanModel& md = p.model;
+  validate_mesh(pc, world, md.heads);
+  p.shape = MeshShape::from(pc);
+  const MeshShape& m = p.shape;
+
+  // Tokens: latent T = (F-1)/4 + 1, H = height/8, W = width/8, then the patch grid.
+  const int sp_h = md.vae_spatial * md.patch[1], sp_w = md.vae_spatial * md.patch[2];
+  VGEN_CHECK(g.height % sp_h == 0 && g.width % sp_w == 0, ExitCode::kRecipe,
+             "generation.height {} / width {} must be multiples of {} / {} for this model (VAE ×{} · patch)",
+             g.height, g.width, sp_h, sp_w, md.vae_spatial);
+  PlanTokens& t = p.tokens;
+  t.latent_t = (g.num_frames - 1) / md.vae_temporal + 1;
+  t.latent_h = g.height / md.vae_spatial;
+  t.latent_w = g.width / md.vae_spatial;
+  VGEN_CHECK(t.latent_t % md.patch[0] == 0, ExitCode::kRecipe,
+             "generation.num_frames {}: latent frames {} not divisible by the temporal patch {}", g.num_frames,
+             t.latent_t, md.patch[0]);
+  t.tokens = int64_t(t.latent_t / md.patch[0]) * (t.latent_h / md.patch[1]) * (t.latent_w / md.patch[2]);
+  const int sp = m.seq();
+  t.padded = (t.tokens + sp - 1) / sp * sp;
+  t.per_rank = t.padded / sp;
+
+  for (int r = 0; r < world; ++r) p.ranks.push_back(plan_rank(m, r));
+
+  // Collective volumes per rank per denoising step (bytes leaving / arriving at the rank).
+  const double b = recipe.precision == "bf16" ? 2 : 4;
+  const bool cfg_on = g.guidance_scale > 1.0;
+  const int fwd = cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;  // DiT forwards per step on this rank
+  const double D = md.dim(), L = md.layers, s = double(t.per_rank);
+  const double cp_tokens = double(t.padded) / m.cp();  // tokens per rank after the Ulysses all-to-all
+  const double d_u = D / m.ulysses;                    // channels (heads·head_dim) per rank after it
+  if (m.ulysses > 1)
+    p.comm.push_back({"ulysses all-to-all", fwd * L * 4 * s * D * b * (m.ulysses - 1) / m.ulysses,
+                      fmt::format("4 per layer of the local [{}, {}] activations", t.per_rank, md.dim())});
+  if (m.ring && m.cols > 1)
+    p.comm.push_back({"ring K/V exchange", fwd * L * (m.cols - 1) * 2 * cp_tokens * d_u * b,
+                      fmt::format("{} K/V block exchanges per layer of [{}, {}]", m.cols - 1, cp_tokens, d_u)});
+  if (!m.ring && m.cp() > 1) {
+    const double n = cp_tokens * d_u;
+    const double per_layer = (m.cols - 1) * n * b + 2 * (m.rows - 1) * n * b + (m.cols - 1) * n * b +
+                             (m.cols - 1) * cp_tokens * (md.heads / m.ulysses) * 4;
+    p.comm.push_back({"attention2d", fwd * L * per_layer,
+                      fmt::format("per layer: Q all-gather on the row group ({} ranks), K/V all-gather on the "
+                                  "column group ({} ranks), output + fp32 LSE all-to-all",
+                                  m.cols, m.rows)});
+  }
+  const int proj = md.out_channels * md.patch[0] * md.patch[1] * md.patch[2];
+  if (sp > 1)
+    p.comm.push_back({"proj_out gather", fwd * (sp - 1) * s * proj * b,
+                      fmt::format("all-gather of [{}, {}] over the seq group of {}", t.per_rank, proj, sp)});
+  const double latent = double(md.out_channels) * t.latent_t * t.latent_h * t.latent_w;
+  if (m.cfg == 2 && cfg_on)
+    p.comm.push_back({"cfg all-gather", latent * b, "one all-gather of the noise prediction per step"});
+  if (m.cfg == 2 && !cfg_on)
+    p.notes.push_back("guidance_scale <= 1 disables CFG: the cfg-1 ranks idle during denoising");
+
+  // Memory per GPU.
+  const double dit = double(md.dit_bytes) * md.experts;
+  if (pc.dwdp_size > 1) {
+    p.memory.push_back({fmt::format("DiT weights ({} expert(s), 1/{} by DWDP, {})", md.experts, pc.dwdp_size,
+                                    md.dit_source),
+                        dit / pc.dwdp_size});
+    p.memory.push_back({"DWDP block double buffer", 2.0 * md.dit_block_bytes});
+  } else {
+    p.memory.push_back({fmt::format("DiT weights ({} expert(s) × {} params, {})", md.experts,
+                                    human_count(md.dit_params), md.dit_source),
+                        dit});
+  }
+  p.memory.push_back({fmt::format("UMT5 encoder weights ({} params, {})", human_count(md.te_params), md.te_source),
+                      double(md.te_bytes)});
+  if (md.vae_bytes >= 0) p.memory.push_back({"VAE weights (fp32)", double(md.vae_bytes)});
+  else p.notes.push_back("VAE weights not estimated (no vae/ safetensors)");
+  const int streams = cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;
+  p.memory.push_back({fmt::format("text K/V cache ({} layers × {} stream(s) × {} tokens)", md.layers, streams,
+                                  md.text_len),
+                      L * streams * 2.0 * md.text_len * D * b});
+  double act = s * D * 4 /*fp32 residual*/ + 5 * s * D * b /*norm, q, k, v, attn out*/ + 2 * s * md.ffn * b;
+  act += 4 * cp_tokens * d_u * b;  // attention inputs/outputs after the all-to-all
+  if (m.ring && m.cols > 1) act += 4 * cp_tokens * d_u * b + cp_tokens * d_u * 4;
+  if (!m.ring && m.cp() > 1) {
+    const double rows_tok = double(t.padded) / m.rows, cols_tok = double(t.padded) / m.cols;
+    act += rows_tok * d_u * (b + 4) + 2 * cols_tok * d_u * b;
+  }
+  act += 4 * latent * 4;  // latents, noise predictions, scheduler history (fp32)
+  p.memory.push_back({"DiT activations (rough)", act});
+  p.notes.push_back("VAE decode activations are not included (bounded by the frame-by-frame decode)");
+  return p;
+}
+
+std::string format_plan(const Recipe& recipe, const Plan& p) {
+  const MeshShape& m = p.shape;
+  const PlanModel& md = p.model;
+  const PlanTokens& t = p.tokens;
+  const GenerationConfig& g = recipe.generation;
+  fmt::memory_buffer o;
+  auto out = std::back_inserter(o);
+  fmt::format_to(out, "recipe {} is valid for {} ranks\n", recipe.source_path, m.world());
+  fmt::format_to(out, "model: {} ({} heads × {}, {} layers, ffn {}, {} expert(s))\n", recipe.model, md.heads,
+                 md.head_dim, md.layers, md.ffn, md.experts);
+  fmt::format_to(out, "mesh: dp {} × cfg {} × {} × ulysses {} = {} (seq degree {}, vae group {})\n", m.dp, m.cfg,
+                 m.ring ? fmt::format("ring {}", m.cols) : fmt::format("attn2d {}×{}", m.rows, m.cols), m.ulysses,
+                 m.world(), m.seq(), m.vae);
+  fmt::format_to(out, "\n{:>5}  {:<28} {:>4}  groups (world ranks)\n", "rank", "(dp, cfg, row, col, u)", "seq");
+  for (auto& r : p.ranks) {
+    const MeshCoord& c = r.coord;
+    fmt::format_to(out, "{:>5}  {:<28} {:>4}  cfg {} cp {} row {} col {} ulysses {} seq {} vae {}\n", r.rank,
+                   fmt::format("({}, {}, {}, {}, {})", c.dp, c.cfg, c.row, c.col, c.u), r.seq_rank,
+                   format_rank_list(r.cfg), format_rank_list(r.cp), format_rank_list(r.row), format_rank_list(r.col),
+                   format_rank_list(r.ulysses), format_rank_list(r.seq), format_rank_list(r.vae));
+  }
+  fmt::format_to(out, "\ntokens: {} frames → latent T {}; {}×{} px → latent {}×{}; S = {}·{}·{} = {}\n",
+                 g.num_frames, t.latent_t, g.height, g.width, t.latent_h, t.latent_w, t.latent_t / md.patch[0],
+                 t.latent_h / md.patch[1], t.latent_w / md.patch[2], t.tokens);
+  fmt::format_to(out, "padded S = {} ({} pad tokens, excluded from attention), {} tokens per seq rank\n", t.padded,
+                 t.padded - t.tokens, t.per_rank);
+  for (int s = 0; s < m.seq(); ++s) {
+    int64_t b = s * t.per_rank, e = b + t.per_rank;
+    int64_t valid = std::clamp<int64_t>(t.tokens - b, 0, t.per_rank);
+    fmt::format_to(out, "  seq rank {:>3}: [{}, {}) valid {}\n", s, b, e, valid);
+  }
+  fmt::format_to(out, "\ncommunication per rank per step ({}; {} steps):\n", recipe.precision,
+                 g.num_inference_steps);
+  double total = 0;
+  for (auto& c : p.comm) {
+    fmt::format_to(out, "  {:<20} {:>12}  {}\n", c.what, human_bytes(c.bytes_per_step), c.detail);
+    total += c.bytes_per_step;
+  }
+  if (p.comm.empty()) fmt::format_to(out, "  none (single rank per replica)\n");
+  fmt::format_to(out, "  {:<20} {:>12}  ({} per video)\n", "total", human_bytes(total), human_bytes(total * g.num_inference_steps));
+  fmt::format_to(out, "\nmemory estimate per GPU:\n");
+  double mem = 0;
+  for (auto& [what, bytes] : p.memory) {
+    fmt::format_to(out, "  {:>12}  {}\n", human_bytes(bytes), what);
+    mem += bytes;
+  }
+  fmt::format_to(out, "  {:>12}  total\n", human_bytes(mem));
+  for (auto& n : p.notes) fmt::format_to(out, "note: {}\n", n);
+  return fmt::to_string(o);
+}
+
+}  // namespace vgen

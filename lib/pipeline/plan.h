@@ -1,0 +1,72 @@
+// `vgen plan --recipe R.yaml --world N`: validates a recipe for N ranks without loading weights and
+// describes the run: the mesh (rank → coordinates → groups), token shards and padding, bytes moved
+// by each collective per denoising step, and a per-GPU memory estimate. Only configs and
+// safetensors headers are read, so it works on a directory holding just the config files.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dist/mesh.h"
+#include "io/recipe.h"
+
+namespace vgen {
+
+// Model facts the plan needs (configs; weight sizes from headers when present, else config math).
+struct PlanModel {
+  int heads = 40, head_dim = 128, layers = 40, ffn = 13824;
+  int in_channels = 16, out_channels = 16, text_dim = 4096, freq_dim = 256;
+  std::array<int, 3> patch = {1, 2, 2};
+  int vae_spatial = 8, vae_temporal = 4;
+  int experts = 1;  // 2 when model_index.json lists transformer_2
+  int64_t dit_params = 0;       // one expert
+  int64_t dit_bytes = 0;        // one expert at the run dtype (keep-fp32 modules in fp32)
+  int64_t dit_block_bytes = 0;  // the largest block, at the run dtype (DWDP double buffer)
+  std::string dit_source;       // "safetensors headers" or "config math"
+  int64_t te_params = 0, te_bytes = 0;
+  std::string te_source;
+  int64_t vae_bytes = -1;  // -1: unknown (no weights)
+  int text_len = 512;      // UMT5 context length (max_sequence_length)
+  int dim() const { return heads * head_dim; }
+};
+
+struct PlanRank {
+  int rank = 0;
+  MeshCoord coord;
+  int seq_rank = 0;
+  std::vector<int> cfg, cp, row, col, ulysses, seq, vae;  // group members (world ranks); vae empty if none
+};
+
+struct PlanTokens {
+  int latent_t = 0, latent_h = 0, latent_w = 0;
+  int64_t tokens = 0, padded = 0, per_rank = 0;
+};
+
+struct PlanComm {
+  std::string what;
+  double bytes_per_step = 0;  // per rank
+  std::string detail;
+};
+
+struct Plan {
+  MeshShape shape;
+  PlanModel model;
+  PlanTokens tokens;
+  std::vector<PlanRank> ranks;
+  std::vector<PlanComm> comm;
+  std::vector<std::pair<std::string, double>> memory;  // per-GPU bytes by item
+  std::vector<std::string> notes;
+};
+
+// Reads the model configs (and safetensors headers where present) for the plan.
+PlanModel read_plan_model(const Recipe& recipe);
+// Validates the recipe for `world` ranks (kRecipe / kModel on problems) and computes the plan.
+Plan make_plan(const Recipe& recipe, int world);
+std::string format_plan(const Recipe& recipe, const Plan& plan);
+
+// Helpers shared with tests: group members of `rank` and the compact list form "[0,4,...,32]".
+PlanRank plan_rank(const MeshShape& m, int rank);
+std::string format_rank_list(const std::vector<int>& v);
+
+}  // namespace vgen

@@ -1,0 +1,149 @@
+// Model facts for `vgen plan`: configs, and weight sizes from safetensors headers (no tensor data
+// is read) or, when a folder has no weights, from the architecture formulas of wan_spec.md.
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "core/log.h"
+#include "io/diffusers_dir.h"
+#include "io/safetensors.h"
+#include "pipeline/plan.h"
+
+namespace vgen {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has_safetensors(const std::string& dir) {
+  if (!fs::is_directory(dir)) return false;
+  for (auto& e : fs::directory_iterator(dir)) {
+    std::string n = e.path().filename().string();
+    if (n.ends_with(".safetensors") || n.ends_with(".safetensors.index.json")) return true;
+  }
+  return false;
+}
+
+// diffusers `_keep_in_fp32_modules` of WanTransformer3DModel: a parameter stays fp32 when one of
+// these names is a component of its dotted name.
+bool keep_fp32(const std::string& name) {
+  static const char* kKeep[] = {"rope", "time_embedder", "scale_shift_table", "norm1", "norm2", "norm3"};
+  std::stringstream ss(name);
+  for (std::string part; std::getline(ss, part, '.');)
+    for (const char* k : kKeep)
+      if (part == k) return true;
+  return false;
+}
+
+struct DitSize {
+  int64_t params = 0, bytes = 0, max_block = 0;
+};
+
+DitSize dit_from_headers(const std::string& dir, size_t run_bytes) {
+  WeightStore ws = WeightStore::open(dir);
+  DitSize d;
+  std::map<int, int64_t> blocks;
+  for (auto& name : ws.names()) {
+    Tensor t = ws.get(name);  // mmap view: only the header is parsed
+    int64_t n = t.numel();
+    int64_t b = n * int64_t(keep_fp32(name) ? 4 : run_bytes);
+    d.params += n;
+    d.bytes += b;
+    if (name.rfind("blocks.", 0) == 0) blocks[std::atoi(name.c_str() + 7)] += b;
+  }
+  for (auto& [i, b] : blocks) d.max_block = std::max(d.max_block, b);
+  return d;
+}
+
+// Parameter count of WanTransformer3DModel (matches 1.3B and 14B exactly, wan_spec.md §1).
+DitSize dit_from_config(const PlanModel& m, size_t run_bytes) {
+  const int64_t D = m.dim(), F = m.ffn, P = int64_t(m.patch[0]) * m.patch[1] * m.patch[2];
+  const int64_t attn = 4 * (D * D + D) + 2 * D;  // q, k, v, out + norm_q, norm_k
+  const int64_t blk_plain = 2 * attn + (F * D + F + D * F + D);
+  const int64_t blk_fp32 = 2 * D /*norm2*/ + 6 * D /*scale_shift_table*/;
+  const int64_t time_emb = D * m.freq_dim + D + D * D + D;  // fp32
+  const int64_t top_plain = D * m.in_channels * P + D + 6 * D * D + 6 * D + D * m.text_dim + D + D * D + D +
+                            int64_t(m.out_channels) * P * D + int64_t(m.out_channels) * P;
+  const int64_t top_fp32 = time_emb + 2 * D;
+  DitSize d;
+  d.params = m.layers * (blk_plain + blk_fp32) + top_plain + top_fp32;
+  d.max_block = blk_plain * int64_t(run_bytes) + blk_fp32 * 4;
+  d.bytes = m.layers * d.max_block + top_plain * int64_t(run_bytes) + top_fp32 * 4;
+  return d;
+}
+
+// UMT5 encoder: vocab·d_model + layers·(4·d_model·d_kv·heads + 3·d_model·d_ff) + norms + rel. bias.
+int64_t umt5_params(const Json& c) {
+  int64_t vocab = json_get_or<int64_t>(c, "vocab_size", 256384), dm = json_get_or<int64_t>(c, "d_model", 4096);
+  int64_t dkv = json_get_or<int64_t>(c, "d_kv", 64), h = json_get_or<int64_t>(c, "num_heads", 64);
+  int64_t dff = json_get_or<int64_t>(c, "d_ff", 10240), l = json_get_or<int64_t>(c, "num_layers", 24);
+  int64_t buckets = json_get_or<int64_t>(c, "relative_attention_num_buckets", 32);
+  bool gated = json_get_or<std::string>(c, "feed_forward_proj", "gated-gelu").rfind("gated", 0) == 0;
+  return vocab * dm + l * (4 * dm * dkv * h + (gated ? 3 : 2) * dm * dff) + l * 2 * dm + dm + l * buckets * h;
+}
+
+}  // namespace
+
+PlanModel read_plan_model(const Recipe& recipe) {
+  VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing", recipe.source_path);
+  DiffusersDir dir(recipe.model);
+  const size_t run_bytes = recipe.precision == "bf16" ? 2 : 4;
+  PlanModel m;
+  Json tc = dir.component_config("transformer");
+  m.heads = json_get_or(tc, "num_attention_heads", 40);
+  m.head_dim = json_get_or(tc, "attention_head_dim", 128);
+  m.layers = json_get_or(tc, "num_layers", 40);
+  m.ffn = json_get_or(tc, "ffn_dim", 13824);
+  m.in_channels = json_get_or(tc, "in_channels", 16);
+  m.out_channels = json_get_or(tc, "out_channels", m.in_channels);
+  m.text_dim = json_get_or(tc, "text_dim", 4096);
+  m.freq_dim = json_get_or(tc, "freq_dim", 256);
+  if (tc.contains("patch_size") && tc["patch_size"].is_array() && tc["patch_size"].size() == 3)
+    for (int i = 0; i < 3; ++i) m.patch[i] = tc["patch_size"][i].get<int>();
+  VGEN_CHECK(m.heads >= 1 && m.head_dim >= 1 && m.layers >= 1 && m.ffn >= 1 && m.patch[0] >= 1 && m.patch[1] >= 1 &&
+                 m.patch[2] >= 1,
+             ExitCode::kModel, "{}/transformer/config.json: non-positive sizes", recipe.model);
+  m.experts = dir.has_component("transformer_2") ? 2 : 1;
+  m.text_len = recipe.generation.max_sequence_length;
+
+  std::string tdir = (fs::path(recipe.model) / "transformer").string();
+  DitSize d = has_safetensors(tdir) ? dit_from_headers(tdir, run_bytes) : dit_from_config(m, run_bytes);
+  m.dit_source = has_safetensors(tdir) ? "safetensors headers" : "config math";
+  if (m.experts == 2) {
+    std::string t2 = (fs::path(recipe.model) / "transformer_2").string();
+    if (has_safetensors(t2)) {
+      DitSize d2 = dit_from_headers(t2, run_bytes);
+      d.bytes = std::max(d.bytes, d2.bytes);
+      d.max_block = std::max(d.max_block, d2.max_block);
+    }
+  }
+  m.dit_params = d.params;
+  m.dit_bytes = d.bytes;
+  m.dit_block_bytes = d.max_block;
+
+  std::string tec = (fs::path(recipe.model) / "text_encoder" / "config.json").string();
+  if (fs::is_regular_file(tec)) {
+    m.te_params = umt5_params(read_json_file(tec, ExitCode::kModel));
+    m.te_source = "text_encoder/config.json";
+  } else {
+    m.te_params = umt5_params(Json::object());
+    m.te_source = "umt5-xxl defaults (no text_encoder/config.json)";
+  }
+  m.te_bytes = m.te_params * int64_t(run_bytes);
+
+  std::string vdir = (fs::path(recipe.model) / "vae").string();
+  std::string vcfg = (fs::path(vdir) / "config.json").string();
+  if (fs::is_regular_file(vcfg)) {
+    Json vc = read_json_file(vcfg, ExitCode::kModel);
+    m.vae_spatial = json_get_or(vc, "scale_factor_spatial", 8);
+    m.vae_temporal = json_get_or(vc, "scale_factor_temporal", 4);
+  }
+  if (has_safetensors(vdir)) {
+    WeightStore ws = WeightStore::open(vdir);
+    int64_t n = 0;
+    for (auto& name : ws.names()) n += ws.get(name).numel();
+    m.vae_bytes = n * 4;  // the VAE decodes in fp32 (as diffusers recommends for Wan)
+  }
+  return m;
+}
+
+}  // namespace vgen

@@ -1,0 +1,118 @@
+#include "pipeline/preflight.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "core/log.h"
+#include "dist/mesh.h"
+#include "io/diffusers_dir.h"
+#include "io/safetensors.h"
+
+namespace vgen {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string absolute(const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); }
+
+// Opens every safetensors file of a component: headers, dtypes, shapes and offsets are validated.
+void check_weights(const DiffusersDir& dir, const std::string& component) {
+  std::string path = dir.component_path(component);
+  WeightStore ws = WeightStore::open(path);
+  VGEN_CHECK(!ws.names().empty(), ExitCode::kModel, "{}: component '{}' holds no tensors", dir.root(), component);
+}
+
+int transformer_heads(const DiffusersDir& dir, const std::string& component) {
+  Json c = dir.component_config(component);
+  int heads = json_get_or(c, "num_attention_heads", 40);
+  VGEN_CHECK(heads >= 1, ExitCode::kModel, "{}/{}/config.json: num_attention_heads must be >= 1, got {}", dir.root(),
+             component, heads);
+  return heads;
+}
+
+}  // namespace
+
+void preflight_model(const Recipe& recipe, int world_size, int* num_heads) {
+  VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing (path of a Diffusers "
+             "Wan pipeline directory)", recipe.source_path);
+  validate_mesh(recipe.parallel, world_size, 0);  // the world size is checked before the model
+  DiffusersDir dir(recipe.model);
+
+  // Components the T2V pipeline needs; transformer_2 when the checkpoint is a two-expert Wan 2.2.
+  std::vector<std::string> comps = {"transformer", "text_encoder", "tokenizer", "vae", "scheduler"};
+  if (dir.has_component("transformer_2")) comps.push_back("transformer_2");
+  for (auto& c : comps) {
+    VGEN_CHECK(dir.has_component(c), ExitCode::kModel, "{}: model_index.json lists no '{}' component", dir.root(), c);
+    dir.component_path(c);  // the folder exists
+  }
+  for (auto& c : {"transformer", "text_encoder", "vae", "scheduler"}) dir.component_config(c);
+  std::string spiece = (fs::path(dir.component_path("tokenizer")) / "spiece.model").string();
+  VGEN_CHECK(fs::is_regular_file(spiece), ExitCode::kModel, "{}: tokenizer/spiece.model is missing (the UMT5 "
+             "SentencePiece model)", dir.root());
+
+  int heads = transformer_heads(dir, "transformer");
+  if (dir.has_component("transformer_2")) {
+    int h2 = transformer_heads(dir, "transformer_2");
+    VGEN_CHECK(h2 == heads, ExitCode::kModel, "{}: transformer has {} heads but transformer_2 has {}", dir.root(),
+               heads, h2);
+  }
+  validate_mesh(recipe.parallel, world_size, heads);
+  for (auto& c : comps)
+    if (c != "tokenizer" && c != "scheduler") check_weights(dir, c);
+  if (num_heads) *num_heads = heads;
+}
+
+void check_output_dir(const std::string& dir) {
+  VGEN_CHECK(!dir.empty(), ExitCode::kOutput, "output.dir is empty");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  VGEN_CHECK(!ec && fs::is_directory(dir), ExitCode::kOutput, "cannot create output directory {}: {}", dir,
+             ec ? ec.message() : std::string("a file of that name exists"));
+  std::string probe =
+      (fs::path(dir) / fmt::format(".vgen-write-probe.{}.{}", process_rank(), static_cast<long>(getpid()))).string();
+  FILE* f = std::fopen(probe.c_str(), "wb");
+  VGEN_CHECK(f, ExitCode::kOutput, "output directory {} is not writable: {}", dir, std::strerror(errno));
+  bool ok = std::fputs("probe\n", f) >= 0;
+  ok = std::fclose(f) == 0 && ok;
+  std::remove(probe.c_str());
+  VGEN_CHECK(ok, ExitCode::kOutput, "output directory {} is not writable (write failed; disk full?)", dir);
+}
+
+PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, int world_size) {
+  PreflightResult r;
+  preflight_model(recipe, world_size, &r.num_heads);
+
+  const std::string& lat = recipe.generation.initial_latents;
+  if (!lat.empty()) {
+    VGEN_CHECK(fs::is_regular_file(lat), ExitCode::kInput, "generation.initial_latents: file {} does not exist", lat);
+    try {
+      WeightStore ws = WeightStore::open(lat);
+      VGEN_CHECK(ws.has("initial_latents"), ExitCode::kInput, "{}: no tensor 'initial_latents'", lat);
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::kInput) throw;
+      VGEN_THROW(ExitCode::kInput, "generation.initial_latents: {}", e.message());
+    }
+  }
+
+  r.prompts_path = absolute(opts.prompts_override.empty() ? recipe.prompts : opts.prompts_override);
+  r.prompts = load_prompts(r.prompts_path);
+  size_t bad = 0;
+  for (auto& p : r.prompts) bad += p.ok() ? 0 : 1;
+  if (bad) log_warn("{}: {} of {} prompts are invalid and will be reported as failed", r.prompts_path, bad,
+                    r.prompts.size());
+
+  r.out_dir = absolute(opts.out_override.empty() ? recipe.output.dir : opts.out_override);
+  check_output_dir(r.out_dir);
+  if (opts.retry_failed) {
+    std::string timing = (fs::path(r.out_dir) / "timing.json").string();
+    VGEN_CHECK(fs::is_regular_file(timing), ExitCode::kInput,
+               "--retry-failed: no previous {} to take the failed prompts from", timing);
+  }
+  return r;
+}
+
+}  // namespace vgen

@@ -1,0 +1,48 @@
+// Optional on-disk cache of prompt embeddings. An entry is keyed by a hash of (encoder identity,
+// max_len, cleaned prompt), where the identity covers the text encoder folder (path, file names,
+// sizes, mtimes) and the tokenizer's contents (spiece.model and tokenizer_config.json hashed).
+// Entries are safetensors files written atomically (temporary name + rename) holding the full key
+// text (verified on load, so a hash collision is a miss) and the prompt's real rows. Unreadable or
+// inconsistent entries are ignored with a warning and recomputed.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "model/wan/text_encoder.h"
+
+namespace vgen {
+
+class TextCache {
+ public:
+  TextCache(std::string dir, std::string identity);
+  // Identity of an encoder + tokenizer pair (see above).
+  static std::string encoder_identity(const std::string& text_encoder_dir, const std::string& tokenizer_dir);
+  static std::string encoder_identity(const TextEncoder& enc) {
+    return encoder_identity(enc.text_encoder_dir(), enc.tokenizer_dir());
+  }
+
+  const std::string& dir() const { return dir_; }
+  std::string key_text(const std::string& cleaned_prompt, int max_len) const;
+  std::string entry_path(const std::string& cleaned_prompt, int max_len) const;
+
+  // prompt_embeds [max_len, hidden] of a cleaned prompt (rows past its length zero), or an
+  // undefined tensor when there is no valid entry.
+  Tensor load(const std::string& cleaned_prompt, int max_len, int64_t hidden) const;
+  // prompt_embeds [max_len, hidden] with `length` real rows.
+  void store(const std::string& cleaned_prompt, int max_len, const Tensor& prompt_embeds, int64_t length) const;
+
+ private:
+  std::string dir_, identity_;
+};
+
+// prompt_embeds [B, max_len, D] of raw prompts, served from `cache` where present (cache may be
+// null: plain encoding); misses are encoded together and stored.
+Tensor encode_prompts_cached(const TextEncoder& enc, const TextCache* cache, const std::vector<std::string>& prompts,
+                             int max_len);
+
+// 128-bit content hash as 32 hex digits (two independent 64-bit FNV-1a style lanes); not
+// cryptographic, used for file names only.
+std::string text_cache_hash(const std::string& bytes);
+
+}  // namespace vgen

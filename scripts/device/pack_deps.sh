@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Copies the build dependencies the GPU machine may lack from this machine into .dev/deps/
+# (an ignored path), so they travel with the working tree: pass ".dev/deps" in the device run's
+# `carry` list. scripts/device/gpu_check.sh uses each copy only when the system lacks the package.
+#   .dev/deps/nlohmann/    include/nlohmann + share/cmake/nlohmann_json (header-only, relocatable config)
+#   .dev/deps/googletest/  GoogleTest sources (built there with that machine's compiler)
+#   .dev/deps/openblas/    cblas.h & co + libopenblas.so.0 and the Fortran runtime it needs
+# Usage: scripts/device/pack_deps.sh [DEST]   (default: <repo>/.dev/deps). Idempotent.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DEST=${1:-$ROOT/.dev/deps}
+ARCH_LIB=/usr/lib/x86_64-linux-gnu
+
+die() { echo "pack_deps: $*" >&2; exit 1; }
+
+rm -rf "$DEST"
+mkdir -p "$DEST"
+
+# nlohmann-json: headers and the CMake package config (it locates the headers relative to itself).
+[ -f /usr/include/nlohmann/json.hpp ] || die "/usr/include/nlohmann is missing here"
+mkdir -p "$DEST/nlohmann/include" "$DEST/nlohmann/share/cmake"
+cp -r /usr/include/nlohmann "$DEST/nlohmann/include/"
+for d in /usr/share/cmake/nlohmann_json /usr/lib/cmake/nlohmann_json "$ARCH_LIB/cmake/nlohmann_json"; do
+  if [ -f "$d/nlohmann_jsonConfig.cmake" ]; then
+    cp -r "$d" "$DEST/nlohmann/share/cmake/"
+    break
+  fi
+done
+[ -f "$DEST/nlohmann/share/cmake/nlohmann_json/nlohmann_jsonConfig.cmake" ] || die "no nlohmann_jsonConfig.cmake found"
+
+# GoogleTest: sources only; a static library built here could mismatch the other compiler.
+[ -f /usr/src/googletest/CMakeLists.txt ] || die "/usr/src/googletest is missing here (apt-get install googletest)"
+mkdir -p "$DEST/googletest"
+cp -r /usr/src/googletest/. "$DEST/googletest/"
+rm -rf "$DEST/googletest/googletest/test" "$DEST/googletest/googlemock/test" "$DEST/googletest/googletest/samples" \
+  "$DEST/googletest/googletest/docs" "$DEST/googletest/googlemock/docs"
+
+# OpenBLAS: headers, the shared library and the non-glibc libraries it links (libgfortran, libquadmath).
+blas=$(readlink -f "$ARCH_LIB/libopenblas.so.0" 2>/dev/null || true)
+[ -n "$blas" ] && [ -f "$blas" ] || die "libopenblas.so.0 not found in $ARCH_LIB"
+hdr=""
+for d in "$(dirname "$blas" | sed 's#/lib/#/include/#')" /usr/include/x86_64-linux-gnu/openblas-pthread \
+  /usr/include/openblas /usr/include; do
+  if [ -f "$d/cblas.h" ] && [ -f "$d/openblas_config.h" ]; then hdr=$d; break; fi
+done
+[ -n "$hdr" ] || die "no OpenBLAS cblas.h / openblas_config.h found"
+mkdir -p "$DEST/openblas/include" "$DEST/openblas/lib"
+cp "$hdr"/cblas.h "$hdr"/openblas_config.h "$DEST/openblas/include/"
+[ -f "$hdr/f77blas.h" ] && cp "$hdr/f77blas.h" "$DEST/openblas/include/"
+cp "$blas" "$DEST/openblas/lib/libopenblas.so.0"  # no libopenblas.so link: links may not travel; gpu_check adds it
+ldd "$blas" | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do
+  case "$name" in
+    libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libgcc_s.so*|ld-linux*) ;;  # part of every system
+    *) cp "$(readlink -f "$path")" "$DEST/openblas/lib/$name" ;;
+  esac
+done
+
+echo "pack_deps: wrote $DEST"
+du -sh "$DEST"/*
+du -sh "$DEST"

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# One bad-input case under `mpirun -np 4`: vgen must exit non-zero (with the documented exit code)
+# within the timeout, with a message naming the problem.
+# usage: bad_input.sh CASE VGEN_BIN SOURCE_DIR [MPIRUN ARGS...]
+set -uo pipefail
+case_name=$1 vgen=$2 src=$3
+shift 3
+mpirun=("$@")
+[ ${#mpirun[@]} -eq 0 ] && mpirun=(mpirun --oversubscribe)
+if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$src" || exit 2
+recipe=recipes/demo-cpu.yaml
+args=(--set "output.dir=$work/out")
+
+copy_model() {
+  cp -r tests/golden/wan21-tiny "$work/model" && chmod -R u+w "$work/model"
+  args+=(--set "model=$work/model")
+}
+# Replaces a component's weights with a crafted safetensors file: craft FILE HEADER_JSON DATA_BYTES
+craft() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import struct, sys
+path, header, n = sys.argv[1], sys.argv[2].encode(), int(sys.argv[3])
+header += b" " * (-len(header) % 8)
+open(path, "wb").write(struct.pack("<Q", len(header)) + header + bytes(n))
+PY
+}
+
+case $case_name in
+  malformed_yaml)
+    printf 'model: tests/golden/wan21-tiny\ngeneration:\n  height: [32, 48\n' > "$work/r.yaml"
+    recipe=$work/r.yaml code=3 msg="malformed YAML" ;;
+  unknown_key)
+    sed 's/ulysses_size: 2/ulysess_size: 2/' recipes/demo-cpu.yaml > "$work/r.yaml"
+    recipe=$work/r.yaml code=3 msg="parallel_config.ulysess_size: unknown key" ;;
+  wrong_type)
+    sed 's/height: 32/height: tall/' recipes/demo-cpu.yaml > "$work/r.yaml"
+    recipe=$work/r.yaml code=3 msg="generation.height: expected an integer" ;;
+  world_mismatch)
+    args+=(--set parallel_config.ulysses_size=1)
+    code=3 msg="world size 4 does not equal" ;;
+  ulysses_heads)
+    args+=(--set parallel_config.cfg_size=1 --set parallel_config.ulysses_size=4)
+    code=3 msg="does not divide the model's 2 attention heads" ;;
+  missing_model)
+    args+=(--set "model=$work/no-such-model")
+    code=4 msg="$work/no-such-model does not exist" ;;
+  missing_component)
+    copy_model; rm -rf "$work/model/vae"
+    code=4 msg="component folder 'vae' is missing" ;;
+  truncated_safetensors)
+    copy_model
+    f=$work/model/transformer/diffusion_pytorch_model.safetensors
+    truncate -s $(( $(stat -c %s "$f") / 2 )) "$f"
+    code=4 msg="diffusion_pytorch_model.safetensors: tensor" ;;
+  corrupt_header_length)
+    copy_model
+    f=$work/model/vae/diffusion_pytorch_model.safetensors
+    printf '\xff\xff\xff\xff\xff\xff\x00\x00' | dd of="$f" bs=1 count=8 conv=notrunc status=none
+    code=4 msg="header length" ;;
+  offsets_out_of_range)
+    copy_model
+    craft "$work/model/vae/diffusion_pytorch_model.safetensors" \
+      '{"decoder.conv_in.weight": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}' 8
+    code=4 msg="offsets [0, 16) out of range" ;;
+  unknown_dtype)
+    copy_model
+    craft "$work/model/text_encoder/model.safetensors" \
+      '{"shared.weight": {"dtype": "F8_E4M3", "shape": [4], "data_offsets": [0, 4]}}' 4
+    code=4 msg="unsupported dtype 'F8_E4M3'" ;;
+  unreadable_prompts)
+    args+=(--prompts "$work/no-such-prompts.txt")
+    code=5 msg="cannot read prompt file $work/no-such-prompts.txt" ;;
+  unwritable_output)
+    touch "$work/file"
+    args=(--set "output.dir=$work/file/out")
+    code=6 msg="cannot create output directory $work/file/out" ;;
+  *) echo "bad_input.sh: unknown case $case_name" >&2; exit 2 ;;
+esac
+
+start=$(date +%s)
+timeout 60 "${mpirun[@]}" -np 4 "$vgen" run --recipe "$recipe" "${args[@]}" > "$work/log" 2>&1
+rc=$?
+secs=$(( $(date +%s) - start ))
+cat "$work/log"
+echo "--- case $case_name: exit code $rc after ${secs}s (expected $code, message: $msg)"
+if [ $rc -eq 0 ]; then echo "FAIL: vgen succeeded on a bad input"; exit 1; fi
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "FAIL: vgen did not exit within 60 s (hang)"; exit 1; fi
+if [ $rc -ne "$code" ]; then echo "FAIL: exit code $rc, expected $code"; exit 1; fi
+if ! grep -qF -- "$msg" "$work/log"; then echo "FAIL: the output does not name the problem ('$msg')"; exit 1; fi
+echo PASS

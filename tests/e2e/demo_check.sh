@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs recipes/demo-cpu.yaml under `mpirun -np 4` into a temporary folder and checks the MP4s
+# (ffprobe: H.264, frame count and size from the recipe) and timing.json; then reruns with
+# output.skip_existing=true and checks that every video is skipped.
+# usage: demo_check.sh VGEN_BIN SOURCE_DIR [MPIRUN ARGS...]
+set -uo pipefail
+vgen=$1 src=$2
+shift 2
+mpirun=("$@")
+[ ${#mpirun[@]} -eq 0 ] && mpirun=(mpirun --oversubscribe)
+if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$src" || exit 2
+out=$work/out
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+timeout 600 "${mpirun[@]}" -np 4 "$vgen" --recipe recipes/demo-cpu.yaml --out "$out"
+rc=$?
+[ $rc -eq 0 ] || fail "vgen exited with $rc"
+
+python3 - "$out" recipes/demo-cpu.yaml recipes/prompts/demo.txt <<'PY' || exit 1
+import json, os, subprocess, sys
+out, recipe, prompts = sys.argv[1:4]
+n_prompts = sum(1 for l in open(prompts) if l.strip() and not l.strip().startswith("#"))
+cfg = {}
+for line in open(recipe):  # the few scalar keys the check needs (no YAML module required)
+    s = line.split("#")[0].strip()
+    if ":" in s:
+        k, v = [x.strip() for x in s.split(":", 1)]
+        if v: cfg[k] = v
+frames, height, width = int(cfg["num_frames"]), int(cfg["height"]), int(cfg["width"])
+mp4s = sorted(f for f in os.listdir(out) if f.endswith(".mp4"))
+assert len(mp4s) == n_prompts, f"expected {n_prompts} MP4s, found {mp4s}"
+assert not [f for f in os.listdir(out) if ".tmp" in f], "temporary files left behind"
+for i, f in enumerate(mp4s):
+    assert f.startswith(f"{i:04d}-"), f"unexpected name {f}"
+    info = json.loads(subprocess.check_output(
+        ["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+         "stream=codec_name,width,height,pix_fmt,nb_read_frames", "-of", "json", os.path.join(out, f)]))
+    s = info["streams"][0]
+    assert s["codec_name"] == "h264" and s["pix_fmt"] == "yuv420p", s
+    assert int(s["nb_read_frames"]) == frames, f"{f}: {s['nb_read_frames']} frames, expected {frames}"
+    assert (s["width"], s["height"]) == (width, height), f"{f}: {s['width']}x{s['height']}"
+t = json.load(open(os.path.join(out, "timing.json")))
+for k in ("recipe", "mesh", "device", "load_seconds", "videos"):
+    assert k in t, f"timing.json lacks {k}"
+assert len(t["videos"]) == n_prompts, t["videos"]
+for v in t["videos"]:
+    assert v["status"] == "ok", v
+    assert v["frames"] == frames, v
+    assert len(v["seconds"]["steps"]) == int(cfg["num_inference_steps"]), v["seconds"]
+print(f"demo: {n_prompts} MP4s of {frames} frames {width}x{height} decode; timing.json ok")
+PY
+
+timeout 300 "${mpirun[@]}" -np 4 "$vgen" --recipe recipes/demo-cpu.yaml --out "$out" --set output.skip_existing=true
+rc=$?
+[ $rc -eq 0 ] || fail "rerun exited with $rc"
+python3 - "$out" <<'PY' || exit 1
+import json, os, sys
+t = json.load(open(os.path.join(sys.argv[1], "timing.json")))
+st = [v["status"] for v in t["videos"]]
+assert st and all(s == "skipped" for s in st), st
+print(f"rerun: all {len(st)} videos skipped")
+PY
+echo PASS

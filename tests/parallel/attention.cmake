@@ -1,0 +1,26 @@
+# Sequence-parallel self-attention parity under mpirun (label parallel): every mesh of issue 6
+# against single-rank attention_ref on unpadded odd-length sequences.
+add_executable(attention_parallel_test ${CMAKE_CURRENT_LIST_DIR}/attention_parallel_test.cpp)
+target_link_libraries(attention_parallel_test PRIVATE vgen_lib)
+
+function(vgen_attention_parity name np)
+  add_test(NAME parallel_attention_${name}
+           COMMAND ${VGEN_MPIRUN} -np ${np} $<TARGET_FILE:attention_parallel_test> ${ARGN})
+  set_tests_properties(parallel_attention_${name} PROPERTIES LABELS parallel ENVIRONMENT "${VGEN_TEST_ENV}"
+                       TIMEOUT 120)
+endfunction()
+
+vgen_attention_parity(local 1)
+vgen_attention_parity(ulysses2 2 --ulysses 2)
+vgen_attention_parity(ring2 2 --ring 2)
+vgen_attention_parity(ring3 3 --ring 3)
+vgen_attention_parity(ring4 4 --ring 4)
+vgen_attention_parity(attn2d_2x1 2 --attn2d 2x1)
+vgen_attention_parity(attn2d_1x2 2 --attn2d 1x2)
+vgen_attention_parity(attn2d_2x2 4 --attn2d 2x2)
+vgen_attention_parity(ulysses2_ring2 4 --ulysses 2 --ring 2)
+vgen_attention_parity(ulysses2_attn2d_2x1 4 --ulysses 2 --attn2d 2x1)
+vgen_attention_parity(cfg2_ulysses2 4 --cfg 2 --ulysses 2)
+vgen_attention_parity(ulysses4 4 --ulysses 4)
+vgen_attention_parity(ulysses2_attn2d_1x2 4 --ulysses 2 --attn2d 1x2)
+vgen_attention_parity(ulysses2_ring3 6 --ulysses 2 --ring 3)

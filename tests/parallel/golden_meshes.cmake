@@ -1,0 +1,30 @@
+# The golden fixtures on every mesh of issue 6 (label parallel): `vgen golden` under mpirun must pass
+# the single-rank tolerances for the DiT forward and the two end-to-end pipeline cases.
+set(VGEN_GOLDEN_FIXTURES ${PROJECT_SOURCE_DIR}/tests/golden)
+
+# vgen_golden_mesh(<name> <ranks> <parallel_config overrides...>)
+function(vgen_golden_mesh name np)
+  set(sets)
+  foreach(kv ${ARGN})
+    list(APPEND sets --set parallel_config.${kv})
+  endforeach()
+  foreach(golden_case dit_forward pipeline_wan21 pipeline_wan22)
+    set(test parallel_golden_${golden_case}_${name})
+    add_test(NAME ${test}
+             COMMAND ${VGEN_MPIRUN} -np ${np} $<TARGET_FILE:vgen> golden --fixtures ${VGEN_GOLDEN_FIXTURES}
+                     --case ${golden_case} ${sets})
+    set_tests_properties(${test} PROPERTIES LABELS parallel ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+  endforeach()
+endfunction()
+
+vgen_golden_mesh(cfg2 2 cfg_size=2)
+vgen_golden_mesh(ulysses2 2 ulysses_size=2)
+vgen_golden_mesh(ring2 2 ring_size=2)
+vgen_golden_mesh(ring4 4 ring_size=4)
+vgen_golden_mesh(attn2d_2x1 2 attn2d_size=[2,1])
+vgen_golden_mesh(attn2d_1x2 2 attn2d_size=[1,2])
+vgen_golden_mesh(attn2d_2x2 4 attn2d_size=[2,2])
+vgen_golden_mesh(ulysses2_ring2 4 ulysses_size=2 ring_size=2)
+vgen_golden_mesh(ulysses2_attn2d_2x1 4 ulysses_size=2 attn2d_size=[2,1])
+vgen_golden_mesh(cfg2_ulysses2 4 cfg_size=2 ulysses_size=2)
+vgen_golden_mesh(cfg2_attn2d_1x2 4 cfg_size=2 attn2d_size=[1,2])

@@ -1,0 +1,47 @@
+// Helpers shared by the gpu-labelled unit tests (test_*_gpu.cpp). The only allowed skip is the
+// absence of a CUDA device (or of the CUDA backend in this build).
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/cuda_stream.h"
+#include "core/tensor.h"
+#include "kernels/common/bf16.h"
+
+#define VGEN_REQUIRE_GPU()                                                 \
+  do {                                                                     \
+    if (::vgen::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device"; \
+  } while (0)
+
+namespace vgen::testing {
+
+inline std::vector<float> random_vec(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// Values as a bf16 store would leave them (inputs of bf16 kernels are exactly these).
+inline std::vector<float> rounded_bf16(std::vector<float> v) {
+  for (auto& x : v) x = kern::round_bf16(x);
+  return v;
+}
+
+inline Tensor device_tensor(const std::vector<float>& v, const Shape& s, DType dt) {
+  return Tensor::from_vector(v, s).to(dt).to(Device::kCUDA);
+}
+
+inline std::vector<float> host_f32(const Tensor& t) {
+  Tensor h = t.to(Device::kCPU).to(DType::kF32);
+  std::vector<float> v(size_t(h.numel()));
+  if (!v.empty()) std::memcpy(v.data(), h.raw(), v.size() * sizeof(float));
+  return v;
+}
+
+}  // namespace vgen::testing

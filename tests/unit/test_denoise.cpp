@@ -1,0 +1,196 @@
+// The denoising loop: CFG, the Wan 2.2 expert/guidance switch, CFG-parallel and sequence-parallel
+// meshes (threads as ranks) against a hand-written single-rank loop; latent helpers.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "core/random.h"
+#include "dit_test_util.h"
+#include "io/diffusers_dir.h"
+#include "io/safetensors.h"
+#include "ops/elementwise.h"
+#include "pipeline/denoise.h"
+#include "pipeline/latents.h"
+
+namespace vgen {
+namespace {
+namespace fs = std::filesystem;
+
+struct Inputs {
+  Tensor cond, uncond, latents;
+};
+Inputs inputs(int64_t T, int64_t H, int64_t W, uint64_t seed) {
+  return {randn({1, 16, 32}, seed), randn({1, 16, 32}, seed + 1), randn({1, 16, T, H, W}, seed + 2)};
+}
+
+std::unique_ptr<Scheduler> scheduler(const std::string& model) {
+  DiffusersDir dir(test::golden_dir() + "/" + model);
+  return make_scheduler(dir.component_config("scheduler"));
+}
+
+// Straightforward single-rank loop (wan_spec.md §0).
+Tensor manual_loop(const DenoiseModels& m, Scheduler& s, const Inputs& in, const DenoiseSettings& st,
+                   std::vector<int>* experts = nullptr) {
+  s.set_timesteps(st.num_inference_steps);
+  Tensor x = in.latents.clone();
+  for (double t : s.timesteps()) {
+    const bool low = st.boundary_ratio && t < *st.boundary_ratio * 1000.0;
+    const WanTransformer& model = low ? *m.transformer_2 : *m.transformer;
+    const double g = low ? st.guidance_scale_2.value_or(st.guidance_scale) : st.guidance_scale;
+    Tensor tv = Tensor::from_vector({float(t)}, {1});
+    Tensor v = model.forward(x, tv, in.cond);
+    if (st.guidance_scale > 1.0) v = cfg_combine(v, model.forward(x, tv, in.uncond), float(g));
+    x = s.step(v, x);
+    if (experts) experts->push_back(low ? 1 : 0);
+  }
+  return x;
+}
+
+TEST(Denoise, SingleExpertWithAndWithoutCfg) {
+  auto m = WanTransformer::load(test::golden_dir() + "/wan21-tiny/transformer");
+  DenoiseModels models{m.get(), nullptr};
+  Inputs in = inputs(3, 4, 6, 10);
+  Mesh mesh = test::single_rank_mesh();
+  for (double g : {5.0, 1.0}) {
+    DenoiseSettings st;
+    st.num_inference_steps = 4;
+    st.guidance_scale = g;
+    auto s1 = scheduler("wan21-tiny"), s2 = scheduler("wan21-tiny");
+    Tensor want = manual_loop(models, *s1, in, st);
+    int calls = 0;
+    DenoiseResult r = denoise(models, *s2, in.cond, g > 1 ? in.uncond : Tensor(), in.latents, st, mesh, nullptr,
+                              [&](const DenoiseStepInfo& info, const Tensor& lat) {
+                                EXPECT_EQ(info.index, calls++);
+                                EXPECT_EQ(info.total, 4);
+                                EXPECT_EQ(lat.shape(), in.latents.shape());
+                              });
+    EXPECT_EQ(calls, 4);
+    ASSERT_EQ(r.steps.size(), 4u);
+    EXPECT_EQ(r.steps[0].timestep, 999.0);
+    EXPECT_EQ(r.steps[1].guidance, g > 1 ? g : 1.0);
+    EXPECT_TRUE(test::bitwise_equal(r.latents, want)) << "guidance " << g;
+  }
+}
+
+TEST(Denoise, Wan22ExpertAndGuidanceSwitch) {
+  auto hi = WanTransformer::load(test::golden_dir() + "/wan22-tiny/transformer");
+  auto lo = WanTransformer::load(test::golden_dir() + "/wan22-tiny/transformer_2");
+  DenoiseModels models{hi.get(), lo.get()};
+  Inputs in = inputs(2, 4, 4, 20);
+  DenoiseSettings st;
+  st.num_inference_steps = 6;
+  st.guidance_scale = 4.0;
+  st.guidance_scale_2 = 3.0;
+  st.boundary_ratio = 0.9;  // wan22-tiny model_index.json
+  auto s1 = scheduler("wan22-tiny"), s2 = scheduler("wan22-tiny");
+  std::vector<int> experts;
+  Tensor want = manual_loop(models, *s1, in, st, &experts);
+  Mesh mesh = test::single_rank_mesh();
+  DenoiseResult r = denoise(models, *s2, in.cond, in.uncond, in.latents, st, mesh, nullptr);
+  EXPECT_TRUE(test::bitwise_equal(r.latents, want));
+  int switched = 0;
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    EXPECT_EQ(r.steps[i].expert, experts[i]);
+    EXPECT_EQ(r.steps[i].expert, r.steps[i].timestep < 900.0 ? 1 : 0);
+    EXPECT_EQ(r.steps[i].guidance, r.steps[i].expert ? 3.0 : 4.0);
+    switched += r.steps[i].expert;
+  }
+  EXPECT_GT(switched, 0);
+  EXPECT_LT(switched, 6);
+  st.boundary_ratio = std::nullopt;  // no boundary: the high-noise expert throughout
+  r = denoise(models, *s2, in.cond, in.uncond, in.latents, st, mesh, nullptr);
+  for (auto& s : r.steps) EXPECT_EQ(s.expert, 0);
+  st.boundary_ratio = 0.9;
+  DenoiseModels only_one{hi.get(), nullptr};
+  EXPECT_THROW(denoise(only_one, *s2, in.cond, in.uncond, in.latents, st, mesh, nullptr), Error);
+}
+
+// Runs denoise on cfg × seq thread-ranks (rank = cfg·seq + s); returns every rank's latents.
+std::vector<Tensor> run_mesh(const DenoiseModels& models, const Inputs& in, const DenoiseSettings& st, int cfg,
+                             int seq) {
+  const int n = cfg * seq;
+  std::vector<std::shared_ptr<test::ThreadGroup>> cfg_groups, seq_groups;
+  for (int s = 0; s < seq; ++s) cfg_groups.push_back(std::make_shared<test::ThreadGroup>(cfg));
+  for (int c = 0; c < cfg; ++c) seq_groups.push_back(std::make_shared<test::ThreadGroup>(seq));
+  std::vector<Tensor> out(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < n; ++rank)
+    threads.emplace_back([&, rank] {
+      const int c = rank / seq, s = rank % seq;
+      Mesh mesh = test::single_rank_mesh();
+      mesh.shape.cfg = cfg;
+      mesh.shape.ulysses = seq;
+      mesh.coord.cfg = c;
+      mesh.coord.u = s;
+      mesh.world_rank = rank;
+      if (cfg > 1) mesh.cfg = std::make_shared<test::ThreadComm>(cfg_groups[size_t(s)], c);
+      if (seq > 1) mesh.seq = mesh.ulysses = std::make_shared<test::ThreadComm>(seq_groups[size_t(c)], s);
+      auto sched = scheduler("wan21-tiny");
+      SeqAttentionFactory factory = [](Mesh& m) -> std::unique_ptr<SeqAttention> {
+        if (m.seq->size() == 1) return make_local_attention();
+        return std::make_unique<test::GatherKvAttention>(m.seq);
+      };
+      out[size_t(rank)] = denoise(models, *sched, in.cond, in.uncond, in.latents, st, mesh, factory).latents;
+    });
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+TEST(Denoise, CfgAndSequenceParallelMatchSingleRank) {
+  auto m = WanTransformer::load(test::golden_dir() + "/wan21-tiny/transformer");
+  DenoiseModels models{m.get(), nullptr};
+  Inputs in = inputs(3, 2, 6, 30);  // 9 tokens: padded on 2 and 4 ranks
+  DenoiseSettings st;
+  st.num_inference_steps = 3;
+  st.guidance_scale = 5.0;
+  Mesh mesh = test::single_rank_mesh();
+  auto s = scheduler("wan21-tiny");
+  Tensor want = denoise(models, *s, in.cond, in.uncond, in.latents, st, mesh, nullptr).latents;
+  // CFG parallel alone computes exactly what one rank does.
+  for (const Tensor& t : run_mesh(models, in, st, 2, 1)) EXPECT_TRUE(test::bitwise_equal(t, want));
+  for (auto [cfg, seq] : {std::pair{1, 2}, std::pair{2, 2}, std::pair{1, 4}}) {
+    std::vector<Tensor> got = run_mesh(models, in, st, cfg, seq);
+    for (size_t r = 0; r < got.size(); ++r) {
+      EXPECT_LT(test::rel_l2(got[r], want), 1e-5) << "cfg " << cfg << " seq " << seq << " rank " << r;
+      EXPECT_TRUE(test::bitwise_equal(got[r], got[0])) << "ranks diverged";  // lock-step
+    }
+  }
+}
+
+TEST(Latents, ShapeNoiseFileAndDenormalize) {
+  EXPECT_EQ(latent_shape(1, 16, 81, 480, 832, 4, 8), (Shape{1, 16, 21, 60, 104}));
+  EXPECT_EQ(latent_shape(2, 48, 121, 704, 1280, 4, 16), (Shape{2, 48, 31, 44, 80}));
+  Tensor a = make_initial_latents({1, 16, 2, 3, 4}, "", 7), b = make_initial_latents({1, 16, 2, 3, 4}, "", 7);
+  EXPECT_TRUE(test::bitwise_equal(a, b));
+  EXPECT_FALSE(test::bitwise_equal(a, make_initial_latents({1, 16, 2, 3, 4}, "", 8)));
+
+  fs::path p = fs::temp_directory_path() / ("vgen_test_latents_" + std::to_string(::getpid()) + ".safetensors");
+  save_safetensors(p.string(), {{"initial_latents", a}});
+  EXPECT_TRUE(test::bitwise_equal(make_initial_latents({1, 16, 2, 3, 4}, p.string(), 0), a));
+  try {
+    make_initial_latents({1, 16, 2, 3, 5}, p.string(), 0);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kInput);
+  }
+  fs::remove(p);
+  EXPECT_THROW(make_initial_latents({1}, p.string(), 0), Error);  // missing file
+
+  LatentStats dflt = read_latent_stats(Json::object(), 16, "vae/config.json");
+  EXPECT_FLOAT_EQ(dflt.mean[0], -0.7571f);
+  EXPECT_FLOAT_EQ(dflt.std[15], 1.9160f);
+  EXPECT_THROW(read_latent_stats(Json::object(), 48, "vae/config.json"), Error);
+  Json vae = read_json_file(test::golden_dir() + "/wan21-tiny/vae/config.json", ExitCode::kModel);
+  LatentStats st = read_latent_stats(vae, 16, "vae/config.json");
+  Tensor z = denormalize_latents(a, st);
+  for (int64_t c = 0; c < 16; ++c)
+    for (int64_t i = 0; i < 24; ++i) {
+      const int64_t k = c * 24 + i;
+      EXPECT_EQ(z.f32()[k], a.f32()[k] / (1.0f / st.std[size_t(c)]) + st.mean[size_t(c)]);
+      EXPECT_NEAR(z.f32()[k], a.f32()[k] * st.std[size_t(c)] + st.mean[size_t(c)], 1e-5);
+    }
+}
+
+}  // namespace
+}  // namespace vgen

@@ -1,0 +1,125 @@
+// Prompt files: plain text and JSONL (with an invalid line that must not fail the file), slugs, names.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "io/prompts.h"
+
+using namespace vgen;
+namespace fs = std::filesystem;
+
+TEST(Prompts, PlainText) {
+  auto items = parse_prompts("# header comment\n\nA cat walks on the grass.\n   \n  # indented comment\n"
+                             "  Two dogs   play!  \r\nLast line without newline",
+                             "p.txt");
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0].index, 0);
+  EXPECT_EQ(items[0].line, 3);
+  EXPECT_EQ(items[0].prompt, "A cat walks on the grass.");
+  EXPECT_EQ(items[0].name, "a-cat-walks-on-the-grass");
+  EXPECT_EQ(items[0].stem(), "0000-a-cat-walks-on-the-grass");
+  EXPECT_EQ(items[1].prompt, "Two dogs   play!");
+  EXPECT_EQ(items[1].stem(), "0001-two-dogs-play");
+  EXPECT_EQ(items[2].index, 2);
+  EXPECT_EQ(items[2].line, 7);
+  for (auto& it : items) {
+    EXPECT_TRUE(it.ok());
+    EXPECT_FALSE(it.seed.has_value());
+    EXPECT_FALSE(it.negative_prompt.has_value());
+  }
+}
+
+TEST(Prompts, JsonlWithInvalidLine) {
+  std::string text =
+      "{\"prompt\": \"A red kite\", \"seed\": 7, \"negative_prompt\": \"blurry\", \"num_frames\": 33}\n"
+      "\n"
+      "{\"prompt\": \"broken\", \n"                       // malformed JSON
+      "{\"prompt\": \"Sea\", \"name\": \"My Sea/Clip\"}\n"
+      "{\"prompt\": 5}\n"                                 // wrong type
+      "{\"prompt\": \"x\", \"sed\": 1}\n"                 // unknown key
+      "{\"prompt\": \"frames\", \"num_frames\": 30}\n"    // rounded to 29
+      "[1, 2]\n"                                          // not an object
+      "{\"prompt\": \"y\", \"seed\": 1.5}\n";             // non-integer seed
+  auto items = parse_prompts(text, "p.jsonl");
+  ASSERT_EQ(items.size(), 8u);
+  EXPECT_TRUE(items[0].ok());
+  EXPECT_EQ(items[0].prompt, "A red kite");
+  EXPECT_EQ(*items[0].seed, 7);
+  EXPECT_EQ(*items[0].negative_prompt, "blurry");
+  EXPECT_EQ(*items[0].num_frames, 33);
+  EXPECT_EQ(items[0].stem(), "0000-a-red-kite");
+
+  EXPECT_FALSE(items[1].ok());
+  EXPECT_EQ(items[1].index, 1);
+  EXPECT_NE(items[1].error.find("p.jsonl:3"), std::string::npos) << items[1].error;
+  EXPECT_NE(items[1].error.find("malformed JSON"), std::string::npos) << items[1].error;
+
+  EXPECT_TRUE(items[2].ok());
+  EXPECT_EQ(items[2].index, 2);
+  EXPECT_EQ(items[2].stem(), "0002-my-sea-clip");  // `name` overrides the slug (and is sanitised)
+
+  EXPECT_FALSE(items[3].ok());
+  EXPECT_NE(items[3].error.find("'prompt' must be a non-empty string"), std::string::npos);
+  EXPECT_FALSE(items[4].ok());
+  EXPECT_NE(items[4].error.find("unknown key 'sed'"), std::string::npos);
+  EXPECT_TRUE(items[5].ok());
+  EXPECT_EQ(*items[5].num_frames, 29);
+  EXPECT_FALSE(items[6].ok());
+  EXPECT_NE(items[6].error.find("JSON object"), std::string::npos);
+  EXPECT_FALSE(items[7].ok());
+  EXPECT_NE(items[7].error.find("'seed' must be an integer"), std::string::npos);
+}
+
+TEST(Prompts, JsonlDetectedByFirstLine) {
+  auto items = parse_prompts("# comment\n{\"prompt\": \"hello world\"}\nplain line\n", "prompts.txt");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_TRUE(items[0].ok());
+  EXPECT_EQ(items[0].prompt, "hello world");
+  EXPECT_FALSE(items[1].ok());  // a JSONL file: a plain line is an invalid item, not a prompt
+}
+
+TEST(Prompts, Slugs) {
+  EXPECT_EQ(slugify("A cat walks!"), "a-cat-walks");
+  EXPECT_EQ(slugify("  --Hello,   World--  "), "hello-world");
+  EXPECT_EQ(slugify("日本語の猫"), "prompt");
+  EXPECT_EQ(slugify("Café au lait"), "caf-au-lait");
+  std::string long_prompt(200, 'a');
+  EXPECT_EQ(slugify(long_prompt).size(), 48u);
+  std::string s = slugify("word word word word word word word word word word word word");
+  EXPECT_LE(s.size(), 48u);
+  EXPECT_NE(s.back(), '-');
+  EXPECT_EQ(output_stem(3, "a-cat-walks"), "0003-a-cat-walks");
+  EXPECT_EQ(output_stem(12345, "x"), "12345-x");
+}
+
+TEST(Prompts, Files) {
+  fs::path dir = fs::temp_directory_path() / ("vgen_prompts_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string txt = (dir / "p.txt").string();
+  std::ofstream(txt) << "\xEF\xBB\xBF" << "first\nsecond\n";
+  auto items = load_prompts(txt);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].prompt, "first");  // BOM stripped
+  std::string jsonl = (dir / "p.jsonl").string();
+  std::ofstream(jsonl) << "{\"prompt\": \"ok\"}\nnot json\n";
+  items = load_prompts(jsonl);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_TRUE(items[0].ok());
+  EXPECT_FALSE(items[1].ok());
+  for (const std::string& bad : {(dir / "missing.txt").string(), dir.string()}) {
+    try {
+      load_prompts(bad);
+      FAIL() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kInput);
+      EXPECT_NE(e.message().find(bad), std::string::npos) << e.message();
+    }
+  }
+  std::string empty = (dir / "empty.txt").string();
+  std::ofstream(empty) << "# only a comment\n\n";
+  EXPECT_THROW(load_prompts(empty), Error);
+  fs::remove_all(dir);
+}
