@@ -5,27 +5,34 @@
 namespace vgen {
 namespace {
 
+// Like Json::value, but a null entry (e.g. "error": null) also gives the default.
+template <typename T>
+T get_or(const Json& j, const char* key, T dflt) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? dflt : it->get<T>();
+}
+
 VideoReport from_json(const Json& j) {
   VideoReport v;
-  v.index = j.value("index", 0);
-  v.name = j.value("name", "");
-  v.prompt = j.value("prompt", "");
-  v.seed = j.value("seed", int64_t(0));
-  v.status = j.value("status", "failed");
-  v.error = j.value("error", "");
-  v.output = j.value("output", "");
-  v.frames = j.value("frames", 0);
-  v.height = j.value("height", 0);
-  v.width = j.value("width", 0);
-  v.peak_memory_bytes = j.value("peak_memory_bytes", int64_t(0));
+  v.index = get_or(j, "index", 0);
+  v.name = get_or(j, "name", std::string());
+  v.prompt = get_or(j, "prompt", std::string());
+  v.seed = get_or(j, "seed", int64_t(0));
+  v.status = get_or(j, "status", std::string("failed"));
+  v.error = get_or(j, "error", std::string());
+  v.output = get_or(j, "output", std::string());
+  v.frames = get_or(j, "frames", 0);
+  v.height = get_or(j, "height", 0);
+  v.width = get_or(j, "width", 0);
+  v.peak_memory_bytes = get_or(j, "peak_memory_bytes", int64_t(0));
   if (j.contains("seconds")) {
     const Json& s = j["seconds"];
-    v.seconds.text_encode = s.value("text_encode", 0.0);
-    v.seconds.steps = s.value("steps", std::vector<double>{});
-    v.seconds.denoise = s.value("denoise", 0.0);
-    v.seconds.vae_decode = s.value("vae_decode", 0.0);
-    v.seconds.mp4_encode = s.value("mp4_encode", 0.0);
-    v.seconds.total = s.value("total", 0.0);
+    v.seconds.text_encode = get_or(s, "text_encode", 0.0);
+    v.seconds.steps = get_or(s, "steps", std::vector<double>{});
+    v.seconds.denoise = get_or(s, "denoise", 0.0);
+    v.seconds.vae_decode = get_or(s, "vae_decode", 0.0);
+    v.seconds.mp4_encode = get_or(s, "mp4_encode", 0.0);
+    v.seconds.total = get_or(s, "total", 0.0);
   }
   return v;
 }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/error.h"
 
@@ -33,7 +34,7 @@ std::string format_duration(double s) {
 }
 
 Progress::Progress(int total, int replicas, bool enabled)
-    : total_(total), replicas_(replicas), enabled_(enabled), tty_(isatty(STDOUT_FILENO)) {}
+    : total_(total), replicas_(replicas), enabled_(enabled), tty_(isatty(STDOUT_FILENO) && replicas == 1 && !std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("SLURM_PROCID") && !std::getenv("PMIX_RANK")) {}
 
 double Progress::eta_videos_seconds() const {
   if (done_ == 0) return -1;

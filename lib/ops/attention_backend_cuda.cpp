@@ -1,0 +1,96 @@
+// Attention backend dispatch on the device (CUDA builds): cuDNN SDPA where it serves the call,
+// the native flash kernel (cuda_attention) otherwise.
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <set>
+
+#include "core/cuda_stream.h"
+#include "core/log.h"
+#include "kernels/attention/attention_cudnn.cuh"
+#include "ops/attention_backend.h"
+#include "ops/device_ops.h"
+
+namespace vgen {
+
+namespace {
+
+bool on_device(const Tensor& t) { return t.defined() && t.device() == Device::kCUDA; }
+
+// The cuDNN path takes bf16 q/k/v/out of consistent shapes and an f32 [B,H,Sq] lse. Anything else
+// goes to cuda_attention, which names the offending tensor when the call is invalid.
+bool cudnn_args(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse, int64_t num_valid_kv,
+                float scale, kern::AttnArgs* a, std::string* why) {
+  if (!on_device(q) || !on_device(k) || !on_device(v) || !on_device(out) || (lse && !on_device(*lse))) {
+    *why = "a tensor is not on the device";
+    return false;
+  }
+  if (q.dtype() != DType::kBF16 || k.dtype() != DType::kBF16 || v.dtype() != DType::kBF16 ||
+      out.dtype() != DType::kBF16) {
+    *why = "cuDNN SDPA takes bf16 q/k/v and a bf16 out";
+    return false;
+  }
+  if (q.ndim() != 4 || k.ndim() != 4 || v.shape() != k.shape() || out.shape() != q.shape() || k.dim(0) != q.dim(0) ||
+      k.dim(2) != q.dim(2) || k.dim(3) != q.dim(3)) {
+    *why = "inconsistent shapes";
+    return false;
+  }
+  const int64_t B = q.dim(0), Sq = q.dim(1), H = q.dim(2), D = q.dim(3), Skv = k.dim(1);
+  if (lse && (lse->dtype() != DType::kF32 || lse->shape() != (Shape{B, H, Sq}))) {
+    *why = "lse is not f32 [B, H, Sq]";
+    return false;
+  }
+  a->q = q.raw(), a->k = k.raw(), a->v = v.raw(), a->out = out.raw();
+  a->lse = lse ? lse->f32() : nullptr;
+  a->B = B, a->Sq = Sq, a->Skv = Skv, a->H = H, a->D = D, a->num_valid_kv = num_valid_kv, a->scale = scale;
+  return true;
+}
+
+// One log line per distinct reason: the fallback is expected for some shapes (e.g. D = 12).
+void note_fallback(AttentionBackend requested, const std::string& why, const Tensor& q, const Tensor& k) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!seen.insert(why).second) return;
+  if (requested == AttentionBackend::kCudnn)
+    log_info("attention_config.backend cudnn: q {} k {} runs on the native kernel ({})", q.str(), k.str(), why);
+  else
+    log_debug("attention backend auto: q {} k {} runs on the native kernel ({})", q.str(), k.str(), why);
+}
+
+}  // namespace
+
+bool cudnn_attention_available(std::string* why) { return kern::attention_cudnn_available(why); }
+
+AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
+                                     int64_t num_valid_kv, float scale, AttentionBackend backend) {
+  if (backend != AttentionBackend::kNative) {
+    std::string why;
+    if (!kern::attention_cudnn_available(&why)) {
+      if (backend == AttentionBackend::kCudnn)
+        VGEN_THROW(ExitCode::kUsage,
+                   "attention_config.backend: cudnn was requested but cuDNN attention is unavailable: {} "
+                   "(use auto or native)",
+                   why);
+      note_fallback(backend, why, q, k);
+    } else {
+      kern::AttnArgs a;
+      if (cudnn_args(q, k, v, out, lse, num_valid_kv, scale, &a, &why)) {
+        const cudaError_t e = kern::attention_fwd_cudnn(a, kern::AttnOut::kBF16, compute_stream());
+        if (e == cudaSuccess) return AttentionBackend::kCudnn;
+        if (e != cudaErrorNotSupported)
+          VGEN_THROW(ExitCode::kInternal,
+                     "cuda_attention (attention_config.backend {}, cuDNN) failed: {} ({}): q {} k {}; "
+                     "attention_config.backend native avoids cuDNN",
+                     attention_backend_name(backend), kern::attention_cudnn_last_error(), cudaGetErrorName(e), q.str(),
+                     k.str());
+        why = kern::attention_cudnn_last_error();
+      }
+      note_fallback(backend, why, q, k);
+    }
+  }
+  cuda_attention(q, k, v, out, lse, num_valid_kv, scale);
+  return AttentionBackend::kNative;
+}
+
+}  // namespace vgen

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Batch behaviour on the CPU with the tiny model (issue 8): dp 2 × cfg 2 renders every prompt once,
+# resume renders only missing videos, an invalid JSONL line fails alone, a killed rank ends the job
+# within 60 s, --retry-failed, and resident memory stays flat over 200 videos.
+# Usage: batch_test.sh <vgen> <source dir> <case>   (case: dp|resume|jsonl|kill|memory)
+set -u
+VGEN=$1; SRC=$2; CASE=$3
+MPIRUN=${MPIRUN:-mpirun}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+W=$(mktemp -d /tmp/vgen_batch_XXXX)
+trap 'rm -rf "$W"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+prompts() {  # n file
+  for i in $(seq 1 "$1"); do echo "prompt number $i, a small red cube turns"; done > "$2"
+}
+common=(--set model="$SRC/tests/golden/wan21-tiny" --set generation.height=16 --set generation.width=16
+        --set generation.num_frames=5 --set generation.num_inference_steps=2 --set generation.max_sequence_length=8)
+count_status() {  # timing.json status → count
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sum(v['status']==sys.argv[2] for v in d['videos']))" "$1" "$2"
+}
+
+case $CASE in
+dp)
+  prompts 40 "$W/p.txt"
+  timeout 300 $MPIRUN -np 4 --oversubscribe "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" \
+    --set parallel_config.dp_size=2 --set parallel_config.cfg_size=2 --set parallel_config.ulysses_size=1 \
+    --prompts "$W/p.txt" --out "$W/out" > "$W/log" 2>&1 || { tail -20 "$W/log"; fail "dp run exited non-zero"; }
+  n=$(ls "$W/out"/*.mp4 | wc -l); [ "$n" = 40 ] || fail "expected 40 MP4s, found $n"
+  python3 - "$W/out/timing.json" <<'PY' || fail "timing.json check"
+import json, sys
+d = json.load(open(sys.argv[1])); v = d["videos"]
+idx = sorted(x["index"] for x in v)
+assert idx == list(range(40)), idx
+assert all(x["status"] == "ok" for x in v), [x for x in v if x["status"] != "ok"]
+assert d["mesh"]["dp"] == 2
+PY
+  # Both replicas took work from the dynamic queue.
+  grep -q "^\[r0\] video .* ok" "$W/log" && grep -q "^\[r2\] video .* ok" "$W/log" || fail "one replica rendered nothing"
+  ;;
+resume)
+  prompts 6 "$W/p.txt"
+  "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" --set parallel_config.cfg_size=1 \
+    --set parallel_config.ulysses_size=1 --set output.skip_existing=true --prompts "$W/p.txt" --out "$W/out" > "$W/log1" 2>&1 \
+    || fail "first run"
+  rm "$W/out"/0001-*.mp4 "$W/out"/0004-*.mp4
+  touch "$W/out/0002-stale.mp4.tmp.123"
+  "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" --set parallel_config.cfg_size=1 \
+    --set parallel_config.ulysses_size=1 --set output.skip_existing=true --prompts "$W/p.txt" --out "$W/out" > "$W/log2" 2>&1 \
+    || fail "second run"
+  [ "$(count_status "$W/out/timing.json" ok)" = 2 ] || fail "rerun should render exactly the 2 missing videos"
+  [ "$(count_status "$W/out/timing.json" skipped)" = 4 ] || fail "rerun should skip 4 videos"
+  [ ! -e "$W/out/0002-stale.mp4.tmp.123" ] || fail "stale temporary file left behind"
+  [ "$(ls "$W/out"/*.mp4 | wc -l)" = 6 ] || fail "expected 6 MP4s"
+  ;;
+jsonl)
+  cat > "$W/p.jsonl" <<'J'
+{"prompt": "a cat", "seed": 3}
+{"prompt": "a dog", "num_frames": "many"}
+{"prompt": "a bird", "name": "birdie"}
+{"prompt": "a fish", "negative_prompt": "blurry"}
+J
+  VGEN_INJECT_NAN_PROMPT=3 timeout 300 $MPIRUN -np 2 --oversubscribe "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" \
+    "${common[@]}" --set parallel_config.cfg_size=2 --set parallel_config.ulysses_size=1 --prompts "$W/p.jsonl" \
+    --out "$W/out" > "$W/log" 2>&1
+  rc=$?
+  [ $rc = 7 ] || { tail -20 "$W/log"; fail "expected exit 7 (some prompts failed), got $rc"; }
+  python3 - "$W/out/timing.json" <<'PY' || fail "timing.json check"
+import json, sys
+v = {x["index"]: x for x in json.load(open(sys.argv[1]))["videos"]}
+assert v[0]["status"] == "ok" and v[0]["seed"] == 3, v[0]
+assert v[1]["status"] == "failed" and "num_frames" in v[1]["error"], v[1]
+assert v[2]["status"] == "ok" and v[2]["name"].endswith("birdie"), v[2]
+assert v[3]["status"] == "failed" and "NaN" in v[3]["error"], v[3]
+PY
+  [ "$(ls "$W/out"/*.mp4 | wc -l)" = 2 ] || fail "expected 2 MP4s"
+  # --retry-failed renders exactly the two failed prompts again (the NaN hook is off now).
+  timeout 300 $MPIRUN -np 2 --oversubscribe "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" \
+    --set parallel_config.cfg_size=2 --set parallel_config.ulysses_size=1 --prompts "$W/p.jsonl" --out "$W/out" \
+    --retry-failed > "$W/log2" 2>&1
+  [ "$(count_status "$W/out/timing.json" skipped)" = 2 ] || fail "--retry-failed should skip the 2 good prompts"
+  [ "$(ls "$W/out"/*.mp4 | wc -l)" = 3 ] || fail "--retry-failed should add the NaN prompt's video"
+  ;;
+kill)
+  prompts 40 "$W/p.txt"
+  $MPIRUN -np 4 --oversubscribe "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" \
+    --set parallel_config.dp_size=2 --set parallel_config.cfg_size=2 --set parallel_config.ulysses_size=1 \
+    --set generation.num_inference_steps=20 --prompts "$W/p.txt" --out "$W/out" > "$W/log" 2>&1 &
+  mp=$!
+  for _ in $(seq 1 100); do ls "$W/out"/*.mp4 > /dev/null 2>&1 && break; sleep 0.2; done
+  victim=$(pgrep -P $mp -f vgen | sed -n 2p)
+  [ -n "$victim" ] || fail "no rank process found"
+  t0=$(date +%s); kill -9 "$victim"
+  for _ in $(seq 1 600); do kill -0 $mp 2> /dev/null || break; sleep 0.1; done
+  kill -0 $mp 2> /dev/null && { kill -9 $mp; fail "job still running 60 s after a rank was killed"; }
+  wait $mp; rc=$?; dt=$(( $(date +%s) - t0 ))
+  [ $rc != 0 ] || fail "job exited 0 after a rank was killed"
+  echo "job ended with $rc ${dt}s after the kill"
+  [ $dt -le 60 ] || fail "took ${dt}s"
+  ls "$W/out" | grep -q '\.tmp' && echo "note: temporary file left (removed by the next run)"
+  ;;
+memory)
+  prompts 200 "$W/p.txt"
+  "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" --set parallel_config.cfg_size=1 \
+    --set parallel_config.ulysses_size=1 --prompts "$W/p.txt" --out "$W/out" > "$W/log" 2>&1 || fail "200-video run"
+  python3 - "$W/out/timing.json" <<'PY' || fail "memory growth"
+import json, sys
+v = sorted(json.load(open(sys.argv[1]))["videos"], key=lambda x: x["index"])
+assert len(v) == 200 and all(x["status"] == "ok" for x in v)
+a, b = v[19]["rss_bytes"], v[199]["rss_bytes"]
+g = (b - a) / a
+print(f"resident memory: video 20 {a/2**20:.1f} MiB, video 200 {b/2**20:.1f} MiB, growth {100*g:.2f}%")
+assert g < 0.05, g
+PY
+  ;;
+*) fail "unknown case $CASE" ;;
+esac
+echo "PASS: $CASE"
