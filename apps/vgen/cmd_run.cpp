@@ -32,7 +32,7 @@ int cmd_run(const RunArgs& a, const DistEnv& env) {
   log_info("recipe {}: {} prompts from {}, output {}, {} rank(s)", recipe.source_path, pre.prompts.size(),
            pre.prompts_path, pre.out_dir, env.world_size);
   Mesh mesh = make_mesh(recipe.parallel, env);
-  return run_batch(recipe, mesh, opts);
+  return run_batch(recipe, mesh, opts, pre);
 }
 
 }  // namespace vgen::cli

@@ -147,9 +147,10 @@ cudaError_t device_res(State& st, int dev, DeviceRes** out) {
   return cudaSuccess;
 }
 
-// Builds the SDPA graph for `key`: q/k/v/o [B,H,S,D] views of the BSHD buffers (strides
-// [S·t, D, t, 1] for token stride t), Stats [B,H,Sq,1] fp32 packed like lse [B,H,Sq].
-GraphEntry build_graph(const GraphKey& key, float scale, cudnnHandle_t handle) {
+// The SDPA graph for `key` (not yet validated): q/k/v/o [B,H,S,D] views of the BSHD buffers
+// (strides [S·t, D, t, 1] for token stride t), Stats [B,H,Sq,1] fp32 packed like lse [B,H,Sq].
+// sm_version > 0 targets that architecture instead of the current device's (deviceless checks).
+std::shared_ptr<fe::graph::Graph> make_graph(const GraphKey& key, float scale, int sm_version = 0) {
   const int64_t B = key[1], Sq = key[2], Skv = key[3], Skv_alloc = key[4], H = key[5], D = key[6];
   const int64_t qs = key[7], ks = key[8], vs = key[9], os = key[10];
   const bool has_lse = key[11] != 0, padding = key[12] != 0;
@@ -158,6 +159,7 @@ GraphEntry build_graph(const GraphKey& key, float scale, cudnnHandle_t handle) {
   g->set_io_data_type(fe::DataType_t::BFLOAT16)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
+  if (sm_version > 0) g->set_sm_version(sm_version);
   auto Q = g->tensor(fe::graph::Tensor_attributes().set_name("Q").set_uid(kUidQ).set_dim({B, H, Sq, D}).set_stride(
       {Sq * qs, D, qs, 1}));
   auto K = g->tensor(fe::graph::Tensor_attributes().set_name("K").set_uid(kUidK).set_dim({B, H, Skv, D}).set_stride(
@@ -184,14 +186,20 @@ GraphEntry build_graph(const GraphKey& key, float scale, cudnnHandle_t handle) {
   auto [O, Stats] = g->sdpa(Q, K, V, attrs);
   O->set_output(true).set_uid(kUidO).set_dim({B, H, Sq, D}).set_stride({Sq * os, D, os, 1});
   if (has_lse) {
-    if (!Stats) return {nullptr, "cuDNN SDPA: the graph has no Stats output", 0};
+    if (!Stats) return nullptr;
     Stats->set_output(true)
         .set_uid(kUidStats)
         .set_data_type(fe::DataType_t::FLOAT)
         .set_dim({B, H, Sq, 1})
         .set_stride({H * Sq, Sq, 1, 1});
   }
+  return g;
+}
 
+// make_graph, validated and with an execution plan chosen by cuDNN's heuristics for `handle`'s device.
+GraphEntry build_graph(const GraphKey& key, float scale, cudnnHandle_t handle) {
+  std::shared_ptr<fe::graph::Graph> g = make_graph(key, scale);
+  if (!g) return {nullptr, "cuDNN SDPA: the graph has no Stats output", 0};
   GraphEntry r;
   fe::error_t e = g->validate();
   if (e.is_bad()) return {nullptr, fe_error("validate", e), 0};
@@ -257,29 +265,37 @@ cudaError_t workspace(State& st, DeviceRes& r, cudaStream_t stream, int64_t byte
   return cudaSuccess;
 }
 
-cudaError_t run(const AttnArgs& a, cudaStream_t stream, CudnnKvMask mask) {
-  int dev = 0;
-  cudaError_t ce = cudaGetDevice(&dev);
-  if (ce != cudaSuccess) return fail(ce, "cudaGetDevice");
+// Graph key of a call on `dev`. kSlice describes K/V with Skv = num_valid_kv; kPaddingMask keeps
+// Skv and masks with the SEQ_LEN tensors (no mask at all when every key is valid).
+GraphKey make_key(const AttnArgs& a, int dev, CudnnKvMask mask) {
   const int64_t nvalid = std::min(a.num_valid_kv, a.Skv);
   const bool padding = mask == CudnnKvMask::kPaddingMask && nvalid < a.Skv;
   const int64_t skv_graph = mask == CudnnKvMask::kSlice ? nvalid : a.Skv;
   uint32_t scale_bits = 0;
   std::memcpy(&scale_bits, &a.scale, sizeof(scale_bits));
-  const GraphKey key{dev,
-                     a.B,
-                     a.Sq,
-                     skv_graph,
-                     a.Skv,
-                     a.H,
-                     a.D,
-                     token_stride(a.q_stride, a),
-                     token_stride(a.k_stride, a),
-                     token_stride(a.v_stride, a),
-                     token_stride(a.o_stride, a),
-                     a.lse ? 1 : 0,
-                     padding ? 1 : 0,
-                     int64_t(scale_bits)};
+  return GraphKey{dev,
+                  a.B,
+                  a.Sq,
+                  skv_graph,
+                  a.Skv,
+                  a.H,
+                  a.D,
+                  token_stride(a.q_stride, a),
+                  token_stride(a.k_stride, a),
+                  token_stride(a.v_stride, a),
+                  token_stride(a.o_stride, a),
+                  a.lse ? 1 : 0,
+                  padding ? 1 : 0,
+                  int64_t(scale_bits)};
+}
+
+cudaError_t run(const AttnArgs& a, cudaStream_t stream, CudnnKvMask mask) {
+  int dev = 0;
+  cudaError_t ce = cudaGetDevice(&dev);
+  if (ce != cudaSuccess) return fail(ce, "cudaGetDevice");
+  const GraphKey key = make_key(a, dev, mask);
+  const int64_t nvalid = std::min(a.num_valid_kv, a.Skv);
+  const bool padding = key[12] != 0;
 
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);

@@ -92,6 +92,9 @@ __global__ void rms_rope_kernel(const T* x, const TW* __restrict__ weight, const
     } else {
       for (int64_t i = threadIdx.x; i < width; i += blockDim.x) yr[i] = dev::from_f<T>(norm(i));
     }
+    // The output pass reads elements other threads loaded: the next row may overwrite the shared
+    // copy only after every thread is done with this one.
+    __syncthreads();
   }
 }
 

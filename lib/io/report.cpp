@@ -32,6 +32,7 @@ OrderedJson to_json(const VideoReport& v) {
   j["width"] = v.width;
   j["seconds"] = secs;
   j["peak_memory_bytes"] = v.peak_memory_bytes;
+  j["rss_bytes"] = v.rss_bytes;
   return j;
 }
 
@@ -75,6 +76,7 @@ VideoReport video_report_from_json(const Json& j) {
   v.height = field(j, "height", 0);
   v.width = field(j, "width", 0);
   v.peak_memory_bytes = field<int64_t>(j, "peak_memory_bytes", 0);
+  v.rss_bytes = field<int64_t>(j, "rss_bytes", 0);
   if (j.contains("seconds") && j["seconds"].is_object()) {
     const Json& s = j["seconds"];
     v.seconds.text_encode = field(s, "text_encode", 0.0);

@@ -35,6 +35,7 @@ struct VideoReport {
   int frames = 0, height = 0, width = 0;
   VideoSeconds seconds;
   int64_t peak_memory_bytes = 0;
+  int64_t rss_bytes = 0;  // resident set after the video (host memory over a long batch)
 };
 
 struct RunReport {

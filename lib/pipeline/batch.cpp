@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/device_memory.h"
 #include "core/log.h"
 #include "core/timer.h"
 #include "dist/bootstrap.h"
@@ -23,13 +24,19 @@ namespace {
 
 constexpr int64_t kTodo = 0, kSkipExisting = 1, kSkipNotFailed = 2;
 
-// Peak resident set of this process (VmHWM), in bytes.
-int64_t peak_rss_bytes() {
+// A memory line of /proc/self/status ("VmHWM:" peak resident set, "VmRSS:" current), in bytes.
+int64_t rss_bytes(const char* key) {
   std::ifstream f("/proc/self/status");
-  std::string line;
+  std::string line, k(key);
   while (std::getline(f, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+    if (line.rfind(k, 0) == 0) return std::stoll(line.substr(k.size())) * 1024;
   return 0;
+}
+int64_t peak_rss_bytes() {
+#ifdef VGEN_WITH_CUDA
+  if (size_t d = device_peak_bytes()) return int64_t(d);
+#endif
+  return rss_bytes("VmHWM:");
 }
 
 void remove_stale_temporaries(const std::string& dir) {
@@ -55,10 +62,9 @@ bool output_exists(const std::string& mp4) {
 
 }  // namespace
 
-int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts) {
+int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const PreflightResult& pf) {
   install_stop_handlers();
   Timer load_timer;
-  PreflightResult pf = preflight_run(recipe_in, opts, mesh.shape.world());
   Recipe recipe = recipe_in;
   recipe.output.dir = pf.out_dir;
   const bool world_root = mesh.world_rank == 0;
@@ -188,6 +194,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts) {
       }
       vr.seconds.total = video_timer.seconds();
       vr.peak_memory_bytes = peak_rss_bytes();
+      vr.rss_bytes = rss_bytes("VmRSS:");
       progress.video_finished(int(pos), vr.name, vr.status, vr.seconds.total);
       if (vr.status == "failed" && leader) log_warn("prompt {} failed: {}", vr.name, vr.error);
       if (leader) mine.push_back(vr);
@@ -202,24 +209,27 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts) {
     }
   }  // the queue's window is freed collectively here
 
+  // A stop between videos ends the queue quietly; the run is still incomplete.
+  Tensor stop_flag = Tensor::zeros({1}, DType::kI64);
+  stop_flag.data<int64_t>()[0] = interrupted || stop_requested();
+  mesh.world->all_reduce_max(stop_flag);
+  interrupted = stop_flag.data<int64_t>()[0] != 0;
+
   std::vector<VideoReport> all = gather_video_reports(*mesh.world, leader ? mine : std::vector<VideoReport>{});
+  std::vector<VideoReport> videos = skipped_reports();
+  videos.insert(videos.end(), all.begin(), all.end());
+  std::sort(videos.begin(), videos.end(), [](auto& a, auto& b) { return a.index < b.index; });
   int failed = 0;
+  for (auto& v : videos) failed += v.status == "failed";
   if (world_root) {
-    std::vector<VideoReport> videos = skipped_reports();
-    videos.insert(videos.end(), all.begin(), all.end());
-    std::sort(videos.begin(), videos.end(), [](auto& a, auto& b) { return a.index < b.index; });
-    for (auto& v : videos) failed += v.status == "failed";
     report.videos = videos;
-    report.extra["complete"] = !interrupted;
+    report.extra["complete"] = !interrupted && int(all.size()) == int(todo.size());
     write_run_report(timing_path, report);
-    log_info("wrote {} ({} videos, {} failed)", timing_path, videos.size(), failed);
+    log_info("wrote {} ({} videos, {} failed{})", timing_path, videos.size(), failed,
+             interrupted ? ", interrupted" : "");
   }
-  Tensor flags = Tensor::zeros({2}, DType::kI64);
-  flags.data<int64_t>()[0] = failed;
-  flags.data<int64_t>()[1] = interrupted ? 1 : 0;
-  mesh.world->all_reduce_max(flags);
-  if (flags.data<int64_t>()[1]) return int(ExitCode::kInterrupted);
-  return flags.data<int64_t>()[0] ? int(ExitCode::kPromptsFailed) : 0;
+  if (interrupted) return int(ExitCode::kInterrupted);
+  return failed ? int(ExitCode::kPromptsFailed) : 0;
 }
 
 }  // namespace vgen

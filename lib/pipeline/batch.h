@@ -7,14 +7,17 @@
 
 namespace vgen {
 
+struct PreflightResult;  // pipeline/preflight.h
+
 struct RunOptions {
   std::string prompts_override;  // --prompts
   std::string out_override;      // --out
   bool retry_failed = false;     // --retry-failed
 };
 
-// Collective over the world. Returns the process exit code (0, or kPromptsFailed when some prompts
-// failed). Writes MP4s and <out>/timing.json.
-int run_batch(const Recipe& recipe, Mesh& mesh, const RunOptions& opts);
+// Collective over the world, after preflight_run (every rank, same inputs). Returns the process exit
+// code (0, kPromptsFailed when some prompts failed, kInterrupted after SIGINT/SIGTERM). Writes MP4s
+// and <out>/timing.json.
+int run_batch(const Recipe& recipe, Mesh& mesh, const RunOptions& opts, const PreflightResult& pf);
 
 }  // namespace vgen

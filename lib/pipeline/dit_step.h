@@ -9,12 +9,15 @@
 
 namespace vgen {
 
-// latents [B, C, T, H, W], timestep [B] f32 → [B, C_out, T, H, W] on every rank of `seq`.
-// Shard of this rank: SeqLayout::make(S, seq.size(), seq.rank()).
+// latents [B, C, T, H, W], timestep [B] f32 → [B, C_out, T, H, W] host f32 on every rank of `seq`.
+// Shard of this rank: SeqLayout::make(S, seq.size(), seq.rank()). For a model on the device
+// (WanTransformer::to_device), `seq` must move device tensors (an NCCL group of
+// dist/device_mesh.h, or a group of one) and the prediction is copied to the host at the end.
 Tensor dit_predict(const WanTransformer& model, const Tensor& latents, const Tensor& timestep, const TextContext& text,
                    Communicator& seq, SeqAttention& attention);
 
 // local [B, S_loc, P] of every rank of `seq` → [B, layout.tokens, P] (padding rows dropped).
+// Host f32 tokens or device tokens of any dtype (then `seq` must be a device communicator).
 Tensor gather_seq_tokens(Communicator& seq, const Tensor& local, const SeqLayout& layout);
 
 }  // namespace vgen

@@ -3,6 +3,7 @@
 // replica runs the same case), so `mpirun -np N vgen golden` exercises the parallel attentions.
 #include <filesystem>
 
+#include "dist/device_mesh.h"
 #include "parallel/local_attention.h"
 #include "parallel/seq_attention_factory.h"
 #include "pipeline/dit_step.h"
@@ -11,16 +12,20 @@
 namespace vgen {
 
 // The SeqAttention of a golden run: the registered hook, else the recipe's algorithm for the mesh.
-static std::unique_ptr<SeqAttention> golden_seq_attention(GoldenCase& c) {
-  if (auto hook = seq_attention_factory()) return hook(*c.mesh);
-  return make_seq_attention(*c.mesh, c.recipe->attention);
+static std::unique_ptr<SeqAttention> golden_seq_attention(GoldenCase& c, Mesh& mesh) {
+  if (auto hook = seq_attention_factory()) return hook(mesh);
+  return make_seq_attention(mesh, c.recipe->attention);
 }
 
 void golden_dit_forward(GoldenCase& c) {
   const std::string component = c.params.contains("model") ? c.params["model"].get<std::string>() : "transformer";
+  // device: cuda runs the model on this rank's GPU with NCCL sequence groups (dist/device_mesh.h).
+  std::shared_ptr<Mesh> dmesh = c.recipe->is_cuda() ? device_mesh(*c.mesh) : nullptr;
+  Mesh& mesh = dmesh ? *dmesh : *c.mesh;
   auto model = WanTransformer::load((std::filesystem::path(c.model_dir()) / component).string());
-  auto attention = golden_seq_attention(c);
-  VGEN_CHECK(c.mesh->seq != nullptr, ExitCode::kInternal, "mesh without a sequence group");
+  if (dmesh) model->to_device(WanDeviceOptions{c.recipe->compute_dtype()});
+  auto attention = golden_seq_attention(c, mesh);
+  VGEN_CHECK(mesh.seq != nullptr, ExitCode::kInternal, "mesh without a sequence group");
   const double tol = c.bf16 ? 3e-2 : 1e-4;
   for (std::string suffix : {"", "_b2"}) {
     if (!suffix.empty() && !c.tensors.has("output" + suffix)) continue;
@@ -29,7 +34,7 @@ void golden_dit_forward(GoldenCase& c) {
     Tensor ctx = c.tensors.get_f32("encoder_hidden_states" + suffix);  // [B, L, text_dim]
     Tensor ref = c.tensors.get_f32("output" + suffix);               // [B, C, T, H, W]
     TextContext text = model->prepare_text(ctx);
-    Tensor out = dit_predict(*model, x, t, text, *c.mesh->seq, *attention);
+    Tensor out = dit_predict(*model, x, t, text, *mesh.seq, *attention);
     VGEN_CHECK(out.shape() == ref.shape(), ExitCode::kInput, "case {}: output {} vs reference {}", c.name, out.str(),
                ref.str());
     c.rel_l2("output" + suffix, out, ref, tol);

@@ -1,11 +1,16 @@
 // Golden case vae_decode: raw latents (no mean/std step) → video [1, 3, F, 8H, 8W] in [-1, 1].
 // With parallel_vae_size > 1 the VAE group decodes split across its ranks; the other ranks of the
 // replica receive the video by a broadcast, so every rank reports a real comparison.
+// device: cuda decodes on the GPU (WanVaeDeviceDecoder in the recipe's precision; the split decode
+// over an NCCL communicator of the VAE group).
 #include <filesystem>
 
 #include "dist/bootstrap.h"
+#include "dist/device_mesh.h"
 #include "model/wan/vae_decoder.h"
+#include "model/wan/vae_device.h"
 #include "parallel/parallel_vae.h"
+#include "parallel/parallel_vae_device.h"
 #include "pipeline/golden.h"
 
 namespace vgen {
@@ -16,13 +21,28 @@ void golden_vae_decode(GoldenCase& c) {
   Tensor ref = c.tensors.get_f32("video");        // [1, 3, F, 8H, 8W]
   Mesh& mesh = *c.mesh;
   const bool decoder_rank = mesh.vae != nullptr;
+  const bool cuda = c.recipe->is_cuda();
   Communicator* replica = mesh.replica && mesh.replica->size() > 1 ? mesh.replica.get() : nullptr;
 
-  // Load on every rank (same files, same outcome); agree before any collective.
+  // Load (the CPU decoder on every rank; on the GPU only the VAE ranks need weights); agree before
+  // any collective.
   std::unique_ptr<WanVaeDecoder> dec;
+  std::shared_ptr<WanVaeDeviceDecoder> ddec;
+  WanVaeConfig cfg;
   std::string load_error;
   try {
-    dec = std::make_unique<WanVaeDecoder>(WanVaeDecoder::load(vae_dir));
+    if (!cuda) {
+      dec = std::make_unique<WanVaeDecoder>(WanVaeDecoder::load(vae_dir));
+      cfg = dec->config();
+    } else {
+      cfg = load_wan_vae_config(vae_dir);
+      if (decoder_rank) {
+        select_mesh_device();
+        VaeDeviceOptions opt;
+        opt.dtype = c.recipe->compute_dtype();
+        ddec = WanVaeDeviceDecoder::load(vae_dir, opt);
+      }
+    }
   } catch (const Error& e) {
     load_error = e.message();
   }
@@ -36,7 +56,12 @@ void golden_vae_decode(GoldenCase& c) {
   if (decoder_rank) {
     try {
       VaeSplitDim dim = parse_vae_split_dim(c.recipe->parallel.parallel_vae_split_dim);
-      video = vae_group_decode(*dec, latents, mesh.vae.get(), dim);
+      if (cuda) {
+        std::shared_ptr<Communicator> dvae = device_vae_communicator(mesh);  // NCCL over the VAE group
+        video = vae_group_decode_device(*ddec, latents, dvae.get(), dim).to(Device::kCPU);
+      } else {
+        video = vae_group_decode(*dec, latents, mesh.vae.get(), dim);
+      }
     } catch (const Error& e) {
       decode_error = e.message();
       decode_code = e.code();
@@ -49,7 +74,6 @@ void golden_vae_decode(GoldenCase& c) {
   if (replica) {
     // VAE rank 0 is replica rank 0 (DESIGN.md: the VAE group is ranks 0..P-1 of the cfg-0 group).
     // Every rank knows the output shape from the config, so the broadcast shapes always agree.
-    const WanVaeConfig& cfg = dec->config();
     const int64_t s = cfg.spatial_upscale();
     if (!decoder_rank)
       video = Tensor::empty({latents.dim(0), cfg.out_channels, cfg.output_frames(latents.dim(2)), s * latents.dim(3),

@@ -1,5 +1,5 @@
 # Batch runs (issue 8): dp queue, resume, JSONL failures + --retry-failed, killed rank, memory.
-foreach(case dp resume jsonl kill memory)
+foreach(case dp resume jsonl kill signal memory)
   add_test(NAME e2e_batch_${case}
     COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/batch_test.sh $<TARGET_FILE:vgen> ${PROJECT_SOURCE_DIR} ${case})
   set_tests_properties(e2e_batch_${case} PROPERTIES LABELS e2e TIMEOUT 400

@@ -2,7 +2,7 @@
 # Batch behaviour on the CPU with the tiny model (issue 8): dp 2 × cfg 2 renders every prompt once,
 # resume renders only missing videos, an invalid JSONL line fails alone, a killed rank ends the job
 # within 60 s, --retry-failed, and resident memory stays flat over 200 videos.
-# Usage: batch_test.sh <vgen> <source dir> <case>   (case: dp|resume|jsonl|kill|memory)
+# Usage: batch_test.sh <vgen> <source dir> <case>   (case: dp|resume|jsonl|kill|signal|memory)
 set -u
 VGEN=$1; SRC=$2; CASE=$3
 MPIRUN=${MPIRUN:-mpirun}
@@ -97,6 +97,23 @@ kill)
   echo "job ended with $rc ${dt}s after the kill"
   [ $dt -le 60 ] || fail "took ${dt}s"
   ls "$W/out" | grep -q '\.tmp' && echo "note: temporary file left (removed by the next run)"
+  ;;
+signal)
+  prompts 300 "$W/p.txt"
+  "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" --set parallel_config.cfg_size=1 \
+    --set parallel_config.ulysses_size=1 --set generation.num_inference_steps=40 --set generation.height=64 --prompts "$W/p.txt" --out "$W/out" \
+    > "$W/log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 100); do ls "$W/out"/*.mp4 > /dev/null 2>&1 && break; sleep 0.1; done
+  kill -TERM $pid; wait $pid; rc=$?
+  [ $rc = 130 ] || { tail -5 "$W/log"; fail "expected exit 130 after SIGTERM, got $rc"; }
+  python3 - "$W/out/timing.json" <<'PY' || fail "timing.json after SIGTERM"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["complete"] is False
+assert any(v["status"] == "ok" for v in d["videos"])
+PY
+  ls "$W/out" | grep -q '\.tmp' && fail "temporary file left after SIGTERM"
   ;;
 memory)
   prompts 200 "$W/p.txt"

@@ -205,5 +205,7 @@ TEST(VaeConfig, DefaultsAndRejections) {
     EXPECT_NE(e.message().find("patch_size"), std::string::npos);
   }
   EXPECT_THROW(parse_wan_vae_config(Json{{"z_dim", "x"}}, "cfg.json"), Error);
+  EXPECT_THROW(parse_wan_vae_config(Json{{"scale_factor_spatial", 16}}, "cfg.json"), Error);
+  EXPECT_THROW(parse_wan_vae_config(Json{{"temperal_downsample", {false, false, true}}}, "cfg.json"), Error);
   EXPECT_THROW(parse_wan_vae_config(Json{{"temperal_downsample", {true}}}, "cfg.json"), Error);
 }

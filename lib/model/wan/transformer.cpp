@@ -44,6 +44,7 @@ int64_t WanTransformer::num_tokens(const Shape& s) const {
 }
 
 TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states) const {
+  if (device_) return device_->prepare_text(encoder_hidden_states);
   Tensor e = as_f32(encoder_hidden_states);
   VGEN_CHECK(e.ndim() == 3 && e.dim(2) == cfg_.text_dim, ExitCode::kInput,
              "encoder_hidden_states must be [B, L, {}], got {}", cfg_.text_dim, e.str());
@@ -66,6 +67,7 @@ TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states) co
 
 Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& timestep0, const TextContext& text,
                                      const SeqLayout& layout, SeqAttention& attention) const {
+  if (device_) return device_->forward_local(latents0, timestep0, text, layout, attention);
   Tensor latents = as_f32(latents0);
   Tensor timestep = as_f32(timestep0);
   const int64_t S = num_tokens(latents.shape());
@@ -112,6 +114,7 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
 }
 
 Tensor WanTransformer::unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const {
+  if (device_) return device_->unpatchify(tokens, T, H, W);
   return vgen::unpatchify(as_f32(tokens), cfg_.patch_size, cfg_.out_channels, T, H, W);
 }
 
@@ -123,6 +126,24 @@ Tensor WanTransformer::forward(const Tensor& latents, const Tensor& timestep,
   auto attention = make_local_attention();
   Tensor tokens = forward_local(latents, timestep, text, layout, *attention);  // [B, S, P·C_out]
   return unpatchify(tokens, latents.dim(2), latents.dim(3), latents.dim(4));
+}
+
+void WanTransformer::to_device(const WanDeviceOptions& options, bool keep_host_weights) {
+  if (!device_) device_ = WanDeviceModel::upload(cfg_, w_, options);
+  if (!keep_host_weights) {
+    WanTransformerWeights none;
+    none.blocks.resize(w_.blocks.size());
+    w_ = std::move(none);
+  }
+}
+
+std::unique_ptr<WanTransformer> WanTransformer::random_on_device(const WanTransformerConfig& cfg,
+                                                                 const WanDeviceOptions& options, uint64_t seed) {
+  WanTransformerWeights none;  // no host weights: every call goes to the device model
+  none.blocks.resize(size_t(cfg.num_layers));
+  auto model = std::make_unique<WanTransformer>(cfg, std::move(none));
+  model->device_ = WanDeviceModel::random(cfg, options, seed);
+  return model;
 }
 
 }  // namespace vgen

@@ -11,6 +11,7 @@
 #include "core/tensor.h"
 #include "model/wan/rope_tables.h"
 #include "model/wan/transformer_config.h"
+#include "model/wan/transformer_device.h"
 #include "model/wan/transformer_weights.h"
 #include "parallel/seq_attention.h"
 
@@ -51,10 +52,23 @@ class WanTransformer {
   // Single rank: forward_local over all tokens with local attention, then unpatchify.
   Tensor forward(const Tensor& latents, const Tensor& timestep, const Tensor& encoder_hidden_states) const;
 
+  // GPU execution (transformer_device.h). to_device uploads the weights once to the current CUDA
+  // device (bf16: wan_spec §1.3 dtypes; f32: all fp32); from then on prepare_text, forward_local and
+  // unpatchify run there: inputs may be host or device tensors, prepare_text returns device K/V,
+  // forward_local device tokens in the compute dtype, unpatchify a device f32 tensor. The host
+  // weights are released unless keep_host_weights.
+  void to_device(const WanDeviceOptions& options, bool keep_host_weights = false);
+  // A model with random device weights of cfg's shapes and no host weights (benchmarks).
+  static std::unique_ptr<WanTransformer> random_on_device(const WanTransformerConfig& cfg,
+                                                          const WanDeviceOptions& options, uint64_t seed);
+  bool on_device() const { return device_ != nullptr; }
+  const WanDeviceModel* device_model() const { return device_.get(); }
+
  private:
   WanTransformerConfig cfg_;
   WanTransformerWeights w_;
   WanRopeTables rope_;
+  std::shared_ptr<WanDeviceModel> device_;  // set by to_device / random_on_device
 };
 
 // One transformer block on a token shard (transformer_block.cpp). x [B, S_loc, D] in place;

@@ -82,6 +82,14 @@ WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
              "{}: key 'latents_mean' has {} entries, expected z_dim = {}", source, c.latents_mean.size(), c.z_dim);
   VGEN_CHECK(int(c.latents_std.size()) == c.z_dim, ExitCode::kModel,
              "{}: key 'latents_std' has {} entries, expected z_dim = {}", source, c.latents_std.size(), c.z_dim);
+  int temporal = 1;
+  for (bool t : c.temperal_downsample) temporal *= t ? 2 : 1;
+  VGEN_CHECK(c.scale_factor_spatial == c.spatial_upscale(), ExitCode::kModel,
+             "{}: key 'scale_factor_spatial' = {} but the decoder upsamples by {} (2^(len(dim_mult) - 1))", source,
+             c.scale_factor_spatial, c.spatial_upscale());
+  VGEN_CHECK(c.scale_factor_temporal == temporal, ExitCode::kModel,
+             "{}: key 'scale_factor_temporal' = {} but temperal_downsample gives {}", source, c.scale_factor_temporal,
+             temporal);
   // Wan 2.1 decoder: up block i>0 takes half the previous width (the upsampler outputs dim/2).
   auto dims = c.decoder_dims();
   for (size_t i = 1; i + 1 < dims.size(); ++i)

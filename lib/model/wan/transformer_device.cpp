@@ -1,0 +1,259 @@
+// Forward pass of the Wan DiT on the device (see transformer_device.h). Built in both
+// configurations: the device ops it calls throw kUsage in a CPU-only build.
+#include "model/wan/transformer_device.h"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "model/wan/transformer.h"
+#include "ops/activation.h"
+#include "ops/device_ops.h"
+#include "ops/dit_device_ops.h"
+#include "ops/elementwise.h"
+#include "ops/embed.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+
+namespace vgen {
+
+const char* WanPhaseProfiler::name(Phase p) {
+  switch (p) {
+    case kGemm: return "gemm";
+    case kSelfAttention: return "self_attention";
+    case kCrossAttention: return "cross_attention";
+    default: return "other";
+  }
+}
+
+void WanPhaseProfiler::start(Phase p) {
+  VGEN_ASSERT(!running_, "WanPhaseProfiler: nested start ({} inside {})", name(p), name(current_));
+  current_ = p;
+  running_ = true;
+  ++calls_[p];
+  timers_[p].start();
+}
+
+void WanPhaseProfiler::stop() {
+  VGEN_ASSERT(running_, "WanPhaseProfiler: stop without start");
+  timers_[current_].stop();
+  running_ = false;
+}
+
+double WanPhaseProfiler::seconds(Phase p) { return calls_[p] ? timers_[p].total() : 0.0; }
+
+template <typename F> auto WanDeviceModel::timed(WanPhaseProfiler::Phase p, F&& f) const {
+  if (!prof_) return f();
+  prof_->start(p);
+  if constexpr (std::is_void_v<decltype(f())>) {
+    f();
+    prof_->stop();
+  } else {
+    auto r = f();
+    prof_->stop();
+    return r;
+  }
+}
+
+namespace {
+
+using P = WanPhaseProfiler;
+
+Tensor on_device(const Tensor& t) { return t.is_cpu() ? t.to(Device::kCUDA) : t; }
+
+// Host or device tensor of any float dtype (or i64 timesteps) → device f32.
+Tensor device_f32(const Tensor& t) {
+  Tensor h = t;
+  if (h.is_cpu() && h.dtype() != DType::kF32) h = h.to(DType::kF32);
+  return cast(on_device(h), DType::kF32);
+}
+
+}  // namespace
+
+WanDeviceModel::WanDeviceModel(const WanTransformerConfig& cfg, WanTransformerWeights device_weights,
+                               const WanDeviceOptions& options)
+    : cfg_(cfg), w_(std::move(device_weights)), opt_(options), rope_(cfg) {
+  VGEN_CHECK(opt_.dtype == DType::kBF16 || opt_.dtype == DType::kF32, ExitCode::kUsage,
+             "the device DiT computes in bf16 or fp32, not {}", dtype_name(opt_.dtype));
+  VGEN_ASSERT(int(w_.blocks.size()) == cfg_.num_layers, "device weights have {} blocks, config {}", w_.blocks.size(),
+              cfg_.num_layers);
+  VGEN_ASSERT(w_.patch_embedding.w.defined() && !w_.patch_embedding.w.is_cpu(),
+              "WanDeviceModel needs device weights");
+  weight_bytes_ = w_.bytes;
+}
+
+Tensor WanDeviceModel::linear(const WanLinear& l, const Tensor& x, bool gelu) const {
+  return timed(P::kGemm, [&] {
+    return cuda_linear(x, l.w, l.b, x.dtype(), gelu ? Activation::kGeluTanh : Activation::kNone);
+  });
+}
+
+void WanDeviceModel::rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
+                               Tensor& sin) const {
+  std::lock_guard<std::mutex> lk(rope_mu_);
+  const int64_t key[5] = {frames, rows, cols, begin, count};
+  if (!std::equal(key, key + 5, rope_key_)) {
+    Tensor c, s;  // [count, Dh] f32 on the host, from global positions
+    rope_.make(frames, rows, cols, begin, count, c, s);
+    rope_cos_ = c.to(Device::kCUDA);
+    rope_sin_ = s.to(Device::kCUDA);
+    std::copy(key, key + 5, rope_key_);
+  }
+  cos = rope_cos_;
+  sin = rope_sin_;
+}
+
+TextContext WanDeviceModel::prepare_text(const Tensor& encoder_hidden_states) const {
+  VGEN_CHECK(encoder_hidden_states.ndim() == 3 && encoder_hidden_states.dim(2) == cfg_.text_dim, ExitCode::kInput,
+             "encoder_hidden_states must be [B, L, {}], got {}", cfg_.text_dim, encoder_hidden_states.str());
+  const DType dt = opt_.dtype;
+  const int64_t B = encoder_hidden_states.dim(0), L = encoder_hidden_states.dim(1);
+  const int64_t H = cfg_.num_attention_heads, Dh = cfg_.attention_head_dim;
+  const float eps = float(cfg_.eps);
+  Tensor e = timed(P::kOther, [&] { return cast(device_f32(encoder_hidden_states), dt); });  // [B, L, text_dim]
+  Tensor h = linear(w_.text_linear_1, e, opt_.fused_gelu);                                  // [B, L, D]
+  if (!opt_.fused_gelu) timed(P::kOther, [&] { gelu_tanh_(h); });
+  Tensor ctx = linear(w_.text_linear_2, h);  // [B, L, D]
+  TextContext tc;
+  tc.batch = B;
+  tc.length = L;
+  tc.k.reserve(w_.blocks.size());
+  tc.v.reserve(w_.blocks.size());
+  for (const auto& b : w_.blocks) {
+    Tensor k = linear(b.attn2.k, ctx);
+    tc.k.push_back(timed(P::kOther, [&] { return rms_norm(k, b.attn2.norm_k, eps); }).reshape({B, L, H, Dh}));
+    tc.v.push_back(linear(b.attn2.v, ctx).reshape({B, L, H, Dh}));  // [B, L, H, Dh]
+  }
+  return tc;
+}
+
+Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& timestep0, const TextContext& text,
+                                     const SeqLayout& layout, SeqAttention& attention) const {
+  const auto& p = cfg_.patch_size;
+  const Shape& ls = latents0.shape();
+  VGEN_CHECK(ls.size() == 5 && ls[1] == cfg_.in_channels && ls[2] % p[0] == 0 && ls[3] % p[1] == 0 &&
+                 ls[4] % p[2] == 0,
+             ExitCode::kInput,
+             "transformer input must be [B, {}, T, H, W] with T, H, W divisible by the patch [{}, {}, {}]; got {}",
+             cfg_.in_channels, p[0], p[1], p[2], shape_str(ls));
+  const int64_t B = ls[0], D = cfg_.dim(), S = (ls[2] / p[0]) * (ls[3] / p[1]) * (ls[4] / p[2]);
+  VGEN_CHECK(timestep0.ndim() == 1 && timestep0.dim(0) == B, ExitCode::kInput,
+             "timestep must be [B] = [{}] (one per sample), got {}", B, timestep0.str());
+  VGEN_CHECK(text.batch == B && text.k.size() == w_.blocks.size() && text.v.size() == w_.blocks.size(),
+             ExitCode::kInput, "text context of batch {} with {} blocks for latents {} and {} blocks", text.batch,
+             text.k.size(), latents0.str(), w_.blocks.size());
+  VGEN_CHECK(text.k.empty() || (!text.k[0].is_cpu() && text.k[0].dtype() == opt_.dtype), ExitCode::kInternal,
+             "the device DiT needs the text K/V of its own prepare_text (device {}), got {}", dtype_name(opt_.dtype),
+             text.k[0].str());
+  VGEN_ASSERT(layout.tokens == S && layout.degree >= 1 && layout.seq_rank >= 0 && layout.seq_rank < layout.degree &&
+                  layout.padded >= S && layout.padded % layout.degree == 0,
+              "sequence layout (tokens {}, padded {}, degree {}, rank {}) for {} tokens", layout.tokens,
+              layout.padded, layout.degree, layout.seq_rank, S);
+  const DType dt = opt_.dtype;
+  const int64_t begin = layout.begin(), S_loc = layout.local();
+  const float eps = float(cfg_.eps);
+
+  // Patch embedding of the local tokens (the gather rounds the latents to the compute dtype, as
+  // diffusers' latents.to(bf16) before the Conv3d).
+  Tensor latents = on_device(latents0);
+  if (latents.dtype() != DType::kF32 && latents.dtype() != DType::kBF16) latents = device_f32(latents);
+  Tensor patches = timed(P::kOther, [&] { return cuda_patchify(latents, p, begin, S_loc, dt); });
+  Tensor x = linear(w_.patch_embedding, patches);  // [B, S_loc, D] from [B, S_loc, Cin·P]
+
+  Tensor cos, sin;  // [S_loc, Dh] f32
+  rope_rows(ls[2] / p[0], ls[3] / p[1], ls[4] / p[2], begin, S_loc, cos, sin);
+
+  // Condition embedder: fp32 time MLP (time_embedder stays fp32), temb rounded to the compute
+  // dtype, time_proj(SiLU(temb)) in the compute dtype, modulation rows fp32.
+  Tensor sinus = timed(P::kOther, [&] {
+    return timestep_embedding(device_f32(timestep0), cfg_.freq_dim, /*flip_sin_to_cos=*/true, /*freq_shift=*/0.0f);
+  });                                                   // [B, F] f32
+  Tensor t1 = linear(w_.time_linear_1, sinus);          // [B, D] f32
+  timed(P::kOther, [&] { silu_(t1); });
+  Tensor temb32 = linear(w_.time_linear_2, t1);         // [B, D] f32
+  Tensor temb = timed(P::kOther, [&] { return cast(temb32, dt); });              // [B, D] compute dtype
+  Tensor tproj_in = timed(P::kOther, [&] { return silu(temb); });
+  Tensor tproj_dt = linear(w_.time_proj, tproj_in);                              // [B, 6D] compute dtype
+  Tensor tproj = timed(P::kOther, [&] { return cast(tproj_dt, DType::kF32); });  // [B, 6D] f32
+
+  for (size_t i = 0; i < w_.blocks.size(); ++i)
+    block_forward(w_.blocks[i], x, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+
+  // Head: shift/scale = table [2, D] + float(temb) per sample, AdaLN, proj_out.
+  Tensor temb_f = cast(temb, DType::kF32);  // the rounded temb, as diffusers adds it
+  Tensor head_mod = Tensor::empty({B, 2, D}, DType::kF32, Device::kCUDA);  // [B, 2, D]
+  timed(P::kOther, [&] {
+    for (int64_t b = 0; b < B; ++b) {
+      Tensor dst = head_mod[b];
+      dst.copy_from(add_row(w_.scale_shift_table, temb_f[b]));
+    }
+  });
+  Tensor y = timed(P::kOther, [&] { return layer_norm_modulate(x, head_mod, 0, 1, eps); });  // [B, S_loc, D]
+  return linear(w_.proj_out, y);                                                          // [B, S_loc, P·C_out]
+}
+
+void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, const Tensor& tproj, const Tensor& cos,
+                                   const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
+                                   const SeqLayout& layout, SeqAttention& attention) const {
+  const int64_t B = x.dim(0), S = x.dim(1), D = x.dim(2);
+  const int64_t H = cfg_.num_attention_heads, Dh = cfg_.attention_head_dim;
+  const float eps = float(cfg_.eps);
+  const DType dt = opt_.dtype;
+
+  // [B, 6, D] f32: shift1, scale1, gate1, shift2, scale2, gate2
+  Tensor mod =
+      timed(P::kOther, [&] { return add_row(tproj, w.scale_shift_table.reshape({6 * D})).reshape({B, 6, D}); });
+
+  // Self-attention: AdaLN, Q/K/V, fused QK RMSNorm + RoPE, the SeqAttention, out-projection, gate.
+  {
+    Tensor n = timed(P::kOther, [&] { return layer_norm_modulate(x, mod, 0, 1, eps); });  // [B, S, D]
+    Tensor q0 = linear(w.attn1.q, n).reshape({B, S, H, Dh});
+    Tensor k0 = linear(w.attn1.k, n).reshape({B, S, H, Dh});
+    Tensor v = linear(w.attn1.v, n).reshape({B, S, H, Dh});  // [B, S, H, Dh]
+    n = Tensor();
+    Tensor q = timed(P::kOther, [&] { return rms_norm_rope(q0, w.attn1.norm_q, cos, sin, eps); });
+    q0 = Tensor();
+    Tensor k = timed(P::kOther, [&] { return rms_norm_rope(k0, w.attn1.norm_k, cos, sin, eps); });
+    k0 = Tensor();
+    Tensor o = timed(P::kSelfAttention, [&] { return attention.forward(q, k, v, layout); });  // [B, S, H, Dh]
+    q = k = v = Tensor();
+    if (o.dtype() != dt) o = timed(P::kOther, [&] { return cast(o, dt); });  // Ring/Attention2D merge in fp32
+    Tensor a = linear(w.attn1.o, o.reshape({B, S, D}));                      // [B, S, D]
+    o = Tensor();
+    timed(P::kOther, [&] { gated_residual_(x, a, mod, 2); });
+  }
+  // Cross-attention: local queries against every text position (no mask), plain residual add.
+  {
+    Tensor n = cfg_.cross_attn_norm ? timed(P::kOther, [&] { return layer_norm(x, w.norm2_w, w.norm2_b, eps); }) : x;
+    Tensor q0 = linear(w.attn2.q, n);  // [B, S, D]
+    n = Tensor();
+    Tensor q = timed(P::kOther, [&] { return rms_norm(q0, w.attn2.norm_q, eps); }).reshape({B, S, H, Dh});
+    q0 = Tensor();
+    Tensor o = Tensor::empty({B, S, H, Dh}, dt, Device::kCUDA);
+    timed(P::kCrossAttention, [&] {
+      cuda_attention(q, text_k, text_v, o, nullptr, text_k.dim(1), float(1.0 / std::sqrt(double(Dh))));
+    });
+    q = Tensor();
+    Tensor a = linear(w.attn2.o, o.reshape({B, S, D}));  // [B, S, D]
+    o = Tensor();
+    timed(P::kOther, [&] { add_inplace(x, a); });
+  }
+  // Feed-forward (GELU-tanh), gated residual.
+  {
+    Tensor n = timed(P::kOther, [&] { return layer_norm_modulate(x, mod, 3, 4, eps); });  // [B, S, D]
+    Tensor h = linear(w.ffn1, n, opt_.fused_gelu);                                       // [B, S, ffn]
+    n = Tensor();
+    if (!opt_.fused_gelu) timed(P::kOther, [&] { gelu_tanh_(h); });
+    Tensor f = linear(w.ffn2, h);  // [B, S, D]
+    h = Tensor();
+    timed(P::kOther, [&] { gated_residual_(x, f, mod, 5); });
+  }
+}
+
+Tensor WanDeviceModel::unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const {
+  Tensor t = on_device(tokens);
+  if (t.dtype() != DType::kF32 && t.dtype() != DType::kBF16) t = device_f32(t);
+  return cuda_unpatchify(t, cfg_.patch_size, cfg_.out_channels, T, H, W, DType::kF32);
+}
+
+}  // namespace vgen

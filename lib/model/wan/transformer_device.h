@@ -1,0 +1,104 @@
+// GPU execution of the Wan DiT (wan_spec.md §1): weights uploaded once, activations on the device
+// between ops. Used through WanTransformer (to_device / random_on_device), which forwards
+// prepare_text, forward_local and unpatchify here once the model is on the device.
+//
+// Precision bf16 follows §1.3/§1.4: bf16 weights except the fp32 time_embedder, scale_shift_tables
+// and norm2; activations bf16 between ops with the rounding points of diffusers (LN/modulation,
+// gated residuals, RMSNorm and RoPE in fp32 with one rounding each, temb rounded to bf16 before
+// time_proj). Precision fp32 keeps everything fp32 (no TF32), for validation against the CPU path.
+// Self-attention goes through the SeqAttention (LocalAttention → cuda_attention, or Ulysses / Ring /
+// Attention2D over NCCL groups from dist/device_mesh.h); cross-attention runs locally against the
+// device text K/V.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "core/cuda_stream.h"
+#include "core/tensor.h"
+#include "model/wan/rope_tables.h"
+#include "model/wan/transformer_config.h"
+#include "model/wan/transformer_weights.h"
+#include "parallel/seq_attention.h"
+
+namespace vgen {
+
+struct TextContext;  // model/wan/transformer.h
+
+struct WanDeviceOptions {
+  DType dtype = DType::kBF16;  // compute dtype: kBF16 or kF32
+  // GELU of the FFN and of the text embedder inside the GEMM epilogue: one bf16 rounding fewer
+  // than diffusers (which rounds Linear1's output before the GELU) and one pass less over the
+  // ffn-wide activation. Off by default so the rounding points are diffusers' own.
+  bool fused_gelu = false;
+};
+
+// GPU time per phase of forwards run with a profiler attached (each op is bracketed by events, so
+// the profiled forward is slightly slower than an unprofiled one).
+class WanPhaseProfiler {
+ public:
+  enum Phase { kGemm = 0, kSelfAttention, kCrossAttention, kOther, kCount };
+  static const char* name(Phase p);
+  void start(Phase p);
+  void stop();
+  double seconds(Phase p);  // accumulated GPU seconds (waits for the GPU)
+  int64_t calls(Phase p) const { return calls_[p]; }
+
+ private:
+  CudaEventTimer timers_[kCount];
+  int64_t calls_[kCount] = {};
+  Phase current_ = kOther;
+  bool running_ = false;
+};
+
+class WanDeviceModel {
+ public:
+  // Weights already on the device in the dtypes this class expects (see upload/random).
+  WanDeviceModel(const WanTransformerConfig& cfg, WanTransformerWeights device_weights,
+                 const WanDeviceOptions& options);
+
+  // Copies host weights (any float dtype) to the current device, converting per §1.3.
+  static std::shared_ptr<WanDeviceModel> upload(const WanTransformerConfig& cfg, const WanTransformerWeights& host,
+                                                const WanDeviceOptions& options);
+  // Random device weights of the config's shapes (benchmarks; no checkpoint): matrices, biases
+  // and modulation tables N(0, 0.02²), RMSNorm / norm2 weights 1 — as the diffusers peer benchmark.
+  static std::shared_ptr<WanDeviceModel> random(const WanTransformerConfig& cfg, const WanDeviceOptions& options,
+                                                uint64_t seed);
+
+  const WanTransformerConfig& config() const { return cfg_; }
+  const WanDeviceOptions& options() const { return opt_; }
+  size_t weight_bytes() const { return weight_bytes_; }
+
+  // Same contracts as WanTransformer's (inputs host or device; results on the device):
+  // text K/V [B, L, H, Dh] in the compute dtype; proj_out tokens [B, S_loc, P·C_out] in the
+  // compute dtype; unpatchify → [B, C_out, T, H, W] f32.
+  TextContext prepare_text(const Tensor& encoder_hidden_states) const;
+  Tensor forward_local(const Tensor& latents, const Tensor& timestep, const TextContext& text,
+                       const SeqLayout& layout, SeqAttention& attention) const;
+  Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const;
+
+  // Attach a profiler to later calls (null detaches). Not thread-safe with concurrent forwards.
+  void set_profiler(WanPhaseProfiler* p) const { prof_ = p; }
+
+ private:
+  void block_forward(const WanBlockWeights& w, Tensor& x, const Tensor& tproj, const Tensor& cos, const Tensor& sin,
+                     const Tensor& text_k, const Tensor& text_v, const SeqLayout& layout,
+                     SeqAttention& attention) const;
+  Tensor linear(const WanLinear& l, const Tensor& x, bool gelu = false) const;
+  void rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
+                 Tensor& sin) const;
+  template <typename F> auto timed(WanPhaseProfiler::Phase p, F&& f) const;
+
+  WanTransformerConfig cfg_;
+  WanTransformerWeights w_;
+  WanDeviceOptions opt_;
+  WanRopeTables rope_;
+  size_t weight_bytes_ = 0;
+  mutable WanPhaseProfiler* prof_ = nullptr;
+  // Device RoPE rows of the last shard (the same every denoising step).
+  mutable std::mutex rope_mu_;
+  mutable int64_t rope_key_[5] = {-1, -1, -1, -1, -1};
+  mutable Tensor rope_cos_, rope_sin_;
+};
+
+}  // namespace vgen

@@ -1,0 +1,115 @@
+// Device weights of the Wan DiT: upload of loaded host weights, or random weights of the config's
+// shapes for benchmarks. Dtypes per wan_spec.md §1.3 in bf16 mode: time_embedder (time_linear_1/2),
+// every scale_shift_table and norm2 stay fp32, everything else is bf16. fp32 mode: all fp32.
+#include "core/log.h"
+#include "model/wan/transformer_device.h"
+#include "ops/device_ops.h"
+#include "ops/dit_device_ops.h"
+
+namespace vgen {
+namespace {
+
+enum class Role { kMatrix, kBias, kTable, kTimeMlp, kRmsWeight, kNorm2Weight, kNorm2Bias };
+
+bool keeps_f32(Role r) {
+  return r == Role::kTable || r == Role::kTimeMlp || r == Role::kNorm2Weight || r == Role::kNorm2Bias;
+}
+
+// Walks the weight layout of `cfg` (the shapes load_wan_transformer_weights produces) and builds
+// each tensor with make(host tensor or undefined, shape, role, name).
+template <typename F>
+WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransformerWeights* host, F&& make) {
+  const int64_t D = cfg.dim(), F_ = cfg.ffn_dim;
+  WanTransformerWeights w;
+  auto get = [&](const Tensor* h, const Shape& shape, Role role, const std::string& name) {
+    Tensor t = make(h ? *h : Tensor(), shape, role, name);
+    w.bytes += t.nbytes();
+    return t;
+  };
+  auto lin = [&](const WanLinear* h, int64_t out, int64_t in, Role wr, Role br, const std::string& name) {
+    WanLinear l;
+    l.w = get(h ? &h->w : nullptr, {out, in}, wr, name + ".weight");
+    l.b = get(h ? &h->b : nullptr, {out}, br, name + ".bias");
+    return l;
+  };
+  auto attn = [&](const WanAttentionWeights* h, const std::string& name) {
+    WanAttentionWeights a;
+    a.q = lin(h ? &h->q : nullptr, D, D, Role::kMatrix, Role::kBias, name + ".to_q");
+    a.k = lin(h ? &h->k : nullptr, D, D, Role::kMatrix, Role::kBias, name + ".to_k");
+    a.v = lin(h ? &h->v : nullptr, D, D, Role::kMatrix, Role::kBias, name + ".to_v");
+    a.o = lin(h ? &h->o : nullptr, D, D, Role::kMatrix, Role::kBias, name + ".to_out.0");
+    a.norm_q = get(h ? &h->norm_q : nullptr, {D}, Role::kRmsWeight, name + ".norm_q.weight");
+    a.norm_k = get(h ? &h->norm_k : nullptr, {D}, Role::kRmsWeight, name + ".norm_k.weight");
+    return a;
+  };
+  const int64_t Pin = int64_t(cfg.in_channels) * cfg.patch_volume(), Pout = int64_t(cfg.out_channels) * cfg.patch_volume();
+  w.patch_embedding = lin(host ? &host->patch_embedding : nullptr, D, Pin, Role::kMatrix, Role::kBias, "patch_embedding");
+  w.time_linear_1 = lin(host ? &host->time_linear_1 : nullptr, D, cfg.freq_dim, Role::kTimeMlp, Role::kTimeMlp,
+                        "condition_embedder.time_embedder.linear_1");
+  w.time_linear_2 = lin(host ? &host->time_linear_2 : nullptr, D, D, Role::kTimeMlp, Role::kTimeMlp,
+                        "condition_embedder.time_embedder.linear_2");
+  w.time_proj = lin(host ? &host->time_proj : nullptr, 6 * D, D, Role::kMatrix, Role::kBias, "condition_embedder.time_proj");
+  w.text_linear_1 = lin(host ? &host->text_linear_1 : nullptr, D, cfg.text_dim, Role::kMatrix, Role::kBias,
+                        "condition_embedder.text_embedder.linear_1");
+  w.text_linear_2 = lin(host ? &host->text_linear_2 : nullptr, D, D, Role::kMatrix, Role::kBias,
+                        "condition_embedder.text_embedder.linear_2");
+  w.scale_shift_table = get(host ? &host->scale_shift_table : nullptr, {2, D}, Role::kTable, "scale_shift_table");
+  w.proj_out = lin(host ? &host->proj_out : nullptr, Pout, D, Role::kMatrix, Role::kBias, "proj_out");
+  w.blocks.resize(size_t(cfg.num_layers));
+  for (int i = 0; i < cfg.num_layers; ++i) {
+    const WanBlockWeights* hb = host ? &host->blocks[size_t(i)] : nullptr;
+    WanBlockWeights& b = w.blocks[size_t(i)];
+    const std::string n = fmt::format("blocks.{}", i);
+    b.scale_shift_table = get(hb ? &hb->scale_shift_table : nullptr, {6, D}, Role::kTable, n + ".scale_shift_table");
+    b.attn1 = attn(hb ? &hb->attn1 : nullptr, n + ".attn1");
+    b.attn2 = attn(hb ? &hb->attn2 : nullptr, n + ".attn2");
+    if (cfg.cross_attn_norm) {
+      b.norm2_w = get(hb ? &hb->norm2_w : nullptr, {D}, Role::kNorm2Weight, n + ".norm2.weight");
+      b.norm2_b = get(hb ? &hb->norm2_b : nullptr, {D}, Role::kNorm2Bias, n + ".norm2.bias");
+    }
+    b.ffn1 = lin(hb ? &hb->ffn1 : nullptr, F_, D, Role::kMatrix, Role::kBias, n + ".ffn.net.0.proj");
+    b.ffn2 = lin(hb ? &hb->ffn2 : nullptr, D, F_, Role::kMatrix, Role::kBias, n + ".ffn.net.2");
+  }
+  return w;
+}
+
+DType dtype_for(Role r, const WanDeviceOptions& o) { return keeps_f32(r) ? DType::kF32 : o.dtype; }
+
+}  // namespace
+
+std::shared_ptr<WanDeviceModel> WanDeviceModel::upload(const WanTransformerConfig& cfg,
+                                                        const WanTransformerWeights& host,
+                                                        const WanDeviceOptions& options) {
+  VGEN_CHECK(int(host.blocks.size()) == cfg.num_layers, ExitCode::kInternal,
+             "upload: host weights have {} blocks, the config {}", host.blocks.size(), cfg.num_layers);
+  auto make = [&](const Tensor& h, const Shape& shape, Role role, const std::string& name) {
+    VGEN_CHECK(h.defined() && h.numel() == shape_numel(shape), ExitCode::kInternal,
+               "upload: host tensor '{}' is {}, expected shape {}", name, h.defined() ? h.str() : "undefined",
+               shape_str(shape));
+    Tensor src = h.reshape(shape);
+    if (src.dtype() != DType::kF32 && src.dtype() != DType::kBF16) src = src.to(DType::kF32);
+    return cast(src.to(Device::kCUDA), dtype_for(role, options));  // converted on the device
+  };
+  WanTransformerWeights w = build(cfg, &host, make);
+  log_debug("transformer weights on the device: {:.1f} MiB ({})", double(w.bytes) / 1048576.0,
+            dtype_name(options.dtype));
+  return std::make_shared<WanDeviceModel>(cfg, std::move(w), options);
+}
+
+std::shared_ptr<WanDeviceModel> WanDeviceModel::random(const WanTransformerConfig& cfg,
+                                                        const WanDeviceOptions& options, uint64_t seed) {
+  uint64_t counter = 0;
+  auto make = [&](const Tensor&, const Shape& shape, Role role, const std::string&) {
+    Tensor t = Tensor::empty(shape, dtype_for(role, options), Device::kCUDA);
+    if (role == Role::kRmsWeight || role == Role::kNorm2Weight)
+      cuda_fill_constant(t, 1.0f);
+    else
+      cuda_fill_normal(t, seed * 1000003ull + counter, 0.0f, 0.02f);
+    ++counter;
+    return t;
+  };
+  WanTransformerWeights w = build(cfg, nullptr, make);
+  return std::make_shared<WanDeviceModel>(cfg, std::move(w), options);
+}
+
+}  // namespace vgen

@@ -1,0 +1,9 @@
+# Attention backends side by side at Wan-14B shapes (label bench, never gates; CUDA builds only):
+# cuDNN SDPA vs the native flash kernel, JSON lines. Run on the GPU machine:
+#   ctest -L bench -R bench_attention --output-on-failure   (or: attention_bench [--quick] [S ...])
+if(VGEN_HAVE_CUDA)
+  add_executable(attention_bench ${CMAKE_CURRENT_LIST_DIR}/attention_bench.cpp)
+  target_link_libraries(attention_bench PRIVATE vgen_lib)
+  add_test(NAME bench_attention COMMAND $<TARGET_FILE:attention_bench>)
+  set_tests_properties(bench_attention PROPERTIES LABELS bench ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+endif()

@@ -1,0 +1,172 @@
+// Attention forward at Wan-14B shapes (label bench, never gates): cuDNN SDPA (attention_cudnn.cuh)
+// and the native flash kernel (attention.cuh attention_fwd_bf16) side by side, bf16, B = 1,
+// H = 40, D = 128, non-causal, with and without LSE. Median of 5 CUDA-event timings after warm-up
+// (the warm-up also builds the cuDNN graph), on random data. The two backends' outputs are
+// compared on the first query tokens and on every LSE, so a fast wrong kernel shows.
+// Usage: attention_bench [--quick] [S ...]   (default S: 32760 75600; --quick: 32760 only)
+// Prints one JSON line per measurement; TFLOP/s = 4·S²·D·H / t.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/cuda_stream.h"
+#include "core/tensor.h"
+#include "kernels/attention/attention.cuh"
+#include "kernels/attention/attention_cudnn.cuh"
+#include "kernels/common/convert.cuh"
+
+using namespace vgen;
+
+namespace {
+
+constexpr int kWarmup = 2, kReps = 5;
+constexpr int64_t kCheckTokens = 512;  // query tokens compared between the backends
+
+Tensor random_bf16(const Shape& s, uint64_t seed, float amp) {
+  Tensor t = Tensor::empty(s, DType::kBF16, Device::kCUDA);
+  VGEN_CUDA_CHECK(kern::fill_uniform(t.raw(), kern::FloatType::kBF16, t.numel(), seed, -amp, amp, compute_stream()));
+  return t;
+}
+
+// Median milliseconds of kReps runs after kWarmup; a non-success status from fn stops and is returned.
+double median_ms(const std::function<cudaError_t()>& fn, cudaError_t* status) {
+  for (int i = 0; i < kWarmup; ++i)
+    if ((*status = fn()) != cudaSuccess) return 0;
+  std::vector<double> ms;
+  CudaEventTimer t;
+  for (int i = 0; i < kReps; ++i) {
+    t.start();
+    *status = fn();
+    t.stop();
+    if (*status != cudaSuccess) return 0;
+    ms.push_back(t.seconds() * 1e3);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+std::vector<float> host(const Tensor& t) {
+  Tensor h = t.to(Device::kCPU).to(DType::kF32);
+  std::vector<float> v(size_t(h.numel()));
+  std::memcpy(v.data(), h.raw(), v.size() * sizeof(float));
+  return v;
+}
+
+double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-30));
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = std::fabs(double(a[i]) - b[i]);
+    m = std::isnan(d) ? INFINITY : std::max(m, d);
+  }
+  return m;
+}
+
+void print_line(const char* backend, int64_t S, int64_t H, int64_t D, bool lse, cudaError_t st, double ms,
+                const std::string& why) {
+  if (st != cudaSuccess) {
+    std::string w = why;
+    std::replace(w.begin(), w.end(), '"', '\'');
+    std::printf(
+        "{\"bench\":\"attention\",\"backend\":\"%s\",\"S\":%ld,\"H\":%ld,\"D\":%ld,\"dtype\":\"bf16\",\"lse\":%s,"
+        "\"status\":\"%s\",\"why\":\"%s\"}\n",
+        backend, long(S), long(H), long(D), lse ? "true" : "false",
+        st == cudaErrorNotSupported ? "unsupported" : "error", w.c_str());
+  } else {
+    const double tflops = 4.0 * double(S) * double(S) * double(D) * double(H) / (ms * 1e-3) / 1e12;
+    std::printf(
+        "{\"bench\":\"attention\",\"backend\":\"%s\",\"S\":%ld,\"H\":%ld,\"D\":%ld,\"dtype\":\"bf16\",\"lse\":%s,"
+        "\"status\":\"ok\",\"reps\":%d,\"median_ms\":%.3f,\"tflops\":%.1f}\n",
+        backend, long(S), long(H), long(D), lse ? "true" : "false", kReps, ms, tflops);
+  }
+  std::fflush(stdout);
+}
+
+void bench_shape(int64_t S, int64_t H, int64_t D) {
+  const int64_t B = 1;
+  // Amplitude 2 for q/k: peaked softmax rows, as in real attention.
+  Tensor q = random_bf16({B, S, H, D}, 1, 2.0f), k = random_bf16({B, S, H, D}, 2, 2.0f), v = random_bf16({B, S, H, D}, 3, 1.0f);
+  Tensor o_native = Tensor::empty({B, S, H, D}, DType::kBF16, Device::kCUDA);
+  Tensor o_cudnn = Tensor::empty({B, S, H, D}, DType::kBF16, Device::kCUDA);
+  Tensor l_native = Tensor::empty({B, H, S}, DType::kF32, Device::kCUDA);
+  Tensor l_cudnn = Tensor::empty({B, H, S}, DType::kF32, Device::kCUDA);
+  auto args = [&](Tensor& o, Tensor* l) {
+    kern::AttnArgs a;
+    a.q = q.raw(), a.k = k.raw(), a.v = v.raw(), a.out = o.raw(), a.lse = l ? l->f32() : nullptr;
+    a.B = B, a.Sq = S, a.Skv = S, a.H = H, a.D = D, a.num_valid_kv = S, a.scale = 1.0f / std::sqrt(float(D));
+    return a;
+  };
+  double ms_native[2] = {0, 0}, ms_cudnn[2] = {0, 0};
+  for (bool with_lse : {false, true}) {
+    const kern::AttnArgs an = args(o_native, with_lse ? &l_native : nullptr);
+    cudaError_t st = cudaSuccess;
+    ms_native[with_lse] =
+        median_ms([&] { return kern::attention_fwd_bf16(an, kern::AttnOut::kBF16, compute_stream()); }, &st);
+    print_line("native", S, H, D, with_lse, st, ms_native[with_lse], st == cudaSuccess ? "" : cudaGetErrorString(st));
+    if (st != cudaSuccess) ms_native[with_lse] = 0;
+
+    const kern::AttnArgs ac = args(o_cudnn, with_lse ? &l_cudnn : nullptr);
+    std::string why;
+    if (!kern::attention_cudnn_available(&why)) {
+      st = cudaErrorNotSupported;
+    } else {
+      ms_cudnn[with_lse] =
+          median_ms([&] { return kern::attention_fwd_cudnn(ac, kern::AttnOut::kBF16, compute_stream()); }, &st);
+      if (st != cudaSuccess) why = kern::attention_cudnn_last_error();
+    }
+    print_line("cudnn", S, H, D, with_lse, st, ms_cudnn[with_lse], why);
+    if (st != cudaSuccess) ms_cudnn[with_lse] = 0;
+  }
+  // Agreement of the last (with-LSE) runs of both backends.
+  if (ms_native[1] > 0 && ms_cudnn[1] > 0) {
+    const int64_t n = std::min(S, kCheckTokens);
+    const std::vector<float> on = host(o_native[0].narrow(0, n)), oc = host(o_cudnn[0].narrow(0, n));
+    const std::vector<float> ln = host(l_native), lc = host(l_cudnn);
+    std::printf(
+        "{\"bench\":\"attention_check\",\"S\":%ld,\"H\":%ld,\"D\":%ld,\"tokens\":%ld,\"out_rel_l2\":%.3e,"
+        "\"out_max_abs\":%.3e,\"lse_max_abs\":%.3e,\"cudnn_over_native\":%.3f,\"cudnn_over_native_lse\":%.3f}\n",
+        long(S), long(H), long(D), long(n), rel_l2(oc, on), max_abs_diff(oc, on), max_abs_diff(lc, ln),
+        ms_cudnn[0] > 0 && ms_native[0] > 0 ? ms_native[0] / ms_cudnn[0] : 0.0, ms_native[1] / ms_cudnn[1]);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> sizes;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0)
+      quick = true;
+    else
+      sizes.push_back(std::atoll(argv[i]));
+  }
+  if (sizes.empty()) sizes = quick ? std::vector<int64_t>{32760} : std::vector<int64_t>{32760, 75600};
+  if (cuda_device_count() == 0) {
+    std::printf("{\"bench\":\"attention\",\"status\":\"skipped\",\"why\":\"no CUDA device\"}\n");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  VGEN_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("{\"bench\":\"attention_device\",\"device\":\"%s\",\"sms\":%d,\"cudnn_built\":%s}\n", prop.name,
+              prop.multiProcessorCount, kern::attention_cudnn_built() ? "true" : "false");
+  // 480x832x81 -> 32,760 tokens; 720x1280x81 -> 75,600 tokens (Wan2.1-14B: 40 heads x 128).
+  for (int64_t S : sizes) bench_shape(S, 40, 128);
+  return 0;
+}

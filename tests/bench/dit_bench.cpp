@@ -1,0 +1,323 @@
+// vgen_dit_bench: Wan2.1-14B DiT forward on the GPU with random bf16 weights (no checkpoint), at the
+// real shapes of 480×832×81 (32,760 tokens) and 720×1280×81 (75,600 tokens), timed with CUDA
+// events (median of --reps after --warmup), as the diffusers peer measures it
+// (scripts/bench/peer/diffusers_wan_bench.py: text embedding + blocks + head in every forward).
+// Prints one JSON line per measurement (lines starting with '#' are human-readable) and appends
+// them to --out. A profiled forward (each op bracketed by events) splits the time into GEMMs,
+// self-attention, cross-attention and other, with the achieved TFLOP/s.
+//
+// Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
+//                       [--fp32] [--fused-gelu] [--no-profile] [--out FILE] [--tag TEXT]
+//        mpirun -np 2 vgen_dit_bench --mode cfg|ulysses|ring|attn2d ...   (two GPUs)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/cuda_stream.h"
+#include "core/device_allocator.h"
+#include "core/json.h"
+#include "dist/bootstrap.h"
+#include "dist/device_mesh.h"
+#include "model/wan/transformer.h"
+#include "ops/device_ops.h"
+#include "ops/dit_device_ops.h"
+#include "parallel/local_attention.h"
+#include "parallel/seq_attention_factory.h"
+#include "pipeline/dit_step.h"
+
+#ifndef VGEN_GIT_DESCRIBE
+#define VGEN_GIT_DESCRIBE ""
+#endif
+
+using namespace vgen;
+
+namespace {
+
+struct Args {
+  std::vector<std::string> shapes = {"480p", "720p"};
+  int layers = 40, reps = 3, warmup = 1;
+  bool fp32 = false, fused_gelu = false, profile = true;
+  std::string mode = "single", out, tag;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr, "vgen_dit_bench: %s\n(see the header of tests/bench/dit_bench.cpp for the options)\n",
+               why.c_str());
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) usage("missing value for " + k);
+      return argv[++i];
+    };
+    if (k == "--shapes") {
+      a.shapes.clear();
+      std::string v = val();
+      for (size_t p = 0; p <= v.size();) {
+        size_t q = v.find(',', p);
+        if (q == std::string::npos) q = v.size();
+        if (q > p) a.shapes.push_back(v.substr(p, q - p));
+        p = q + 1;
+      }
+    } else if (k == "--layers") a.layers = std::atoi(val().c_str());
+    else if (k == "--reps") a.reps = std::max(1, std::atoi(val().c_str()));
+    else if (k == "--warmup") a.warmup = std::max(0, std::atoi(val().c_str()));
+    else if (k == "--fp32") a.fp32 = true;
+    else if (k == "--fused-gelu") a.fused_gelu = true;
+    else if (k == "--no-profile") a.profile = false;
+    else if (k == "--mode") a.mode = val();
+    else if (k == "--out") a.out = val();
+    else if (k == "--tag") a.tag = val();
+    else usage("unknown argument " + k);
+  }
+  if (a.layers < 1) usage("--layers must be >= 1");
+  return a;
+}
+
+struct VideoShape {
+  int height, width, frames;
+};
+VideoShape parse_shape(const std::string& s) {
+  if (s == "480p") return {480, 832, 81};
+  if (s == "720p") return {720, 1280, 81};
+  VideoShape v{};
+  if (std::sscanf(s.c_str(), "%dx%dx%d", &v.height, &v.width, &v.frames) != 3) usage("bad shape " + s);
+  return v;
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// $VGEN_COMMIT (set by scripts/bench/run_dit_bench.sh where the checkout has no .git), else the
+// commit at configure time, else `git describe` now.
+std::string git_describe() {
+  if (const char* e = std::getenv("VGEN_COMMIT"); e && *e) return e;
+  std::string d = VGEN_GIT_DESCRIBE;
+  if (!d.empty()) return d;
+  if (FILE* p = popen("git describe --always --dirty 2>/dev/null", "r")) {
+    char buf[128] = {0};
+    if (std::fgets(buf, sizeof(buf), p)) d = buf;
+    pclose(p);
+  }
+  while (!d.empty() && (d.back() == '\n' || d.back() == '\r')) d.pop_back();
+  return d.empty() ? "unknown" : d;
+}
+
+WanTransformerConfig wan21_14b(int layers) {
+  WanTransformerConfig c;  // the constructor defaults are Wan2.1-14B's
+  c.num_attention_heads = 40;
+  c.attention_head_dim = 128;
+  c.in_channels = c.out_channels = 16;
+  c.text_dim = 4096;
+  c.freq_dim = 256;
+  c.ffn_dim = 13824;
+  c.num_layers = layers;
+  c.validate("Wan2.1-14B benchmark config");
+  return c;
+}
+
+// FLOPs of one forward (multiply-add = 2) for S video tokens and L text tokens on `parts` ranks
+// sharing the sequence evenly.
+struct Flops {
+  double gemm = 0, self_attn = 0, cross_attn = 0;
+  double total() const { return gemm + self_attn + cross_attn; }
+};
+Flops count_flops(const WanTransformerConfig& c, double S, double L) {
+  const double D = c.dim(), F = c.ffn_dim, H = c.num_attention_heads, Dh = c.attention_head_dim, n = c.num_layers;
+  Flops f;
+  f.gemm = n * 2.0 * S * (4 * D * D + 2 * D * D + 2 * D * F)  // self q,k,v,o; cross q,o; ffn
+           + n * 2.0 * L * 2 * D * D                          // cross k,v of the text
+           + 2.0 * L * (double(c.text_dim) * D + D * D)        // text embedder
+           + 2.0 * S * D * double(c.in_channels + c.out_channels) * c.patch_volume();  // patch embed, proj_out
+  f.self_attn = n * 4.0 * S * S * Dh * H;
+  f.cross_attn = n * 4.0 * S * L * Dh * H;
+  return f;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void emit(const Json& j, const Args& a, bool root) {
+  if (!root) return;
+  const std::string line = j.dump();
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+  if (!a.out.empty()) {
+    std::ofstream f(a.out, std::ios::app);
+    f << line << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a = parse(argc, argv);
+  const bool multi = a.mode != "single";
+  DistEnv env;
+  if (multi) env = dist_init(&argc, &argv);
+  const bool root = env.world_rank == 0;
+  try {
+    if (cuda_device_count() == 0) {
+      std::printf("# no CUDA device: nothing to measure\n");
+      if (multi) dist_finalize();
+      return 0;
+    }
+    ParallelConfig pc;
+    if (a.mode == "cfg") pc.cfg_size = 2;
+    else if (a.mode == "ulysses") pc.ulysses_size = 2;
+    else if (a.mode == "ring") pc.ring_size = 2;
+    else if (a.mode == "attn2d") pc.attn2d_size = {1, 2};
+    else if (a.mode != "single") usage("unknown --mode " + a.mode);
+    VGEN_CHECK(pc.world_size() == env.world_size, ExitCode::kUsage,
+               "--mode {} needs {} ranks (mpirun -np {}), this run has {}", a.mode, pc.world_size(), pc.world_size(),
+               env.world_size);
+    Mesh host_mesh = make_mesh(pc, env);
+    std::shared_ptr<Mesh> mesh = device_mesh(host_mesh);  // selects this rank's GPU
+    cudaDeviceProp prop{};
+    VGEN_CUDA_CHECK(cudaGetDeviceProperties(&prop, cuda_current_device()));
+
+    const WanTransformerConfig cfg = wan21_14b(a.layers);
+    WanDeviceOptions opt;
+    opt.dtype = a.fp32 ? DType::kF32 : DType::kBF16;
+    opt.fused_gelu = a.fused_gelu;
+    auto model = WanTransformer::random_on_device(cfg, opt, 20261130);
+    auto attention = make_seq_attention(*mesh, AttentionConfig{});
+    const WanDeviceModel& dm = *model->device_model();
+    if (root)
+      std::printf("# %s, %s, %d layers, %.2f GiB of weights, mode %s (%d rank%s), commit %s\n", prop.name,
+                  a.fp32 ? "fp32" : "bf16", a.layers, double(dm.weight_bytes()) / 1073741824.0, a.mode.c_str(),
+                  env.world_size, env.world_size > 1 ? "s" : "", git_describe().c_str());
+
+    for (const std::string& shape_name : a.shapes) {
+      const VideoShape vs = parse_shape(shape_name);
+      const int64_t T = (vs.frames - 1) / 4 + 1, Hl = vs.height / 8, Wl = vs.width / 8, L = 512;
+      const int64_t S = model->num_tokens({1, 16, T, Hl, Wl});
+      // Random inputs on the device (never zeros); CFG ranks get different text, like the two streams.
+      Tensor x = Tensor::empty({1, 16, T, Hl, Wl}, DType::kF32, Device::kCUDA);
+      cuda_fill_normal(x, 1, 0.0f, 1.0f);
+      Tensor ctx = Tensor::empty({1, L, cfg.text_dim}, DType::kBF16, Device::kCUDA);
+      cuda_fill_normal(ctx, 2 + uint64_t(host_mesh.coord.cfg), 0.0f, 1.0f);
+      Tensor t = Tensor::from_vector({500.0f}, {1}).to(Device::kCUDA);
+      Communicator& seq = *mesh->seq;
+      const SeqLayout layout = SeqLayout::make(S, seq.size(), seq.rank());
+
+      // One forward as the peer measures it: text embedding + K/V, blocks, head, gathered tokens,
+      // unpatchified prediction (on the device). CFG mode adds the exchange of the two predictions.
+      auto forward = [&]() {
+        TextContext text = model->prepare_text(ctx);
+        Tensor local = model->forward_local(x, t, text, layout, *attention);
+        Tensor tokens = seq.size() == 1 && layout.padded == S ? local : gather_seq_tokens(seq, local, layout);
+        Tensor pred = model->unpatchify(tokens, T, Hl, Wl);  // [1, 16, T, Hl, Wl] f32 (device)
+        if (pc.cfg_size > 1) {
+          Tensor host = pred.to(Device::kCPU);
+          Tensor both = Tensor::empty({2, host.numel()}, DType::kF32);
+          host_mesh.cfg->all_gather(host, both);
+        }
+        return pred;
+      };
+      auto timed = [&](const std::function<void()>& fn) {
+        host_mesh.world->barrier();
+        CudaEventTimer tm;
+        tm.start();
+        fn();
+        tm.stop();
+        Tensor s = Tensor::from_vector({float(tm.seconds())}, {1});
+        host_mesh.world->all_reduce_max(s);  // the slowest rank sets the time
+        return double(s.f32()[0]);
+      };
+
+      DeviceAllocator::instance().reset_peak();
+      for (int i = 0; i < a.warmup; ++i) timed([&] { forward(); });
+      std::vector<double> secs, text_secs;
+      for (int i = 0; i < a.reps; ++i) secs.push_back(timed([&] { forward(); }));
+      for (int i = 0; i < a.reps; ++i) text_secs.push_back(timed([&] { model->prepare_text(ctx); }));
+      const DeviceAllocatorStats mem = DeviceAllocator::instance().stats();
+      Tensor pred = forward();
+      Tensor hpred = pred.to(Device::kCPU);
+      double sumsq = 0;
+      bool finite = true;
+      for (int64_t i = 0; i < hpred.numel(); ++i) {
+        const float v = hpred.f32()[i];
+        finite = finite && std::isfinite(v);
+        sumsq += double(v) * v;
+      }
+
+      const Flops fl = count_flops(cfg, double(S), double(L));
+      const double sec = median(secs);
+      const int ranks_per_forward = pc.cfg_size > 1 ? 1 : seq.size();
+      Json j;
+      j["bench"] = "dit_forward";
+      j["impl"] = "vgen";
+      j["date"] = utc_now();
+      j["gpu"] = prop.name;
+      j["commit"] = git_describe();
+      j["mode"] = a.mode;
+      j["ranks"] = env.world_size;
+      j["dtype"] = a.fp32 ? "fp32" : "bf16";
+      j["fused_gelu"] = a.fused_gelu;
+      j["height"] = vs.height, j["width"] = vs.width, j["frames"] = vs.frames;
+      j["tokens"] = S, j["layers"] = a.layers;
+      j["seconds"] = sec;
+      j["seconds_all"] = secs;
+      j["forwards_per_measurement"] = pc.cfg_size;  // cfg 2: both CFG streams in one measurement
+      j["text_prepare_seconds"] = median(text_secs);
+      j["tflops_total"] = fl.total() * pc.cfg_size / sec / 1e12;
+      j["flops"] = {{"gemm", fl.gemm}, {"self_attention", fl.self_attn}, {"cross_attention", fl.cross_attn}};
+      j["peak_mem_gib"] = double(mem.peak_in_use_bytes) / 1073741824.0;
+      j["peak_reserved_gib"] = double(mem.peak_reserved_bytes) / 1073741824.0;
+      j["output_finite"] = finite;
+      j["output_rms"] = std::sqrt(sumsq / double(std::max<int64_t>(1, hpred.numel())));
+      if (!a.tag.empty()) j["tag"] = a.tag;
+
+      if (a.profile) {  // one more forward with every op bracketed by events
+        WanPhaseProfiler prof;
+        dm.set_profiler(&prof);
+        forward();
+        dm.set_profiler(nullptr);
+        sync_compute_stream();
+        const double g = prof.seconds(WanPhaseProfiler::kGemm), sa = prof.seconds(WanPhaseProfiler::kSelfAttention),
+                     ca = prof.seconds(WanPhaseProfiler::kCrossAttention), o = prof.seconds(WanPhaseProfiler::kOther);
+        j["phases_seconds"] = {{"gemm", g}, {"self_attention", sa}, {"cross_attention", ca}, {"other", o}};
+        // Per rank: the sequence ranks share the work of one forward.
+        j["gemm_tflops"] = fl.gemm / ranks_per_forward / g / 1e12;
+        j["self_attention_tflops"] = fl.self_attn / ranks_per_forward / sa / 1e12;
+        j["cross_attention_tflops"] = fl.cross_attn / ranks_per_forward / ca / 1e12;
+        if (root)
+          std::printf("# %s: phases gemm %.3f s (%.0f TFLOP/s), self-attn %.3f s (%.0f TFLOP/s%s), cross-attn %.3f s, "
+                      "other %.3f s\n",
+                      shape_name.c_str(), g, double(j["gemm_tflops"]), sa, double(j["self_attention_tflops"]),
+                      seq.size() > 1 ? ", incl. communication" : "", ca, o);
+      }
+      if (root)
+        std::printf("# %s (%lld tokens): %.3f s per forward%s (median of %d), text %.3f s, peak %.1f GiB\n",
+                    shape_name.c_str(), (long long)S, sec, pc.cfg_size > 1 ? " pair (CFG)" : "", a.reps,
+                    median(text_secs), double(j["peak_mem_gib"]));
+      emit(j, a, root);
+      VGEN_CHECK(finite, ExitCode::kInternal, "the {} forward produced non-finite values", shape_name);
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "vgen_dit_bench: %s\n", e.what());
+    if (multi) dist_abort(int(e.code()));
+    return int(e.code());
+  }
+  if (multi) dist_finalize();
+  return 0;
+}

@@ -1,0 +1,9 @@
+# Wan 2.1 VAE decode on the GPU at 480p and 720p, 81 frames (label bench, never gates; CUDA builds
+# only): random weights of the real config, CUDA-event median and peak device memory, JSON lines.
+# Run on the GPU machine: scripts/bench/run_vae_bench.sh (or ctest -L bench -R bench_vae_gpu).
+if(VGEN_HAVE_CUDA)
+  add_executable(vgen_vae_bench ${CMAKE_CURRENT_LIST_DIR}/vae_bench.cpp)
+  target_link_libraries(vgen_vae_bench PRIVATE vgen_lib)
+  add_test(NAME bench_vae_gpu COMMAND $<TARGET_FILE:vgen_vae_bench>)
+  set_tests_properties(bench_vae_gpu PROPERTIES LABELS bench ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 900)
+endif()

@@ -1,0 +1,394 @@
+// The DiT's CUDA kernels (norm, rope, elementwise, activation, embed, seq_shuffle copies, random
+// fills) against their CPU references on odd and real widths, f32 and bf16. Outputs start as NaN
+// so an unwritten element fails. bf16 bounds follow from the rounding points of each kernel
+// (one rounding = half an ulp = 2⁻⁹ relative; the tests allow 2⁻⁸ per rounding).
+#include "gpu_test_util.h"
+
+#ifdef VGEN_WITH_CUDA
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "kernels/activation/activation.cuh"
+#include "kernels/activation/activation_ref.h"
+#include "kernels/elementwise/elementwise.cuh"
+#include "kernels/elementwise/elementwise_ref.h"
+#include "kernels/embed/patch.cuh"
+#include "kernels/embed/patch_ref.h"
+#include "kernels/embed/timestep_embed.cuh"
+#include "kernels/embed/timestep_embed_ref.h"
+#include "kernels/norm/norm.cuh"
+#include "kernels/norm/norm_ref.h"
+#include "kernels/rope/rope.cuh"
+#include "kernels/rope/rope_ref.h"
+#include "ops/dit_device_ops.h"
+#include "ops/elementwise.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+#include "parallel/seq_shuffle.h"
+
+using namespace vgen;
+using namespace vgen::testing;
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const double kUlp = std::ldexp(1.0, -8);  // allowed error per bf16 rounding, relative
+
+kern::FloatType ft(DType dt) { return dt == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16; }
+
+// Device tensor of NaN (every element must be overwritten).
+Tensor poisoned(const Shape& s, DType dt) { return device_tensor(std::vector<float>(size_t(shape_numel(s)), kNaN), s, dt); }
+
+std::vector<float> maybe_round(std::vector<float> v, DType dt) { return dt == DType::kBF16 ? rounded_bf16(v) : v; }
+
+void sync_stream() { VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream())); }
+
+// |got − ref| ≤ tol(i) for every element; NaN fails.
+void expect_close(const std::vector<float>& got, const std::vector<float>& ref, const std::function<double(size_t)>& tol,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double t = tol(i);
+    if (!(std::fabs(double(got[i]) - ref[i]) <= t) && ++bad <= 5)
+      ADD_FAILURE() << what << ": element " << i << " = " << got[i] << ", expected " << ref[i] << " ± " << t;
+  }
+}
+
+// Tolerance of a result rounded `roundings` times into dt (fp32: summation-order level).
+std::function<double(size_t)> rel_tol(const std::vector<float>& ref, DType dt, double roundings = 1.0,
+                                      double abs = 1e-5) {
+  const double rel = dt == DType::kBF16 ? roundings * kUlp : 2e-6;
+  return [&ref, rel, abs](size_t i) { return rel * std::fabs(ref[i]) + abs; };
+}
+
+struct RowCase {
+  int64_t rows, width;
+};
+const RowCase kRowCases[] = {{1, 12}, {7, 24}, {37, 40}, {5, 1003}, {3, 1536}, {4, 5120}, {2, 5128}};
+const DType kTypes[] = {DType::kF32, DType::kBF16};
+
+}  // namespace
+
+TEST(DitKernelsGpu, LayerNormAffineAndPlain) {
+  VGEN_REQUIRE_GPU();
+  uint32_t seed = 10;
+  for (const auto& c : kRowCases)
+    for (DType dt : kTypes)
+      for (bool affine : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.width << " " << dtype_name(dt) << " affine " << affine);
+        // An offset mean checks the two-pass variance.
+        auto x = maybe_round(random_vec(size_t(c.rows * c.width), ++seed, 2.0f, 5.0f), dt);
+        auto w = random_vec(size_t(c.width), ++seed, 0.5f, 1.5f), b = random_vec(size_t(c.width), ++seed);
+        std::vector<float> ref(x.size());
+        kern::layer_norm_ref(x.data(), affine ? w.data() : nullptr, affine ? b.data() : nullptr, ref.data(), c.rows,
+                             c.width, 1e-6f);
+        Tensor dx = device_tensor(x, {c.rows, c.width}, dt), dy = poisoned({c.rows, c.width}, dt);
+        Tensor dw = device_tensor(w, {c.width}, DType::kF32), db = device_tensor(b, {c.width}, DType::kF32);
+        VGEN_CUDA_CHECK(kern::layer_norm(dx.raw(), ft(dt), affine ? dw.f32() : nullptr, affine ? db.f32() : nullptr,
+                                         dy.raw(), ft(dt), c.rows, c.width, 1e-6f, compute_stream()));
+        expect_close(host_f32(dy), ref, rel_tol(ref, dt, 1.0, 2e-5), "layer_norm");
+        // Through the Tensor wrapper (device dispatch), in place of nothing: same values.
+        Tensor ty = layer_norm(dx, affine ? dw : Tensor(), affine ? db : Tensor(), 1e-6f);
+        EXPECT_EQ(ty.dtype(), dt);
+        expect_close(host_f32(ty), ref, rel_tol(ref, dt, 1.0, 2e-5), "layer_norm (ops)");
+      }
+}
+
+TEST(DitKernelsGpu, LayerNormModulatePerSampleAndPerToken) {
+  VGEN_REQUIRE_GPU();
+  uint32_t seed = 100;
+  for (DType dt : kTypes)
+    for (int64_t D : {12, 40, 1003, 5120})
+      for (bool per_token : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "D=" << D << " " << dtype_name(dt) << " per_token " << per_token);
+        const int64_t B = 2, S = 9, M = 6;
+        auto x = maybe_round(random_vec(size_t(B * S * D), ++seed, -3.0f, 3.0f), dt);
+        const Shape ms = per_token ? Shape{B, S, M, D} : Shape{B, M, D};
+        auto mod = random_vec(size_t(shape_numel(ms)), ++seed, -0.5f, 0.5f);
+        Tensor dx = device_tensor(x, {B, S, D}, dt), dmod = device_tensor(mod, ms, DType::kF32);
+        for (int shift = 0; shift < M; shift += 3) {
+          const int scale = shift + 1;
+          Tensor hx = Tensor::from_vector(x, {B, S, D}), hmod = Tensor::from_vector(mod, ms);
+          std::vector<float> ref = host_f32(layer_norm_modulate(hx, hmod, shift, scale, 1e-6f));  // CPU reference
+          Tensor y = layer_norm_modulate(dx, dmod, shift, scale, 1e-6f);
+          EXPECT_EQ(y.dtype(), dt);
+          expect_close(host_f32(y), ref, rel_tol(ref, dt, 1.0, 3e-5), "layer_norm_modulate");
+        }
+      }
+}
+
+TEST(DitKernelsGpu, RmsNormWithWeightTypes) {
+  VGEN_REQUIRE_GPU();
+  uint32_t seed = 200;
+  for (const auto& c : kRowCases)
+    for (DType dt : kTypes)
+      for (int wmode : {0, 1}) {  // 0: no weight, 1: weight in the activation dtype
+        SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.width << " " << dtype_name(dt) << " w " << wmode);
+        auto x = maybe_round(random_vec(size_t(c.rows * c.width), ++seed, -4.0f, 4.0f), dt);
+        auto w = maybe_round(random_vec(size_t(c.width), ++seed, 0.5f, 1.5f), dt);
+        std::vector<float> ref(x.size());
+        kern::rms_norm_ref(x.data(), wmode ? w.data() : nullptr, ref.data(), c.rows, c.width, 1e-6f);
+        Tensor dx = device_tensor(x, {c.rows, c.width}, dt), dy = poisoned({c.rows, c.width}, dt);
+        Tensor dw = device_tensor(w, {c.width}, dt);
+        VGEN_CUDA_CHECK(kern::rms_norm(dx.raw(), wmode ? dw.raw() : nullptr, ft(dt), dy.raw(), ft(dt), c.rows,
+                                       c.width, 1e-6f, compute_stream()));
+        expect_close(host_f32(dy), ref, rel_tol(ref, dt, 2.0), "rms_norm");
+      }
+  // f32 activations with a bf16 weight (mixed types are allowed by the launcher).
+  auto x = random_vec(7 * 40, 7), w = rounded_bf16(random_vec(40, 8, 0.5f, 1.5f));
+  std::vector<float> ref(x.size());
+  kern::rms_norm_ref(x.data(), w.data(), ref.data(), 7, 40, 1e-6f);
+  Tensor dx = device_tensor(x, {7, 40}, DType::kF32), dy = poisoned({7, 40}, DType::kF32);
+  Tensor dw = device_tensor(w, {40}, DType::kBF16);
+  VGEN_CUDA_CHECK(kern::rms_norm(dx.raw(), dw.raw(), kern::FloatType::kBF16, dy.raw(), kern::FloatType::kF32, 7, 40,
+                                 1e-6f, compute_stream()));
+  expect_close(host_f32(dy), ref, rel_tol(ref, DType::kF32), "rms_norm f32 x bf16 w");
+}
+
+TEST(DitKernelsGpu, RopeAndFusedRmsNormRope) {
+  VGEN_REQUIRE_GPU();
+  struct C {
+    int64_t B, S, H, Dh;
+  };
+  uint32_t seed = 300;
+  for (const C c : {C{1, 1, 1, 2}, C{2, 13, 2, 12}, C{1, 37, 5, 128}, C{2, 3, 40, 128}, C{1, 9, 3, 18}})
+    for (DType dt : kTypes) {
+      SCOPED_TRACE(::testing::Message() << c.B << "x" << c.S << "x" << c.H << "x" << c.Dh << " " << dtype_name(dt));
+      const int64_t W = c.H * c.Dh, n = c.B * c.S * W;
+      auto x = maybe_round(random_vec(size_t(n), ++seed, -3.0f, 3.0f), dt);
+      auto w = maybe_round(random_vec(size_t(W), ++seed, 0.5f, 1.5f), dt);
+      auto ang = random_vec(size_t(c.S * c.Dh), ++seed, -3.2f, 3.2f);
+      std::vector<float> cs(ang.size()), sn(ang.size());
+      for (size_t i = 0; i < ang.size(); ++i) cs[i] = std::cos(ang[i]), sn[i] = std::sin(ang[i]);
+      Tensor dcos = device_tensor(cs, {c.S, c.Dh}, DType::kF32), dsin = device_tensor(sn, {c.S, c.Dh}, DType::kF32);
+
+      // Plain RoPE.
+      std::vector<float> ref(x.size());
+      kern::rope_ref(x.data(), cs.data(), sn.data(), ref.data(), c.B, c.S, c.H, c.Dh);
+      Tensor dx = device_tensor(x, {c.B, c.S, c.H, c.Dh}, dt), dy = poisoned({c.B, c.S, c.H, c.Dh}, dt);
+      VGEN_CUDA_CHECK(kern::rope(dx.raw(), dcos.f32(), dsin.f32(), dy.raw(), ft(dt), c.B, c.S, c.H, c.Dh,
+                                 compute_stream()));
+      expect_close(host_f32(dy), ref,
+                   [&](size_t i) {
+                     const size_t p = i & ~size_t(1);
+                     return (dt == DType::kBF16 ? kUlp * std::fabs(ref[i]) : 0.0) +
+                            2e-6 * (std::fabs(x[p]) + std::fabs(x[p + 1])) + 1e-7;
+                   },
+                   "rope");
+
+      // Fused RMSNorm + RoPE = rms_norm_ref then rope_ref.
+      std::vector<float> nrm(x.size()), fref(x.size());
+      kern::rms_norm_ref(x.data(), w.data(), nrm.data(), c.B * c.S, W, 1e-6f);
+      kern::rope_ref(nrm.data(), cs.data(), sn.data(), fref.data(), c.B, c.S, c.H, c.Dh);
+      Tensor fy = poisoned({c.B, c.S, c.H, c.Dh}, dt);
+      Tensor dw = device_tensor(w, {W}, dt);
+      VGEN_CUDA_CHECK(kern::rms_norm_rope(dx.raw(), dw.raw(), ft(dt), dcos.f32(), dsin.f32(), fy.raw(), ft(dt), c.B,
+                                          c.S, c.H, c.Dh, 1e-6f, compute_stream()));
+      auto ftol = [&](size_t i) {
+        const size_t p = i & ~size_t(1);
+        const double pair = std::fabs(nrm[p]) + std::fabs(nrm[p + 1]);
+        return dt == DType::kBF16 ? 2.0 * kUlp * pair + kUlp * std::fabs(fref[i]) + 1e-6 : 4e-6 * pair + 1e-6;
+      };
+      expect_close(host_f32(fy), fref, ftol, "rms_norm_rope");
+      // The Tensor op (device dispatch) and in place over its input.
+      expect_close(host_f32(rms_norm_rope(dx, dw, dcos, dsin, 1e-6f)), fref, ftol, "rms_norm_rope (ops)");
+      VGEN_CUDA_CHECK(kern::rms_norm_rope(dx.raw(), dw.raw(), ft(dt), dcos.f32(), dsin.f32(), dx.raw(), ft(dt), c.B,
+                                          c.S, c.H, c.Dh, 1e-6f, compute_stream()));
+      expect_close(host_f32(dx), fref, ftol, "rms_norm_rope in place");
+    }
+}
+
+TEST(DitKernelsGpu, ElementwiseOps) {
+  VGEN_REQUIRE_GPU();
+  uint32_t seed = 400;
+  for (DType dt : kTypes)
+    for (int64_t n : {1, 7, 8, 1003, 40960}) {
+      SCOPED_TRACE(::testing::Message() << "n=" << n << " " << dtype_name(dt));
+      auto a = maybe_round(random_vec(size_t(n), ++seed), dt), b = maybe_round(random_vec(size_t(n), ++seed), dt);
+      Tensor da = device_tensor(a, {n}, dt), db = device_tensor(b, {n}, dt), out = poisoned({n}, dt);
+      std::vector<float> ref(static_cast<size_t>(n));
+      kern::add_ref(a.data(), b.data(), ref.data(), n);
+      VGEN_CUDA_CHECK(kern::add(da.raw(), db.raw(), out.raw(), ft(dt), n, compute_stream()));
+      expect_close(host_f32(out), ref, rel_tol(ref, dt, 1.0, 1e-7), "add");
+      kern::cfg_combine_ref(a.data(), b.data(), ref.data(), n, 5.0f);
+      VGEN_CUDA_CHECK(kern::cfg_combine(da.raw(), db.raw(), out.raw(), ft(dt), n, 5.0f, compute_stream()));
+      expect_close(host_f32(out), ref, rel_tol(ref, dt, 1.0, 1e-6), "cfg_combine");
+    }
+  // Rows: add_row (fp32 row) and the gated residual with per-sample and per-token gates.
+  for (DType dt : kTypes)
+    for (int64_t D : {12, 1003, 5120}) {
+      SCOPED_TRACE(::testing::Message() << "D=" << D << " " << dtype_name(dt));
+      const int64_t B = 2, S = 5, M = 6, rows = B * S;
+      auto x = maybe_round(random_vec(size_t(rows * D), ++seed), dt);
+      auto y = maybe_round(random_vec(size_t(rows * D), ++seed), dt);
+      auto row = random_vec(size_t(D), ++seed);
+      std::vector<float> ref(x.size());
+      kern::add_row_ref(x.data(), row.data(), ref.data(), rows, D);
+      Tensor dx = device_tensor(x, {B, S, D}, dt), out = poisoned({B, S, D}, dt);
+      VGEN_CUDA_CHECK(kern::add_row(dx.raw(), ft(dt), device_tensor(row, {D}, DType::kF32).f32(), out.raw(), ft(dt),
+                                    rows, D, compute_stream()));
+      expect_close(host_f32(out), ref, rel_tol(ref, dt, 1.0, 1e-7), "add_row");
+      for (bool per_token : {false, true}) {
+        const Shape ms = per_token ? Shape{B, S, M, D} : Shape{B, M, D};
+        auto mod = random_vec(size_t(shape_numel(ms)), ++seed);
+        Tensor hx = Tensor::from_vector(x, {B, S, D});
+        gated_residual_(hx, Tensor::from_vector(y, {B, S, D}), Tensor::from_vector(mod, ms), 2);
+        std::vector<float> gref = host_f32(hx);
+        Tensor gx = device_tensor(x, {B, S, D}, dt);
+        gated_residual_(gx, device_tensor(y, {B, S, D}, dt), device_tensor(mod, ms, DType::kF32), 2);
+        expect_close(host_f32(gx), gref, rel_tol(gref, dt, 1.0, 1e-6), "gated_residual_");
+      }
+    }
+}
+
+TEST(DitKernelsGpu, Activations) {
+  VGEN_REQUIRE_GPU();
+  uint32_t seed = 500;
+  for (DType dt : kTypes)
+    for (int64_t n : {1, 13, 4096, 10007}) {
+      SCOPED_TRACE(::testing::Message() << "n=" << n << " " << dtype_name(dt));
+      auto x = maybe_round(random_vec(size_t(n), ++seed, -8.0f, 8.0f), dt);
+      std::vector<float> gref(x.size()), sref(x.size());
+      kern::gelu_tanh_ref(x.data(), gref.data(), n);
+      kern::silu_ref(x.data(), sref.data(), n);
+      Tensor dx = device_tensor(x, {n}, dt), out = poisoned({n}, dt);
+      VGEN_CUDA_CHECK(kern::gelu_tanh(dx.raw(), ft(dt), out.raw(), ft(dt), n, compute_stream()));
+      expect_close(host_f32(out), gref, rel_tol(gref, dt, 1.0, 1e-6), "gelu_tanh");
+      VGEN_CUDA_CHECK(kern::silu(dx.raw(), ft(dt), out.raw(), ft(dt), n, compute_stream()));
+      expect_close(host_f32(out), sref, rel_tol(sref, dt, 1.0, 1e-6), "silu");
+    }
+  // fp32 in, bf16 out: one rounding of the fp32 value.
+  auto x = random_vec(999, 77, -5.0f, 5.0f);
+  std::vector<float> ref(x.size());
+  kern::gelu_tanh_ref(x.data(), ref.data(), 999);
+  Tensor out = poisoned({999}, DType::kBF16);
+  VGEN_CUDA_CHECK(kern::gelu_tanh(device_tensor(x, {999}, DType::kF32).raw(), kern::FloatType::kF32, out.raw(),
+                                  kern::FloatType::kBF16, 999, compute_stream()));
+  expect_close(host_f32(out), ref, rel_tol(ref, DType::kBF16, 1.0, 1e-6), "gelu_tanh f32->bf16");
+}
+
+TEST(DitKernelsGpu, TimestepEmbedding) {
+  VGEN_REQUIRE_GPU();
+  std::vector<float> t = {0.0f, 1.0f, 999.0f, 500.5f, 37.0f};
+  for (int64_t dim : {256, 7, 2}) {
+    std::vector<float> ref(t.size() * size_t(dim));
+    kern::timestep_embedding_ref(t.data(), ref.data(), int64_t(t.size()), dim, true, 0.0f, 10000.0f);
+    Tensor out = poisoned({int64_t(t.size()), dim}, DType::kF32);
+    VGEN_CUDA_CHECK(kern::timestep_embedding(device_tensor(t, {int64_t(t.size())}, DType::kF32).f32(), out.f32(),
+                                             int64_t(t.size()), dim, true, 0.0f, 10000.0f, compute_stream()));
+    // |a| ≤ 1000: one ulp of the argument (6e-5) bounds the sin/cos difference between libms.
+    expect_close(host_f32(out), ref, [](size_t) { return 2e-4; }, "timestep_embedding dim " + std::to_string(dim));
+  }
+}
+
+TEST(DitKernelsGpu, PatchifyUnpatchify) {
+  VGEN_REQUIRE_GPU();
+  const int64_t B = 2, C = 3, T = 4, H = 6, W = 10;
+  const std::array<int, 3> patch = {1, 2, 2};
+  const int64_t S = (T / 1) * (H / 2) * (W / 2), P = C * 4;
+  auto x = rounded_bf16(random_vec(size_t(B * C * T * H * W), 600));
+  for (DType dt : kTypes) {
+    // A shard reaching past the end: the padding rows must be zero.
+    const int64_t begin = S - 17, count = 24;
+    std::vector<float> ref(size_t(B * count * P));
+    kern::patchify_ref(x.data(), ref.data(), B, C, T, H, W, 1, 2, 2, begin, count);
+    Tensor out = poisoned({B, count, P}, dt);
+    VGEN_CUDA_CHECK(kern::patchify(device_tensor(x, {B, C, T, H, W}, DType::kF32).raw(), kern::FloatType::kF32,
+                                   out.raw(), ft(dt), B, C, T, H, W, 1, 2, 2, begin, count, compute_stream()));
+    expect_close(host_f32(out), ref, [](size_t) { return 0.0; }, "patchify");
+    auto tok = rounded_bf16(random_vec(size_t(B * S * P), 601));
+    std::vector<float> uref(x.size());
+    kern::unpatchify_ref(tok.data(), uref.data(), B, C, T, H, W, 1, 2, 2);
+    Tensor u = cuda_unpatchify(device_tensor(tok, {B, S, P}, dt), patch, C, T, H, W, DType::kF32);
+    expect_close(host_f32(u), uref, [](size_t) { return 0.0; }, "unpatchify");
+  }
+}
+
+// Ulysses pack/unpack and the Attention2D out/LSE pack on device tensors (bf16 and f32) equal the
+// host permutations (copies: exact).
+TEST(DitKernelsGpu, SeqShuffleOnDevice) {
+  VGEN_REQUIRE_GPU();
+  const int U = 2;
+  const int64_t B = 2, L = 5, H = 4, D = 12;
+  auto q = rounded_bf16(random_vec(size_t(B * L * H * D), 700)), k = rounded_bf16(random_vec(q.size(), 701)),
+       v = rounded_bf16(random_vec(q.size(), 702));
+  Tensor hq = Tensor::from_vector(q, {B, L, H, D}), hk = Tensor::from_vector(k, {B, L, H, D}),
+         hv = Tensor::from_vector(v, {B, L, H, D});
+  Tensor hsend = Tensor::empty({U, 3, B, L, H / U, D}, DType::kF32);
+  ulysses_pack_qkv(hq, hk, hv, U, hsend);
+  Tensor hq2 = Tensor::empty({B, U * L, H / U, D}, DType::kF32), hk2 = hq2.clone(), hv2 = hq2.clone();
+  ulysses_unpack_qkv(hsend, U, hq2, hk2, hv2);
+  Tensor hout = Tensor::empty({U, B, L, H / U, D}, DType::kF32);
+  ulysses_pack_out(hq2, U, hout);
+  Tensor hback = Tensor::empty({B, L, H, D}, DType::kF32);
+  ulysses_unpack_out(hout, U, hback);
+  auto exact = [](size_t) { return 0.0; };
+  for (DType dt : kTypes) {
+    SCOPED_TRACE(dtype_name(dt));
+    Tensor dq = device_tensor(q, {B, L, H, D}, dt), dk = device_tensor(k, {B, L, H, D}, dt),
+           dv = device_tensor(v, {B, L, H, D}, dt);
+    Tensor send = poisoned({U, 3, B, L, H / U, D}, dt);
+    ulysses_pack_qkv(dq, dk, dv, U, send);
+    expect_close(host_f32(send), host_f32(hsend), exact, "ulysses_pack_qkv");
+    Tensor q2 = poisoned({B, U * L, H / U, D}, dt), k2 = poisoned({B, U * L, H / U, D}, dt),
+           v2 = poisoned({B, U * L, H / U, D}, dt);
+    ulysses_unpack_qkv(send, U, q2, k2, v2);
+    expect_close(host_f32(k2), host_f32(hk2), exact, "ulysses_unpack_qkv");
+    Tensor out = poisoned({U, B, L, H / U, D}, dt);
+    ulysses_pack_out(q2, U, out);
+    expect_close(host_f32(out), host_f32(hout), exact, "ulysses_pack_out");
+    Tensor back = poisoned({B, L, H, D}, dt);
+    ulysses_unpack_out(out, U, back);
+    expect_close(host_f32(back), q, exact, "ulysses round trip");
+    Tensor st = poisoned({2, B, L, H, D}, dt);
+    stack_pair(dq, dk, st);
+    expect_close(host_f32(st[1]), k, exact, "stack_pair");
+  }
+  // Attention2D: o [B, N·L, H, D] f32 and lse [B, H, N·L] → per-destination chunks.
+  const int N = 3;
+  auto o = random_vec(size_t(B * N * L * H * D), 703), l = random_vec(size_t(B * H * N * L), 704);
+  const int64_t chunk = out_lse_chunk(B, L, H, D);
+  Tensor hs = Tensor::empty({N, chunk}, DType::kF32);
+  pack_out_lse(Tensor::from_vector(o, {B, N * L, H, D}), Tensor::from_vector(l, {B, H, N * L}), N, hs);
+  Tensor ds = poisoned({N, chunk}, DType::kF32);
+  pack_out_lse(device_tensor(o, {B, N * L, H, D}, DType::kF32), device_tensor(l, {B, H, N * L}, DType::kF32), N, ds);
+  expect_close(host_f32(ds), host_f32(hs), exact, "pack_out_lse");
+  Tensor g = poisoned({B, N * L, H, D}, DType::kBF16);
+  Tensor recv = device_tensor(rounded_bf16(o), {N, 1, B, L, H, D}, DType::kBF16);
+  gathered_to_seq(recv, N, 1, 0, g);
+  Tensor hg = Tensor::empty({B, N * L, H, D}, DType::kF32);
+  gathered_to_seq(Tensor::from_vector(rounded_bf16(o), {N, 1, B, L, H, D}), N, 1, 0, hg);
+  expect_close(host_f32(g), host_f32(hg), exact, "gathered_to_seq");
+}
+
+TEST(DitKernelsGpu, RandomFills) {
+  VGEN_REQUIRE_GPU();
+  for (DType dt : kTypes) {
+    Tensor t = poisoned({1 << 20}, dt);
+    cuda_fill_normal(t, 42, 0.0f, 0.02f);
+    auto v = host_f32(t);
+    double s = 0, s2 = 0;
+    for (float x : v) {
+      ASSERT_TRUE(std::isfinite(x));
+      s += x, s2 += double(x) * x;
+    }
+    const double mean = s / double(v.size()), sd = std::sqrt(s2 / double(v.size()) - mean * mean);
+    EXPECT_NEAR(mean, 0.0, 2e-4);
+    EXPECT_NEAR(sd, 0.02, 5e-4);
+    Tensor u = poisoned({1 << 20}, dt);
+    cuda_fill_normal(u, 42, 0.0f, 0.02f);
+    expect_close(host_f32(u), v, [](size_t) { return 0.0; }, "same seed, same values");
+    cuda_fill_constant(u, 1.0f);
+    EXPECT_EQ(host_f32(u)[12345], 1.0f);
+  }
+  sync_stream();
+}
+
+#else
+TEST(DitKernelsGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+#endif

@@ -1,0 +1,229 @@
+// The device VAE decoder (model/wan/vae_device.h) on the tiny golden VAE: the golden video in fp32
+// (rel-L2 <= 1e-4) and bf16 (<= 3e-2), `vgen golden --case vae_decode` with device cuda, agreement
+// with the CPU decoder on odd latent shapes for both conv backends, the cache modes, batches, the
+// halo context on one rank, streaming order and bounded memory.
+#include "gpu_test_util.h"
+
+#ifdef VGEN_WITH_CUDA
+#include <iostream>
+#include <random>
+
+#include "core/device_allocator.h"
+#include "dist/mesh.h"
+#include "model/wan/vae_decoder.h"
+#include "model/wan/vae_device.h"
+#include "ops/vae_device_ops.h"
+#include "parallel/parallel_vae_device.h"
+#include "pipeline/golden.h"
+
+using namespace vgen;
+using namespace vgen::testing;
+
+namespace {
+
+const std::string kFixtures = std::string(VGEN_SOURCE_DIR) + "/tests/golden";
+const std::string kVaeDir = kFixtures + "/wan21-tiny/vae";
+
+double rel_l2(const Tensor& out, const Tensor& ref) {
+  const std::vector<float> a = host_f32(out), b = host_f32(ref);
+  EXPECT_EQ(a.size(), b.size());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+Tensor random_latents(const Shape& s, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d;
+  std::vector<float> v(size_t(shape_numel(s)));
+  for (auto& x : v) x = d(g);
+  return Tensor::from_vector(v, s);
+}
+
+std::shared_ptr<WanVaeDeviceDecoder> device_decoder(DType dt, bool cache_copy = false) {
+  VaeDeviceOptions opt;
+  opt.dtype = dt;
+  opt.cache_copy = cache_copy;
+  return WanVaeDeviceDecoder::load(kVaeDir, opt);
+}
+
+Mesh self_mesh() {
+  Mesh m;
+  m.world = make_self_communicator();
+  m.replica = make_self_communicator();
+  m.dp = make_self_communicator();
+  m.cfg = make_self_communicator();
+  m.cp = make_self_communicator();
+  m.row = make_self_communicator();
+  m.col = make_self_communicator();
+  m.ulysses = make_self_communicator();
+  m.seq = make_self_communicator();
+  m.vae = make_self_communicator();
+  return m;
+}
+
+struct BackendGuard {
+  explicit BackendGuard(VaeConvBackend b) { set_vae_conv_backend(b); }
+  ~BackendGuard() { set_vae_conv_backend(VaeConvBackend::kAuto); }
+};
+
+TEST(VaeDecodeGpu, GoldenVideo) {
+  VGEN_REQUIRE_GPU();
+  WeightStore ws = WeightStore::open(kFixtures + "/cases/vae_decode.safetensors");
+  Tensor latents = ws.get_f32("latents"), ref = ws.get_f32("video");
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    Tensor video = device_decoder(dt)->decode(latents);
+    ASSERT_EQ(video.device(), Device::kCUDA);
+    ASSERT_EQ(video.shape(), ref.shape());
+    const double err = rel_l2(video, ref);
+    std::cout << "[vae gpu] golden video " << dtype_name(dt) << " rel-L2 " << err << "\n";
+    EXPECT_LE(err, dt == DType::kF32 ? 1e-4 : 3e-2);
+  }
+}
+
+TEST(VaeDecodeGpu, GoldenCaseThroughTheRunner) {
+  VGEN_REQUIRE_GPU();
+  for (const char* precision : {"fp32", "bf16"}) {
+    Recipe recipe;
+    recipe.device = "cuda";
+    recipe.precision = precision;
+    Mesh mesh = self_mesh();
+    EXPECT_EQ(run_golden(kFixtures, recipe, mesh, "vae_decode"), 0) << precision;
+  }
+}
+
+TEST(VaeDecodeGpu, MatchesCpuDecoderOnOddShapesBothBackends) {
+  VGEN_REQUIRE_GPU();
+  WanVaeDecoder cpu = WanVaeDecoder::load(kVaeDir);
+  Tensor z = random_latents({1, 16, 3, 5, 7}, 7);
+  Tensor ref = cpu.decode(z);  // [1, 3, 9, 40, 56]
+  for (VaeConvBackend b : {VaeConvBackend::kAuto, VaeConvBackend::kGemm})
+    for (DType dt : {DType::kF32, DType::kBF16}) {
+      BackendGuard guard(b);
+      const VaeConvCounts c0 = vae_conv_counts();
+      Tensor video = device_decoder(dt)->decode(z);
+      const VaeConvCounts c1 = vae_conv_counts();
+      ASSERT_EQ(video.shape(), ref.shape());
+      const double err = rel_l2(video, ref);
+      std::cout << "[vae gpu] vs CPU, backend " << (b == VaeConvBackend::kGemm ? "gemm" : "auto") << ", "
+                << dtype_name(dt) << ": rel-L2 " << err << " (cudnn calls " << c1.cudnn - c0.cudnn << ", gemm calls "
+                << c1.gemm - c0.gemm << ")\n";
+      EXPECT_LE(err, dt == DType::kF32 ? 1e-4 : 3e-2);
+      if (b == VaeConvBackend::kGemm) EXPECT_EQ(c1.cudnn, c0.cudnn);
+    }
+}
+
+TEST(VaeDecodeGpu, CacheCopyEqualsCacheViews) {
+  VGEN_REQUIRE_GPU();
+  Tensor z = random_latents({1, 16, 4, 4, 6}, 8);
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    Tensor a = device_decoder(dt, false)->decode(z), b = device_decoder(dt, true)->decode(z);
+    EXPECT_LE(rel_l2(b, a), 1e-7) << dtype_name(dt);
+  }
+}
+
+TEST(VaeDecodeGpu, BatchItemsDecodeIndependently) {
+  VGEN_REQUIRE_GPU();
+  auto dec = device_decoder(DType::kF32);
+  Tensor z = random_latents({2, 16, 2, 3, 5}, 9);
+  Tensor both = dec->decode(z.to(Device::kCUDA)).to(Device::kCPU);  // device input
+  for (int64_t b = 0; b < 2; ++b) {
+    Tensor one = dec->decode(z.narrow(b, 1)).to(Device::kCPU);
+    EXPECT_LE(rel_l2(both[b], one[0]), 1e-7) << b;
+  }
+}
+
+TEST(VaeDecodeGpu, HaloContextOnOneRankEqualsLocal) {
+  VGEN_REQUIRE_GPU();
+  auto self = make_self_communicator();
+  Tensor z = random_latents({1, 16, 2, 5, 6}, 10);
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    auto dec = device_decoder(dt);
+    Tensor local = dec->decode(z);
+    for (VaeSplitDim d : {VaeSplitDim::kWidth, VaeSplitDim::kHeight}) {
+      // One rank: every halo is the zero frame edge, materialised instead of padded.
+      Tensor split = vae_group_decode_device(*dec, z, self.get(), d);
+      Tensor halo = parallel_vae_decode_device(*dec, z, *self, d);
+      EXPECT_LE(rel_l2(split, local), 1e-7);
+      EXPECT_LE(rel_l2(halo, local), dt == DType::kF32 ? 1e-5 : 1e-2) << dtype_name(dt);
+    }
+  }
+  EXPECT_FALSE(vae_group_decode_device(*device_decoder(DType::kF32), z, nullptr, VaeSplitDim::kWidth).defined());
+}
+
+TEST(VaeDecodeGpu, StreamsFramesInOrder) {
+  VGEN_REQUIRE_GPU();
+  auto dec = device_decoder(DType::kBF16);
+  Tensor z = random_latents({16, 4, 3, 4}, 11);
+  LocalDeviceContext ctx;
+  std::vector<int64_t> firsts, counts;
+  dec->decode_stream(z, ctx, [&](const Tensor& y, int64_t f0) {
+    ASSERT_EQ(y.ndim(), 4);
+    EXPECT_EQ(y.dim(1), 24);
+    EXPECT_EQ(y.dim(2), 32);
+    EXPECT_GE(y.dim(3), 3);
+    firsts.push_back(f0);
+    counts.push_back(y.dim(0));
+  });
+  int64_t next = 0;
+  for (size_t i = 0; i < firsts.size(); ++i) {
+    EXPECT_EQ(firsts[i], next);
+    next += counts[i];
+  }
+  EXPECT_EQ(next, dec->config().output_frames(4));
+}
+
+TEST(VaeDecodeGpu, ActivationMemoryDoesNotGrowWithFrames) {
+  VGEN_REQUIRE_GPU();
+  auto dec = device_decoder(DType::kBF16);
+  LocalDeviceContext ctx;
+  auto peak_of = [&](int64_t T) {
+    Tensor z = random_latents({16, T, 8, 8}, 12);
+    sync_compute_stream();
+    DeviceAllocator::instance().reset_peak();
+    const size_t base = DeviceAllocator::instance().stats().in_use_bytes;
+    dec->decode_stream(z, ctx, [](const Tensor&, int64_t) {});
+    sync_compute_stream();
+    return DeviceAllocator::instance().stats().peak_in_use_bytes - base;
+  };
+  peak_of(2);  // plans and workspaces of every shape
+  const size_t p3 = peak_of(3), p9 = peak_of(9);
+  std::cout << "[vae gpu] activation peak: T=3 " << p3 << " B, T=9 " << p9 << " B\n";
+  // Only the whole-clip latents (the upload and post_quant_conv's output) may grow with T.
+  const size_t clip = size_t(2 * (9 - 3) * 8 * 8 * 16 * 4);
+  EXPECT_LE(p9, p3 + clip + 4096) << "activation memory grows with the number of frames";
+}
+
+TEST(VaeDecodeGpu, WrongLatentChannelsIsAnInputError) {
+  VGEN_REQUIRE_GPU();
+  try {
+    device_decoder(DType::kF32)->decode(Tensor::zeros({1, 15, 1, 2, 2}, DType::kF32));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kInput);
+  }
+}
+
+TEST(VaeDecodeGpu, RandomWeightsDecodeIsFinite) {
+  VGEN_REQUIRE_GPU();
+  WanVaeConfig cfg = load_wan_vae_config(kVaeDir);
+  VaeDeviceOptions opt;
+  auto dec = WanVaeDeviceDecoder::random(cfg, opt, 3);
+  EXPECT_GT(dec->weight_bytes(), 0u);
+  Tensor v = dec->decode(random_latents({1, 16, 2, 3, 4}, 13)).to(Device::kCPU);
+  double sum = 0;
+  for (int64_t i = 0; i < v.numel(); ++i) {
+    ASSERT_TRUE(std::isfinite(v.f32()[i]));
+    sum += std::fabs(v.f32()[i]);
+  }
+  EXPECT_GT(sum, 0.0);
+}
+
+}  // namespace
+
+#else
+TEST(VaeDecodeGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+#endif
