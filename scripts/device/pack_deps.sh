@@ -14,7 +14,8 @@ ARCH_LIB=/usr/lib/x86_64-linux-gnu
 
 die() { echo "pack_deps: $*" >&2; exit 1; }
 
-rm -rf "$DEST"
+# Only this script's own subdirectories are replaced: others (e.g. cudnn_frontend/) share .dev/deps.
+rm -rf "$DEST/nlohmann" "$DEST/googletest" "$DEST/openblas"
 mkdir -p "$DEST"
 
 # nlohmann-json: headers and the CMake package config (it locates the headers relative to itself).
@@ -57,5 +58,4 @@ ldd "$blas" | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do
 done
 
 echo "pack_deps: wrote $DEST"
-du -sh "$DEST"/*
-du -sh "$DEST"
+du -sh "$DEST/nlohmann" "$DEST/googletest" "$DEST/openblas"

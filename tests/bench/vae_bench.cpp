@@ -6,8 +6,12 @@
 // one decode (weights, latents and the f32 output video included, like torch's
 // max_memory_allocated for the peer) and its reserved bytes. The output is checked finite and
 // non-zero. One JSON line per shape (stdout, and appended to --out).
+// --conv-profile adds, per shape, one line per distinct conv of the decoder (the causal convs as
+// called: 2 cached frames + 1 new one) with its time on the selected backend, its call count per
+// decode and TFLOP/s, and the estimated conv total, so a slow layer shows.
 // Usage: vgen_vae_bench [--shapes 480p,720p] [--dtype bf16|fp32] [--reps 3] [--frames 81]
-//                       [--cache-copy] [--backend auto|cudnn|gemm] [--autotune] [--out FILE] [--tag TAG]
+//                       [--cache-copy] [--backend auto|cudnn|gemm] [--autotune] [--conv-profile]
+//                       [--out FILE] [--tag TAG]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -26,6 +30,7 @@
 #include "core/device_allocator.h"
 #include "core/json.h"
 #include "model/wan/vae_device.h"
+#include "ops/dit_device_ops.h"
 #include "ops/vae_device_ops.h"
 
 using namespace vgen;
@@ -36,7 +41,7 @@ struct Args {
   std::vector<std::string> shapes = {"480p", "720p"};
   std::string dtype = "bf16", backend = "auto", out, tag = "single";
   int reps = 3, frames = 81;
-  bool cache_copy = false, autotune = false;
+  bool cache_copy = false, autotune = false, conv_profile = false;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -67,6 +72,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--tag") a.tag = val();
     else if (k == "--cache-copy") a.cache_copy = true;
     else if (k == "--autotune") a.autotune = true;
+    else if (k == "--conv-profile") a.conv_profile = true;
     else {
       std::fprintf(stderr, "vgen_vae_bench: unknown argument %s\n", k.c_str());
       std::exit(2);
@@ -80,6 +86,97 @@ std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
+}
+
+// The decoder's distinct convs at latent size h × w for T latent frames (wan_spec §5.3): input
+// frames per call (kt − 1 cached + 1), spatial size, channels, kernel, calls per decode.
+struct ConvShape {
+  const char* what;
+  int64_t Ti, H, W, Cin, Cout, kt, k, calls;
+};
+std::vector<ConvShape> decoder_convs(const WanVaeConfig& cfg, int64_t T, int64_t h, int64_t w) {
+  const std::vector<int> d = cfg.decoder_dims();  // [d0, ..., dn]
+  const std::vector<bool> tup = cfg.temperal_upsample();
+  const int nb = cfg.num_up_blocks(), nr = cfg.num_res_blocks + 1;
+  std::vector<ConvShape> v;
+  int64_t frames = T, H = h, W = w;
+  v.push_back({"conv_in", 3, H, W, cfg.z_dim, d[0], 3, 3, frames});
+  v.push_back({"mid res", 3, H, W, d[0], d[0], 3, 3, 4 * frames});
+  for (int i = 0; i < nb; ++i) {
+    const int64_t in = i > 0 ? d[size_t(i)] / 2 : d[0], out = d[size_t(i) + 1];
+    if (in != out) {
+      v.push_back({"res conv1 (in != out)", 3, H, W, in, out, 3, 3, frames});
+      v.push_back({"res out x out", 3, H, W, out, out, 3, 3, (2 * nr - 1) * frames});
+    } else {
+      v.push_back({"res out x out", 3, H, W, out, out, 3, 3, 2 * nr * frames});
+    }
+    if (i == nb - 1) {
+      v.push_back({"conv_out", 3, H, W, out, (cfg.out_channels + 7) / 8 * 8, 3, 3, frames});
+      break;
+    }
+    if (tup[size_t(i)]) {
+      v.push_back({"time_conv", 3, H, W, out, 2 * out, 3, 1, frames - 1});
+      frames = 1 + 2 * (frames - 1);
+    }
+    H *= 2, W *= 2;
+    v.push_back({"resample", 1, H, W, out, out / 2, 1, 3, frames});
+  }
+  return v;
+}
+
+// Times each conv (1 warm-up + 5 runs, median) on random data; returns the estimated conv seconds
+// of one decode.
+double conv_profile(const WanVaeConfig& cfg, DType dt, int64_t T, int64_t h, int64_t w, const std::string& shape,
+                    const Args& args) {
+  double total = 0;
+  uint64_t seed = 99;
+  for (const ConvShape& c : decoder_convs(cfg, T, h, w)) {
+    Tensor x = Tensor::empty({c.Ti, c.H, c.W, c.Cin}, dt, Device::kCUDA);
+    Tensor wt = Tensor::empty({c.Cout, c.kt, c.k, c.k, c.Cin}, dt, Device::kCUDA);
+    Tensor b = Tensor::empty({c.Cout}, DType::kF32, Device::kCUDA);
+    cuda_fill_normal(x, seed++, 0.0f, 1.0f);
+    cuda_fill_normal(wt, seed++, 0.0f, 0.02f);
+    cuda_fill_normal(b, seed++, 0.0f, 0.02f);
+    const int64_t p = (c.k - 1) / 2;
+    const kern::Conv3dPad pad{p, p, p, p};
+    const VaeConvCounts c0 = vae_conv_counts();
+    { Tensor y = cuda_vae_conv3d(x, wt, b, pad); }
+    const bool cudnn = vae_conv_counts().cudnn > c0.cudnn;
+    std::vector<double> ms;
+    CudaEventTimer timer;
+    for (int r = 0; r < 5; ++r) {
+      timer.start();
+      Tensor y = cuda_vae_conv3d(x, wt, b, pad);
+      timer.stop();
+      ms.push_back(timer.seconds() * 1e3);
+    }
+    std::sort(ms.begin(), ms.end());
+    const double m = ms[2];
+    const double flops = 2.0 * double(c.H * c.W) * double(c.Cout) * double(c.Cin * c.kt * c.k * c.k) * double(c.Ti - c.kt + 1);
+    total += m * 1e-3 * double(c.calls);
+    Json j;
+    j["bench"] = "vae_conv";
+    j["tag"] = args.tag;
+    j["shape"] = shape;
+    j["conv"] = c.what;
+    j["input"] = {c.Ti, c.H, c.W, c.Cin};
+    j["cout"] = c.Cout;
+    j["kernel"] = {c.kt, c.k, c.k};
+    j["dtype"] = dtype_name(dt);
+    j["backend"] = cudnn ? "cudnn" : "gemm";
+    j["ms"] = m;
+    j["tflops"] = flops / (m * 1e-3) / 1e12;
+    j["calls_per_decode"] = c.calls;
+    j["seconds_per_decode"] = m * 1e-3 * double(c.calls);
+    std::printf("%s\n", j.dump().c_str());
+    std::printf("#   conv %-22s %5lldx%-5lld %4lld->%-4lld k%lldx%lldx%lld %-5s %8.3f ms %7.1f TFLOP/s x%-4lld = %.3f s\n",
+                c.what, (long long)c.H, (long long)c.W, (long long)c.Cin, (long long)c.Cout, (long long)c.kt,
+                (long long)c.k, (long long)c.k, cudnn ? "cudnn" : "gemm", m, flops / (m * 1e-3) / 1e12,
+                (long long)c.calls, m * 1e-3 * double(c.calls));
+    if (!args.out.empty()) std::ofstream(args.out, std::ios::app) << j.dump() << "\n";
+  }
+  std::printf("#   conv total (estimate) %s: %.3f s per decode\n", shape.c_str(), total);
+  return total;
 }
 
 }  // namespace
@@ -191,6 +288,7 @@ int main(int argc, char** argv) {
       if (!args.out.empty()) std::ofstream(args.out, std::ios::app) << line << "\n";
       video = Tensor();
       hv = Tensor();
+      if (args.conv_profile) conv_profile(cfg, opt.dtype, T, h, w, shape, args);
       if (bad) return 1;
     }
     return 0;
