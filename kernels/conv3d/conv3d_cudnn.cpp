@@ -86,7 +86,7 @@ State& state() {
 
 size_t align256(size_t b) { return (b + 255) & ~size_t(255); }
 
-std::string fe_error(const char* step, const fe::error_t& e) { return std::string("cuDNN conv ") + step + ": " + e.get_message(); }
+std::string fe_error(const char* step, fe::error_t e) { return std::string("cuDNN conv ") + step + ": " + e.get_message(); }
 
 cudaError_t device_handle(State& st, int dev, cudnnHandle_t* out, std::string* why) {
   if (size_t(dev) >= st.devs.size()) st.devs.resize(size_t(dev) + 1);

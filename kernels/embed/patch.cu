@@ -26,7 +26,8 @@ __global__ void patchify_kernel(const TI* x, TO* out, Grid g, int64_t tok_begin,
     if (tok < S) {
       const int64_t f = tok / (gh * gw), h = (tok / gw) % gh, w = tok % gw;
       // p = ((c·pt + kt)·ph + kh)·pw + kw, c slowest.
-      const int64_t kw = p % g.pw, kh = (p / g.pw) % g.ph, kt = (p / (g.pw * g.ph)) % g.pt, c = p / (g.pw * g.ph * g.pt);
+      const int64_t kw = p % g.pw, kh = (p / g.pw) % g.ph, kt = (p / (g.pw * g.ph)) % g.pt,
+                    c = p / (g.pw * g.ph * g.pt);
       v = dev::to_f(x[(((b * g.C + c) * g.T + f * g.pt + kt) * g.H + h * g.ph + kh) * g.W + w * g.pw + kw]);
     }
     out[e] = dev::from_f<TO>(v);

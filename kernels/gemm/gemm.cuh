@@ -4,7 +4,8 @@
 // activation applied before it); fp32 inputs compute in plain fp32 (no TF32) for precision fp32.
 // Bias and GELU-tanh run in the cuBLASLt epilogue where the heuristic offers an algorithm for it,
 // otherwise the plain GEMM writes fp32 and a separate kernel applies bias/activation/rounding
-// (same result up to fp32 rounding). Plans (descriptors, layouts, chosen algorithm) are cached per
+// (same result up to fp32 rounding). Split-K algorithms are allowed only with an fp32 reduction
+// (never bf16 partial sums, never atomics). Plans (descriptors, layouts, chosen algorithm) are cached per
 // (device, M, N, K, leading dims, types, epilogue, pointer alignments); each (device, stream) has its
 // own workspace. Thread-safe. Never includes lib/; returns a cudaError_t, with cuBLAS details in
 // gemm_last_error().

@@ -8,7 +8,9 @@
 #include "core/timer.h"
 #include "dist/bootstrap.h"
 #include "io/mp4_writer.h"
+#include "dist/device_mesh.h"
 #include "parallel/parallel_vae.h"
+#include "parallel/parallel_vae_device.h"
 #include "parallel/seq_attention_factory.h"
 #include "sched/scheduler.h"
 
@@ -34,8 +36,6 @@ bool inject_nan_for(int index) {
 }  // namespace
 
 T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), mesh_(mesh), dir_(recipe.model) {
-  VGEN_CHECK(!recipe.is_cuda(), ExitCode::kUsage,
-             "device: cuda is not wired into the end-to-end pipeline yet in this build; use device: cpu");
   const bool leader = mesh.is_replica_leader();
   Json te_cfg = dir_.component_config("text_encoder");
   text_hidden_ = json_get_or<int64_t>(te_cfg, "d_model", 0);
@@ -63,7 +63,22 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
   scale_spatial_ = vcfg.scale_factor_spatial;
   scale_temporal_ = vcfg.scale_factor_temporal;
   latent_stats_ = read_latent_stats(vae_json, transformer_->config().in_channels, dir_.root() + "/vae/config.json");
-  if (mesh.in_vae_group() || leader) vae_ = std::make_unique<WanVaeDecoder>(WanVaeDecoder::load(dir_.component_path("vae")));
+  if (recipe.is_cuda()) {
+    // The text encoder stays on the host (fp32); the DiT and the VAE run on this rank's GPU.
+    dmesh_ = device_mesh(mesh);  // collective: every rank builds it here
+    WanDeviceOptions dopt;
+    dopt.dtype = recipe.compute_dtype();
+    transformer_->to_device(dopt);
+    if (transformer_2_) transformer_2_->to_device(dopt);
+    if (mesh.in_vae_group()) {
+      VaeDeviceOptions vopt;
+      vopt.dtype = recipe.compute_dtype();
+      dvae_ = WanVaeDeviceDecoder::load(dir_.component_path("vae"), vopt);
+      dvae_comm_ = device_vae_communicator(mesh);
+    }
+  } else if (mesh.in_vae_group() || leader) {
+    vae_ = std::make_unique<WanVaeDecoder>(WanVaeDecoder::load(dir_.component_path("vae")));
+  }
   scheduler_config_ = dir_.component_config("scheduler");
   // Native frame rate: 16 fps for Wan 2.1 / 2.2-A14B, 24 for the 48-channel TI2V-5B family.
   native_fps_ = transformer_->config().in_channels == 48 ? 24 : 16;
@@ -140,7 +155,7 @@ T2vOutput T2vPipeline::render(const T2vJob& job, const T2vStepHook& hook) {
     out.seconds.steps.push_back(info.seconds);
     if (hook) hook(job, info, latents);
   };
-  DenoiseResult dr = denoise(models, *sched, cond, uncond, init, ds, mesh_, factory, on_step);
+  DenoiseResult dr = denoise(models, *sched, cond, uncond, init, ds, dmesh_ ? *dmesh_ : mesh_, factory, on_step);
   out.latents = dr.latents;
   out.seconds.denoise = dr.seconds;
   for (auto& s : dr.steps) out.step_timesteps.push_back(s.timestep);
@@ -149,8 +164,11 @@ T2vOutput T2vPipeline::render(const T2vJob& job, const T2vStepHook& hook) {
   if (mesh_.in_vae_group() || mesh_.is_replica_leader()) {
     Tensor z = denormalize_latents(dr.latents, latent_stats_);  // [1, C, T, h, w]
     Tensor video;
-    if (mesh_.vae && mesh_.vae->size() > 1)
-      video = parallel_vae_decode(*vae_, z, *mesh_.vae, parse_vae_split_dim(recipe_.parallel.parallel_vae_split_dim));
+    const VaeSplitDim split = parse_vae_split_dim(recipe_.parallel.parallel_vae_split_dim);
+    if (dvae_)
+      video = vae_group_decode_device(*dvae_, z, dvae_comm_.get(), split).to(Device::kCPU);
+    else if (mesh_.vae && mesh_.vae->size() > 1)
+      video = parallel_vae_decode(*vae_, z, *mesh_.vae, split);
     else
       video = vae_->decode(z);  // [1, 3, F, H, W]
     if (mesh_.is_replica_leader()) {

@@ -14,6 +14,7 @@
 #include "model/wan/text_encoder.h"
 #include "model/wan/transformer.h"
 #include "model/wan/vae_decoder.h"
+#include "model/wan/vae_device.h"
 #include "pipeline/denoise.h"
 #include "pipeline/latents.h"
 #include "pipeline/text_cache.h"
@@ -68,6 +69,10 @@ class T2vPipeline {
   int64_t text_hidden_ = 0;
   std::unique_ptr<WanTransformer> transformer_, transformer_2_;
   std::unique_ptr<WanVaeDecoder> vae_;
+  // device: cuda — the mesh with NCCL sequence groups, the device VAE and its NCCL group.
+  std::shared_ptr<Mesh> dmesh_;
+  std::shared_ptr<WanVaeDeviceDecoder> dvae_;
+  std::shared_ptr<Communicator> dvae_comm_;
   Json scheduler_config_;
   LatentStats latent_stats_;
   std::optional<double> boundary_ratio_;

@@ -3,27 +3,34 @@
 # the gpu tests of the DiT kernels and the device forward, `vgen golden --case dit_forward` on the
 # device (fp32 and bf16; on two GPUs also ulysses 2 / ring 2 / attn2d 1x2 / cfg 2), the
 # Wan2.1-14B forward benchmark (vgen_dit_bench) and the diffusers peer on the same GPU, then a
-# short table. Logs and JSON lines go to $OUT (or build-gpu/dit_bench_out) and results/.
+# short table. Logs go to <build>/dit_bench_logs; $OUT receives three files (the device tool
+# returns at most 8): summary.txt, dit_bench.jsonl and dit_bench_logs.tgz. The JSON lines are also
+# copied to results/dit_bench_<UTC stamp>.jsonl.
 #
 # Carry: .dev/deps (GoogleTest/OpenBLAS/nlohmann copies for scripts/device/gpu_check.sh) and .whl
 # (the diffusers wheel for the peer).
 # Usage: scripts/bench/run_dit_bench.sh [stages...]   stages: build test golden bench peer multi (default: all)
 # Environment: VGEN_GPU_BUILD (default build-gpu), JOBS, SHAPES (default 480p,720p), LAYERS (default 40),
+#   MODES (two-GPU benchmark modes, default "ulysses ring attn2d cfg"),
 #   BUDGET_S (seconds this script may use, default 570: later stages are skipped, and said so, when
 #   too little is left), VGEN_COMMIT (recorded in the JSON when the checkout has no .git).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 BUILD=${VGEN_GPU_BUILD:-$ROOT/build-gpu}
-OUTDIR=${OUT:-$BUILD/dit_bench_out}
+OUTDIR=$BUILD/dit_bench_logs
 JOBS=${JOBS:-$(nproc)}
 SHAPES=${SHAPES:-480p,720p}
 LAYERS=${LAYERS:-40}
+MODES=${MODES:-ulysses ring attn2d cfg}
 BUDGET_S=${BUDGET_S:-570}
 STAGES=${*:-all}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Carried libraries (scripts/device/pack_deps.sh) must also be found when the binaries run.
+[ -d "$ROOT/.dev/deps/openblas/lib" ] && export LD_LIBRARY_PATH=$ROOT/.dev/deps/openblas/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export VGEN_COMMIT=${VGEN_COMMIT:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}
+rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR" "$ROOT/results"
 T0=$(date +%s)
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
@@ -39,24 +46,30 @@ enough() {
   if [ "$(left)" -lt "$1" ]; then say "SKIPPED $2: $(left) s of the budget left, needs ~$1 s"; return 1; fi
   return 0
 }
+# Early exits still hand the logs back.
+fail_exit() {
+  if [ -n "${OUT:-}" ]; then mkdir -p "$OUT"; cp "$SUMMARY" "$OUT/summary.txt"; tar czf "$OUT/dit_bench_logs.tgz" -C "$OUTDIR" . 2>/dev/null; fi
+  exit "$1"
+}
 say "start $STAMP, $NGPU GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), commit $VGEN_COMMIT"
 
 BIN=$BUILD/tests/vgen_dit_bench
 if want build; then
   if ! VGEN_GPU_BUILD=$BUILD OUT=$OUTDIR "$ROOT/scripts/device/gpu_check.sh" --configure-only > "$OUTDIR/configure.log" 2>&1; then
-    tail -20 "$OUTDIR/configure.log"; say "configure failed (configure.log)"; exit 3
+    tail -20 "$OUTDIR/configure.log"; say "configure failed (configure.log)"; fail_exit 3
   fi
   T1=$(date +%s)
   if ! cmake --build "$BUILD" -j "$JOBS" --target vgen_dit_bench test_dit_kernels_gpu test_dit_forward_gpu \
-       test_attention_gpu vgen > "$OUTDIR/build.log" 2>&1; then
-    grep -E "error" "$OUTDIR/build.log" | head -30; say "build failed (build.log)"; exit 3
+       test_attention_gpu device_attention_test vgen > "$OUTDIR/build.log" 2>&1; then
+    grep -E "error" "$OUTDIR/build.log" | head -30; say "build failed (build.log)"; fail_exit 3
   fi
   say "build $(( $(date +%s) - T1 )) s, warnings: $(grep -c 'warning' "$OUTDIR/build.log")"
 fi
 
 TEST_RC=0
 if want test && enough 90 "gpu tests"; then
-  ctest --test-dir "$BUILD" -R '^(test_dit_kernels_gpu|test_dit_forward_gpu|test_attention_gpu)$' \
+  # device_attention_* (two ranks, NCCL) report as skipped on a one-GPU machine.
+  ctest --test-dir "$BUILD" -R '^(test_dit_kernels_gpu|test_dit_forward_gpu|test_attention_gpu|device_attention_.*)$' \
     --output-on-failure --timeout 300 > "$OUTDIR/ctest.log" 2>&1
   TEST_RC=$?
   grep -E "tests passed|Passed|Failed|SKIPPED|\*\*\*" "$OUTDIR/ctest.log" | tee -a "$SUMMARY"
@@ -68,7 +81,7 @@ golden() {  # golden NAME NP SETS...
   local name=$1 np=$2; shift 2
   local sets=() s
   for s in "$@"; do sets+=(--set "$s"); done
-  local cmd=("$BUILD/apps/vgen/vgen" golden --fixtures "$ROOT/tests/golden" --case dit_forward "${sets[@]}")
+  local cmd=("$BUILD/bin/vgen" golden --fixtures "$ROOT/tests/golden" --case dit_forward "${sets[@]}")
   [ "$np" -gt 1 ] && cmd=(mpirun -np "$np" --bind-to none "${cmd[@]}")
   if "${cmd[@]}" > "$OUTDIR/golden_$name.log" 2>&1; then say "golden dit_forward $name: PASS"
   else GOLDEN_RC=1; say "golden dit_forward $name: FAIL (golden_$name.log)"; tail -5 "$OUTDIR/golden_$name.log"; fi
@@ -96,15 +109,6 @@ if want bench && enough 150 "vgen benchmark"; then
     tee "$OUTDIR/bench_single.log" | grep '^#' | tee -a "$SUMMARY"
 fi
 
-if want multi && [ "$NGPU" -ge 2 ]; then
-  for mode in ulysses ring attn2d cfg; do
-    enough 120 "two-GPU benchmark $mode" || break
-    timeout $(( $(left) - 20 )) mpirun -np 2 --bind-to none "$BIN" --mode "$mode" --shapes "$SHAPES" \
-      --layers "$LAYERS" --no-profile --out "$JSONL" --tag "2gpu-$mode" 2>&1 |
-      tee "$OUTDIR/bench_$mode.log" | grep '^#' | tee -a "$SUMMARY"
-  done
-fi
-
 if want peer && enough 120 "diffusers peer"; then
   WHL=$(ls "$ROOT"/.whl/diffusers-*.whl 2>/dev/null | head -1)
   if [ -z "$WHL" ]; then
@@ -122,7 +126,24 @@ if want peer && enough 120 "diffusers peer"; then
   fi
 fi
 
-[ -f "$JSONL" ] && cp "$JSONL" "$ROOT/results/dit_bench_$STAMP.jsonl"
+if want multi && [ "$NGPU" -ge 2 ]; then
+  for mode in $MODES; do
+    enough 120 "two-GPU benchmark $mode" || break
+    timeout $(( $(left) - 20 )) mpirun -np 2 --bind-to none "$BIN" --mode "$mode" --shapes "$SHAPES" \
+      --layers "$LAYERS" --no-profile --out "$JSONL" --tag "2gpu-$mode" 2>&1 |
+      tee "$OUTDIR/bench_$mode.log" | grep '^#' | tee -a "$SUMMARY"
+  done
+fi
+
+[ -s "$JSONL" ] && cp "$JSONL" "$ROOT/results/dit_bench_$STAMP.jsonl"
+finish() {
+  if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT"
+    cp "$SUMMARY" "$OUT/summary.txt"
+    [ -s "$JSONL" ] && cp "$JSONL" "$OUT/dit_bench.jsonl"
+    tar czf "$OUT/dit_bench_logs.tgz" -C "$OUTDIR" . 2>/dev/null
+  fi
+}
 
 # The table: vgen vs peer per shape (peer numbers of this run, else the recorded ones in
 # /work/shared/device/README.md: 3.18 s at 480p, 11.93 s at 720p).
@@ -163,4 +184,5 @@ print("(* peer time recorded in shared/device/README.md, not measured in this ru
       " two CFG forwards on two GPUs; target = issue 7's ratio for one GPU)")
 EOF
 say "tests rc $TEST_RC, golden rc $GOLDEN_RC, total $(( $(date +%s) - T0 )) s; logs in $OUTDIR"
+finish
 exit $(( TEST_RC != 0 || GOLDEN_RC != 0 ))

@@ -107,22 +107,28 @@ fi
 
 # OpenBLAS (CPU references of the tests): system, else the carried library.
 EXTRA=()
-if [ "$FORCE" != 1 ] && ls /usr/lib/x86_64-linux-gnu/libopenblas.so* >/dev/null 2>&1 &&
+if [ "$FORCE" != 1 ] && [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so ] &&
   { [ -f /usr/include/cblas.h ] || ls /usr/include/*/cblas.h /usr/include/*/*/cblas.h >/dev/null 2>&1; }; then
   say "OpenBLAS: system"
-elif [ -f "$DEPS/openblas/lib/libopenblas.so.0" ]; then
-  # A prefix in the build dir: the carried headers and libraries plus the libopenblas.so link
+elif [ -f "$DEPS/openblas/lib/libopenblas.so.0" ] || [ -f "$DEPS/openblas/lib/libblas.so.3" ]; then
+  # A prefix in the build dir: the carried headers and libraries plus the unversioned .so link
   # find_library needs (links are not carried).
   OB=$BUILD/_deps/openblas
+  rm -rf "$OB"
   mkdir -p "$OB/lib"
-  rm -rf "$OB/include"
   cp -r "$DEPS/openblas/include" "$OB/include"
   for f in "$DEPS"/openblas/lib/*; do ln -sf "$f" "$OB/lib/$(basename "$f")"; done
-  ln -sf "$DEPS/openblas/lib/libopenblas.so.0" "$OB/lib/libopenblas.so"
+  if [ -f "$DEPS/openblas/lib/libopenblas.so.0" ]; then
+    ln -sf "$DEPS/openblas/lib/libopenblas.so.0" "$OB/lib/libopenblas.so"
+    EXTRA+=(-DBLA_VENDOR=OpenBLAS)
+    say "BLAS: carried OpenBLAS in .dev/deps/openblas"
+  else
+    ln -sf "$DEPS/openblas/lib/libblas.so.3" "$OB/lib/libblas.so"
+    EXTRA+=(-DBLA_VENDOR=Generic)
+    say "BLAS: carried reference BLAS in .dev/deps/openblas"
+  fi
   PREFIX+=("$OB")
-  EXTRA+=(-DBLA_VENDOR=OpenBLAS)
   export LD_LIBRARY_PATH=$DEPS/openblas/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  say "OpenBLAS: carried copy in .dev/deps/openblas"
 else
   say "OpenBLAS missing: run scripts/device/pack_deps.sh on the dev machine and carry .dev/deps"
   exit 2

@@ -5,7 +5,9 @@
 #   .dev/deps/nlohmann/    include/nlohmann + share/cmake/nlohmann_json (header-only, relocatable config)
 #   .dev/deps/googletest/  GoogleTest sources (built there with that machine's compiler)
 #   .dev/deps/openblas/    cblas.h & co + libopenblas.so.0 and the Fortran runtime it needs
-# Usage: scripts/device/pack_deps.sh [DEST]   (default: <repo>/.dev/deps). Idempotent.
+#                          (VGEN_PACK_BLAS=netlib: the 0.5 MB reference libblas.so.3 instead)
+# Usage: [VGEN_PACK_BLAS=openblas|netlib] scripts/device/pack_deps.sh [DEST]   (default DEST:
+# <repo>/.dev/deps). Idempotent; other subdirectories of DEST (cudnn_frontend/, ...) are left alone.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -37,9 +39,12 @@ cp -r /usr/src/googletest/. "$DEST/googletest/"
 rm -rf "$DEST/googletest/googletest/test" "$DEST/googletest/googlemock/test" "$DEST/googletest/googletest/samples" \
   "$DEST/googletest/googletest/docs" "$DEST/googletest/googlemock/docs"
 
-# OpenBLAS: headers, the shared library and the non-glibc libraries it links (libgfortran, libquadmath).
+# BLAS for the CPU references: OpenBLAS (default, ~39 MB with its Fortran runtime) or, with
+# VGEN_PACK_BLAS=netlib, the reference BLAS with CBLAS (~0.5 MB, single-threaded, slower). Either
+# way the OpenBLAS cblas.h is carried (the project calls only standard cblas_* functions).
+BLAS_KIND=${VGEN_PACK_BLAS:-openblas}
 blas=$(readlink -f "$ARCH_LIB/libopenblas.so.0" 2>/dev/null || true)
-[ -n "$blas" ] && [ -f "$blas" ] || die "libopenblas.so.0 not found in $ARCH_LIB"
+[ -n "$blas" ] && [ -f "$blas" ] || die "libopenblas.so.0 not found in $ARCH_LIB (its cblas.h is needed too)"
 hdr=""
 for d in "$(dirname "$blas" | sed 's#/lib/#/include/#')" /usr/include/x86_64-linux-gnu/openblas-pthread \
   /usr/include/openblas /usr/include; do
@@ -49,11 +54,21 @@ done
 mkdir -p "$DEST/openblas/include" "$DEST/openblas/lib"
 cp "$hdr"/cblas.h "$hdr"/openblas_config.h "$DEST/openblas/include/"
 [ -f "$hdr/f77blas.h" ] && cp "$hdr/f77blas.h" "$DEST/openblas/include/"
-cp "$blas" "$DEST/openblas/lib/libopenblas.so.0"  # no libopenblas.so link: links may not travel; gpu_check adds it
-ldd "$blas" | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do
-  case "$name" in
+case "$BLAS_KIND" in
+  openblas) lib=$blas; name=libopenblas.so.0 ;;
+  netlib)
+    lib=$(readlink -f "$ARCH_LIB/blas/libblas.so.3" 2>/dev/null || true)
+    [ -n "$lib" ] && [ -f "$lib" ] || die "reference BLAS $ARCH_LIB/blas/libblas.so.3 not found"
+    [ "$(nm -D "$lib" | grep -c " T cblas_sgemm$")" -gt 0 ] || die "$lib has no CBLAS"
+    name=libblas.so.3 ;;
+  *) die "VGEN_PACK_BLAS must be openblas or netlib, got $BLAS_KIND" ;;
+esac
+# No unversioned .so links: links may not travel; gpu_check adds them.
+cp "$lib" "$DEST/openblas/lib/$name"
+ldd "$lib" | awk '$3 ~ /^\// {print $1, $3}' | while read -r dep path; do
+  case "$dep" in
     libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libgcc_s.so*|ld-linux*) ;;  # part of every system
-    *) cp "$(readlink -f "$path")" "$DEST/openblas/lib/$name" ;;
+    *) cp "$(readlink -f "$path")" "$DEST/openblas/lib/$dep" ;;
   esac
 done
 

@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
     for (const std::string& shape : args.shapes) {
       const int64_t H = shape == "720p" ? 720 : 480, W = shape == "720p" ? 1280 : 832;
       const int64_t T = (args.frames - 1) / 4 + 1, h = H / 8, w = W / 8;
-      std::mt19937 g(uint32_t(H));
+      std::mt19937 g{uint32_t(H)};
       std::normal_distribution<float> nd;
       std::vector<float> zv(size_t(cfg.z_dim * T * h * w));
       for (auto& x : zv) x = nd(g);

@@ -91,7 +91,8 @@ TEST(DitForwardGpu, RepeatableAndForward) {
   WeightStore cases = WeightStore::open(fixtures() + "/cases/dit_forward.safetensors");
   auto model = WanTransformer::load(fixtures() + "/wan21-tiny/transformer");
   model->to_device(WanDeviceOptions{DType::kBF16});
-  Tensor x = cases.get_f32("hidden_states"), t = cases.get_f32("timestep"), ctx = cases.get_f32("encoder_hidden_states");
+  Tensor x = cases.get_f32("hidden_states"), t = cases.get_f32("timestep"),
+         ctx = cases.get_f32("encoder_hidden_states");
   Tensor a = predict(*model, x, t, ctx), b = predict(*model, x, t, ctx);
   EXPECT_EQ(rel_l2(a, b), 0.0);
   Tensor f = model->forward(x, t, ctx);

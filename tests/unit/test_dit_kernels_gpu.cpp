@@ -41,15 +41,17 @@ const double kUlp = std::ldexp(1.0, -8);  // allowed error per bf16 rounding, re
 kern::FloatType ft(DType dt) { return dt == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16; }
 
 // Device tensor of NaN (every element must be overwritten).
-Tensor poisoned(const Shape& s, DType dt) { return device_tensor(std::vector<float>(size_t(shape_numel(s)), kNaN), s, dt); }
+Tensor poisoned(const Shape& s, DType dt) {
+  return device_tensor(std::vector<float>(size_t(shape_numel(s)), kNaN), s, dt);
+}
 
 std::vector<float> maybe_round(std::vector<float> v, DType dt) { return dt == DType::kBF16 ? rounded_bf16(v) : v; }
 
 void sync_stream() { VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream())); }
 
 // |got − ref| ≤ tol(i) for every element; NaN fails.
-void expect_close(const std::vector<float>& got, const std::vector<float>& ref, const std::function<double(size_t)>& tol,
-                  const std::string& what) {
+void expect_close(const std::vector<float>& got, const std::vector<float>& ref,
+                  const std::function<double(size_t)>& tol, const std::string& what) {
   ASSERT_EQ(got.size(), ref.size()) << what;
   int bad = 0;
   for (size_t i = 0; i < got.size(); ++i) {
@@ -192,7 +194,8 @@ TEST(DitKernelsGpu, RopeAndFusedRmsNormRope) {
       auto ftol = [&](size_t i) {
         const size_t p = i & ~size_t(1);
         const double pair = std::fabs(nrm[p]) + std::fabs(nrm[p + 1]);
-        return dt == DType::kBF16 ? 2.0 * kUlp * pair + kUlp * std::fabs(fref[i]) + 1e-6 : 4e-6 * pair + 1e-6;
+        // bf16: two roundings of each normalised value (≤ 2⁻⁷ relative), one of the rotation.
+        return dt == DType::kBF16 ? 2.5 * kUlp * pair + kUlp * std::fabs(fref[i]) + 1e-6 : 4e-6 * pair + 1e-6;
       };
       expect_close(host_f32(fy), fref, ftol, "rms_norm_rope");
       // The Tensor op (device dispatch) and in place over its input.
@@ -281,8 +284,8 @@ TEST(DitKernelsGpu, TimestepEmbedding) {
     Tensor out = poisoned({int64_t(t.size()), dim}, DType::kF32);
     VGEN_CUDA_CHECK(kern::timestep_embedding(device_tensor(t, {int64_t(t.size())}, DType::kF32).f32(), out.f32(),
                                              int64_t(t.size()), dim, true, 0.0f, 10000.0f, compute_stream()));
-    // |a| ≤ 1000: one ulp of the argument (6e-5) bounds the sin/cos difference between libms.
-    expect_close(host_f32(out), ref, [](size_t) { return 2e-4; }, "timestep_embedding dim " + std::to_string(dim));
+    // |a| ≤ 1000: expf within 2 ulp (2.4e-7 relative) moves a by ≤ 2.4e-4, and sin/cos with it.
+    expect_close(host_f32(out), ref, [](size_t) { return 5e-4; }, "timestep_embedding dim " + std::to_string(dim));
   }
 }
 

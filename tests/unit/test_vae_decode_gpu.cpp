@@ -112,7 +112,9 @@ TEST(VaeDecodeGpu, MatchesCpuDecoderOnOddShapesBothBackends) {
                 << dtype_name(dt) << ": rel-L2 " << err << " (cudnn calls " << c1.cudnn - c0.cudnn << ", gemm calls "
                 << c1.gemm - c0.gemm << ")\n";
       EXPECT_LE(err, dt == DType::kF32 ? 1e-4 : 3e-2);
-      if (b == VaeConvBackend::kGemm) EXPECT_EQ(c1.cudnn, c0.cudnn);
+      if (b == VaeConvBackend::kGemm) {
+        EXPECT_EQ(c1.cudnn, c0.cudnn);
+      }
     }
 }
 

@@ -305,7 +305,9 @@ bool run_conv(const ConvCase& c, DType dt, kern::ConvBackend backend, bool with_
   }
   EXPECT_EQ(pe, cudaSuccess) << kern::conv3d_last_error();
   if (pe != cudaSuccess) return false;
-  if (backend != kern::ConvBackend::kAuto) EXPECT_EQ(chosen, backend);
+  if (backend != kern::ConvBackend::kAuto) {
+    EXPECT_EQ(chosen, backend);
+  }
   Tensor work = Tensor::empty({int64_t(ws) + 1}, DType::kU8, Device::kCUDA);
   EXPECT_EQ(kern::conv3d_forward(a, chosen, work.raw(), ws, compute_stream()), cudaSuccess) << kern::conv3d_last_error();
   const double err = rel_l2(host_f32(dy), ref_cl);
@@ -345,8 +347,9 @@ TEST(VaeConvGpu, CudnnMatchesRefWhereItServes) {
       for (bool bias : {true, false}) {
         const bool ok = run_conv(c, dt, kern::ConvBackend::kCudnn, bias);
         served += ok;
-        if (c.cudnn_must && dt == DType::kBF16)
+        if (c.cudnn_must && dt == DType::kBF16) {
           EXPECT_TRUE(ok) << "cuDNN must serve the decoder's bf16 shape " << conv_name(c);
+        }
         EXPECT_TRUE(run_conv(c, dt, kern::ConvBackend::kAuto, bias));
       }
   const kern::Conv3dStats s = kern::conv3d_stats();

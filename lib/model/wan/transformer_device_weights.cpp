@@ -42,13 +42,16 @@ WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransforme
     a.norm_k = get(h ? &h->norm_k : nullptr, {D}, Role::kRmsWeight, name + ".norm_k.weight");
     return a;
   };
-  const int64_t Pin = int64_t(cfg.in_channels) * cfg.patch_volume(), Pout = int64_t(cfg.out_channels) * cfg.patch_volume();
-  w.patch_embedding = lin(host ? &host->patch_embedding : nullptr, D, Pin, Role::kMatrix, Role::kBias, "patch_embedding");
+  const int64_t Pin = int64_t(cfg.in_channels) * cfg.patch_volume(),
+                Pout = int64_t(cfg.out_channels) * cfg.patch_volume();
+  w.patch_embedding =
+      lin(host ? &host->patch_embedding : nullptr, D, Pin, Role::kMatrix, Role::kBias, "patch_embedding");
   w.time_linear_1 = lin(host ? &host->time_linear_1 : nullptr, D, cfg.freq_dim, Role::kTimeMlp, Role::kTimeMlp,
                         "condition_embedder.time_embedder.linear_1");
   w.time_linear_2 = lin(host ? &host->time_linear_2 : nullptr, D, D, Role::kTimeMlp, Role::kTimeMlp,
                         "condition_embedder.time_embedder.linear_2");
-  w.time_proj = lin(host ? &host->time_proj : nullptr, 6 * D, D, Role::kMatrix, Role::kBias, "condition_embedder.time_proj");
+  w.time_proj =
+      lin(host ? &host->time_proj : nullptr, 6 * D, D, Role::kMatrix, Role::kBias, "condition_embedder.time_proj");
   w.text_linear_1 = lin(host ? &host->text_linear_1 : nullptr, D, cfg.text_dim, Role::kMatrix, Role::kBias,
                         "condition_embedder.text_embedder.linear_1");
   w.text_linear_2 = lin(host ? &host->text_linear_2 : nullptr, D, D, Role::kMatrix, Role::kBias,

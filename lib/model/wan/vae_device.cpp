@@ -58,7 +58,7 @@ Tensor causal_conv(const VaeDevConv& c, const Shape& in_shape, DType dt, CausalC
     }
   }
   Tensor y = cuda_vae_conv3d(buf, c.w, c.b, pad);  // [t, H, W, cout_store]
-  if (keep > 0) {
+  if (keep > 0 && cache) {
     Tensor last = buf.narrow(buf.dim(0) - keep, keep);
     if (!cache_copy)
       cache->frames = last;  // keeps this buffer alive instead of copying
