@@ -2,8 +2,8 @@
 //   y[M,N] = act(x[M,K] · w[N,K]ᵀ + bias[N])      (row-major, PyTorch Linear layout)
 // bf16 inputs accumulate in fp32 and write bf16 or fp32 (one rounding of the fp32 result, bias and
 // activation applied before it); fp32 inputs compute in plain fp32 (no TF32) for precision fp32.
-// Bias and GELU-tanh run in the cuBLASLt epilogue where the heuristic offers an algorithm for it,
-// otherwise the plain GEMM writes fp32 and a separate kernel applies bias/activation/rounding
+// Bias runs in the cuBLASLt epilogue where the heuristic offers an algorithm for it; GELU-tanh always
+// runs in a separate kernel (cuBLASLt's GELU epilogue is not GELU-tanh to bf16 rounding); otherwise the plain GEMM writes fp32 and a separate kernel applies bias/activation/rounding
 // (same result up to fp32 rounding). Split-K algorithms are allowed only with an fp32 reduction
 // (never bf16 partial sums, never atomics). Plans (descriptors, layouts, chosen algorithm) are cached per
 // (device, M, N, K, leading dims, types, epilogue, pointer alignments); each (device, stream) has its

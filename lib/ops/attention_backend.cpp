@@ -21,6 +21,13 @@ const char* attention_backend_name(AttentionBackend b) {
   return "?";
 }
 
+namespace {
+AttentionBackend g_backend = AttentionBackend::kAuto;
+}  // namespace
+
+void set_attention_backend(AttentionBackend backend) { g_backend = backend; }
+AttentionBackend attention_backend() { return g_backend; }
+
 AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
                                      int64_t num_valid_kv, float scale, const std::string& backend) {
   return cuda_attention_auto(q, k, v, out, lse, num_valid_kv, scale, parse_attention_backend(backend));

@@ -18,6 +18,11 @@ enum class AttentionBackend { kAuto, kNative, kCudnn };
 AttentionBackend parse_attention_backend(const std::string& name);
 const char* attention_backend_name(AttentionBackend b);
 
+// The process-wide backend of the model's attention calls (self- and cross-attention), set once
+// from the recipe's attention_config.backend (default auto).
+void set_attention_backend(AttentionBackend backend);
+AttentionBackend attention_backend();
+
 // Whether cuDNN attention can run here (built with cuDNN and it initialises on the current
 // device); otherwise false with the reason in *why. Always false without the CUDA backend.
 bool cudnn_attention_available(std::string* why = nullptr);

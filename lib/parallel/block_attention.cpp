@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/attention/attention_ref.h"
+#include "ops/attention_backend.h"
 #include "ops/device_ops.h"
 
 namespace vgen {
@@ -20,7 +21,8 @@ void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t 
                      Tensor* lse) {
   if (q.defined() && !q.is_cpu()) {  // device: flash attention (bf16 or f32), same contract
     VGEN_ASSERT(q.ndim() == 4, "block attention: q {}", q.str());
-    cuda_attention(q, k, v, out, lse, num_valid_kv, float(1.0 / std::sqrt(double(q.dim(3)))));
+    cuda_attention_auto(q, k, v, out, lse, num_valid_kv, float(1.0 / std::sqrt(double(q.dim(3)))),
+                        attention_backend());
     return;
   }
   check_host_f32(q, "q");

@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "core/log.h"
+#include "ops/attention_backend.h"
 #include "pipeline/golden.h"
 
 namespace vgen {
@@ -93,6 +94,7 @@ int run_golden(const std::string& fixtures_dir, const Recipe& recipe, Mesh& mesh
                "no case '{}' in {}", only_case, cases.string());
     names = {only_case};
   }
+  set_attention_backend(parse_attention_backend(recipe.attention.backend));
   bool root = mesh.world_rank == 0;
   int passed = 0, failed = 0;
   for (auto& name : names) {

@@ -9,6 +9,7 @@
 #include "dist/bootstrap.h"
 #include "io/mp4_writer.h"
 #include "dist/device_mesh.h"
+#include "ops/attention_backend.h"
 #include "parallel/parallel_vae.h"
 #include "parallel/parallel_vae_device.h"
 #include "parallel/seq_attention_factory.h"
@@ -64,6 +65,7 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
   scale_temporal_ = vcfg.scale_factor_temporal;
   latent_stats_ = read_latent_stats(vae_json, transformer_->config().in_channels, dir_.root() + "/vae/config.json");
   if (recipe.is_cuda()) {
+    set_attention_backend(parse_attention_backend(recipe.attention.backend));
     // The text encoder stays on the host (fp32); the DiT and the VAE run on this rank's GPU.
     dmesh_ = device_mesh(mesh);  // collective: every rank builds it here
     WanDeviceOptions dopt;

@@ -1,6 +1,7 @@
 // Forward pass of the Wan DiT on the device (see transformer_device.h). Built in both
 // configurations: the device ops it calls throw kUsage in a CPU-only build.
 #include "model/wan/transformer_device.h"
+#include "ops/attention_backend.h"
 
 #include <algorithm>
 #include <cmath>
@@ -231,7 +232,8 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, const Te
     q0 = Tensor();
     Tensor o = Tensor::empty({B, S, H, Dh}, dt, Device::kCUDA);
     timed(P::kCrossAttention, [&] {
-      cuda_attention(q, text_k, text_v, o, nullptr, text_k.dim(1), float(1.0 / std::sqrt(double(Dh))));
+      cuda_attention_auto(q, text_k, text_v, o, nullptr, text_k.dim(1), float(1.0 / std::sqrt(double(Dh))),
+                          attention_backend());
     });
     q = Tensor();
     Tensor a = linear(w.attn2.o, o.reshape({B, S, D}));  // [B, S, D]
