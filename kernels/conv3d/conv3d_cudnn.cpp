@@ -5,7 +5,8 @@
 // (pointwise ADD, fp32) → Y in the io type. When cuDNN has no engine for the fused bias, the conv
 // alone writes fp32 (into the workspace for bf16, into y for f32) and conv3d_bias_convert adds the
 // bias and rounds. Engines whose numerical notes say TF32 / down-converted inputs / reduced-
-// precision reductions are deselected, so f32 stays fp32 and bf16 accumulates in fp32.
+// precision reductions / nondeterminism are deselected, so f32 stays fp32, bf16 accumulates in
+// fp32, and results are reproducible.
 #include "kernels/conv3d/conv3d.cuh"
 
 #include <atomic>
@@ -182,8 +183,10 @@ PlanEntry build(const Conv3dArgs& a, bool has_bias, bool fused, bool autotune, c
   if ((e = g->build_operation_graph(handle)).is_bad()) return {nullptr, fe_error("build_operation_graph", e)};
   if ((e = g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK})).is_bad())
     return {nullptr, fe_error("create_execution_plans", e)};
+  // Deterministic engines only: a decode gives the same bits every time (and on every rank).
   std::vector<fe::NumericalNote_t> bad = {fe::NumericalNote_t::DOWN_CONVERT_INPUTS,
-                                          fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION};
+                                          fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION,
+                                          fe::NumericalNote_t::NONDETERMINISTIC};
   if (f32) bad.push_back(fe::NumericalNote_t::TENSOR_CORE);  // TF32
   g->deselect_numeric_notes(bad);
   g->deselect_workspace_greater_than(kMaxWorkspace);

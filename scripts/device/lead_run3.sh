@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Device run 3 (lead, two H200s): build, gemm + NCCL + device parallel tests, golden on 2 GPUs for
+# cfg 2 / ulysses 2 / ring 2 / attn2d 1x2 / parallel VAE 2, DiT benchmark per 2-GPU mode at 720p.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+export OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export LD_LIBRARY_PATH=$ROOT/.dev/deps/openblas/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export VGEN_COMMIT=${VGEN_COMMIT:-unknown}
+B=build-gpu
+t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
+bash scripts/device/gpu_check.sh --configure-only > "$OUT/configure.log" 2>&1 || tail -20 "$OUT/configure.log"
+cmake --build $B -j 32 > "$OUT/build.log" 2>&1; el "build rc=$?"
+(cd $B && timeout 150 ctest -L gpu -R "gemm|nccl|device_attention|cuda_pvs2" --output-on-failure --timeout 100 > "$OUT/gpu_tests.log" 2>&1); el "gpu tests"
+grep -E "tests passed|\(Failed\)|Failure|y\[" "$OUT/gpu_tests.log" | head -12
+M="mpirun -np 2 --bind-to none"
+for s in parallel_config.cfg_size=2 parallel_config.ulysses_size=2 parallel_config.ring_size=2 parallel_config.attn2d_size=[1,2] "parallel_config.ulysses_size=2 --set parallel_config.parallel_vae_size=2"; do
+  timeout 100 $M $B/bin/vgen golden --fixtures tests/golden --set device=cuda --set precision=bf16 --set $s > "$OUT/g.log" 2>&1
+  el "golden bf16 2 GPUs $s: $(tail -1 "$OUT/g.log")"; grep "FAIL" "$OUT/g.log" | head -3
+done
+D=$(find $B -name vgen_dit_bench -type f | head -1)
+timeout 60 $D --shapes 720p --layers 40 --reps 2 --warmup 1 --no-profile > "$OUT/dit_single.log" 2>&1; el "single"; grep "^#.*720p" "$OUT/dit_single.log"
+for m in cfg ulysses attn2d ring; do
+  timeout 75 $M $D --mode $m --shapes 720p --layers 40 --reps 2 --warmup 1 --no-profile > "$OUT/dit_$m.log" 2>&1; el "$m"; grep "^#.*720p\|error" "$OUT/dit_$m.log" | head -3
+done
+cat "$OUT"/dit_*.log | grep '^{' > "$OUT/dit_2gpu.jsonl"
