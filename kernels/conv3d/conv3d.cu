@@ -72,11 +72,11 @@ __global__ void crop_kernel(const float* acc, const float* bias, T* y, int64_t f
   }
 }
 
-template <typename T>
-__global__ void bias_convert_kernel(const float* acc, const float* bias, T* y, int64_t rows, int64_t Cout) {
+template <typename TS, typename T>
+__global__ void bias_convert_kernel(const TS* src, const float* bias, T* y, int64_t rows, int64_t Cout) {
   const int64_t total = rows * Cout, step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step)
-    y[i] = dev::from_f<T>(acc[i] + (bias ? bias[i % Cout] : 0.0f));
+    y[i] = dev::from_f<T>(dev::to_f(src[i]) + (bias ? bias[i % Cout] : 0.0f));
 }
 
 cudaError_t fail(cudaError_t e, std::string msg) {
@@ -151,13 +151,15 @@ const char* conv_backend_name(ConvBackend b) {
 void conv3d_set_error(const char* msg) { t_error = msg ? msg : ""; }
 const char* conv3d_last_error() { return t_error.c_str(); }
 
-cudaError_t conv3d_bias_convert(const float* acc, const float* bias, void* y, FloatType type, int64_t rows,
-                                int64_t Cout, cudaStream_t stream) {
+cudaError_t conv3d_bias_convert(const void* src, FloatType src_type, const float* bias, void* y, FloatType type,
+                                int64_t rows, int64_t Cout, cudaStream_t stream) {
   if (rows * Cout == 0) return cudaSuccess;
-  VGEN_DISPATCH_FB(type, T, {
-    bias_convert_kernel<T><<<dev::grid_for(rows * Cout, kThreads), kThreads, 0, stream>>>(acc, bias, static_cast<T*>(y),
-                                                                                          rows, Cout);
-    return cudaGetLastError();
+  VGEN_DISPATCH_FB(src_type, TS, {
+    VGEN_DISPATCH_FB(type, T, {
+      bias_convert_kernel<TS, T><<<dev::grid_for(rows * Cout, kThreads), kThreads, 0, stream>>>(
+          static_cast<const TS*>(src), bias, static_cast<T*>(y), rows, Cout);
+      return cudaGetLastError();
+    });
   });
   return cudaErrorInvalidValue;
 }

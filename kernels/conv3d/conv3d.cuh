@@ -65,7 +65,8 @@ struct Conv3dStats {
   uint64_t cudnn_calls = 0, gemm_calls = 0;
   uint64_t cudnn_plans = 0;      // shapes with a built cuDNN plan
   uint64_t cudnn_rejected = 0;   // shapes cuDNN could not serve
-  uint64_t cudnn_unfused_bias = 0;  // plans that add the bias in a separate kernel
+  uint64_t cudnn_unfused_bias = 0;  // plans that add the bias in a separate kernel (fp32 or, last resort,
+                                    // bf16 conv output: one extra rounding)
 };
 Conv3dStats conv3d_stats();
 
@@ -74,8 +75,9 @@ cudaError_t conv3d_cudnn_prepare(const Conv3dArgs& a, size_t* workspace_bytes);
 cudaError_t conv3d_cudnn_forward(const Conv3dArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream);
 Conv3dStats conv3d_cudnn_plan_stats();  // the plan counters (cudnn_plans, cudnn_rejected, cudnn_unfused_bias)
 void conv3d_set_error(const char* msg);
-// y[i·Cout + c] = round(acc[i·Cout + c] + bias[c]) for i < rows (the unfused bias of the cuDNN path).
-cudaError_t conv3d_bias_convert(const float* acc, const float* bias, void* y, FloatType type, int64_t rows,
-                                int64_t Cout, cudaStream_t stream);
+// y[i·Cout + c] = round(src[i·Cout + c] + bias[c]) for i < rows (the unfused bias of the cuDNN path);
+// src of src_type (f32 or y's type) may equal y.
+cudaError_t conv3d_bias_convert(const void* src, FloatType src_type, const float* bias, void* y, FloatType type,
+                                int64_t rows, int64_t Cout, cudaStream_t stream);
 
 }  // namespace vgen::kern

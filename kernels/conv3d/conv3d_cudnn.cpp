@@ -4,7 +4,8 @@
 // Graph: X (NDHWC, or NHWC with N·Ti images when kt = 1) → conv_fprop (fp32 compute) → + bias
 // (pointwise ADD, fp32) → Y in the io type. When cuDNN has no engine for the fused bias, the conv
 // alone writes fp32 (into the workspace for bf16, into y for f32) and conv3d_bias_convert adds the
-// bias and rounds. Engines whose numerical notes say TF32 / down-converted inputs / reduced-
+// bias and rounds; failing that (bf16), the conv writes bf16 into y and the bias is added in place
+// (one extra bf16 rounding). Engines whose numerical notes say TF32 / down-converted inputs / reduced-
 // precision reductions / nondeterminism are deselected, so f32 stays fp32, bf16 accumulates in
 // fp32, and results are reproducible.
 #include "kernels/conv3d/conv3d.cuh"
@@ -60,12 +61,16 @@ constexpr int64_t kMaxWorkspace = int64_t(512) << 20;  // engines needing more a
 // device, type, N, Cin, Ti, Hi, Wi, Cout, kt, kh, kw, top, bottom, left, right, bias, autotune
 using PlanKey = std::array<int64_t, 17>;
 
+// Where the bias is added: in the graph; by conv3d_bias_convert from the conv's fp32 output; by
+// conv3d_bias_convert in place on the conv's io-type output.
+enum class BiasMode { kFused, kF32Out, kInPlace };
+
 struct PlanEntry {
   std::shared_ptr<fe::graph::Graph> graph;  // null: rejected (why)
   std::string why;
-  int64_t cudnn_ws = 0;      // the graph's workspace
-  bool fused_bias = true;    // false: the conv writes fp32 and conv3d_bias_convert adds the bias
-  bool tuned = false;        // autotune ran
+  int64_t cudnn_ws = 0;  // the graph's workspace
+  BiasMode bias = BiasMode::kFused;
+  bool tuned = false;  // autotune ran
 };
 
 struct DeviceRes {
@@ -121,7 +126,8 @@ std::vector<int64_t> cl_strides(const std::vector<int64_t>& d) {
   return s;
 }
 
-PlanEntry build(const Conv3dArgs& a, bool has_bias, bool fused, bool autotune, cudnnHandle_t handle) {
+PlanEntry build(const Conv3dArgs& a, BiasMode mode, bool autotune, cudnnHandle_t handle) {
+  const bool has_bias = a.bias != nullptr, fused = mode == BiasMode::kFused;
   const bool f32 = a.type == FloatType::kF32;
   const fe::DataType_t io = f32 ? fe::DataType_t::FLOAT : fe::DataType_t::BFLOAT16;
   const bool two_d = a.kt == 1;
@@ -173,11 +179,11 @@ PlanEntry build(const Conv3dArgs& a, bool has_bias, bool fused, bool autotune, c
                          .set_compute_data_type(fe::DataType_t::FLOAT));
     Y->set_dim(yd).set_stride(cl_strides(yd));
   }
-  // Unfused bias: the conv's fp32 result is the output (the bias kernel rounds it).
-  Y->set_output(true).set_uid(kUidY).set_data_type(has_bias && !fused ? fe::DataType_t::FLOAT : io);
+  // kF32Out: the conv's fp32 result is the output (the bias kernel rounds it).
+  Y->set_output(true).set_uid(kUidY).set_data_type(has_bias && mode == BiasMode::kF32Out ? fe::DataType_t::FLOAT : io);
 
   PlanEntry r;
-  r.fused_bias = !has_bias || fused;
+  r.bias = has_bias ? mode : BiasMode::kFused;
   fe::error_t e = g->validate();
   if (e.is_bad()) return {nullptr, fe_error("validate", e)};
   if ((e = g->build_operation_graph(handle)).is_bad()) return {nullptr, fe_error("build_operation_graph", e)};
@@ -213,8 +219,9 @@ PlanKey key_of(const Conv3dArgs& a, int dev, bool autotune) {
 
 size_t total_workspace(const Conv3dArgs& a, const PlanEntry& p) {
   size_t ws = align256(size_t(p.cudnn_ws));
-  // bf16 with an unfused bias: the fp32 conv result lives after the cuDNN workspace.
-  if (!p.fused_bias && a.type == FloatType::kBF16) ws += align256(size_t(a.N * a.To() * a.Ho() * a.Wo() * a.Cout) * 4);
+  // bf16 with the fp32-output bias: the fp32 conv result lives after the cuDNN workspace.
+  if (p.bias == BiasMode::kF32Out && a.type == FloatType::kBF16)
+    ws += align256(size_t(a.N * a.To() * a.Ho() * a.Wo() * a.Cout) * 4);
   return ws;
 }
 
@@ -235,14 +242,17 @@ cudaError_t plan(State& st, const Conv3dArgs& a, PlanEntry** out, cudnnHandle_t*
   const PlanKey key = key_of(a, dev, autotune);
   auto it = st.plans.find(key);
   if (it == st.plans.end()) {
-    PlanEntry p = build(a, a.bias != nullptr, true, autotune, *handle);
-    if (!p.graph && a.bias) {
-      PlanEntry q = build(a, true, false, autotune, *handle);
+    PlanEntry p = build(a, BiasMode::kFused, autotune, *handle);
+    // f32: the fp32 output is y itself, so kF32Out and kInPlace are the same graph.
+    for (BiasMode m : {BiasMode::kF32Out, BiasMode::kInPlace}) {
+      if (p.graph || !a.bias || (m == BiasMode::kInPlace && a.type == FloatType::kF32)) break;
+      PlanEntry q = build(a, m, autotune, *handle);
       if (q.graph) {
         p = std::move(q);
         ++st.stats.cudnn_unfused_bias;
       } else {
-        p.why += "; without the fused bias: " + q.why;
+        p.why += std::string("; with the bias added ") + (m == BiasMode::kF32Out ? "from an fp32 output: " : "in place: ") +
+                 q.why;
       }
     }
     if (p.graph)
@@ -301,10 +311,10 @@ cudaError_t conv3d_cudnn_forward(const Conv3dArgs& a, void* workspace, size_t wo
     }
     const bool f32 = a.type == FloatType::kF32;
     void* y_conv = a.y;
-    if (!p->fused_bias && !f32) y_conv = static_cast<char*>(workspace) + align256(size_t(p->cudnn_ws));
+    if (p->bias == BiasMode::kF32Out && !f32) y_conv = static_cast<char*>(workspace) + align256(size_t(p->cudnn_ws));
     std::unordered_map<int64_t, void*> pack{
         {kUidX, const_cast<void*>(a.x)}, {kUidW, const_cast<void*>(a.w)}, {kUidY, y_conv}};
-    if (a.bias && p->fused_bias) pack.emplace(kUidB, const_cast<float*>(a.bias));
+    if (a.bias && p->bias == BiasMode::kFused) pack.emplace(kUidB, const_cast<float*>(a.bias));
     if (g_autotune.load() && !p->tuned) {
       p->tuned = true;
       const fe::error_t te = p->graph->autotune(h, pack, workspace);
@@ -318,9 +328,10 @@ cudaError_t conv3d_cudnn_forward(const Conv3dArgs& a, void* workspace, size_t wo
       conv3d_set_error(fe_error("execute", e).c_str());
       return cudaErrorUnknown;
     }
-    if (!p->fused_bias) {
+    if (a.bias && p->bias != BiasMode::kFused) {
       const int64_t rows = a.N * a.To() * a.Ho() * a.Wo();
-      ce = conv3d_bias_convert(static_cast<const float*>(y_conv), a.bias, a.y, a.type, rows, a.Cout, stream);
+      const FloatType src_type = p->bias == BiasMode::kF32Out ? FloatType::kF32 : a.type;
+      ce = conv3d_bias_convert(y_conv, src_type, a.bias, a.y, a.type, rows, a.Cout, stream);
       if (ce != cudaSuccess) {
         conv3d_set_error("cuDNN conv: bias kernel launch");
         return ce;

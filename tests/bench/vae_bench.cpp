@@ -185,8 +185,8 @@ int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
   try {
     if (cuda_device_count() == 0) {
-      std::fprintf(stderr, "vgen_vae_bench: no CUDA device\n");
-      return 2;
+      std::printf("[  SKIPPED ] vgen_vae_bench: no CUDA device\n");  // ctest reports a skip
+      return 0;
     }
     cudaDeviceProp prop{};
     VGEN_CUDA_CHECK(cudaGetDeviceProperties(&prop, cuda_current_device()));
