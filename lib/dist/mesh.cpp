@@ -72,6 +72,11 @@ void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
              pc.attn2d_size[1]);
   check_positive(pc.parallel_vae_size, "parallel_vae_size");
   check_positive(pc.dwdp_size, "dwdp_size");
+  // Not built yet: refuse rather than silently run without them.
+  VGEN_CHECK(pc.dwdp_size == 1, ExitCode::kRecipe,
+             "parallel_config.dwdp_size: DWDP weight streaming is not implemented in this version; use 1");
+  VGEN_CHECK(!pc.async_ulysses, ExitCode::kRecipe,
+             "parallel_config.async_ulysses: the copy-engine Ulysses is not implemented in this version; use false");
   VGEN_CHECK(pc.cfg_size <= 2, ExitCode::kRecipe,
              "parallel_config.cfg_size: must be 1 or 2 (conditional and unconditional streams), got {}",
              pc.cfg_size);

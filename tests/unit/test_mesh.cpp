@@ -189,6 +189,15 @@ TEST(Mesh, SizesAtLeastOne) {
   expect_recipe_error(pc, 1, 0, "parallel_config.dwdp_size");
 }
 
+TEST(Mesh, UnbuiltFeaturesAreRefused) {
+  ParallelConfig pc = make_pc(1, 1, 1, 1, 1, 1);
+  pc.dwdp_size = 2;
+  expect_recipe_error(pc, 1, 0, "parallel_config.dwdp_size");
+  pc = make_pc(1, 1, 2, 1, 1, 1);
+  pc.async_ulysses = true;
+  expect_recipe_error(pc, 2, 40, "parallel_config.async_ulysses");
+}
+
 TEST(Mesh, CfgAtMostTwo) { expect_recipe_error(make_pc(1, 3, 1, 1, 1, 1), 3, 40, "parallel_config.cfg_size"); }
 
 TEST(Mesh, VaeGroupWithinCfg0Group) {
