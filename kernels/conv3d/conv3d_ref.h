@@ -1,5 +1,6 @@
 // CPU reference 3-D convolution (fp32), stride 1, for the Wan VAE: 3×3×3, 3×1×1, 1×1×1 kernels and
-// the 2-D 3×3 case as one frame with kt = 1. The CUDA launcher in conv3d.cuh has the same contract.
+// the 2-D 3×3 case as one frame with kt = 1. The CUDA launcher in conv3d.cuh computes the same sums
+// in the device decoder's channels-last layout (the cached frames laid out in front of x).
 #pragma once
 #include <cstdint>
 

@@ -10,8 +10,8 @@ namespace vgen {
 namespace {
 void check_cpu_f32(const Tensor& t, const char* op, const char* what) {
   VGEN_CHECK(t.defined(), ExitCode::kInternal, "{}: {} is undefined", op, what);
-  VGEN_CHECK(t.is_cpu(), ExitCode::kInternal, "{}: {} {} is on the GPU; no CUDA kernel for this op yet", op, what,
-             t.str());
+  VGEN_CHECK(t.is_cpu(), ExitCode::kInternal, "{}: {} {} is on the GPU (the device decoder uses ops/vae_device_ops.h)",
+             op, what, t.str());
   VGEN_CHECK(t.dtype() == DType::kF32, ExitCode::kInternal, "{}: {} {} must be f32", op, what, t.str());
 }
 }  // namespace

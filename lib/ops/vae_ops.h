@@ -1,5 +1,6 @@
-// Tensor-level ops of the Wan VAE decoder, dispatching to the kernels by device (CPU references;
-// CUDA tensors are rejected until the CUDA launchers exist). All tensors f32 and contiguous.
+// Tensor-level ops of the CPU Wan VAE decoder (the CPU references; the device decoder's
+// channels-last ops are in ops/vae_device_ops.h, so device tensors are rejected here). All tensors
+// f32 and contiguous.
 #pragma once
 #include "core/tensor.h"
 #include "kernels/conv3d/conv3d_ref.h"
