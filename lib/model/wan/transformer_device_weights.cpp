@@ -76,7 +76,11 @@ WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransforme
   return w;
 }
 
-DType dtype_for(Role r, const WanDeviceOptions& o) { return keeps_f32(r) ? DType::kF32 : o.dtype; }
+// Biases are bf16 values (as diffusers holds them) stored in fp32: cuBLASLt's fused bias epilogue
+// then rounds acc + bias once, while a bf16 bias with bf16 output is rounded twice (seen on the H200).
+DType dtype_for(Role r, const WanDeviceOptions& o) {
+  return keeps_f32(r) || r == Role::kBias ? DType::kF32 : o.dtype;
+}
 
 }  // namespace
 
@@ -91,7 +95,9 @@ std::shared_ptr<WanDeviceModel> WanDeviceModel::upload(const WanTransformerConfi
                shape_str(shape));
     Tensor src = h.reshape(shape);
     if (src.dtype() != DType::kF32 && src.dtype() != DType::kBF16) src = src.to(DType::kF32);
-    return cast(src.to(Device::kCUDA), dtype_for(role, options));  // converted on the device
+    Tensor d = src.to(Device::kCUDA);
+    if (role == Role::kBias && options.dtype == DType::kBF16) d = cast(d, DType::kBF16);  // bf16 values
+    return cast(d, dtype_for(role, options));  // converted on the device
   };
   WanTransformerWeights w = build(cfg, &host, make);
   log_debug("transformer weights on the device: {:.1f} MiB ({})", double(w.bytes) / 1048576.0,
