@@ -143,20 +143,27 @@ Tensor HaloSpatialContext::gather(const Tensor& x) {
   return full;
 }
 
-Tensor parallel_vae_decode(const WanVaeDecoder& dec, const Tensor& z, Communicator& comm, VaeSplitDim dim) {
-  const WanVaeConfig& cfg = dec.config();
+VaeSplitPlan vae_split_plan(const WanVaeConfig& cfg, const Tensor& z, int parts, int rank, VaeSplitDim dim) {
   VGEN_CHECK(z.ndim() == 5 && z.dim(1) == cfg.z_dim, ExitCode::kInput,
              "parallel VAE decode: latents {} must be [B, {}, T, H, W]", z.str(), cfg.z_dim);
-  const int P = comm.size();
   const char* dim_name = dim == VaeSplitDim::kWidth ? "width" : "height";
   const int64_t extent = dim == VaeSplitDim::kWidth ? z.dim(4) : z.dim(3);
-  VGEN_CHECK(extent >= P, ExitCode::kRecipe,
+  VGEN_CHECK(extent >= parts, ExitCode::kRecipe,
              "parallel_config.parallel_vae_size = {} exceeds the latent {} {} (each VAE rank needs at least one "
              "latent row/col; use a smaller parallel_vae_size or the other parallel_vae_split_dim)",
-             P, dim_name, extent);
-  const std::vector<int64_t> base = vae_split_sizes(extent, P);
-  int64_t start = 0;
-  for (int r = 0; r < comm.rank(); ++r) start += base[size_t(r)];
+             parts, dim_name, extent);
+  VaeSplitPlan plan;
+  plan.sizes = vae_split_sizes(extent, parts);
+  for (int r = 0; r < rank; ++r) plan.start += plan.sizes[size_t(r)];
+  return plan;
+}
+
+Tensor parallel_vae_decode(const WanVaeDecoder& dec, const Tensor& z, Communicator& comm, VaeSplitDim dim) {
+  const WanVaeConfig& cfg = dec.config();
+  const int P = comm.size();
+  const VaeSplitPlan plan = vae_split_plan(cfg, z, P, comm.rank(), dim);
+  const std::vector<int64_t>& base = plan.sizes;
+  const int64_t start = plan.start;
 
   const int64_t B = z.dim(0), T = z.dim(2), s = cfg.spatial_upscale(), C = cfg.out_channels;
   const int64_t F = cfg.output_frames(T), Ho = s * z.dim(3), Wo = s * z.dim(4), plane = Ho * Wo;

@@ -22,6 +22,14 @@ VaeSplitDim parse_vae_split_dim(const std::string& s);
 // Near-equal parts of `extent` over `parts` ranks: the first extent % parts get one more.
 std::vector<int64_t> vae_split_sizes(int64_t extent, int parts);
 
+// Checked split of latents z [B, z_dim, T, H, W] over `parts` ranks: every rank's extent along
+// `dim` and where `rank`'s part starts. kRecipe when the extent is smaller than `parts`.
+struct VaeSplitPlan {
+  std::vector<int64_t> sizes;
+  int64_t start = 0;
+};
+VaeSplitPlan vae_split_plan(const WanVaeConfig& cfg, const Tensor& z, int parts, int rank, VaeSplitDim dim);
+
 // Halo exchange and gathers for activations [C, T, H, W] split along `dim` over `comm`.
 // `base` holds every rank's extent at the latent resolution; at a finer level the extents scale
 // with the local one (×2 per spatial upsampling).

@@ -2,15 +2,7 @@
 # Device run 2 (lead): build, gpu tests, golden on the GPU (fp32 + bf16, whole pipeline), DiT and
 # VAE benchmarks at Wan2.1-14B shapes with the diffusers peer in the same call. Logs to $OUT.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-export OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export LD_LIBRARY_PATH=$ROOT/.dev/deps/openblas/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export VGEN_COMMIT=${VGEN_COMMIT:-unknown}
-B=build-gpu
-t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
-bash scripts/device/gpu_check.sh --configure-only > "$OUT/configure.log" 2>&1 || tail -20 "$OUT/configure.log"
+source "$(dirname "$0")/lead_env.sh"
 cmake --build $B -j 16 > "$OUT/build.log" 2>&1; el "build rc=$?"; grep -E " error" "$OUT/build.log" | head
 (cd $B && timeout 200 ctest -L gpu --timeout 120 > "$OUT/gpu_tests.log" 2>&1); el "gpu tests"; grep -E "tests passed|\(Failed\)" "$OUT/gpu_tests.log"
 for p in fp32 bf16; do timeout 150 $B/bin/vgen golden --fixtures tests/golden --set device=cuda --set precision=$p > "$OUT/golden_$p.log" 2>&1; el "golden $p: $(tail -1 "$OUT/golden_$p.log")"; grep FAIL "$OUT/golden_$p.log" | head -5; done

@@ -2,15 +2,7 @@
 # Device run 3 (lead, two H200s): build, gemm + NCCL + device parallel tests, golden on 2 GPUs for
 # cfg 2 / ulysses 2 / ring 2 / attn2d 1x2 / parallel VAE 2, DiT benchmark per 2-GPU mode at 720p.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-export OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export LD_LIBRARY_PATH=$ROOT/.dev/deps/openblas/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export VGEN_COMMIT=${VGEN_COMMIT:-unknown}
-B=build-gpu
-t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
-bash scripts/device/gpu_check.sh --configure-only > "$OUT/configure.log" 2>&1 || tail -20 "$OUT/configure.log"
+source "$(dirname "$0")/lead_env.sh"
 cmake --build $B -j 32 > "$OUT/build.log" 2>&1; el "build rc=$?"
 (cd $B && timeout 150 ctest -L gpu -R "gemm|nccl|device_attention|cuda_pvs2" --output-on-failure --timeout 100 > "$OUT/gpu_tests.log" 2>&1); el "gpu tests"
 grep -E "tests passed|\(Failed\)|Failure|y\[" "$OUT/gpu_tests.log" | head -12
