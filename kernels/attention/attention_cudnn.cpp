@@ -3,6 +3,7 @@
 #include "kernels/attention/attention_cudnn.cuh"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -67,6 +68,8 @@ bool attention_cudnn_supports(const AttnArgs& a, AttnOut out_type, std::string* 
 
 bool attention_cudnn_built() { return false; }
 
+int64_t attention_cudnn_version() { return 0; }
+
 bool attention_cudnn_available(std::string* why) {
   return reject(why, "this vgen was built without cuDNN (cuDNN or the cudnn-frontend headers were not found at "
                      "configure time; see VGEN_CUDNN_FRONTEND_DIR)");
@@ -91,11 +94,25 @@ constexpr int64_t kUidQ = 1, kUidK = 2, kUidV = 3, kUidO = 4, kUidStats = 5, kUi
 // LSE, padding mask, scale bits.
 using GraphKey = std::array<int64_t, 14>;
 
+// [B, H, S, D] strides of a token-major [B, S, H, D] operand with token stride t (S allocated).
+std::vector<int64_t> bhsd_strides(int64_t S, int64_t D, int64_t t) { return {S * t, D, t, 1}; }
+
 struct GraphEntry {
   std::shared_ptr<fe::graph::Graph> graph;  // null: cuDNN rejected this key (why says so)
   std::string why;
   int64_t workspace = 0;
+  bool needs_tune = false;  // every plan was built: time them on the first call (autotune)
 };
+
+// VGEN_CUDNN_AUTOTUNE=1: build every engine config cuDNN offers and keep the fastest, timed on the
+// first call of each graph, instead of the heuristic's first choice.
+bool autotune_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("VGEN_CUDNN_AUTOTUNE");
+    return e && *e && std::string(e) != "0";
+  }();
+  return on;
+}
 
 // Per-batch sequence lengths for the padding mask: [B] q lengths then [B] kv lengths (int32).
 struct SeqLens {
@@ -161,11 +178,11 @@ std::shared_ptr<fe::graph::Graph> make_graph(const GraphKey& key, float scale, i
       .set_compute_data_type(fe::DataType_t::FLOAT);
   if (sm_version > 0) g->set_sm_version(sm_version);
   auto Q = g->tensor(fe::graph::Tensor_attributes().set_name("Q").set_uid(kUidQ).set_dim({B, H, Sq, D}).set_stride(
-      {Sq * qs, D, qs, 1}));
+      bhsd_strides(Sq, D, qs)));
   auto K = g->tensor(fe::graph::Tensor_attributes().set_name("K").set_uid(kUidK).set_dim({B, H, Skv, D}).set_stride(
-      {Skv_alloc * ks, D, ks, 1}));
+      bhsd_strides(Skv_alloc, D, ks)));
   auto V = g->tensor(fe::graph::Tensor_attributes().set_name("V").set_uid(kUidV).set_dim({B, H, Skv, D}).set_stride(
-      {Skv_alloc * vs, D, vs, 1}));
+      bhsd_strides(Skv_alloc, D, vs)));
 
   auto attrs = fe::graph::SDPA_attributes().set_name("vgen_sdpa").set_generate_stats(has_lse).set_attn_scale(scale);
   if (padding) {
@@ -184,7 +201,7 @@ std::shared_ptr<fe::graph::Graph> make_graph(const GraphKey& key, float scale, i
     attrs.set_padding_mask(true).set_seq_len_q(seq_q).set_seq_len_kv(seq_kv);
   }
   auto [O, Stats] = g->sdpa(Q, K, V, attrs);
-  O->set_output(true).set_uid(kUidO).set_dim({B, H, Sq, D}).set_stride({Sq * os, D, os, 1});
+  O->set_output(true).set_uid(kUidO).set_dim({B, H, Sq, D}).set_stride(bhsd_strides(Sq, D, os));
   if (has_lse) {
     if (!Stats) return nullptr;
     Stats->set_output(true)
@@ -207,12 +224,19 @@ GraphEntry build_graph(const GraphKey& key, float scale, cudnnHandle_t handle) {
   if ((e = g->create_execution_plans({fe::HeurMode_t::A})).is_bad())
     return {nullptr, fe_error("create_execution_plans", e), 0};
   if ((e = g->check_support(handle)).is_bad()) return {nullptr, fe_error("check_support", e), 0};
-  if ((e = g->build_plans(handle, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE)).is_bad())
+  const bool tune = autotune_enabled();
+  if ((e = g->build_plans(handle, tune ? fe::BuildPlanPolicy_t::ALL : fe::BuildPlanPolicy_t::HEURISTICS_CHOICE))
+          .is_bad())
     return {nullptr, fe_error("build_plans", e), 0};
   int64_t ws = 0;
-  if ((e = g->get_workspace_size(ws)).is_bad()) return {nullptr, fe_error("get_workspace_size", e), 0};
+  if (tune) {
+    ws = g->get_autotune_workspace_size();
+  } else if ((e = g->get_workspace_size(ws)).is_bad()) {
+    return {nullptr, fe_error("get_workspace_size", e), 0};
+  }
   r.graph = std::move(g);
   r.workspace = ws;
+  r.needs_tune = tune;
   return r;
 }
 
@@ -314,7 +338,7 @@ cudaError_t run(const AttnArgs& a, cudaStream_t stream, CudnnKvMask mask) {
     }
     it = st.graphs.emplace(key, std::move(e)).first;
   }
-  const GraphEntry& g = it->second;
+  GraphEntry& g = it->second;
   if (!g.graph) return fail(cudaErrorNotSupported, g.why);
 
   void* ws = nullptr;
@@ -330,6 +354,11 @@ cudaError_t run(const AttnArgs& a, cudaStream_t stream, CudnnKvMask mask) {
     pack.emplace(kUidSeqQ, lens);
     pack.emplace(kUidSeqKv, lens + a.B);
   }
+  if (g.needs_tune) {
+    g.needs_tune = false;
+    fe::error_t te = g.graph->autotune(r->handle, pack, ws);
+    if (te.is_bad()) return fail(cudaErrorUnknown, fe_error("autotune", te));
+  }
   const fe::error_t e = g.graph->execute(r->handle, pack, ws);
   if (e.is_bad()) return fail(cudaErrorUnknown, fe_error("execute", e));
   ++st.stats.calls;
@@ -340,6 +369,8 @@ cudaError_t run(const AttnArgs& a, cudaStream_t stream, CudnnKvMask mask) {
 }  // namespace
 
 bool attention_cudnn_built() { return true; }
+
+int64_t attention_cudnn_version() { return int64_t(cudnnGetVersion()); }
 
 bool attention_cudnn_available(std::string* why) {
   try {

@@ -26,6 +26,9 @@ enum class CudnnKvMask : uint8_t {
   kPaddingMask,  // full Skv with padding mask and SEQ_LEN tensors (one graph per shape)
 };
 
+// cudnnGetVersion() of the loaded library (e.g. 91400), 0 without the cuDNN backend.
+int64_t attention_cudnn_version();
+
 // True when this build has the cuDNN backend (cuDNN and the cudnn-frontend headers were found).
 bool attention_cudnn_built();
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/device_ops.h"
 #include "parallel/block_attention.h"
 #include "parallel/seq_shuffle.h"
 #include "parallel/ulysses.h"
@@ -33,6 +34,9 @@ Tensor RingAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
 
   Tensor out = Tensor::zeros({B, L, H, D}, DType::kF32, dev);  // fp32 accumulators
   Tensor lse = Tensor::empty({B, H, L}, DType::kF32, dev);
+  // bf16 on the device: block partials are bf16 (what cuDNN SDPA writes, at ~2.5x the rate of an
+  // fp32-output kernel) and merge into the fp32 accumulator; elsewhere partials are fp32.
+  const DType part_dt = !q.is_cpu() && q.dtype() == DType::kBF16 ? DType::kBF16 : DType::kF32;
   Tensor part_out, part_lse;
   bool have = false;
   for (int step = 0; step < P; ++step) {
@@ -45,21 +49,26 @@ Tensor RingAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
     const int64_t valid = std::clamp<int64_t>(layout.tokens - block * L, 0, L);
     if (valid > 0) {  // an all-padding block has lse = -inf everywhere: merging it is a no-op
       const Tensor kb = kv[cur][0], vb = kv[cur][1];  // [B, L, H, D]
-      if (!have) {
+      if (!have && part_dt == DType::kF32) {
         block_attention(q, kb, vb, valid, out, &lse);
-        have = true;
+      } else if (!have) {
+        Tensor first = Tensor::empty({B, L, H, D}, part_dt, dev);  // [B, L, H, D]
+        block_attention(q, kb, vb, valid, first, &lse);
+        out = cast(first, DType::kF32);
       } else {
         if (!part_out.defined()) {
-          part_out = Tensor::empty({B, L, H, D}, DType::kF32, dev);
+          part_out = Tensor::empty({B, L, H, D}, part_dt, dev);
           part_lse = Tensor::empty({B, H, L}, DType::kF32, dev);
         }
         block_attention(q, kb, vb, valid, part_out, &part_lse);
         block_attention_merge(out, lse, part_out, part_lse);
       }
+      have = true;
     }
     if (pending) pending->wait();
   }
-  return out;
+  // One rounding of the fp32 merge to the input dtype (halves an enclosing Ulysses exchange).
+  return part_dt == DType::kF32 ? out : cast(out, part_dt);
 }
 
 }  // namespace vgen

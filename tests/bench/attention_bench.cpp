@@ -1,9 +1,9 @@
 // Attention forward at Wan-14B shapes (label bench, never gates): cuDNN SDPA (attention_cudnn.cuh)
 // and the native flash kernel (attention.cuh attention_fwd_bf16) side by side, bf16, B = 1,
-// H = 40, D = 128, non-causal, with and without LSE. Median of 5 CUDA-event timings after warm-up
+// H = 40 (--heads), D = 128, non-causal, with and without LSE. Median of 5 CUDA-event timings after warm-up
 // (the warm-up also builds the cuDNN graph), on random data. The two backends' outputs are
 // compared on the first query tokens and on every LSE, so a fast wrong kernel shows.
-// Usage: attention_bench [--quick] [S ...]   (default S: 32760 75600; --quick: 32760 only)
+// Usage: attention_bench [--quick] [--cudnn-only] [--heads N] [S ...]   (default S: 32760 75600; --quick: 32760 only)
 // Prints one JSON line per measurement; TFLOP/s = 4·S²·D·H / t.
 #include <cuda_runtime.h>
 
@@ -28,6 +28,8 @@ namespace {
 
 constexpr int kWarmup = 2, kReps = 5;
 constexpr int64_t kCheckTokens = 512;  // query tokens compared between the backends
+bool g_native = true;                  // --cudnn-only: skip the (slow) native kernel
+int64_t g_heads = 40;                  // --heads N (Wan2.1-14B: 40)
 
 Tensor random_bf16(const Shape& s, uint64_t seed, float amp) {
   Tensor t = Tensor::empty(s, DType::kBF16, Device::kCUDA);
@@ -115,10 +117,12 @@ void bench_shape(int64_t S, int64_t H, int64_t D) {
   for (bool with_lse : {false, true}) {
     const kern::AttnArgs an = args(o_native, with_lse ? &l_native : nullptr);
     cudaError_t st = cudaSuccess;
-    ms_native[with_lse] =
-        median_ms([&] { return kern::attention_fwd_bf16(an, kern::AttnOut::kBF16, compute_stream()); }, &st);
-    print_line("native", S, H, D, with_lse, st, ms_native[with_lse], st == cudaSuccess ? "" : cudaGetErrorString(st));
-    if (st != cudaSuccess) ms_native[with_lse] = 0;
+    if (g_native) {
+      ms_native[with_lse] =
+          median_ms([&] { return kern::attention_fwd_bf16(an, kern::AttnOut::kBF16, compute_stream()); }, &st);
+      print_line("native", S, H, D, with_lse, st, ms_native[with_lse], st == cudaSuccess ? "" : cudaGetErrorString(st));
+      if (st != cudaSuccess) ms_native[with_lse] = 0;
+    }
 
     const kern::AttnArgs ac = args(o_cudnn, with_lse ? &l_cudnn : nullptr);
     std::string why;
@@ -154,6 +158,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0)
       quick = true;
+    else if (std::strcmp(argv[i], "--cudnn-only") == 0)
+      g_native = false;
+    else if (std::strcmp(argv[i], "--heads") == 0 && i + 1 < argc)
+      g_heads = std::atoll(argv[++i]);
     else
       sizes.push_back(std::atoll(argv[i]));
   }
@@ -164,9 +172,12 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   VGEN_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("{\"bench\":\"attention_device\",\"device\":\"%s\",\"sms\":%d,\"cudnn_built\":%s}\n", prop.name,
-              prop.multiProcessorCount, kern::attention_cudnn_built() ? "true" : "false");
+  std::printf(
+      "{\"bench\":\"attention_device\",\"device\":\"%s\",\"sms\":%d,\"cudnn_built\":%s,\"cudnn_version\":%ld,"
+      "\"autotune\":\"%s\"}\n",
+      prop.name, prop.multiProcessorCount, kern::attention_cudnn_built() ? "true" : "false",
+      long(kern::attention_cudnn_version()), std::getenv("VGEN_CUDNN_AUTOTUNE") ? std::getenv("VGEN_CUDNN_AUTOTUNE") : "");
   // 480x832x81 -> 32,760 tokens; 720x1280x81 -> 75,600 tokens (Wan2.1-14B: 40 heads x 128).
-  for (int64_t S : sizes) bench_shape(S, 40, 128);
+  for (int64_t S : sizes) bench_shape(S, g_heads, 128);
   return 0;
 }

@@ -26,6 +26,7 @@
 #include "core/json.h"
 #include "dist/bootstrap.h"
 #include "dist/device_mesh.h"
+#include "kernels/gemm/gemm.cuh"
 #include "model/wan/transformer.h"
 #include "ops/device_ops.h"
 #include "ops/dit_device_ops.h"
@@ -281,6 +282,11 @@ int main(int argc, char** argv) {
       j["text_prepare_seconds"] = median(text_secs);
       j["tflops_total"] = fl.total() * pc.cfg_size / sec / 1e12;
       j["flops"] = {{"gemm", fl.gemm}, {"self_attention", fl.self_attn}, {"cross_attention", fl.cross_attn}};
+      {  // GEMMs whose bias/activation ran in the separate kernel (a fused epilogue was not offered)
+        const kern::GemmCacheStats gs = kern::gemm_cache_stats();
+        j["gemm_calls"] = gs.hits + gs.misses;
+        j["gemm_unfused"] = gs.unfused;
+      }
       j["peak_mem_gib"] = double(mem.peak_in_use_bytes) / 1073741824.0;
       j["peak_reserved_gib"] = double(mem.peak_reserved_bytes) / 1073741824.0;
       j["output_finite"] = finite;

@@ -268,12 +268,19 @@ TEST(AttentionCudnnGpu, GraphsAreCached) {
   VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream()));
 }
 
-// Builds without cuDNN: asking for it is a usage error that names the recipe key.
-TEST(AttentionCudnnGpu, RequestedButNotBuilt) {
+// attention_config.backend is honoured: where cuDNN is available, cudnn and auto run on cuDNN and
+// native on the own kernel; without it, cudnn is a usage error naming the recipe key, auto runs native.
+TEST(AttentionCudnnGpu, RequestedBackendIsHonoured) {
   VGEN_REQUIRE_GPU();
-  if (kern::attention_cudnn_built()) GTEST_SKIP() << "built with cuDNN (this case checks builds without it)";
   Tensor t = device_tensor(rounded_bf16(random_vec(4 * 64, 7)), {1, 4, 1, 64}, DType::kBF16);
   Tensor out = Tensor::empty({1, 4, 1, 64}, DType::kBF16, Device::kCUDA);
+  EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "native"), AttentionBackend::kNative);
+  if (kern::attention_cudnn_available()) {
+    EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "cudnn"), AttentionBackend::kCudnn);
+    EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "auto"), AttentionBackend::kCudnn);
+    VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream()));
+    return;
+  }
   try {
     cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "cudnn");
     ADD_FAILURE() << "cudnn accepted in a build without cuDNN";

@@ -76,11 +76,10 @@ WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransforme
   return w;
 }
 
-// Biases are bf16 values (as diffusers holds them) stored in fp32: cuBLASLt's fused bias epilogue
-// then rounds acc + bias once, while a bf16 bias with bf16 output is rounded twice (seen on the H200).
-DType dtype_for(Role r, const WanDeviceOptions& o) {
-  return keeps_f32(r) || r == Role::kBias ? DType::kF32 : o.dtype;
-}
+// Biases are held in the model dtype, as diffusers holds them: a bf16 bias with bf16 output runs in
+// cuBLASLt's fused bias epilogue, the same epilogue as PyTorch's addmm (an fp32 bias would take
+// the separate, slower epilogue: cuBLASLt has no fp32-bias/bf16-out kernel).
+DType dtype_for(Role r, const WanDeviceOptions& o) { return keeps_f32(r) ? DType::kF32 : o.dtype; }
 
 }  // namespace
 
@@ -95,9 +94,7 @@ std::shared_ptr<WanDeviceModel> WanDeviceModel::upload(const WanTransformerConfi
                shape_str(shape));
     Tensor src = h.reshape(shape);
     if (src.dtype() != DType::kF32 && src.dtype() != DType::kBF16) src = src.to(DType::kF32);
-    Tensor d = src.to(Device::kCUDA);
-    if (role == Role::kBias && options.dtype == DType::kBF16) d = cast(d, DType::kBF16);  // bf16 values
-    return cast(d, dtype_for(role, options));  // converted on the device
+    return cast(src.to(Device::kCUDA), dtype_for(role, options));  // converted on the device
   };
   WanTransformerWeights w = build(cfg, &host, make);
   log_debug("transformer weights on the device: {:.1f} MiB ({})", double(w.bytes) / 1048576.0,
