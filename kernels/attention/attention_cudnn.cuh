@@ -4,7 +4,8 @@
 //   lse [B,H,Sq] fp32 natural-log log-sum-exp of the scaled scores (may be null).
 // Keys j >= num_valid_kv are excluded exactly: by default the K/V operands are described to cuDNN
 // as their first num_valid_kv tokens only (CudnnKvMask::kSlice; pad rows are never read), or through
-// cuDNN's padding mask with per-batch SEQ_LEN_Q / SEQ_LEN_KV tensors (kPaddingMask).
+// cuDNN's padding mask with per-batch SEQ_LEN_Q / SEQ_LEN_KV tensors (kPaddingMask; the pad rows are
+// read and must be finite: NaN there turns the output rows into NaN, seen with cuDNN 9.14).
 //
 // Only some arguments run on cuDNN (attention_cudnn_supports); anything else returns
 // cudaErrorNotSupported without touching the device, and the caller uses attention_fwd_bf16.
@@ -23,7 +24,7 @@ namespace vgen::kern {
 
 enum class CudnnKvMask : uint8_t {
   kSlice,        // K/V described with Skv = num_valid_kv (one graph per distinct count)
-  kPaddingMask,  // full Skv with padding mask and SEQ_LEN tensors (one graph per shape)
+  kPaddingMask,  // full Skv with padding mask and SEQ_LEN tensors (one graph per shape); finite pads only
 };
 
 // cudnnGetVersion() of the loaded library (e.g. 91400), 0 without the cuDNN backend.

@@ -41,7 +41,63 @@ __global__ void attention_merge_kernel(float* o1, float* lse1, const void* o2, c
   if (lane == 0) lse1[li] = m + logf(tot);
 }
 
+struct MergeParts {
+  const __nv_bfloat16* o[kAttnMaxMergeParts];
+  const float* lse[kAttnMaxMergeParts];
+};
+
+// One warp per (b, s, h) row; each lane owns D/32 columns (vectorised by 2 where D is even).
+__global__ void attention_merge_parts_kernel(MergeParts p, int n, __nv_bfloat16* out, float* lse_out, int64_t B,
+                                             int64_t S, int64_t H, int64_t D) {
+  const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;  // (b*S + s)*H + h
+  const int lane = threadIdx.x % 32;
+  if (row >= B * S * H) return;  // uniform per warp
+  const int64_t h = row % H, bs = row / H, s = bs % S, b = bs / S;
+  const int64_t li = (b * H + h) * S + s;
+  float w[kAttnMaxMergeParts];
+  float m = -INFINITY;
+  for (int i = 0; i < n; ++i) {
+    w[i] = p.lse[i][li];
+    m = fmaxf(m, w[i]);
+  }
+  float tot = 0.f;
+  for (int i = 0; i < n; ++i) {
+    w[i] = m == -INFINITY ? 0.f : expf(w[i] - m);  // a part with no valid key has lse -inf: weight 0
+    tot += w[i];
+  }
+  const float inv = tot > 0.f ? 1.f / tot : 0.f;
+  __nv_bfloat16* o = out + row * D;
+  for (int64_t d = lane; d < D; d += 32) {
+    float acc = 0.f;
+    for (int i = 0; i < n; ++i)
+      if (w[i] != 0.f) acc += w[i] * __bfloat162float(p.o[i][row * D + d]);
+    o[d] = __float2bfloat16_rn(acc * inv);
+  }
+  if (lse_out && lane == 0) lse_out[li] = tot > 0.f ? m + logf(tot) : -INFINITY;
+}
+
 }  // namespace
+
+cudaError_t attention_merge_parts_bf16(const void* const* parts, const float* const* lses, int n, void* out,
+                                       float* lse_out, int64_t B, int64_t S, int64_t H, int64_t D,
+                                       cudaStream_t stream) {
+  if (B < 0 || S < 0 || H < 0 || D < 0 || n < 1 || n > kAttnMaxMergeParts) return cudaErrorInvalidValue;
+  const int64_t rows = B * S * H;
+  if (rows == 0 || D == 0) return cudaSuccess;
+  if (!out || !parts || !lses) return cudaErrorInvalidValue;
+  MergeParts p{};
+  for (int i = 0; i < n; ++i) {
+    if (!parts[i] || !lses[i]) return cudaErrorInvalidValue;
+    p.o[i] = static_cast<const __nv_bfloat16*>(parts[i]);
+    p.lse[i] = lses[i];
+  }
+  constexpr int kThreads = 256;  // 8 rows per block
+  const int64_t blocks = (rows * 32 + kThreads - 1) / kThreads;
+  if (blocks > int64_t(0x7fffffff)) return cudaErrorInvalidValue;
+  attention_merge_parts_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(p, n, static_cast<__nv_bfloat16*>(out),
+                                                                          lse_out, B, S, H, D);
+  return cudaGetLastError();
+}
 
 cudaError_t attention_merge(float* o1, float* lse1, const void* o2, bool o2_bf16, const float* lse2, int64_t B,
                             int64_t S, int64_t H, int64_t D, cudaStream_t stream) {

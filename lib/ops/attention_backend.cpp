@@ -1,5 +1,10 @@
 #include "ops/attention_backend.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <limits>
+
 #include "ops/device_ops.h"
 
 namespace vgen {
@@ -24,6 +29,37 @@ const char* attention_backend_name(AttentionBackend b) {
 namespace {
 AttentionBackend g_backend = AttentionBackend::kAuto;
 }  // namespace
+
+namespace {
+constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
+std::atomic<int64_t> g_kv_chunk{kUnset};  // read VGEN_ATTN_KV_CHUNK on first use
+}  // namespace
+
+void set_attention_kv_chunk(int64_t tokens) { g_kv_chunk.store(tokens < 0 ? -1 : tokens); }
+
+int64_t attention_kv_chunk() {
+  int64_t v = g_kv_chunk.load();
+  if (v == kUnset) {
+    const char* e = std::getenv("VGEN_ATTN_KV_CHUNK");
+    v = !e || !*e || std::string(e) == "auto" ? -1 : std::max<int64_t>(0, std::atoll(e));
+    g_kv_chunk.store(v);
+  }
+  return v;
+}
+
+std::vector<std::pair<int64_t, int64_t>> attention_kv_plan(int64_t num_valid, int64_t chunk) {
+  constexpr int64_t kAlign = 128, kMaxParts = 16;
+  const int64_t main = num_valid / kAlign * kAlign, tail = num_valid - main;
+  if (chunk == 0 || main == 0 || (chunk < 0 && (num_valid < kKvSplitMinKeys || tail == 0)) ||
+      (chunk > 0 && num_valid <= chunk))
+    return {{0, num_valid}};
+  std::vector<std::pair<int64_t, int64_t>> plan;
+  int64_t n = chunk > 0 ? std::min(kMaxParts - 1, (main + chunk - 1) / chunk) : 1;
+  const int64_t step = ((main + n - 1) / n + kAlign - 1) / kAlign * kAlign;  // 128-multiple pieces
+  for (int64_t c0 = 0; c0 < main; c0 += step) plan.emplace_back(c0, std::min(step, main - c0));
+  if (tail > 0) plan.emplace_back(main, tail);
+  return plan;
+}
 
 void set_attention_backend(AttentionBackend backend) { g_backend = backend; }
 AttentionBackend attention_backend() { return g_backend; }

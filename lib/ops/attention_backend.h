@@ -7,6 +7,8 @@
 // Both keep the contract of cuda_attention (ops/device_ops.h), which also checks the arguments.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -22,6 +24,22 @@ const char* attention_backend_name(AttentionBackend b);
 // from the recipe's attention_config.backend (default auto).
 void set_attention_backend(AttentionBackend backend);
 AttentionBackend attention_backend();
+
+// Key chunking of cuDNN attention calls (device, bf16). cuDNN's SDPA runs ~7% slower per FLOP when
+// the key count is not a multiple of 128 (H200, cuDNN 9.14/9.19: 569 vs 611 TFLOP/s at 75,600 vs
+// 75,648 keys), so long key ranges are split into 128-multiple chunks plus the remainder, each
+// attended with LSE and merged once in fp32 (attention_merge_parts_bf16).
+//   < 0 (default, "auto"): split off the remainder only, when there are >= kKvSplitMinKeys keys;
+//   0: never split (one call); N > 0: more than N keys are cut into 128-multiple chunks of ~N keys
+//   plus the remainder.
+// Default from VGEN_ATTN_KV_CHUNK (auto | 0 | N), else auto.
+constexpr int64_t kKvSplitMinKeys = 4096;
+void set_attention_kv_chunk(int64_t tokens);
+int64_t attention_kv_chunk();
+
+// The key ranges [begin, begin + len) one attention over `num_valid` keys runs as under `chunk`
+// (the setting above); one range means no split. At most 16 ranges.
+std::vector<std::pair<int64_t, int64_t>> attention_kv_plan(int64_t num_valid, int64_t chunk);
 
 // Whether cuDNN attention can run here (built with cuDNN and it initialises on the current
 // device); otherwise false with the reason in *why. Always false without the CUDA backend.

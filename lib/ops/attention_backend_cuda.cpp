@@ -2,11 +2,14 @@
 // the native flash kernel (cuda_attention) otherwise.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "core/cuda_stream.h"
 #include "core/log.h"
+#include "kernels/attention/attention.cuh"
 #include "kernels/attention/attention_cudnn.cuh"
 #include "ops/attention_backend.h"
 #include "ops/device_ops.h"
@@ -58,6 +61,34 @@ void note_fallback(AttentionBackend requested, const std::string& why, const Ten
     log_debug("attention backend auto: q {} k {} runs on the native kernel ({})", q.str(), k.str(), why);
 }
 
+// cuDNN over the key ranges of attention_kv_plan, merged into a.out (and a.lse) by LSE.
+// cudaErrorNotSupported when the plan is one range (the caller runs one call).
+cudaError_t cudnn_chunked(const kern::AttnArgs& a, cudaStream_t stream) {
+  const auto plan = attention_kv_plan(std::min(a.num_valid_kv, a.Skv), attention_kv_chunk());
+  if (plan.size() < 2 || a.o_stride != 0) return cudaErrorNotSupported;
+  const int64_t ks = a.k_stride ? a.k_stride : a.H * a.D, vs = a.v_stride ? a.v_stride : a.H * a.D;
+  std::vector<Tensor> parts, lses;
+  std::vector<const void*> pp;
+  std::vector<const float*> lp;
+  for (const auto& [c0, len] : plan) {
+    parts.push_back(Tensor::empty({a.B, a.Sq, a.H, a.D}, DType::kBF16, Device::kCUDA));  // [B, Sq, H, D]
+    lses.push_back(Tensor::empty({a.B, a.H, a.Sq}, DType::kF32, Device::kCUDA));         // [B, H, Sq]
+    kern::AttnArgs c = a;
+    // Keys [c0, c0 + len) of every batch entry (bf16): the batch stride stays Skv tokens (kSlice).
+    c.k = static_cast<const char*>(a.k) + c0 * ks * 2;
+    c.v = static_cast<const char*>(a.v) + c0 * vs * 2;
+    c.num_valid_kv = len;
+    c.out = parts.back().raw();
+    c.lse = lses.back().f32();
+    const cudaError_t e = kern::attention_fwd_cudnn(c, kern::AttnOut::kBF16, stream);
+    if (e != cudaSuccess) return e;
+    pp.push_back(parts.back().raw());
+    lp.push_back(lses.back().f32());
+  }
+  return kern::attention_merge_parts_bf16(pp.data(), lp.data(), int(pp.size()), a.out, a.lse, a.B, a.Sq, a.H, a.D,
+                                          stream);
+}
+
 }  // namespace
 
 bool cudnn_attention_available(std::string* why) { return kern::attention_cudnn_available(why); }
@@ -76,7 +107,8 @@ AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Ten
     } else {
       kern::AttnArgs a;
       if (cudnn_args(q, k, v, out, lse, num_valid_kv, scale, &a, &why)) {
-        const cudaError_t e = kern::attention_fwd_cudnn(a, kern::AttnOut::kBF16, compute_stream());
+        cudaError_t e = cudnn_chunked(a, compute_stream());
+        if (e == cudaErrorNotSupported) e = kern::attention_fwd_cudnn(a, kern::AttnOut::kBF16, compute_stream());
         if (e == cudaSuccess) return AttentionBackend::kCudnn;
         if (e != cudaErrorNotSupported)
           VGEN_THROW(ExitCode::kInternal,

@@ -1,6 +1,7 @@
 // Golden case `text_encode`: prompt cleaning, tokenization and the text encoder against diffusers.
 #include <filesystem>
 
+#include "dist/device_mesh.h"
 #include "model/wan/prompt_clean.h"
 #include "model/wan/text_encoder.h"
 #include "pipeline/golden.h"
@@ -15,7 +16,14 @@ void golden_text_encode(GoldenCase& c) {
   VGEN_CHECK(c.params.contains("max_sequence_length"), ExitCode::kInput, "case {}: no max_sequence_length", c.name);
   int max_len = c.params["max_sequence_length"].get<int>();
   std::string md = c.model_dir();
-  TextEncoder enc((fs::path(md) / "text_encoder").string(), (fs::path(md) / "tokenizer").string());
+  // device: cuda runs the encoder on this rank's GPU in the recipe precision (every rank runs the
+  // case, so the collective first device selection is safe here).
+  TextEncoderOptions opt;
+  if (c.recipe && c.recipe->is_cuda()) {
+    select_mesh_device();
+    opt = TextEncoderOptions{Device::kCUDA, c.recipe->compute_dtype()};
+  }
+  TextEncoder enc((fs::path(md) / "text_encoder").string(), (fs::path(md) / "tokenizer").string(), opt);
 
   // The fixture's last_hidden_state holds the encoder output at padded positions too.
   TextEncoding e = enc.encode(prompts, max_len, /*with_padded_rows=*/true);

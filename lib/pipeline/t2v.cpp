@@ -41,8 +41,14 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
   Json te_cfg = dir_.component_config("text_encoder");
   text_hidden_ = json_get_or<int64_t>(te_cfg, "d_model", 0);
   VGEN_CHECK(text_hidden_ > 0, ExitCode::kModel, "{}/text_encoder/config.json: no d_model", dir_.root());
+  // device: cuda — select this rank's GPU first (collective on its first call, so every rank calls
+  // it here) so that the leader's text encoder lands on it.
+  if (recipe.is_cuda()) select_mesh_device();
   if (leader) {
-    text_ = std::make_unique<TextEncoder>(dir_.root());
+    // device: cuda runs the text encoder on this rank's GPU in the recipe precision.
+    TextEncoderOptions topt;
+    if (recipe.is_cuda()) topt = TextEncoderOptions{Device::kCUDA, recipe.compute_dtype()};
+    text_ = std::make_unique<TextEncoder>(dir_.root(), topt);
     if (recipe.text.cache_embeddings) {
       std::string cdir = recipe.text.cache_dir.empty() ? (fs::path(recipe.output.dir) / ".text_cache").string()
                                                        : recipe.text.cache_dir;
@@ -66,7 +72,7 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
   latent_stats_ = read_latent_stats(vae_json, transformer_->config().in_channels, dir_.root() + "/vae/config.json");
   if (recipe.is_cuda()) {
     set_attention_backend(parse_attention_backend(recipe.attention.backend));
-    // The text encoder stays on the host (fp32); the DiT and the VAE run on this rank's GPU.
+    // The DiT and the VAE run on this rank's GPU (the text encoder too, on the replica leader).
     dmesh_ = device_mesh(mesh);  // collective: every rank builds it here
     WanDeviceOptions dopt;
     dopt.dtype = recipe.compute_dtype();

@@ -18,8 +18,10 @@ class TextCache {
   TextCache(std::string dir, std::string identity);
   // Identity of an encoder + tokenizer pair (see above).
   static std::string encoder_identity(const std::string& text_encoder_dir, const std::string& tokenizer_dir);
+  // The same plus where and in which precision the encoder runs (TextEncoder::backend(): host fp32
+  // and device bf16 embeddings differ, so they never share entries).
   static std::string encoder_identity(const TextEncoder& enc) {
-    return encoder_identity(enc.text_encoder_dir(), enc.tokenizer_dir());
+    return encoder_identity(enc.text_encoder_dir(), enc.tokenizer_dir()) + ";backend=" + enc.backend();
   }
 
   const std::string& dir() const { return dir_; }

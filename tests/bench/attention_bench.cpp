@@ -3,8 +3,8 @@
 // H = 40 (--heads), D = 128, non-causal, with and without LSE. Median of 5 CUDA-event timings after warm-up
 // (the warm-up also builds the cuDNN graph), on random data. The two backends' outputs are
 // compared on the first query tokens and on every LSE, so a fast wrong kernel shows.
-// Usage: attention_bench [--quick] [--cudnn-only] [--heads N] [S ...]   (default S: 32760 75600; --quick: 32760 only)
-// Prints one JSON line per measurement; TFLOP/s = 4·S²·D·H / t.
+// Usage: attention_bench [--quick] [--cudnn-only] [--heads N] [--kv N] [S ...]   (default S: 32760 75600; --quick: 32760 only)
+// Prints one JSON line per measurement; TFLOP/s = 4·S·Skv·D·H / t.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -30,6 +30,7 @@ constexpr int kWarmup = 2, kReps = 5;
 constexpr int64_t kCheckTokens = 512;  // query tokens compared between the backends
 bool g_native = true;                  // --cudnn-only: skip the (slow) native kernel
 int64_t g_heads = 40;                  // --heads N (Wan2.1-14B: 40)
+int64_t g_kv = 0;                      // --kv N: keys per query row (0: S, self-attention)
 
 Tensor random_bf16(const Shape& s, uint64_t seed, float amp) {
   Tensor t = Tensor::empty(s, DType::kBF16, Device::kCUDA);
@@ -81,6 +82,7 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 
 void print_line(const char* backend, int64_t S, int64_t H, int64_t D, bool lse, cudaError_t st, double ms,
                 const std::string& why) {
+  const int64_t Skv = g_kv > 0 ? g_kv : S;
   if (st != cudaSuccess) {
     std::string w = why;
     std::replace(w.begin(), w.end(), '"', '\'');
@@ -90,11 +92,11 @@ void print_line(const char* backend, int64_t S, int64_t H, int64_t D, bool lse, 
         backend, long(S), long(H), long(D), lse ? "true" : "false",
         st == cudaErrorNotSupported ? "unsupported" : "error", w.c_str());
   } else {
-    const double tflops = 4.0 * double(S) * double(S) * double(D) * double(H) / (ms * 1e-3) / 1e12;
+    const double tflops = 4.0 * double(S) * double(Skv) * double(D) * double(H) / (ms * 1e-3) / 1e12;
     std::printf(
-        "{\"bench\":\"attention\",\"backend\":\"%s\",\"S\":%ld,\"H\":%ld,\"D\":%ld,\"dtype\":\"bf16\",\"lse\":%s,"
-        "\"status\":\"ok\",\"reps\":%d,\"median_ms\":%.3f,\"tflops\":%.1f}\n",
-        backend, long(S), long(H), long(D), lse ? "true" : "false", kReps, ms, tflops);
+        "{\"bench\":\"attention\",\"backend\":\"%s\",\"S\":%ld,\"Skv\":%ld,\"H\":%ld,\"D\":%ld,\"dtype\":\"bf16\","
+        "\"lse\":%s,\"status\":\"ok\",\"reps\":%d,\"median_ms\":%.3f,\"tflops\":%.1f}\n",
+        backend, long(S), long(Skv), long(H), long(D), lse ? "true" : "false", kReps, ms, tflops);
   }
   std::fflush(stdout);
 }
@@ -102,7 +104,9 @@ void print_line(const char* backend, int64_t S, int64_t H, int64_t D, bool lse, 
 void bench_shape(int64_t S, int64_t H, int64_t D) {
   const int64_t B = 1;
   // Amplitude 2 for q/k: peaked softmax rows, as in real attention.
-  Tensor q = random_bf16({B, S, H, D}, 1, 2.0f), k = random_bf16({B, S, H, D}, 2, 2.0f), v = random_bf16({B, S, H, D}, 3, 1.0f);
+  const int64_t Skv = g_kv > 0 ? g_kv : S;
+  Tensor q = random_bf16({B, S, H, D}, 1, 2.0f), k = random_bf16({B, Skv, H, D}, 2, 2.0f),
+         v = random_bf16({B, Skv, H, D}, 3, 1.0f);
   Tensor o_native = Tensor::empty({B, S, H, D}, DType::kBF16, Device::kCUDA);
   Tensor o_cudnn = Tensor::empty({B, S, H, D}, DType::kBF16, Device::kCUDA);
   Tensor l_native = Tensor::empty({B, H, S}, DType::kF32, Device::kCUDA);
@@ -110,7 +114,7 @@ void bench_shape(int64_t S, int64_t H, int64_t D) {
   auto args = [&](Tensor& o, Tensor* l) {
     kern::AttnArgs a;
     a.q = q.raw(), a.k = k.raw(), a.v = v.raw(), a.out = o.raw(), a.lse = l ? l->f32() : nullptr;
-    a.B = B, a.Sq = S, a.Skv = S, a.H = H, a.D = D, a.num_valid_kv = S, a.scale = 1.0f / std::sqrt(float(D));
+    a.B = B, a.Sq = S, a.Skv = Skv, a.H = H, a.D = D, a.num_valid_kv = Skv, a.scale = 1.0f / std::sqrt(float(D));
     return a;
   };
   double ms_native[2] = {0, 0}, ms_cudnn[2] = {0, 0};
@@ -162,6 +166,8 @@ int main(int argc, char** argv) {
       g_native = false;
     else if (std::strcmp(argv[i], "--heads") == 0 && i + 1 < argc)
       g_heads = std::atoll(argv[++i]);
+    else if (std::strcmp(argv[i], "--kv") == 0 && i + 1 < argc)
+      g_kv = std::atoll(argv[++i]);
     else
       sizes.push_back(std::atoll(argv[i]));
   }

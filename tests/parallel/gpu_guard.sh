@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu_guard.sh NP CMD...: runs CMD when at least NP CUDA devices are visible; otherwise prints a
-# gtest-style skip line, which ctest's SKIP_REGULAR_EXPRESSION reports as "skipped" (not passed).
+# gtest-style skip line, which tests/skip_status.sh turns into ctest's skip code (not passed).
 np=$1
 shift
 if [ -n "${CUDA_VISIBLE_DEVICES+x}" ]; then

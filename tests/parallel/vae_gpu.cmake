@@ -5,19 +5,19 @@ if(VGEN_HAVE_CUDA)
   set(VGEN_GPU_GUARD ${CMAKE_CURRENT_LIST_DIR}/gpu_guard.sh)
   foreach(prec fp32 bf16)
     add_test(NAME golden_vae_decode_cuda_${prec}
-             COMMAND ${VGEN_GPU_GUARD} 1 $<TARGET_FILE:vgen> golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden
+             COMMAND ${VGEN_SKIP_STATUS} ${VGEN_GPU_GUARD} 1 $<TARGET_FILE:vgen> golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden
                      --case vae_decode --set device=cuda --set precision=${prec})
     set_tests_properties(golden_vae_decode_cuda_${prec} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}"
-                         TIMEOUT 300 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+                         TIMEOUT 300 SKIP_RETURN_CODE 77)
     foreach(split width height)
       set(test parallel_golden_vae_decode_cuda_pvs2_${split}_${prec})
       add_test(NAME ${test}
-               COMMAND ${VGEN_GPU_GUARD} 2 ${VGEN_MPIRUN} -np 2 $<TARGET_FILE:vgen> golden
+               COMMAND ${VGEN_SKIP_STATUS} ${VGEN_GPU_GUARD} 2 ${VGEN_MPIRUN} -np 2 $<TARGET_FILE:vgen> golden
                        --fixtures ${PROJECT_SOURCE_DIR}/tests/golden --case vae_decode --set device=cuda
                        --set precision=${prec} --set parallel_config.ulysses_size=2
                        --set parallel_config.parallel_vae_size=2 --set parallel_config.parallel_vae_split_dim=${split})
       set_tests_properties(${test} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV};NCCL_NVLS_ENABLE=0"
-                           TIMEOUT 300 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+                           TIMEOUT 300 SKIP_RETURN_CODE 77)
     endforeach()
   endforeach()
 endif()

@@ -5,21 +5,55 @@
 #include "core/log.h"
 #include "io/diffusers_dir.h"
 #include "model/wan/prompt_clean.h"
+#include "model/wan/umt5_device.h"
 
 namespace vgen {
 
-TextEncoder::TextEncoder(const std::string& model_dir) {
+TextEncoder::TextEncoder(const std::string& model_dir, const TextEncoderOptions& options) {
   DiffusersDir d(model_dir);
-  *this = TextEncoder(d.component_path("text_encoder"), d.component_path("tokenizer"));
+  *this = TextEncoder(d.component_path("text_encoder"), d.component_path("tokenizer"), options);
 }
 
-TextEncoder::TextEncoder(const std::string& text_encoder_dir, const std::string& tokenizer_dir)
-    : text_encoder_dir_(text_encoder_dir), tokenizer_dir_(tokenizer_dir) {
+TextEncoder::TextEncoder(const std::string& text_encoder_dir, const std::string& tokenizer_dir,
+                         const TextEncoderOptions& options)
+    : text_encoder_dir_(text_encoder_dir), tokenizer_dir_(tokenizer_dir), options_(options) {
   tokenizer_ = std::make_unique<T5Tokenizer>(tokenizer_dir);
-  encoder_ = std::make_unique<Umt5Encoder>(Umt5Encoder::load(text_encoder_dir));
-  if (tokenizer_->vocab_size() > encoder_->embedding_rows())
+  int64_t rows = 0;
+  if (options.device == Device::kCUDA) {
+#ifdef VGEN_WITH_CUDA
+    VGEN_CHECK(options.dtype == DType::kBF16 || options.dtype == DType::kF32, ExitCode::kUsage,
+               "text encoder on the device: compute dtype must be bf16 or f32, got {}", dtype_name(options.dtype));
+    device_enc_ = Umt5DeviceEncoder::load(text_encoder_dir, Umt5DeviceOptions{options.dtype});
+    cfg_ = device_enc_->config();
+    rows = device_enc_->embedding_rows();
+#else
+    VGEN_THROW(ExitCode::kUsage,
+               "text encoder: this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu");
+#endif
+  } else {
+    options_.dtype = DType::kF32;  // the host encoder computes in fp32
+    encoder_ = std::make_unique<Umt5Encoder>(Umt5Encoder::load(text_encoder_dir));
+    cfg_ = encoder_->config();
+    rows = encoder_->embedding_rows();
+  }
+  if (tokenizer_->vocab_size() > rows)
     log_warn("tokenizer {} has {} ids but the text encoder embeds {}; prompts hitting the extra ids will fail",
-             tokenizer_dir, tokenizer_->vocab_size(), encoder_->embedding_rows());
+             tokenizer_dir, tokenizer_->vocab_size(), rows);
+}
+
+TextEncoder::~TextEncoder() = default;
+TextEncoder::TextEncoder(TextEncoder&&) noexcept = default;
+TextEncoder& TextEncoder::operator=(TextEncoder&&) noexcept = default;
+
+const Umt5Encoder& TextEncoder::encoder() const {
+  VGEN_CHECK(encoder_ != nullptr, ExitCode::kUsage, "text encoder: the host encoder is not loaded (it runs on {})",
+             backend());
+  return *encoder_;
+}
+
+std::string TextEncoder::backend() const {
+  const char* dt = options_.device == Device::kCPU ? "f32" : dtype_name(options_.dtype);
+  return fmt::format("{}-{}", device_name(options_.device), dt);
 }
 
 TextEncoding TextEncoder::encode(const std::vector<std::string>& prompts, int max_len, bool with_padded_rows) const {
@@ -46,7 +80,14 @@ TextEncoding TextEncoder::encode_cleaned(const std::vector<std::string>& cleaned
     seqs[size_t(b)].ids.assign(ids + b * L, ids + b * L + rows);
     seqs[size_t(b)].num_valid = tok.lengths[size_t(b)];
   }
-  Tensor hidden = B > 0 ? encoder_->forward(seqs) : Tensor::empty({0, D}, DType::kF32);  // [Σ rows, D]
+  Tensor hidden = Tensor::empty({0, D}, DType::kF32);  // [Σ rows, D] host f32
+  if (B > 0) {
+#ifdef VGEN_WITH_CUDA
+    hidden = device_enc_ ? device_enc_->forward(seqs) : encoder_->forward(seqs);
+#else
+    hidden = encoder_->forward(seqs);
+#endif
+  }
 
   out.prompt_embeds = Tensor::zeros({B, L, D}, DType::kF32);  // [B, L, D]
   int64_t r0 = 0;

@@ -1,6 +1,7 @@
 // The pipeline's text side (WanPipeline._get_t5_prompt_embeds): prompt_clean → T5 tokenizer
 // (max_length padding, truncation, EOS) → UMT5 encoder → prompt_embeds with every row past the
-// prompt's length set to zero. Runs on the CPU in fp32.
+// prompt's length set to zero. The encoder runs on the CPU in fp32, or on the GPU (CUDA builds) in
+// the compute dtype given by TextEncoderOptions; the result is host f32 either way.
 #pragma once
 #include <memory>
 #include <string>
@@ -12,6 +13,13 @@
 #include "model/wan/umt5.h"
 
 namespace vgen {
+
+class Umt5DeviceEncoder;  // model/wan/umt5_device.h
+
+struct TextEncoderOptions {
+  Device device = Device::kCPU;  // kCUDA: the encoder runs on the current GPU (CUDA builds only)
+  DType dtype = DType::kF32;     // compute dtype on the device: kBF16 or kF32 (the host path is fp32)
+};
 
 struct TextEncoding {
   std::vector<std::string> cleaned_prompts;
@@ -25,8 +33,12 @@ struct TextEncoding {
 class TextEncoder {
  public:
   // A Diffusers pipeline directory (uses its text_encoder/ and tokenizer/ components).
-  explicit TextEncoder(const std::string& model_dir);
-  TextEncoder(const std::string& text_encoder_dir, const std::string& tokenizer_dir);
+  explicit TextEncoder(const std::string& model_dir, const TextEncoderOptions& options = {});
+  TextEncoder(const std::string& text_encoder_dir, const std::string& tokenizer_dir,
+              const TextEncoderOptions& options = {});
+  ~TextEncoder();
+  TextEncoder(TextEncoder&&) noexcept;
+  TextEncoder& operator=(TextEncoder&&) noexcept;
 
   // Cleans, tokenizes to max_len and encodes. The encoder runs on the real tokens only (padded
   // keys are masked, so their rows do not change the result); with_padded_rows = true also
@@ -37,8 +49,14 @@ class TextEncoder {
   TextEncoding encode_cleaned(const std::vector<std::string>& cleaned, int max_len, bool with_padded_rows) const;
 
   const T5Tokenizer& tokenizer() const { return *tokenizer_; }
-  const Umt5Encoder& encoder() const { return *encoder_; }
-  int64_t hidden_size() const { return encoder_->config().d_model; }
+  // The host encoder (device cpu only).
+  const Umt5Encoder& encoder() const;
+  const Umt5Config& config() const { return cfg_; }
+  int64_t hidden_size() const { return cfg_.d_model; }
+  const TextEncoderOptions& options() const { return options_; }
+  // Where and in which precision the encoder runs: "cpu-f32", "cuda-bf16" or "cuda-f32" (part of
+  // the text cache identity, so embeddings of different encoders are never mixed).
+  std::string backend() const;
   const std::string& text_encoder_dir() const { return text_encoder_dir_; }
   const std::string& tokenizer_dir() const { return tokenizer_dir_; }
 
@@ -48,8 +66,11 @@ class TextEncoder {
 
  private:
   std::string text_encoder_dir_, tokenizer_dir_;
+  TextEncoderOptions options_;
+  Umt5Config cfg_;
   std::unique_ptr<T5Tokenizer> tokenizer_;
-  std::unique_ptr<Umt5Encoder> encoder_;
+  std::unique_ptr<Umt5Encoder> encoder_;           // device cpu
+  std::unique_ptr<Umt5DeviceEncoder> device_enc_;  // device cuda
 };
 
 }  // namespace vgen
