@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -35,6 +36,19 @@ inline std::vector<float> rounded_bf16(std::vector<float> v) {
 
 inline Tensor device_tensor(const std::vector<float>& v, const Shape& s, DType dt) {
   return Tensor::from_vector(v, s).to(dt).to(Device::kCUDA);
+}
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const double kUlp = std::ldexp(1.0, -8);  // allowed error per bf16 rounding, relative
+
+// A device tensor of NaN: an element a kernel leaves unwritten fails the comparison.
+inline Tensor poisoned(const Shape& s, DType dt) {
+  return device_tensor(std::vector<float>(size_t(shape_numel(s)), kNaN), s, dt);
+}
+
+// Inputs of a dt kernel: bf16-exact values for bf16, unchanged for f32.
+inline std::vector<float> maybe_round(std::vector<float> v, DType dt) {
+  return dt == DType::kBF16 ? rounded_bf16(v) : v;
 }
 
 inline std::vector<float> host_f32(const Tensor& t) {

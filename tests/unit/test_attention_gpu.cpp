@@ -27,7 +27,6 @@ const Cfg kCfgs[] = {
     {1, 70, 129, 1, 8, 128, 1.0f},  {2, 5, 300, 3, 16, 257, 2.0f},
 };
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 struct Data {
   std::vector<float> q, k, v;

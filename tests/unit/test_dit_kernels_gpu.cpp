@@ -35,17 +35,7 @@ using namespace vgen::testing;
 
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const double kUlp = std::ldexp(1.0, -8);  // allowed error per bf16 rounding, relative
-
 kern::FloatType ft(DType dt) { return dt == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16; }
-
-// Device tensor of NaN (every element must be overwritten).
-Tensor poisoned(const Shape& s, DType dt) {
-  return device_tensor(std::vector<float>(size_t(shape_numel(s)), kNaN), s, dt);
-}
-
-std::vector<float> maybe_round(std::vector<float> v, DType dt) { return dt == DType::kBF16 ? rounded_bf16(v) : v; }
 
 void sync_stream() { VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream())); }
 
