@@ -42,6 +42,15 @@ class Communicator {
   };
   virtual std::unique_ptr<Pending> start_sendrecv(const Tensor& send, int dst, Tensor& recv, int src,
                                                   int tag = 0) = 0;
+  // Non-blocking all_to_all (async Ulysses). The default runs the blocking collective and returns a
+  // finished Pending; the NCCL backend queues it on its side stream after the compute stream's work.
+  virtual std::unique_ptr<Pending> start_all_to_all(const Tensor& send, Tensor& recv) {
+    all_to_all(send, recv);
+    struct Done final : Pending {
+      void wait() override {}
+    };
+    return std::make_unique<Done>();
+  }
 };
 
 // A group of one rank: every collective is a local copy. Used when a mesh axis has size 1.

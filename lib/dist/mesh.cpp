@@ -22,6 +22,7 @@ MeshShape MeshShape::from(const ParallelConfig& pc) {
     m.cols = pc.attn2d_size[1];
   }
   m.vae = pc.parallel_vae_size;
+  m.async_ulysses = pc.async_ulysses;
   return m;
 }
 
@@ -75,8 +76,6 @@ void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
   // Not built yet: refuse rather than silently run without them.
   VGEN_CHECK(pc.dwdp_size == 1, ExitCode::kRecipe,
              "parallel_config.dwdp_size: DWDP weight streaming is not implemented in this version; use 1");
-  VGEN_CHECK(!pc.async_ulysses, ExitCode::kRecipe,
-             "parallel_config.async_ulysses: the copy-engine Ulysses is not implemented in this version; use false");
   VGEN_CHECK(pc.cfg_size <= 2, ExitCode::kRecipe,
              "parallel_config.cfg_size: must be 1 or 2 (conditional and unconditional streams), got {}",
              pc.cfg_size);

@@ -19,6 +19,7 @@ struct MeshShape {
   int dp = 1, cfg = 1, rows = 1, cols = 1, ulysses = 1;
   bool ring = false;  // cp axis is a ring (rows == 1, cols == ring_size)
   int vae = 1;        // parallel_vae_size (ranks 0..vae-1 of each replica's cfg-0 group)
+  bool async_ulysses = false;  // head-group pipelined Ulysses all-to-alls (parallel_config.async_ulysses)
   static MeshShape from(const ParallelConfig& pc);
   int cp() const { return rows * cols; }
   int seq() const { return cp() * ulysses; }

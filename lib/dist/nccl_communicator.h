@@ -4,8 +4,8 @@
 // Ordering: every collective and point-to-point call is queued on compute_stream() (core/cuda_stream.h)
 // and returns without waiting for the GPU, so it is complete for any later work on that stream and
 // for host copies (core/device_memory.h copies through the same stream). barrier() waits for the
-// stream and then meets the other ranks (MPI_Barrier). start_sendrecv() runs on the communicator's
-// side stream after the compute stream's current work; Pending::wait() makes the compute stream
+// stream and then meets the other ranks (MPI_Barrier). start_sendrecv() and start_all_to_all() run on
+// the communicator's side stream after the compute stream's current work; Pending::wait() makes the compute stream
 // wait for it (no host block), and the Pending keeps both tensors alive until then.
 // NCCL has no tags: point-to-point messages between one pair of ranks match in call order.
 // Reductions take f32, bf16, f16 and i64; data movement any dtype. NVLS (multicast) is kept off:
@@ -13,6 +13,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -61,12 +62,17 @@ class NcclCommunicator final : public Communicator {
   void sendrecv(const Tensor& send, int dst, Tensor& recv, int src, int tag = 0) override;
   std::unique_ptr<Pending> start_sendrecv(const Tensor& send, int dst, Tensor& recv, int src,
                                           int tag = 0) override;
+  std::unique_ptr<Pending> start_all_to_all(const Tensor& send, Tensor& recv) override;
 
   // Throws kDistributed if NCCL reported an asynchronous error (e.g. a peer failed).
   void check_async_error();
 
  private:
   void all_reduce(Tensor& t, int op, const char* what);
+  void all_to_all_on(const Tensor& send, Tensor& recv, cudaStream_t stream);
+  // Queues `queue` (NCCL calls on side_) after the compute stream's current work; the Pending keeps
+  // send/recv alive until the compute stream is ordered after it.
+  std::unique_ptr<Pending> start_on_side(const Tensor& send, Tensor& recv, const std::function<void()>& queue);
   void check_device(const Tensor& t, const char* op, const char* arg) const;
   void check_peer(int peer, const char* op) const;
 

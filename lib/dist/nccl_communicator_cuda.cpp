@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <numeric>
 
 #include "core/cuda_stream.h"
@@ -147,7 +148,9 @@ void NcclCommunicator::check_async_error() {
   if (async != ncclSuccess && async != ncclInProgress) NCCL_OK(async);
 }
 
-void NcclCommunicator::all_to_all(const Tensor& send, Tensor& recv) {
+void NcclCommunicator::all_to_all(const Tensor& send, Tensor& recv) { all_to_all_on(send, recv, compute_stream()); }
+
+void NcclCommunicator::all_to_all_on(const Tensor& send, Tensor& recv, cudaStream_t st) {
   check_device(send, "all_to_all", "send");
   check_device(recv, "all_to_all", "recv");
   VGEN_CHECK(send.numel() == recv.numel() && send.dtype() == recv.dtype() && send.numel() % size_ == 0 &&
@@ -155,7 +158,6 @@ void NcclCommunicator::all_to_all(const Tensor& send, Tensor& recv) {
              ExitCode::kInternal, "NcclCommunicator '{}'::all_to_all: send {} recv {} (size {})", name_, send.str(),
              recv.str(), size_);
   const size_t chunk = send.nbytes() / size_t(size_);
-  cudaStream_t st = compute_stream();
   NcclGroup g(name_, rank_);
   for (int p = 0; p < size_; ++p) {
     g.add(ncclSend(bytes_of(send) + p * chunk, chunk, ncclUint8, p, comm_, st), "ncclSend");
@@ -250,26 +252,16 @@ void NcclCommunicator::sendrecv(const Tensor& send, int dst, Tensor& recv, int s
   g.end();
 }
 
-std::unique_ptr<Communicator::Pending> NcclCommunicator::start_sendrecv(const Tensor& send, int dst, Tensor& recv,
-                                                                        int src, int /*tag*/) {
-  check_device(send, "start_sendrecv", "send");
-  check_device(recv, "start_sendrecv", "recv");
-  check_peer(dst, "start_sendrecv");
-  check_peer(src, "start_sendrecv");
-  cudaStream_t st = compute_stream();
+std::unique_ptr<Communicator::Pending> NcclCommunicator::start_on_side(const Tensor& send, Tensor& recv,
+                                                                       const std::function<void()>& queue) {
   // The side stream starts after the work already queued on the compute stream (which produced `send`).
   cudaEvent_t ready = nullptr, done = nullptr;
   cuda_ok(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
-  cuda_ok(cudaEventRecord(ready, st), "cudaEventRecord");
+  cuda_ok(cudaEventRecord(ready, compute_stream()), "cudaEventRecord");
   cudaError_t e = cudaStreamWaitEvent(side_, ready, 0);
   cudaEventDestroy(ready);
   cuda_ok(e, "cudaStreamWaitEvent");
-  {
-    NcclGroup g(name_, rank_);
-    g.add(ncclSend(send.raw(), send.nbytes(), ncclUint8, dst, comm_, side_), "ncclSend");
-    g.add(ncclRecv(recv.raw(), recv.nbytes(), ncclUint8, src, comm_, side_), "ncclRecv");
-    g.end();
-  }
+  queue();
   cuda_ok(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
   e = cudaEventRecord(done, side_);
   if (e != cudaSuccess) {
@@ -277,6 +269,24 @@ std::unique_ptr<Communicator::Pending> NcclCommunicator::start_sendrecv(const Te
     cuda_ok(e, "cudaEventRecord");
   }
   return std::make_unique<NcclPending>(done, send, recv);
+}
+
+std::unique_ptr<Communicator::Pending> NcclCommunicator::start_sendrecv(const Tensor& send, int dst, Tensor& recv,
+                                                                        int src, int /*tag*/) {
+  check_device(send, "start_sendrecv", "send");
+  check_device(recv, "start_sendrecv", "recv");
+  check_peer(dst, "start_sendrecv");
+  check_peer(src, "start_sendrecv");
+  return start_on_side(send, recv, [&] {
+    NcclGroup g(name_, rank_);
+    g.add(ncclSend(send.raw(), send.nbytes(), ncclUint8, dst, comm_, side_), "ncclSend");
+    g.add(ncclRecv(recv.raw(), recv.nbytes(), ncclUint8, src, comm_, side_), "ncclRecv");
+    g.end();
+  });
+}
+
+std::unique_ptr<Communicator::Pending> NcclCommunicator::start_all_to_all(const Tensor& send, Tensor& recv) {
+  return start_on_side(send, recv, [&] { all_to_all_on(send, recv, side_); });
 }
 
 }  // namespace vgen

@@ -33,7 +33,8 @@ std::unique_ptr<SeqAttention> make_seq_attention(Mesh& mesh, [[maybe_unused]] co
   }
   if (s.ulysses > 1) {
     check_group(mesh.ulysses, s.ulysses, mesh.coord.u, "ulysses");
-    return std::make_unique<UlyssesAttention>(mesh.ulysses, std::move(cp));
+    return std::make_unique<UlyssesAttention>(mesh.ulysses, std::move(cp),
+                                              s.async_ulysses ? kAsyncUlyssesHeadGroups : 1);
   }
   if (cp) return cp;
   return make_local_attention();

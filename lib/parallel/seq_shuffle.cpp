@@ -56,18 +56,22 @@ void check_shape(const Tensor& t, const Shape& s, const char* what) {
 
 }  // namespace
 
-void ulysses_pack_qkv(const Tensor& q, const Tensor& k, const Tensor& v, int U, Tensor& send) {
+void ulysses_pack_qkv(const Tensor& q, const Tensor& k, const Tensor& v, int U, Tensor& send, int64_t h0) {
   check_tensor(q, "ulysses q");
-  VGEN_ASSERT(q.ndim() == 4 && q.dim(2) % U == 0, "ulysses q {} with degree {}", q.str(), U);
-  const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3), R = H / U * D;
+  VGEN_ASSERT(q.ndim() == 4 && q.dim(2) % U == 0 && send.ndim() == 6, "ulysses q {} with degree {}, send {}",
+              q.str(), U, send.str());
+  const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3), Hu = H / U, Hg = send.dim(4), R = Hg * D;
+  VGEN_ASSERT(h0 >= 0 && Hg >= 1 && h0 + Hg <= Hu, "ulysses head group [{}, {}) of {} heads per rank", h0, h0 + Hg,
+              Hu);
   check_shape(k, q.shape(), "ulysses k");
   check_shape(v, q.shape(), "ulysses v");
-  check_shape(send, {U, 3, B, L, H / U, D}, "ulysses qkv send");
+  check_shape(send, {U, 3, B, L, Hg, D}, "ulysses qkv send");
   const Tensor* src[3] = {&q, &k, &v};
   for (int t = 0; t < 3; ++t) {
     check_tensor(*src[t], "ulysses qkv");
-    // grid [u, b, s]; src [B, L, U, R], dst [U, 3, B, L, R]
-    copy_runs(*src[t], 0, send, t * B * L * R, {U, B, L}, {R, L * H * D, H * D}, {3 * B * L * R, L * R, R}, R);
+    // grid [u, b, s]; src [B, L, U, Hu, D] from head h0 of each u, dst [U, 3, B, L, Hg·D]
+    copy_runs(*src[t], h0 * D, send, t * B * L * R, {U, B, L}, {Hu * D, L * H * D, H * D}, {3 * B * L * R, L * R, R},
+              R);
   }
 }
 
@@ -92,13 +96,16 @@ void ulysses_pack_out(const Tensor& out, int U, Tensor& send) {
   copy_runs(out, 0, send, 0, {U, B, L}, {L * R, U * L * R, R}, {B * L * R, L * R, R}, R);
 }
 
-void ulysses_unpack_out(const Tensor& recv, int U, Tensor& out) {
+void ulysses_unpack_out(const Tensor& recv, int U, Tensor& out, int64_t h0) {
   check_tensor(recv, "ulysses out recv");
-  VGEN_ASSERT(recv.ndim() == 5 && recv.dim(0) == U, "ulysses out recv {}", recv.str());
-  const int64_t B = recv.dim(1), L = recv.dim(2), Hu = recv.dim(3), D = recv.dim(4), R = Hu * D;
-  check_shape(out, {B, L, U * Hu, D}, "ulysses out unpack");
-  // grid [u, b, s]; src [U, B, L, R], dst [B, L, U, R]
-  copy_runs(recv, 0, out, 0, {U, B, L}, {B * L * R, L * R, R}, {R, L * U * R, U * R}, R);
+  VGEN_ASSERT(recv.ndim() == 5 && recv.dim(0) == U && out.ndim() == 4 && out.dim(2) % U == 0,
+              "ulysses out recv {} into {}", recv.str(), out.str());
+  const int64_t B = recv.dim(1), L = recv.dim(2), Hg = recv.dim(3), D = recv.dim(4), R = Hg * D;
+  const int64_t H = out.dim(2), Hu = H / U;
+  VGEN_ASSERT(h0 >= 0 && h0 + Hg <= Hu, "ulysses head group [{}, {}) of {} heads per rank", h0, h0 + Hg, Hu);
+  check_shape(out, {B, L, H, D}, "ulysses out unpack");
+  // grid [u, b, s]; src [U, B, L, Hg·D], dst [B, L, U, Hu, D] at head h0 of each u
+  copy_runs(recv, 0, out, h0 * D, {U, B, L}, {B * L * R, L * R, R}, {Hu * D, L * H * D, H * D}, R);
 }
 
 void stack_pair(const Tensor& a, const Tensor& b, Tensor& out) {

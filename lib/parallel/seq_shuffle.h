@@ -10,16 +10,17 @@
 
 namespace vgen {
 
-// Ulysses, sequence shards -> head shards. q,k,v [B, L, H, D] -> send [U, 3, B, L, H/U, D]:
-// destination-major, so chunk u (heads [u·H/U, (u+1)·H/U)) is contiguous and one all-to-all
-// moves Q, K and V together.
-void ulysses_pack_qkv(const Tensor& q, const Tensor& k, const Tensor& v, int U, Tensor& send);
+// Ulysses, sequence shards -> head shards. q,k,v [B, L, H, D] -> send [U, 3, B, L, Hg, D]:
+// destination-major, so chunk u (heads u·H/U + [h0, h0 + Hg)) is contiguous and one all-to-all
+// moves Q, K and V together. Hg = H/U, h0 = 0 moves every head; smaller Hg moves one head group
+// (async Ulysses pipelines the groups).
+void ulysses_pack_qkv(const Tensor& q, const Tensor& k, const Tensor& v, int U, Tensor& send, int64_t h0 = 0);
 // recv [U(src), 3, B, L, H/U, D] -> q,k,v [B, U·L, H/U, D]; sequence chunk i came from group rank i.
 void ulysses_unpack_qkv(const Tensor& recv, int U, Tensor& q, Tensor& k, Tensor& v);
 // Inverse direction for the output: out [B, U·L, H/U, D] -> send [U, B, L, H/U, D].
 void ulysses_pack_out(const Tensor& out, int U, Tensor& send);
-// recv [U(src), B, L, H/U, D] -> out [B, L, H, D]; the heads of source i go to [i·H/U, (i+1)·H/U).
-void ulysses_unpack_out(const Tensor& recv, int U, Tensor& out);
+// recv [U(src), B, L, Hg, D] -> out [B, L, H, D]; the heads of source i go to i·H/U + [h0, h0 + Hg).
+void ulysses_unpack_out(const Tensor& recv, int U, Tensor& out, int64_t h0 = 0);
 
 // Stacks tensors of one shape as [n, ...] (e.g. K and V before one fused collective).
 void stack_pair(const Tensor& a, const Tensor& b, Tensor& out);  // out [2, ...]

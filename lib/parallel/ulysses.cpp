@@ -1,6 +1,7 @@
 #include "parallel/ulysses.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "parallel/block_attention.h"
 #include "parallel/seq_shuffle.h"
@@ -25,9 +26,68 @@ SeqLayout ulysses_inner_layout(const SeqLayout& outer, int U) {
   return l;
 }
 
-UlyssesAttention::UlyssesAttention(std::shared_ptr<Communicator> ulysses, std::unique_ptr<SeqAttention> inner)
-    : comm_(std::move(ulysses)), inner_(std::move(inner)) {
+UlyssesAttention::UlyssesAttention(std::shared_ptr<Communicator> ulysses, std::unique_ptr<SeqAttention> inner,
+                                   int head_groups)
+    : comm_(std::move(ulysses)), inner_(std::move(inner)), head_groups_(std::max(1, head_groups)) {
   VGEN_ASSERT(comm_ != nullptr, "Ulysses attention needs a communicator");
+}
+
+// Attention of one head shard [B, U·L, Hg, D] on the CP block (inner) or locally.
+Tensor UlyssesAttention::shard_attention(const Tensor& qh, const Tensor& kh, const Tensor& vh,
+                                         const SeqLayout& layout) {
+  const int U = comm_->size();
+  const SeqLayout inner_layout = ulysses_inner_layout(layout, U);
+  if (inner_) return inner_->forward(qh, kh, vh, inner_layout);
+  VGEN_ASSERT(inner_layout.degree == 1, "Ulysses without a CP attention needs degree SP == U ({} != {})",
+              layout.degree, U);
+  Tensor oh = Tensor::empty(qh.shape(), qh.dtype(), qh.device());  // [B, U·L, Hg, D]
+  block_attention(qh, kh, vh, std::min(layout.tokens, qh.dim(1)), oh, nullptr);
+  return oh;
+}
+
+// Async: the heads of each rank's shard are cut into G groups; every group's Q/K/V all-to-all is
+// queued at once (side stream on the device), the attention of group g starts when its exchange
+// has arrived, and its output all-to-all overlaps the attention of group g+1. The same head
+// ranges and collectives run in the same order on every rank (on the host they complete at once).
+Tensor UlyssesAttention::forward_pipelined(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                                           int G) {
+  const int U = comm_->size();
+  const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3), Hu = H / U;
+  const Device dev = q.device();
+  const DType dt = q.dtype();
+  auto group_begin = [&](int g) { return Hu * g / G; };
+  const size_t n = size_t(G);
+  std::vector<std::unique_ptr<Communicator::Pending>> in(n), out_pending(n);
+  std::vector<Tensor> recv(n), orecv(n);
+  for (int g = 0; g < G; ++g) {
+    const int64_t h0 = group_begin(g), Hg = group_begin(g + 1) - h0;
+    Tensor send = Tensor::empty({U, 3, B, L, Hg, D}, dt, dev);  // [U, 3, B, L, Hg, D]
+    recv[size_t(g)] = Tensor::empty({U, 3, B, L, Hg, D}, dt, dev);
+    ulysses_pack_qkv(q, k, v, U, send, h0);
+    in[size_t(g)] = comm_->start_all_to_all(send, recv[size_t(g)]);
+  }
+  DType odt = dt;
+  for (int g = 0; g < G; ++g) {
+    const int64_t Hg = group_begin(g + 1) - group_begin(g);
+    in[size_t(g)]->wait();
+    Tensor qh = Tensor::empty({B, U * L, Hg, D}, dt, dev);  // [B, S/CP, Hg, D]
+    Tensor kh = Tensor::empty({B, U * L, Hg, D}, dt, dev);
+    Tensor vh = Tensor::empty({B, U * L, Hg, D}, dt, dev);
+    ulysses_unpack_qkv(recv[size_t(g)], U, qh, kh, vh);
+    recv[size_t(g)] = Tensor();
+    Tensor oh = shard_attention(qh, kh, vh, layout);  // [B, U·L, Hg, D]
+    odt = oh.dtype();
+    Tensor osend = Tensor::empty({U, B, L, Hg, D}, odt, dev);
+    orecv[size_t(g)] = Tensor::empty({U, B, L, Hg, D}, odt, dev);
+    ulysses_pack_out(oh, U, osend);
+    out_pending[size_t(g)] = comm_->start_all_to_all(osend, orecv[size_t(g)]);
+  }
+  Tensor out = Tensor::empty({B, L, H, D}, odt, dev);  // [B, S_loc, H, D]
+  for (int g = 0; g < G; ++g) {
+    out_pending[size_t(g)]->wait();
+    ulysses_unpack_out(orecv[size_t(g)], U, out, group_begin(g));
+  }
+  return out;
 }
 
 Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) {
@@ -44,6 +104,8 @@ Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor&
   const Device dev = q.device();
   const DType dt = q.dtype();  // f32 on the host; bf16 or f32 on the device
   const int64_t Hu = H / U;
+  const int G = int(std::min<int64_t>(head_groups_, Hu));
+  if (G > 1) return forward_pipelined(q, k, v, layout, G);
 
   // Sequence shards -> head shards: [B, L, H, D] x3 -> [B, U·L, H/U, D] x3, one collective.
   Tensor send = Tensor::empty({U, 3, B, L, Hu, D}, dt, dev);
@@ -55,16 +117,7 @@ Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor&
   Tensor vh = Tensor::empty({B, U * L, Hu, D}, dt, dev);
   ulysses_unpack_qkv(recv, U, qh, kh, vh);
 
-  const SeqLayout inner_layout = ulysses_inner_layout(layout, U);
-  Tensor oh;  // [B, U·L, H/U, D]
-  if (inner_) {
-    oh = inner_->forward(qh, kh, vh, inner_layout);
-  } else {
-    VGEN_ASSERT(inner_layout.degree == 1, "Ulysses without a CP attention needs degree SP == U ({} != {})",
-                layout.degree, U);
-    oh = Tensor::empty({B, U * L, Hu, D}, dt, dev);
-    block_attention(qh, kh, vh, std::min(layout.tokens, U * L), oh, nullptr);
-  }
+  Tensor oh = shard_attention(qh, kh, vh, layout);  // [B, U·L, H/U, D]
 
   // Head shards -> sequence shards.
   Tensor osend = Tensor::empty({U, B, L, Hu, D}, oh.dtype(), dev);

@@ -13,13 +13,23 @@ namespace vgen {
 class UlyssesAttention : public SeqAttention {
  public:
   // `inner` works on the CP block (layout degree SP/U, rank seq_rank/U); null = local attention.
-  UlyssesAttention(std::shared_ptr<Communicator> ulysses, std::unique_ptr<SeqAttention> inner);
+  // head_groups > 1 (async Ulysses, parallel_config.async_ulysses): each rank's heads are cut into
+  // that many groups (at most H/U) whose all-to-alls overlap the attention of the others; the
+  // result is the same as with one group.
+  UlyssesAttention(std::shared_ptr<Communicator> ulysses, std::unique_ptr<SeqAttention> inner, int head_groups = 1);
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) override;
 
  private:
+  Tensor shard_attention(const Tensor& qh, const Tensor& kh, const Tensor& vh, const SeqLayout& layout);
+  Tensor forward_pipelined(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout, int G);
+
   std::shared_ptr<Communicator> comm_;
   std::unique_ptr<SeqAttention> inner_;
+  int head_groups_ = 1;
 };
+
+// Head groups of async Ulysses (parallel_config.async_ulysses: true).
+constexpr int kAsyncUlyssesHeadGroups = 4;
 
 // The layout the CP level sees under Ulysses degree U: the same global tokens, the block index
 // cp_rank = seq_rank / U and the degree SP / U.

@@ -8,7 +8,7 @@
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--fused-gelu] [--no-profile] [--out FILE] [--tag TEXT]
-//        mpirun -np 2 vgen_dit_bench --mode cfg|ulysses|ring|attn2d ...   (two GPUs)
+//        mpirun -np 2 vgen_dit_bench --mode cfg|ulysses|ring|attn2d [--async-ulysses] ...   (two GPUs)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -45,7 +45,7 @@ namespace {
 struct Args {
   std::vector<std::string> shapes = {"480p", "720p"};
   int layers = 40, reps = 3, warmup = 1;
-  bool fp32 = false, fused_gelu = false, profile = true;
+  bool fp32 = false, fused_gelu = false, profile = true, async_ulysses = false;
   std::string mode = "single", out, tag;
 };
 
@@ -79,6 +79,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--fused-gelu") a.fused_gelu = true;
     else if (k == "--no-profile") a.profile = false;
     else if (k == "--mode") a.mode = val();
+    else if (k == "--async-ulysses") a.async_ulysses = true;
     else if (k == "--out") a.out = val();
     else if (k == "--tag") a.tag = val();
     else usage("unknown argument " + k);
@@ -187,6 +188,7 @@ int main(int argc, char** argv) {
     else if (a.mode == "ring") pc.ring_size = 2;
     else if (a.mode == "attn2d") pc.attn2d_size = {1, 2};
     else if (a.mode != "single") usage("unknown --mode " + a.mode);
+    pc.async_ulysses = a.async_ulysses;
     VGEN_CHECK(pc.world_size() == env.world_size, ExitCode::kUsage,
                "--mode {} needs {} ranks (mpirun -np {}), this run has {}", a.mode, pc.world_size(), pc.world_size(),
                env.world_size);
@@ -274,6 +276,7 @@ int main(int argc, char** argv) {
       j["ranks"] = env.world_size;
       j["dtype"] = a.fp32 ? "fp32" : "bf16";
       j["fused_gelu"] = a.fused_gelu;
+      j["async_ulysses"] = a.async_ulysses;
       j["height"] = vs.height, j["width"] = vs.width, j["frames"] = vs.frames;
       j["tokens"] = S, j["layers"] = a.layers;
       j["seconds"] = sec;

@@ -24,3 +24,8 @@ vgen_attention_parity(cfg2_ulysses2 4 --cfg 2 --ulysses 2)
 vgen_attention_parity(ulysses4 4 --ulysses 4)
 vgen_attention_parity(ulysses2_attn2d_1x2 4 --ulysses 2 --attn2d 1x2)
 vgen_attention_parity(ulysses2_ring3 6 --ulysses 2 --ring 3)
+
+# Async Ulysses (head groups pipelined; same result): even and uneven head groups, with a CP axis.
+vgen_attention_parity(ulysses2_async 2 --ulysses 2 --async-ulysses 1)
+vgen_attention_parity(ulysses2_ring2_async 4 --ulysses 2 --ring 2 --async-ulysses 1)
+vgen_attention_parity(ulysses2_attn2d_1x2_async 4 --ulysses 2 --attn2d 1x2 --async-ulysses 1)

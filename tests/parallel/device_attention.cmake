@@ -13,4 +13,10 @@ if(VGEN_HAVE_CUDA)
       LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV};NCCL_NVLS_ENABLE=0" TIMEOUT 300
       SKIP_RETURN_CODE 77)
   endforeach()
+  # Async Ulysses: head groups pipelined over the NCCL side stream, same parity bounds.
+  add_test(NAME device_attention_ulysses2_async
+           COMMAND ${VGEN_SKIP_STATUS} ${VGEN_MPIRUN} -np 2 $<TARGET_FILE:device_attention_test> --ulysses 2
+                   --async-ulysses 1)
+  set_tests_properties(device_attention_ulysses2_async PROPERTIES
+    LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV};NCCL_NVLS_ENABLE=0" TIMEOUT 300 SKIP_RETURN_CODE 77)
 endif()

@@ -1,7 +1,7 @@
 // Sequence-parallel self-attention on device tensors over NCCL groups (dist/device_mesh.h):
 // Ulysses, Ring and Attention2D, f32 and bf16, against single-rank attention_ref on the unpadded
 // host tensors; and the device gather of the DiT's proj_out tokens (gather_seq_tokens).
-// Usage: mpirun -np 2 device_attention_test [--ulysses N] [--ring N] [--attn2d RxC]
+// Usage: mpirun -np 2 device_attention_test [--ulysses N] [--ring N] [--attn2d RxC] [--async-ulysses 1]
 // One GPU per rank; with fewer GPUs than ranks the test prints a gtest-style skip line and exits 0.
 #include <algorithm>
 #include <cmath>
@@ -35,6 +35,7 @@ ParallelConfig parse_args(int argc, char** argv) {
     if (i + 1 >= argc) fail("missing value after " + a);
     std::string v = argv[++i];
     if (a == "--ulysses") pc.ulysses_size = std::stoi(v);
+    else if (a == "--async-ulysses") pc.async_ulysses = v == "1";
     else if (a == "--ring") pc.ring_size = std::stoi(v);
     else if (a == "--cfg") pc.cfg_size = std::stoi(v);
     else if (a == "--attn2d") {
@@ -147,7 +148,8 @@ int run(int argc, char** argv, const DistEnv& env) {
   struct C {
     int64_t B, S, hpu, D;
   };
-  const C cases[] = {{1, 7, 1, 12}, {2, 13, 2, 64}, {1, 29, 3, 128}, {2, 30, 1, 40}, {1, 3, 1, 128}, {1, 300, 2, 128}};
+  const C cases[] = {{1, 7, 1, 12},   {2, 13, 2, 64},   {1, 29, 3, 128}, {2, 30, 1, 40},
+                     {1, 3, 1, 128},  {1, 300, 2, 128}, {1, 61, 5, 128}};  // 5 heads: uneven async groups
   uint64_t seed = 1;
   for (DType dt : {DType::kF32, DType::kBF16})
     for (const C& c : cases) run_case(*dmesh, *attn, c.B, c.S, c.hpu, c.D, dt, seed++);
@@ -155,8 +157,8 @@ int run(int argc, char** argv, const DistEnv& env) {
   sync_compute_stream();
   host.world->barrier();
   if (env.world_rank == 0)
-    std::printf("device attention parity OK (ulysses %d, cp %d%s, %d ranks)\n", pc.ulysses_size, pc.cp_size(),
-                pc.ring_size > 1 ? " ring" : "", env.world_size);
+    std::printf("device attention parity OK (ulysses %d%s, cp %d%s, %d ranks)\n", pc.ulysses_size,
+                pc.async_ulysses ? " async" : "", pc.cp_size(), pc.ring_size > 1 ? " ring" : "", env.world_size);
   return 0;
 }
 

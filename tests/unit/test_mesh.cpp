@@ -193,9 +193,14 @@ TEST(Mesh, UnbuiltFeaturesAreRefused) {
   ParallelConfig pc = make_pc(1, 1, 1, 1, 1, 1);
   pc.dwdp_size = 2;
   expect_recipe_error(pc, 1, 0, "parallel_config.dwdp_size");
-  pc = make_pc(1, 1, 2, 1, 1, 1);
+}
+
+TEST(Mesh, AsyncUlyssesIsCarriedByTheShape) {
+  ParallelConfig pc = make_pc(1, 1, 2, 1, 1, 1);
   pc.async_ulysses = true;
-  expect_recipe_error(pc, 2, 40, "parallel_config.async_ulysses");
+  EXPECT_NO_THROW(validate_mesh(pc, 2, 40));
+  EXPECT_TRUE(MeshShape::from(pc).async_ulysses);
+  EXPECT_FALSE(MeshShape::from(make_pc(1, 1, 2, 1, 1, 1)).async_ulysses);
 }
 
 TEST(Mesh, CfgAtMostTwo) { expect_recipe_error(make_pc(1, 3, 1, 1, 1, 1), 3, 40, "parallel_config.cfg_size"); }
