@@ -46,7 +46,7 @@ struct MergeParts {
   const float* lse[kAttnMaxMergeParts];
 };
 
-// One warp per (b, s, h) row; each lane owns D/32 columns (vectorised by 2 where D is even).
+// One warp per (b, s, h) row; lane l owns columns l, l+32, ... (coalesced across the warp).
 __global__ void attention_merge_parts_kernel(MergeParts p, int n, __nv_bfloat16* out, float* lse_out, int64_t B,
                                              int64_t S, int64_t H, int64_t D) {
   const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;  // (b*S + s)*H + h

@@ -5,8 +5,9 @@
 // Bias runs in the cuBLASLt epilogue where the heuristic offers an algorithm for it (a bf16 bias with
 // bf16 output, as PyTorch's addmm: the product may be rounded to bf16 before the bias is added, one
 // extra half-ulp of |x·wᵀ|; an fp32 bias with bf16 output has no cuBLASLt kernel); GELU-tanh always
-// runs in a separate kernel (cuBLASLt's GELU epilogue is not GELU-tanh to bf16 rounding); otherwise the plain GEMM writes fp32 and a separate kernel applies bias/activation/rounding
-// (same result up to fp32 rounding). Split-K algorithms are allowed only with an fp32 reduction
+// runs in a separate kernel (cuBLASLt's GELU epilogue is not GELU-tanh to bf16 rounding); otherwise
+// the plain GEMM writes fp32 and a separate kernel applies bias/activation/rounding (same result up
+// to fp32 rounding). Split-K algorithms are allowed only with an fp32 reduction
 // (never bf16 partial sums, never atomics). Plans (descriptors, layouts, chosen algorithm) are cached per
 // (device, M, N, K, leading dims, types, epilogue, pointer alignments); each (device, stream) has its
 // own workspace. Thread-safe. Never includes lib/; returns a cudaError_t, with cuBLAS details in

@@ -18,7 +18,8 @@ template <typename T> __device__ __forceinline__ float apply(float x, int act) {
         const float inner = k * (x + 0.044715f * (x * x * x));
         return 0.5f * x * (1.0f + tanhf(inner));
       } else {
-        // NewGELUActivation: 0.5 * x * (1 + tanh(k * (x + 0.044715 * pow(x, 3)))), each op a bf16 tensor.
+        // NewGELUActivation: 0.5 * x * (1 + tanh(k * (x + 0.044715 * pow(x, 3)))), each op a bf16 tensor
+        // (pow as one rounded op, as CPU eager; CUDA eager rounds x·x first: at most an ulp apart).
         float c = r<T>(x * x * x);
         c = r<T>(0.044715f * c);
         c = r<T>(x + c);

@@ -41,7 +41,14 @@ int64_t attention_kv_chunk() {
   int64_t v = g_kv_chunk.load();
   if (v == kUnset) {
     const char* e = std::getenv("VGEN_ATTN_KV_CHUNK");
-    v = !e || !*e || std::string(e) == "auto" ? -1 : std::max<int64_t>(0, std::atoll(e));
+    const std::string s = e ? e : "";
+    if (s.empty() || s == "auto") {
+      v = -1;
+    } else {
+      VGEN_CHECK(s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos, ExitCode::kUsage,
+                 "VGEN_ATTN_KV_CHUNK={}: expected auto, 0 (no split) or a key count", s);
+      v = std::stoll(s);
+    }
     g_kv_chunk.store(v);
   }
   return v;

@@ -31,7 +31,7 @@ AttentionBackend attention_backend();
 // attended with LSE and merged once in fp32 (attention_merge_parts_bf16).
 //   < 0 (default, "auto"): split off the remainder only, when there are >= kKvSplitMinKeys keys;
 //   0: never split (one call); N > 0: more than N keys are cut into 128-multiple chunks of ~N keys
-//   plus the remainder.
+//   plus the remainder. Every range's bf16 partial is alive until the merge: B·Sq·H·D·2 bytes each.
 // Default from VGEN_ATTN_KV_CHUNK (auto | 0 | N), else auto.
 constexpr int64_t kKvSplitMinKeys = 4096;
 void set_attention_kv_chunk(int64_t tokens);

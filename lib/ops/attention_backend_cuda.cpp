@@ -61,23 +61,34 @@ void note_fallback(AttentionBackend requested, const std::string& why, const Ten
     log_debug("attention backend auto: q {} k {} runs on the native kernel ({})", q.str(), k.str(), why);
 }
 
+static_assert(kern::kAttnMaxMergeParts >= 16, "attention_kv_plan makes up to 16 key ranges");
+
+// The arguments of key range [c0, c0 + len): keys of every batch entry (bf16), the batch stride
+// stays Skv tokens (kSlice).
+kern::AttnArgs range_args(const kern::AttnArgs& a, int64_t c0, int64_t len) {
+  const int64_t ks = a.k_stride ? a.k_stride : a.H * a.D, vs = a.v_stride ? a.v_stride : a.H * a.D;
+  kern::AttnArgs c = a;
+  c.k = static_cast<const char*>(a.k) + c0 * ks * 2;
+  c.v = static_cast<const char*>(a.v) + c0 * vs * 2;
+  c.num_valid_kv = len;
+  return c;
+}
+
 // cuDNN over the key ranges of attention_kv_plan, merged into a.out (and a.lse) by LSE.
-// cudaErrorNotSupported when the plan is one range (the caller runs one call).
+// cudaErrorNotSupported when the plan is one range or a range is outside cuDNN's support surface
+// (checked before anything is launched; the caller then runs one call).
 cudaError_t cudnn_chunked(const kern::AttnArgs& a, cudaStream_t stream) {
   const auto plan = attention_kv_plan(std::min(a.num_valid_kv, a.Skv), attention_kv_chunk());
   if (plan.size() < 2 || a.o_stride != 0) return cudaErrorNotSupported;
-  const int64_t ks = a.k_stride ? a.k_stride : a.H * a.D, vs = a.v_stride ? a.v_stride : a.H * a.D;
+  for (const auto& [c0, len] : plan)
+    if (!kern::attention_cudnn_supports(range_args(a, c0, len), kern::AttnOut::kBF16)) return cudaErrorNotSupported;
   std::vector<Tensor> parts, lses;
   std::vector<const void*> pp;
   std::vector<const float*> lp;
   for (const auto& [c0, len] : plan) {
     parts.push_back(Tensor::empty({a.B, a.Sq, a.H, a.D}, DType::kBF16, Device::kCUDA));  // [B, Sq, H, D]
     lses.push_back(Tensor::empty({a.B, a.H, a.Sq}, DType::kF32, Device::kCUDA));         // [B, H, Sq]
-    kern::AttnArgs c = a;
-    // Keys [c0, c0 + len) of every batch entry (bf16): the batch stride stays Skv tokens (kSlice).
-    c.k = static_cast<const char*>(a.k) + c0 * ks * 2;
-    c.v = static_cast<const char*>(a.v) + c0 * vs * 2;
-    c.num_valid_kv = len;
+    kern::AttnArgs c = range_args(a, c0, len);
     c.out = parts.back().raw();
     c.lse = lses.back().f32();
     const cudaError_t e = kern::attention_fwd_cudnn(c, kern::AttnOut::kBF16, stream);
@@ -85,8 +96,12 @@ cudaError_t cudnn_chunked(const kern::AttnArgs& a, cudaStream_t stream) {
     pp.push_back(parts.back().raw());
     lp.push_back(lses.back().f32());
   }
-  return kern::attention_merge_parts_bf16(pp.data(), lp.data(), int(pp.size()), a.out, a.lse, a.B, a.Sq, a.H, a.D,
-                                          stream);
+  const cudaError_t e = kern::attention_merge_parts_bf16(pp.data(), lp.data(), int(pp.size()), a.out, a.lse, a.B,
+                                                         a.Sq, a.H, a.D, stream);
+  if (e != cudaSuccess)
+    VGEN_THROW(ExitCode::kInternal, "attention_merge_parts_bf16 of {} key ranges (B {} Sq {} H {} D {}) failed: {}",
+               pp.size(), a.B, a.Sq, a.H, a.D, cudaGetErrorString(e));
+  return cudaSuccess;
 }
 
 }  // namespace

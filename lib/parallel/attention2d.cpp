@@ -28,7 +28,7 @@ Tensor Attention2D::forward(const Tensor& q, const Tensor& k, const Tensor& v, c
               layout.degree, r, c, R, C);
   const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3);
   const Device dev = q.device();
-  const DType dt = q.dtype();  // Q/K/V travel in the input dtype; partial outputs and LSE are fp32
+  const DType dt = q.dtype();  // Q/K/V travel in the input dtype; partials are exchanged and merged in fp32
 
   // 1. Q of the whole row: the contiguous tokens [r·C·L, (r+1)·C·L).
   Tensor qrow = q;  // [B, C·L, H, D]

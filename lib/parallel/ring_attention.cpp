@@ -32,11 +32,12 @@ Tensor RingAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
                   Tensor::empty({2, B, L, H, D}, q.dtype(), dev)};
   stack_pair(k, v, kv[0]);
 
-  Tensor out = Tensor::zeros({B, L, H, D}, DType::kF32, dev);  // fp32 accumulators
-  Tensor lse = Tensor::empty({B, H, L}, DType::kF32, dev);
   // bf16 on the device: block partials are bf16 (what cuDNN SDPA writes, at ~2.5x the rate of an
   // fp32-output kernel) and merge into the fp32 accumulator; elsewhere partials are fp32.
   const DType part_dt = !q.is_cpu() && q.dtype() == DType::kBF16 ? DType::kBF16 : DType::kF32;
+  // fp32 accumulators: written by the first valid block (bf16 path: replaced by its widened copy)
+  Tensor out = part_dt == DType::kF32 ? Tensor::zeros({B, L, H, D}, DType::kF32, dev) : Tensor();
+  Tensor lse = Tensor::empty({B, H, L}, DType::kF32, dev);
   Tensor part_out, part_lse;
   bool have = false;
   for (int step = 0; step < P; ++step) {
@@ -67,6 +68,7 @@ Tensor RingAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
     }
     if (pending) pending->wait();
   }
+  if (!out.defined()) return Tensor::zeros({B, L, H, D}, part_dt, dev);  // no valid key in any block
   // One rounding of the fp32 merge to the input dtype (halves an enclosing Ulysses exchange).
   return part_dt == DType::kF32 ? out : cast(out, part_dt);
 }

@@ -104,7 +104,9 @@ Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor&
   const Device dev = q.device();
   const DType dt = q.dtype();  // f32 on the host; bf16 or f32 on the device
   const int64_t Hu = H / U;
-  const int G = int(std::min<int64_t>(head_groups_, Hu));
+  // On the device an inner Ring/Attention2D would run its NCCL communicator concurrently with the
+  // Ulysses side stream, which NCCL does not guarantee to be deadlock-free: one group there.
+  const int G = inner_ && !q.is_cpu() ? 1 : int(std::min<int64_t>(head_groups_, Hu));
   if (G > 1) return forward_pipelined(q, k, v, layout, G);
 
   // Sequence shards -> head shards: [B, L, H, D] x3 -> [B, U·L, H/U, D] x3, one collective.

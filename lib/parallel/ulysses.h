@@ -15,7 +15,8 @@ class UlyssesAttention : public SeqAttention {
   // `inner` works on the CP block (layout degree SP/U, rank seq_rank/U); null = local attention.
   // head_groups > 1 (async Ulysses, parallel_config.async_ulysses): each rank's heads are cut into
   // that many groups (at most H/U) whose all-to-alls overlap the attention of the others; the
-  // result is the same as with one group.
+  // result is the same as with one group. On the device only without an inner CP attention (two
+  // NCCL communicators running concurrently are not guaranteed deadlock-free).
   UlyssesAttention(std::shared_ptr<Communicator> ulysses, std::unique_ptr<SeqAttention> inner, int head_groups = 1);
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) override;
 

@@ -283,10 +283,13 @@ TEST(AttentionCudnnGpu, KeyChunksMatchRef) {
         Tensor out = Tensor::empty({c.B, c.Sq, c.H, c.D}, DType::kBF16, Device::kCUDA);
         Tensor lse = Tensor::empty({c.B, c.H, c.Sq}, DType::kF32, Device::kCUDA);
         set_attention_kv_chunk(chunk);
+        const uint64_t calls0 = kern::attention_cudnn_stats().calls;
         const AttentionBackend used =
             cuda_attention_auto(q, k, v, out, with_lse ? &lse : nullptr, c.nvalid, scale, "cudnn");
         set_attention_kv_chunk(-1);
         EXPECT_EQ(used, AttentionBackend::kCudnn);
+        // One cuDNN call per key range: the split really ran (a silent single call would also match).
+        EXPECT_EQ(kern::attention_cudnn_stats().calls - calls0, attention_kv_plan(c.nvalid, chunk).size());
         const std::vector<float> o = host_f32(out);
         if (with_lse) {
           const std::vector<float> l = host_f32(lse);

@@ -17,7 +17,9 @@ void check_plan(int64_t n, int64_t chunk) {
   for (size_t i = 0; i < plan.size(); ++i) {
     EXPECT_EQ(plan[i].first, next);
     EXPECT_GT(plan[i].second, 0);
-    if (i + 1 < plan.size()) EXPECT_EQ(plan[i].second % 128, 0) << "range " << i;
+    if (i + 1 < plan.size()) {
+      EXPECT_EQ(plan[i].second % 128, 0) << "range " << i;
+    }
     next += plan[i].second;
   }
   EXPECT_EQ(next, n);
