@@ -243,6 +243,7 @@ std::vector<Key> text_keys(const Ctx& c, TextConfig& t) {
   return {
       {"cache_embeddings", [&](auto& n, auto& p) { t.cache_embeddings = get_bool(c, n, p); }},
       {"cache_dir", [&](auto& n, auto& p) { t.cache_dir = get_string(c, n, p, true); }},
+      {"device", [&](auto& n, auto& p) { t.device = get_choice(c, n, p, {"auto", "cpu"}); }},
   };
 }
 
@@ -368,7 +369,8 @@ Json recipe_to_json(const Recipe& r) {
                  {"save_tensors", r.output.save_tensors},
                  {"skip_existing", r.output.skip_existing}};
   j["text"] = {{"cache_embeddings", r.text.cache_embeddings},
-               {"cache_dir", r.text.cache_dir.empty() ? Json(nullptr) : Json(r.text.cache_dir)}};
+               {"cache_dir", r.text.cache_dir.empty() ? Json(nullptr) : Json(r.text.cache_dir)},
+               {"device", r.text.device}};
   j["prompts"] = r.prompts.empty() ? Json(nullptr) : Json(r.prompts);
   return j;
 }

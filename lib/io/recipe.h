@@ -56,6 +56,7 @@ struct OutputConfig {
 struct TextConfig {
   bool cache_embeddings = false;  // on-disk embedding cache
   std::string cache_dir;          // default: <output.dir>/.text_cache
+  std::string device = "auto";    // auto (= the recipe's device) | cpu (host fp32, saves GPU memory)
 };
 
 struct Recipe {
@@ -72,6 +73,8 @@ struct Recipe {
   Json resolved;            // the recipe after overrides, as JSON, for timing.json
 
   bool is_cuda() const { return device == "cuda"; }
+  // The text encoder runs on the GPU: device cuda and text.device auto.
+  bool text_on_cuda() const { return is_cuda() && text.device != "cpu"; }
   DType compute_dtype() const { return precision == "bf16" ? DType::kBF16 : DType::kF32; }
 };
 

@@ -19,7 +19,7 @@ void golden_text_encode(GoldenCase& c) {
   // device: cuda runs the encoder on this rank's GPU in the recipe precision (every rank runs the
   // case, so the collective first device selection is safe here).
   TextEncoderOptions opt;
-  if (c.recipe && c.recipe->is_cuda()) {
+  if (c.recipe && c.recipe->text_on_cuda()) {
     select_mesh_device();
     opt = TextEncoderOptions{Device::kCUDA, c.recipe->compute_dtype()};
   }

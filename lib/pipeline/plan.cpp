@@ -150,8 +150,14 @@ Plan make_plan(const Recipe& recipe, int world) {
                                     human_count(md.dit_params), md.dit_source),
                         dit});
   }
-  p.memory.push_back({fmt::format("UMT5 encoder weights ({} params, {})", human_count(md.te_params), md.te_source),
-                      double(md.te_bytes)});
+  if (recipe.text_on_cuda() || !recipe.is_cuda()) {
+    p.memory.push_back({fmt::format("UMT5 encoder weights ({} params, {}; replica leaders only{})",
+                                    human_count(md.te_params), md.te_source, recipe.is_cuda() ? "" : ", host"),
+                        double(md.te_bytes)});
+  } else {
+    p.notes.push_back(fmt::format("text.device cpu: the UMT5 encoder ({} params) runs on the host in fp32 ({})",
+                                  human_count(md.te_params), human_bytes(double(md.te_params) * 4)));
+  }
   if (md.vae_bytes >= 0) p.memory.push_back({"VAE weights (fp32)", double(md.vae_bytes)});
   else p.notes.push_back("VAE weights not estimated (no vae/ safetensors)");
   const int streams = cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;

@@ -47,7 +47,7 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
   if (leader) {
     // device: cuda runs the text encoder on this rank's GPU in the recipe precision.
     TextEncoderOptions topt;
-    if (recipe.is_cuda()) topt = TextEncoderOptions{Device::kCUDA, recipe.compute_dtype()};
+    if (recipe.text_on_cuda()) topt = TextEncoderOptions{Device::kCUDA, recipe.compute_dtype()};
     text_ = std::make_unique<TextEncoder>(dir_.root(), topt);
     if (recipe.text.cache_embeddings) {
       std::string cdir = recipe.text.cache_dir.empty() ? (fs::path(recipe.output.dir) / ".text_cache").string()

@@ -155,6 +155,19 @@ TEST(Recipe, UnknownKeysNameFullPath) {
   expect_error("model: a\nmodel: b\n", {}, ExitCode::kRecipe, {"model: duplicate key"});
 }
 
+// text.device: auto follows the recipe's device; cpu keeps the text encoder on the host.
+TEST(Recipe, TextDevice) {
+  Recipe r = parse_recipe("device: cuda\n", "r.yaml", {});
+  EXPECT_EQ(r.text.device, "auto");
+  EXPECT_TRUE(r.text_on_cuda());
+  r = parse_recipe("device: cuda\ntext:\n  device: cpu\n", "r.yaml", {});
+  EXPECT_FALSE(r.text_on_cuda());
+  EXPECT_EQ(r.resolved["text"]["device"], "cpu");
+  EXPECT_FALSE(parse_recipe("device: cpu\n", "r.yaml", {}).text_on_cuda());
+  EXPECT_FALSE(parse_recipe("device: cuda\n", "r.yaml", {"text.device=cpu"}).text_on_cuda());
+  expect_error("text:\n  device: gpu\n", {}, ExitCode::kRecipe, {"text.device"});
+}
+
 TEST(Recipe, WrongTypes) {
   expect_error("generation:\n  height: abc\n", {}, ExitCode::kRecipe,
                {"r.yaml:2: generation.height: expected an integer"});
