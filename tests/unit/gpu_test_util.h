@@ -5,13 +5,21 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/cuda_stream.h"
 #include "core/tensor.h"
 #include "kernels/common/bf16.h"
+
+#ifdef VGEN_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "kernels/common/convert.cuh"
+#endif
 
 #define VGEN_REQUIRE_GPU()                                                 \
   do {                                                                     \
@@ -56,6 +64,24 @@ inline std::vector<float> host_f32(const Tensor& t) {
   std::vector<float> v(size_t(h.numel()));
   if (!v.empty()) std::memcpy(v.data(), h.raw(), v.size() * sizeof(float));
   return v;
+}
+
+#ifdef VGEN_WITH_CUDA
+inline kern::FloatType ft(DType dt) { return dt == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16; }
+
+inline void sync_stream() { VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream())); }
+#endif
+
+// |got − ref| ≤ tol(i) for every element; NaN fails.
+inline void expect_close(const std::vector<float>& got, const std::vector<float>& ref,
+                         const std::function<double(size_t)>& tol, const std::string& what) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double t = tol(i);
+    if (!(std::fabs(double(got[i]) - ref[i]) <= t) && ++bad <= 5)
+      ADD_FAILURE() << what << ": element " << i << " = " << got[i] << ", expected " << ref[i] << " ± " << t;
+  }
 }
 
 }  // namespace vgen::testing

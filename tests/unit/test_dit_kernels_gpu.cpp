@@ -35,22 +35,6 @@ using namespace vgen::testing;
 
 namespace {
 
-kern::FloatType ft(DType dt) { return dt == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16; }
-
-void sync_stream() { VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream())); }
-
-// |got − ref| ≤ tol(i) for every element; NaN fails.
-void expect_close(const std::vector<float>& got, const std::vector<float>& ref,
-                  const std::function<double(size_t)>& tol, const std::string& what) {
-  ASSERT_EQ(got.size(), ref.size()) << what;
-  int bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double t = tol(i);
-    if (!(std::fabs(double(got[i]) - ref[i]) <= t) && ++bad <= 5)
-      ADD_FAILURE() << what << ": element " << i << " = " << got[i] << ", expected " << ref[i] << " ± " << t;
-  }
-}
-
 // Tolerance of a result rounded `roundings` times into dt (fp32: summation-order level).
 std::function<double(size_t)> rel_tol(const std::vector<float>& ref, DType dt, double roundings = 1.0,
                                       double abs = 1e-5) {

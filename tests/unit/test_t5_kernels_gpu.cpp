@@ -29,22 +29,6 @@ namespace {
 
 const DType kTypes[] = {DType::kF32, DType::kBF16};
 
-kern::FloatType ft(DType dt) { return dt == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16; }
-
-void sync_stream() { VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream())); }
-
-// |got − ref| ≤ tol(i) for every element; NaN fails.
-void expect_close(const std::vector<float>& got, const std::vector<float>& ref,
-                  const std::function<double(size_t)>& tol, const std::string& what) {
-  ASSERT_EQ(got.size(), ref.size()) << what;
-  int bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double t = tol(i);
-    if (!(std::fabs(double(got[i]) - ref[i]) <= t) && ++bad <= 5)
-      ADD_FAILURE() << what << ": element " << i << " = " << got[i] << ", expected " << ref[i] << " ± " << t;
-  }
-}
-
 void expect_equal(const std::vector<float>& got, const std::vector<float>& ref, const std::string& what) {
   expect_close(got, ref, [](size_t) { return 0.0; }, what);
 }

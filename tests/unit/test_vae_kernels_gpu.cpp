@@ -27,8 +27,6 @@ using namespace vgen::testing;
 
 namespace {
 
-kern::FloatType ft(DType dt) { return dt == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16; }
-
 double rel_l2(const std::vector<float>& out, const std::vector<float>& ref) {
   double num = 0, den = 0;
   for (size_t i = 0; i < ref.size(); ++i) {

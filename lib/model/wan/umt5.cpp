@@ -10,16 +10,21 @@
 namespace vgen {
 namespace fs = std::filesystem;
 
-namespace {
-
-// F32 tensors stay zero-copy views of the mapped file; other float dtypes are converted once.
-Tensor load_f32(const WeightStore& ws, const std::string& name, const Shape& expect) {
+Tensor umt5_weight(const WeightStore& ws, const std::string& name, const Shape& expect) {
   VGEN_CHECK(ws.has(name), ExitCode::kModel, "{}: text encoder weight '{}' is missing", ws.source(), name);
   Tensor t = ws.get(name);
   VGEN_CHECK(t.shape() == expect, ExitCode::kModel, "{}: tensor '{}' has shape {}, expected {}", ws.source(), name,
              shape_str(t.shape()), shape_str(expect));
   VGEN_CHECK(t.dtype() == DType::kF32 || t.dtype() == DType::kBF16 || t.dtype() == DType::kF16, ExitCode::kModel,
              "{}: tensor '{}' has dtype {}, expected a float type", ws.source(), name, dtype_name(t.dtype()));
+  return t;
+}
+
+namespace {
+
+// F32 tensors stay zero-copy views of the mapped file; other float dtypes are converted once.
+Tensor load_f32(const WeightStore& ws, const std::string& name, const Shape& expect) {
+  Tensor t = umt5_weight(ws, name, expect);
   return t.dtype() == DType::kF32 ? t : t.to(DType::kF32);
 }
 

@@ -29,6 +29,10 @@ struct Umt5Sequence {
   int64_t num_valid = 0;
 };
 
+// The text encoder's checkpoint tensor `name` as stored, checked (present, shape `expect`, a float
+// dtype), else kModel naming the file, tensor and shape.
+Tensor umt5_weight(const WeightStore& ws, const std::string& name, const Shape& expect);
+
 class Umt5Encoder {
  public:
   // `dir` = the text_encoder folder (config.json + safetensors, single or sharded).

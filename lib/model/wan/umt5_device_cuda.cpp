@@ -17,12 +17,7 @@ namespace {
 // A checkpoint tensor (any float dtype) on the current device in `dt`: uploaded as stored (f32 or
 // bf16; f16 through f32 on the host) and converted on the device, round to nearest even.
 Tensor upload(const WeightStore& ws, const std::string& name, const Shape& expect, DType dt, size_t* bytes) {
-  VGEN_CHECK(ws.has(name), ExitCode::kModel, "{}: text encoder weight '{}' is missing", ws.source(), name);
-  Tensor t = ws.get(name);
-  VGEN_CHECK(t.shape() == expect, ExitCode::kModel, "{}: tensor '{}' has shape {}, expected {}", ws.source(), name,
-             shape_str(t.shape()), shape_str(expect));
-  VGEN_CHECK(t.dtype() == DType::kF32 || t.dtype() == DType::kBF16 || t.dtype() == DType::kF16, ExitCode::kModel,
-             "{}: tensor '{}' has dtype {}, expected a float type", ws.source(), name, dtype_name(t.dtype()));
+  Tensor t = umt5_weight(ws, name, expect);
   if (t.dtype() == DType::kF16) t = t.to(DType::kF32);
   Tensor d = cast(t.to(Device::kCUDA), dt);
   *bytes += d.nbytes();
