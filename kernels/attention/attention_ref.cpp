@@ -73,4 +73,31 @@ void attention_merge_ref(float* o1, float* lse1, const float* o2, const float* l
       }
 }
 
+void attention_merge_parts_ref(const float* const* parts, const float* const* lses, int n, float* out, float* lse_out,
+                               int64_t B, int64_t S, int64_t H, int64_t D) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+#pragma omp parallel for collapse(3) schedule(static)
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        const int64_t li = (b * H + h) * S + i, row = ((b * S + i) * H + h) * D;
+        float m = neg_inf;
+        for (int p = 0; p < n; ++p) m = std::max(m, lses[p][li]);
+        double tot = 0;
+        for (int64_t d = 0; d < D; ++d) out[row + d] = 0.0f;
+        if (m == neg_inf) {
+          if (lse_out) lse_out[li] = neg_inf;
+          continue;
+        }
+        for (int p = 0; p < n; ++p) tot += std::exp(double(lses[p][li] - m));
+        for (int64_t d = 0; d < D; ++d) {
+          double acc = 0;
+          for (int p = 0; p < n; ++p)
+            if (lses[p][li] != neg_inf) acc += std::exp(double(lses[p][li] - m)) * parts[p][row + d];
+          out[row + d] = float(acc / tot);
+        }
+        if (lse_out) lse_out[li] = float(double(m) + std::log(tot));
+      }
+}
+
 }  // namespace vgen::kern

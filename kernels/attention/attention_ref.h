@@ -16,4 +16,10 @@ void attention_ref(const float* q, const float* k, const float* v, float* out, f
 void attention_merge_ref(float* o1, float* lse1, const float* o2, const float* lse2, int64_t B, int64_t S, int64_t H,
                          int64_t D);
 
+// N-way merge of partial results over disjoint key ranges (the key-chunked attention):
+// out = Σ_i w_i·parts[i], w_i = e^(lse_i − lse), lse = log Σ_i e^lse_i (lse_out may be null), fp32.
+// A row with every lse_i = −inf is 0 with lse −inf. parts[i], out: [B,S,H,D]; lses[i], lse_out: [B,H,S].
+void attention_merge_parts_ref(const float* const* parts, const float* const* lses, int n, float* out, float* lse_out,
+                               int64_t B, int64_t S, int64_t H, int64_t D);
+
 }  // namespace vgen::kern

@@ -230,6 +230,49 @@ TEST(AttentionGpu, MergeMatchesRef) {
   }
 }
 
+// The N-way merge of bf16 parts (key-chunked cuDNN attention) against attention_merge_parts_ref on
+// the same bf16 values: one rounding of the fp32 result (half an ulp), lse in fp32; rows empty in
+// some parts or in all of them.
+TEST(AttentionGpu, MergePartsBf16MatchesRef) {
+  VGEN_REQUIRE_GPU();
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t B = 2, S = 37, H = 3, D = 72;
+  for (int n : {1, 2, 5, kern::kAttnMaxMergeParts}) {
+    std::vector<std::vector<float>> o, l;
+    std::vector<Tensor> dparts, dlses;
+    std::vector<const void*> pp;
+    std::vector<const float*> lp;
+    for (int p = 0; p < n; ++p) {
+      o.push_back(rounded_bf16(random_vec(size_t(B * S * H * D), 40 + uint32_t(p))));
+      l.push_back(random_vec(size_t(B * H * S), 80 + uint32_t(p), -5.0f, 5.0f));
+      for (size_t i = size_t(p); i < l.back().size(); i += 3) l.back()[i] = -inf;  // empty in this part
+      for (size_t i = 0; i < l.back().size(); i += 11) l.back()[i] = -inf;         // empty in every part
+      dparts.push_back(device_tensor(o.back(), {B, S, H, D}, DType::kBF16));
+      dlses.push_back(device_tensor(l.back(), {B, H, S}, DType::kF32));
+      pp.push_back(dparts.back().raw());
+      lp.push_back(dlses.back().f32());
+    }
+    std::vector<const float*> rp, rl;
+    for (int p = 0; p < n; ++p) rp.push_back(o[size_t(p)].data()), rl.push_back(l[size_t(p)].data());
+    std::vector<float> want(size_t(B * S * H * D)), want_lse(size_t(B * H * S));
+    kern::attention_merge_parts_ref(rp.data(), rl.data(), n, want.data(), want_lse.data(), B, S, H, D);
+    Tensor out = poisoned({B, S, H, D}, DType::kBF16);
+    Tensor lse = poisoned({B, H, S}, DType::kF32);
+    ASSERT_EQ(kern::attention_merge_parts_bf16(pp.data(), lp.data(), n, out.raw(), lse.f32(), B, S, H, D,
+                                               compute_stream()),
+              cudaSuccess);
+    const std::vector<float> go = host_f32(out), gl = host_f32(lse);
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(go[i], want[i], kUlp * std::fabs(want[i]) + 1e-6) << "n " << n << " out at " << i;
+    for (size_t i = 0; i < want_lse.size(); ++i) {
+      if (want_lse[i] == -inf)
+        ASSERT_EQ(gl[i], -inf) << "n " << n << " lse at " << i;
+      else
+        ASSERT_NEAR(gl[i], want_lse[i], 2e-6 * (1.0 + std::fabs(want_lse[i]))) << "n " << n << " lse at " << i;
+    }
+  }
+}
+
 TEST(AttentionGpu, SplitKvMergeEqualsFullAttention) {
   VGEN_REQUIRE_GPU();
   // Two key blocks (as one Ring step sees them), fp32 partial outputs, merged on the device.
