@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dist/bootstrap.h"
+#include "mesh_test_main.h"
 #include "kernels/attention/attention_ref.h"
 #include "parallel/seq_attention_factory.h"
 #include "parallel/seq_shuffle.h"
@@ -24,34 +25,6 @@ constexpr double kTol = 1e-5;
 struct Case {
   int64_t B, S, heads_per_u, D;
 };
-
-[[noreturn]] void fail(const std::string& msg) {
-  std::fprintf(stderr, "[rank %d] FAIL: %s\n", process_rank(), msg.c_str());
-  std::fflush(stderr);
-  dist_abort(1);
-}
-
-ParallelConfig parse_args(int argc, char** argv) {
-  ParallelConfig pc;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i + 1 >= argc) fail("missing value after " + a);
-    std::string v = argv[++i];
-    if (a == "--dp") pc.dp_size = std::stoi(v);
-    else if (a == "--cfg") pc.cfg_size = std::stoi(v);
-    else if (a == "--ulysses") pc.ulysses_size = std::stoi(v);
-    else if (a == "--ring") pc.ring_size = std::stoi(v);
-    else if (a == "--async-ulysses") pc.async_ulysses = v == "1";
-    else if (a == "--attn2d") {
-      auto x = v.find('x');
-      if (x == std::string::npos) fail("--attn2d expects RxC, got " + v);
-      pc.attn2d_size = {std::stoi(v.substr(0, x)), std::stoi(v.substr(x + 1))};
-    } else {
-      fail("unknown argument " + a);
-    }
-  }
-  return pc;
-}
 
 Tensor random_tensor(const Shape& s, std::mt19937_64& rng, float scale) {
   Tensor t = Tensor::empty(s, DType::kF32);
@@ -141,7 +114,7 @@ void check_head_error(Mesh& mesh, SeqAttention& attn) {
 }
 
 int run(int argc, char** argv, const DistEnv& env) {
-  const ParallelConfig pc = parse_args(argc, argv);
+  const ParallelConfig pc = parse_mesh_args(argc, argv);
   validate_mesh(pc, env.world_size, 0);
   Mesh mesh = make_mesh(pc, env);
   std::unique_ptr<SeqAttention> attn = make_seq_attention(mesh, AttentionConfig{});
@@ -166,15 +139,4 @@ int run(int argc, char** argv, const DistEnv& env) {
 }  // namespace
 }  // namespace vgen
 
-int main(int argc, char** argv) {
-  vgen::DistEnv env = vgen::dist_init(&argc, &argv);
-  try {
-    vgen::run(argc, argv, env);
-  } catch (const vgen::Error& e) {
-    vgen::fail(e.message());
-  } catch (const std::exception& e) {
-    vgen::fail(e.what());
-  }
-  vgen::dist_finalize();
-  return 0;
-}
+int main(int argc, char** argv) { return vgen::mesh_test_main(argc, argv, vgen::run); }

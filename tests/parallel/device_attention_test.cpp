@@ -13,6 +13,7 @@
 
 #include "core/cuda_stream.h"
 #include "dist/bootstrap.h"
+#include "mesh_test_main.h"
 #include "dist/device_mesh.h"
 #include "kernels/attention/attention_ref.h"
 #include "kernels/common/bf16.h"
@@ -21,33 +22,6 @@
 
 namespace vgen {
 namespace {
-
-[[noreturn]] void fail(const std::string& msg) {
-  std::fprintf(stderr, "[rank %d] FAIL: %s\n", process_rank(), msg.c_str());
-  std::fflush(stderr);
-  dist_abort(1);
-}
-
-ParallelConfig parse_args(int argc, char** argv) {
-  ParallelConfig pc;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i + 1 >= argc) fail("missing value after " + a);
-    std::string v = argv[++i];
-    if (a == "--ulysses") pc.ulysses_size = std::stoi(v);
-    else if (a == "--async-ulysses") pc.async_ulysses = v == "1";
-    else if (a == "--ring") pc.ring_size = std::stoi(v);
-    else if (a == "--cfg") pc.cfg_size = std::stoi(v);
-    else if (a == "--attn2d") {
-      auto x = v.find('x');
-      if (x == std::string::npos) fail("--attn2d expects RxC, got " + v);
-      pc.attn2d_size = {std::stoi(v.substr(0, x)), std::stoi(v.substr(x + 1))};
-    } else {
-      fail("unknown argument " + a);
-    }
-  }
-  return pc;
-}
 
 // Host f32 [B, Sp, H, D]: the first S tokens random (rounded to bf16 when asked), the pad rows
 // large garbage so a leaked pad key shows.
@@ -134,7 +108,7 @@ void check_gather(Mesh& dmesh) {
 }
 
 int run(int argc, char** argv, const DistEnv& env) {
-  const ParallelConfig pc = parse_args(argc, argv);
+  const ParallelConfig pc = parse_mesh_args(argc, argv);
   validate_mesh(pc, env.world_size, 0);
   if (cuda_device_count() < env.local_size) {
     if (env.world_rank == 0)
@@ -165,14 +139,4 @@ int run(int argc, char** argv, const DistEnv& env) {
 }  // namespace
 }  // namespace vgen
 
-int main(int argc, char** argv) {
-  vgen::DistEnv env = vgen::dist_init(&argc, &argv);
-  int rc = 0;
-  try {
-    rc = vgen::run(argc, argv, env);
-  } catch (const vgen::Error& e) {
-    vgen::fail(e.what());
-  }
-  vgen::dist_finalize();
-  return rc;
-}
+int main(int argc, char** argv) { return vgen::mesh_test_main(argc, argv, vgen::run); }

@@ -10,18 +10,13 @@
 #include <vector>
 
 #include "dist/bootstrap.h"
+#include "mesh_test_main.h"
 #include "parallel/parallel_vae.h"
 
 namespace vgen {
 namespace {
 
 constexpr double kTol = 1e-5;
-
-[[noreturn]] void fail(const std::string& msg) {
-  std::fprintf(stderr, "[rank %d] FAIL: %s\n", process_rank(), msg.c_str());
-  std::fflush(stderr);
-  dist_abort(1);
-}
 
 Tensor random_latents(const Shape& s, uint32_t seed) {
   std::mt19937 g(seed);
@@ -91,15 +86,4 @@ int run(int argc, char** argv, const DistEnv& env) {
 }  // namespace
 }  // namespace vgen
 
-int main(int argc, char** argv) {
-  vgen::DistEnv env = vgen::dist_init(&argc, &argv);
-  try {
-    vgen::run(argc, argv, env);
-  } catch (const vgen::Error& e) {
-    vgen::fail(e.message());
-  } catch (const std::exception& e) {
-    vgen::fail(e.what());
-  }
-  vgen::dist_finalize();
-  return 0;
-}
+int main(int argc, char** argv) { return vgen::mesh_test_main(argc, argv, vgen::run); }
