@@ -3,24 +3,18 @@
 
 #include "dist/communicator.h"
 #include "dist/mesh.h"
+#include "dit_test_util.h"
 #include "io/recipe.h"
 #include "pipeline/golden.h"
 
 using namespace vgen;
 
 namespace {
-const std::string kFixtures = std::string(VGEN_SOURCE_DIR) + "/tests/golden";
-
-Mesh self_mesh() {
-  Mesh m;
-  std::shared_ptr<Communicator> self = make_self_communicator();
-  m.world = m.replica = m.dp = m.cfg = m.cp = m.row = m.col = m.ulysses = m.seq = m.vae = self;
-  return m;
-}
+const std::string kFixtures = test::golden_dir();
 }  // namespace
 
 TEST(GoldenText, RunGoldenPasses) {
-  Mesh mesh = self_mesh();
+  Mesh mesh = test::single_rank_mesh();
   Recipe recipe;
   recipe.device = "cpu";
   recipe.precision = "fp32";
@@ -28,7 +22,7 @@ TEST(GoldenText, RunGoldenPasses) {
 }
 
 TEST(GoldenText, AllMetricsPresentAndPassing) {
-  Mesh mesh = self_mesh();
+  Mesh mesh = test::single_rank_mesh();
   Recipe recipe;
   GoldenCase c;
   c.name = "text_encode";

@@ -6,33 +6,19 @@
 #include <random>
 
 #include "dist/mesh.h"
+#include "dit_test_util.h"
 #include "model/wan/vae_decoder.h"
 #include "pipeline/golden.h"
 
 using namespace vgen;
 
 namespace {
-const std::string kFixtures = std::string(VGEN_SOURCE_DIR) + "/tests/golden";
-
-Mesh self_mesh() {
-  Mesh m;
-  m.world = make_self_communicator();
-  m.replica = make_self_communicator();
-  m.dp = make_self_communicator();
-  m.cfg = make_self_communicator();
-  m.cp = make_self_communicator();
-  m.row = make_self_communicator();
-  m.col = make_self_communicator();
-  m.ulysses = make_self_communicator();
-  m.seq = make_self_communicator();
-  m.vae = make_self_communicator();
-  return m;
-}
+const std::string kFixtures = test::golden_dir();
 }  // namespace
 
 TEST(GoldenVae, VaeDecodeCasePasses) {
   Recipe recipe;
-  Mesh mesh = self_mesh();
+  Mesh mesh = test::single_rank_mesh();
   EXPECT_EQ(run_golden(kFixtures, recipe, mesh, "vae_decode"), 0);
 }
 

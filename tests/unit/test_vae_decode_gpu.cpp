@@ -10,6 +10,7 @@
 
 #include "core/device_allocator.h"
 #include "dist/mesh.h"
+#include "dit_test_util.h"
 #include "model/wan/vae_decoder.h"
 #include "model/wan/vae_device.h"
 #include "ops/vae_device_ops.h"
@@ -21,7 +22,7 @@ using namespace vgen::testing;
 
 namespace {
 
-const std::string kFixtures = std::string(VGEN_SOURCE_DIR) + "/tests/golden";
+const std::string kFixtures = test::golden_dir();
 const std::string kVaeDir = kFixtures + "/wan21-tiny/vae";
 
 double rel_l2(const Tensor& out, const Tensor& ref) {
@@ -50,21 +51,6 @@ std::shared_ptr<WanVaeDeviceDecoder> device_decoder(DType dt, bool cache_copy = 
   return WanVaeDeviceDecoder::load(kVaeDir, opt);
 }
 
-Mesh self_mesh() {
-  Mesh m;
-  m.world = make_self_communicator();
-  m.replica = make_self_communicator();
-  m.dp = make_self_communicator();
-  m.cfg = make_self_communicator();
-  m.cp = make_self_communicator();
-  m.row = make_self_communicator();
-  m.col = make_self_communicator();
-  m.ulysses = make_self_communicator();
-  m.seq = make_self_communicator();
-  m.vae = make_self_communicator();
-  return m;
-}
-
 struct BackendGuard {
   explicit BackendGuard(VaeConvBackend b) { set_vae_conv_backend(b); }
   ~BackendGuard() { set_vae_conv_backend(VaeConvBackend::kAuto); }
@@ -90,7 +76,7 @@ TEST(VaeDecodeGpu, GoldenCaseThroughTheRunner) {
     Recipe recipe;
     recipe.device = "cuda";
     recipe.precision = precision;
-    Mesh mesh = self_mesh();
+    Mesh mesh = test::single_rank_mesh();
     EXPECT_EQ(run_golden(kFixtures, recipe, mesh, "vae_decode"), 0) << precision;
   }
 }
