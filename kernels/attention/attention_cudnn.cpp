@@ -3,7 +3,6 @@
 #include "kernels/attention/attention_cudnn.cuh"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -101,18 +100,7 @@ struct GraphEntry {
   std::shared_ptr<fe::graph::Graph> graph;  // null: cuDNN rejected this key (why says so)
   std::string why;
   int64_t workspace = 0;
-  bool needs_tune = false;  // every plan was built: time them on the first call (autotune)
 };
-
-// VGEN_CUDNN_AUTOTUNE=1: build every engine config cuDNN offers and keep the fastest, timed on the
-// first call of each graph, instead of the heuristic's first choice.
-bool autotune_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("VGEN_CUDNN_AUTOTUNE");
-    return e && *e && std::string(e) != "0";
-  }();
-  return on;
-}
 
 // Per-batch sequence lengths for the padding mask: [B] q lengths then [B] kv lengths (int32).
 struct SeqLens {
@@ -224,19 +212,12 @@ GraphEntry build_graph(const GraphKey& key, float scale, cudnnHandle_t handle) {
   if ((e = g->create_execution_plans({fe::HeurMode_t::A})).is_bad())
     return {nullptr, fe_error("create_execution_plans", e), 0};
   if ((e = g->check_support(handle)).is_bad()) return {nullptr, fe_error("check_support", e), 0};
-  const bool tune = autotune_enabled();
-  if ((e = g->build_plans(handle, tune ? fe::BuildPlanPolicy_t::ALL : fe::BuildPlanPolicy_t::HEURISTICS_CHOICE))
-          .is_bad())
+  if ((e = g->build_plans(handle, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE)).is_bad())
     return {nullptr, fe_error("build_plans", e), 0};
   int64_t ws = 0;
-  if (tune) {
-    ws = g->get_autotune_workspace_size();
-  } else if ((e = g->get_workspace_size(ws)).is_bad()) {
-    return {nullptr, fe_error("get_workspace_size", e), 0};
-  }
+  if ((e = g->get_workspace_size(ws)).is_bad()) return {nullptr, fe_error("get_workspace_size", e), 0};
   r.graph = std::move(g);
   r.workspace = ws;
-  r.needs_tune = tune;
   return r;
 }
 
@@ -338,7 +319,7 @@ cudaError_t run(const AttnArgs& a, cudaStream_t stream, CudnnKvMask mask) {
     }
     it = st.graphs.emplace(key, std::move(e)).first;
   }
-  GraphEntry& g = it->second;
+  const GraphEntry& g = it->second;
   if (!g.graph) return fail(cudaErrorNotSupported, g.why);
 
   void* ws = nullptr;
@@ -353,11 +334,6 @@ cudaError_t run(const AttnArgs& a, cudaStream_t stream, CudnnKvMask mask) {
     if ((ce = seq_lens(st, dev, a.B, a.Sq, nvalid, stream, &lens)) != cudaSuccess) return ce;
     pack.emplace(kUidSeqQ, lens);
     pack.emplace(kUidSeqKv, lens + a.B);
-  }
-  if (g.needs_tune) {
-    g.needs_tune = false;
-    fe::error_t te = g.graph->autotune(r->handle, pack, ws);
-    if (te.is_bad()) return fail(cudaErrorUnknown, fe_error("autotune", te));
   }
   const fe::error_t e = g.graph->execute(r->handle, pack, ws);
   if (e.is_bad()) return fail(cudaErrorUnknown, fe_error("execute", e));

@@ -2,6 +2,8 @@
 # Device run 4 (lead, one H200): build; attention gpu tests; cuDNN SDPA at Wan-14B shapes with the
 # system cuDNN and with the Python environment's newer cuDNN, heuristic choice vs autotuned, token-
 # major vs heads-major q/k/v; DiT forward 720p/480p with the phase profile and GEMM epilogue stats.
+# (Ran at 6a300c5 + uncommitted changes; the heads-major and VGEN_CUDNN_AUTOTUNE options it measured
+# gave no gain and were removed afterwards, so this script no longer reproduces those two rows.)
 set -uo pipefail
 source "$(dirname "$0")/lead_env.sh"
 cmake --build $B -j 16 > "$OUT/build.log" 2>&1; el "build rc=$?"; grep -E "error" "$OUT/build.log" | head -5

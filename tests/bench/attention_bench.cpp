@@ -179,10 +179,9 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   VGEN_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf(
-      "{\"bench\":\"attention_device\",\"device\":\"%s\",\"sms\":%d,\"cudnn_built\":%s,\"cudnn_version\":%ld,"
-      "\"autotune\":\"%s\"}\n",
+      "{\"bench\":\"attention_device\",\"device\":\"%s\",\"sms\":%d,\"cudnn_built\":%s,\"cudnn_version\":%ld}\n",
       prop.name, prop.multiProcessorCount, kern::attention_cudnn_built() ? "true" : "false",
-      long(kern::attention_cudnn_version()), std::getenv("VGEN_CUDNN_AUTOTUNE") ? std::getenv("VGEN_CUDNN_AUTOTUNE") : "");
+      long(kern::attention_cudnn_version()));
   // 480x832x81 -> 32,760 tokens; 720x1280x81 -> 75,600 tokens (Wan2.1-14B: 40 heads x 128).
   for (int64_t S : sizes) bench_shape(S, g_heads, 128);
   return 0;
