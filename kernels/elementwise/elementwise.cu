@@ -77,14 +77,14 @@ __global__ void gated_kernel(const T* x, const T* y, const float* __restrict__ g
       dev::load8<T>(y + i, vy);
       dev::load8<float>(g, vg);
 #pragma unroll
-      for (int j = 0; j < 8; ++j) vx[j] += vy[j] * vg[j];
+      for (int j = 0; j < 8; ++j) vx[j] = fmaf(vy[j], vg[j], vx[j]);  // one rounding, as residual_layer_norm
       dev::store8<T>(out + i, vx);
     }
   } else {
     for (int64_t i = tid; i < n; i += step) {
       const int64_t r = i / width;
       const float g = gate[(r / rows_per_mod) * mod_stride + (i - r * width)];
-      out[i] = dev::from_f<T>(dev::to_f(x[i]) + dev::to_f(y[i]) * g);
+      out[i] = dev::from_f<T>(fmaf(dev::to_f(y[i]), g, dev::to_f(x[i])));
     }
   }
 }

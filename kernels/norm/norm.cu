@@ -1,8 +1,9 @@
-// LayerNorm and AdaLN on the device (contracts in norm.cuh). One block per row: the row is read
-// once into shared memory as fp32 (16-byte loads when the width allows), mean and biased variance
-// are two exact passes over that copy (like the CPU reference's two passes), then the output is
-// written with one rounding.
+// LayerNorm and AdaLN on the device (contracts in norm.cuh). One block per row, mean and biased
+// variance in two exact passes (like the CPU reference's two passes), the output written with one
+// rounding. Rows whose width has a register shape (row_regs.cuh; every DiT width) stay in
+// registers; other rows go through a shared-memory copy.
 #include "kernels/common/elem_io.cuh"
+#include "kernels/common/row_regs.cuh"
 #include "kernels/norm/norm.cuh"
 #include "kernels/rope/rope.cuh"
 
@@ -19,7 +20,94 @@ struct LnArgs {
   int64_t mod_stride = 0, rows_per_mod = 1;
   int64_t rows = 0, width = 0;
   float eps = 0;
+  const void* res = nullptr;   // residual update first (register kernel only): x <- x + res·gate
+  const float* gate = nullptr;  // null: x + res; rows address it like shift/scale
 };
+
+// The register kernel: with kResidual the row is first updated in place (x + res·gate, or x + res
+// without a gate) and rounded into TX, exactly as gated_residual / add would store it.
+template <typename TX, typename TY, bool kModulate, bool kResidual, int V>
+__global__ void __launch_bounds__(1024) ln_regs_kernel(TX* x, TY* y, LnArgs a) {
+  __shared__ float scratch[33];
+  const int64_t W = a.width;
+  for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    dev::RowRegs<TX, V> row;
+    row.load(x + r * W);
+    const int64_t m = r / a.rows_per_mod;
+    if constexpr (kResidual) {
+      dev::RowRegs<TX, V> res;
+      res.load(static_cast<const TX*>(a.res) + r * W);
+      const float* g = a.gate ? a.gate + m * a.mod_stride : nullptr;
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        float v[8], e[8], gv[8];
+        row.get(i, v);
+        res.get(i, e);
+        if (g) {
+          dev::load8<float>(g + dev::row_index(i, 0), gv);
+#pragma unroll
+          for (int j = 0; j < 8; ++j) v[j] = fmaf(e[j], gv[j], v[j]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 8; ++j) v[j] += e[j];
+        }
+        row.set(i, v);  // rounded into TX, as gated_residual / add store it
+      }
+      row.store(x + r * W);
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      float v[8];
+      row.get(i, v);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) s += v[j];
+    }
+    const float mean = dev::block_sum(s, scratch) / float(W);
+    float ss = 0.0f;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      float v[8];
+      row.get(i, v);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const float d = v[j] - mean;
+        ss += d * d;
+      }
+    }
+    const float rstd = 1.0f / sqrtf(dev::block_sum(ss, scratch) / float(W) + a.eps);
+    const float* sh = kModulate ? a.shift + m * a.mod_stride : nullptr;
+    const float* sc = kModulate ? a.scale + m * a.mod_stride : nullptr;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const int64_t c = dev::row_index(i, 0);
+      float o[8], p[8];
+      row.get(i, o);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) o[j] = (o[j] - mean) * rstd;
+      if constexpr (kModulate) {
+        dev::load8<float>(sc + c, p);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) o[j] *= 1.0f + p[j];
+        dev::load8<float>(sh + c, p);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) o[j] += p[j];
+      } else {
+        if (a.weight) {
+          dev::load8<float>(a.weight + c, p);
+#pragma unroll
+          for (int j = 0; j < 8; ++j) o[j] *= p[j];
+        }
+        if (a.bias) {
+          dev::load8<float>(a.bias + c, p);
+#pragma unroll
+          for (int j = 0; j < 8; ++j) o[j] += p[j];
+        }
+      }
+      dev::store8<TY>(y + r * W + c, o);
+    }
+  }
+}
 
 template <typename TX, typename TY, bool kModulate, bool kVec>
 __global__ void ln_kernel(const TX* __restrict__ x, TY* y, LnArgs a) {
@@ -119,9 +207,30 @@ int threads_for(int64_t width) {
   return 32;
 }
 
+unsigned row_grid(int64_t rows) { return unsigned(rows < 2147483647 ? rows : 2147483647); }
+
+// The register kernel when the row has a register shape and every pointer allows 16-byte access;
+// cudaErrorNotSupported otherwise (nothing launched).
+template <typename TX, typename TY, bool kModulate, bool kResidual>
+cudaError_t launch_ln_regs(void* x, void* y, const LnArgs& a, cudaStream_t stream) {
+  int threads = 0, vecs = 0;
+  const bool ok = dev::row_regs_shape(a.width, &threads, &vecs) && dev::aligned16(x) && dev::aligned16(y) &&
+                  dev::aligned16(a.weight) && dev::aligned16(a.bias) && dev::aligned16(a.shift) &&
+                  dev::aligned16(a.scale) && dev::aligned16(a.res) && dev::aligned16(a.gate) &&
+                  ((!kModulate && !a.gate) || a.mod_stride % 4 == 0);
+  if (!ok) return cudaErrorNotSupported;
+  VGEN_DISPATCH_ROW_V(vecs, V, {
+    ln_regs_kernel<TX, TY, kModulate, kResidual, V>
+        <<<row_grid(a.rows), threads, 0, stream>>>(static_cast<TX*>(x), static_cast<TY*>(y), a);
+    return cudaGetLastError();
+  });
+}
+
 template <typename TX, typename TY, bool kModulate>
 cudaError_t launch_ln(const void* x, void* y, const LnArgs& a, cudaStream_t stream) {
   if (a.rows == 0) return cudaSuccess;
+  const cudaError_t r = launch_ln_regs<TX, TY, kModulate, false>(const_cast<void*>(x), y, a, stream);
+  if (r != cudaErrorNotSupported) return r;
   const size_t smem = size_t(a.width + 33) * sizeof(float);
   // 16-byte paths need every row (and every modulation row) to start 16-byte aligned.
   const bool vec = a.width % 8 == 0 && dev::aligned16(x) && dev::aligned16(y) && dev::aligned16(a.weight) &&
@@ -132,8 +241,7 @@ cudaError_t launch_ln(const void* x, void* y, const LnArgs& a, cudaStream_t stre
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (e != cudaSuccess) return e;
   }
-  const unsigned grid = unsigned(a.rows < 2147483647 ? a.rows : 2147483647);
-  kernel<<<grid, threads_for(a.width), smem, stream>>>(static_cast<const TX*>(x), static_cast<TY*>(y), a);
+  kernel<<<row_grid(a.rows), threads_for(a.width), smem, stream>>>(static_cast<const TX*>(x), static_cast<TY*>(y), a);
   return cudaGetLastError();
 }
 
@@ -143,7 +251,34 @@ cudaError_t dispatch_ln(const void* x, FloatType xt, void* y, FloatType yt, cons
   VGEN_DISPATCH_FB(xt, TX, { VGEN_DISPATCH_FB(yt, TY, { return launch_ln<TX, TY, kModulate>(x, y, a, stream); }); });
 }
 
+template <bool kModulate>
+cudaError_t dispatch_residual_ln(void* x, void* y, FloatType type, const LnArgs& a, cudaStream_t stream) {
+  if (a.rows < 0 || a.width <= 0 || a.rows_per_mod <= 0 || !a.res) return cudaErrorInvalidValue;
+  if (a.rows == 0) return cudaSuccess;
+  VGEN_DISPATCH_FB(type, T, { return launch_ln_regs<T, T, kModulate, true>(x, y, a, stream); });
+}
+
 }  // namespace
+
+cudaError_t residual_layer_norm(void* x, const void* res, const float* gate, int64_t gate_stride,
+                                int64_t rows_per_mod, const float* weight, const float* bias, void* y, FloatType type,
+                                int64_t rows, int64_t width, float eps, cudaStream_t stream) {
+  LnArgs a;
+  a.res = res, a.gate = gate, a.mod_stride = gate_stride, a.rows_per_mod = rows_per_mod;
+  a.weight = weight, a.bias = bias, a.rows = rows, a.width = width, a.eps = eps;
+  return dispatch_residual_ln<false>(x, y, type, a, stream);
+}
+
+cudaError_t residual_layer_norm_modulate(void* x, const void* res, const float* gate, const float* shift,
+                                         const float* scale, int64_t mod_stride, int64_t rows_per_mod, void* y,
+                                         FloatType type, int64_t rows, int64_t width, float eps,
+                                         cudaStream_t stream) {
+  if (!shift || !scale) return cudaErrorInvalidValue;
+  LnArgs a;
+  a.res = res, a.gate = gate, a.shift = shift, a.scale = scale, a.mod_stride = mod_stride;
+  a.rows_per_mod = rows_per_mod, a.rows = rows, a.width = width, a.eps = eps;
+  return dispatch_residual_ln<true>(x, y, type, a, stream);
+}
 
 cudaError_t layer_norm(const void* x, FloatType x_type, const float* weight, const float* bias, void* y,
                        FloatType y_type, int64_t rows, int64_t width, float eps, cudaStream_t stream) {

@@ -2,8 +2,9 @@
 // activations (wan_spec.md §1.4): statistics and arithmetic in fp32, one rounding into y's type
 // at the end (RMSNorm with a bf16 y rounds twice, see rms_norm). The fused QK RMSNorm + RoPE is
 // kern::rms_norm_rope in kernels/rope/rope.cuh. Rows are contiguous vectors of
-// `width` elements; y may alias x (same type). One block per row with the row cached in shared
-// memory (width up to ~56k). Raw device pointers; queued on `stream`; returns the launch status.
+// `width` elements; y may alias x (same type). One block per row, the row in registers when its
+// width has a register shape (kernels/common/row_regs.cuh), else cached in shared memory (width
+// up to ~56k). Raw device pointers; queued on `stream`; returns the launch status.
 // Never includes lib/.
 #pragma once
 #include <cuda_runtime.h>
@@ -23,6 +24,20 @@ cudaError_t layer_norm(const void* x, FloatType x_type, const float* weight, con
 cudaError_t layer_norm_modulate(const void* x, FloatType x_type, const float* shift, const float* scale,
                                 int64_t mod_stride, int64_t rows_per_mod, void* y, FloatType y_type, int64_t rows,
                                 int64_t width, float eps, cudaStream_t stream);
+
+// Residual update fused with the norm that reads it: x <- x + res·gate_m (gate null: x + res),
+// rounded into `type` and stored back into x, then y = the norm of the updated x — the values of
+// gated_residual (or add) followed by layer_norm / layer_norm_modulate, one pass fewer over x.
+// Gate rows m = r / rows_per_mod at gate + m·gate_stride (or mod_stride), fp32. x, res, y of one
+// `type`; y must not alias x or res. cudaErrorNotSupported (nothing launched) when the row has no
+// register shape or a pointer is not 16-byte aligned: the caller then runs the two ops.
+cudaError_t residual_layer_norm(void* x, const void* res, const float* gate, int64_t gate_stride,
+                                int64_t rows_per_mod, const float* weight, const float* bias, void* y, FloatType type,
+                                int64_t rows, int64_t width, float eps, cudaStream_t stream);
+cudaError_t residual_layer_norm_modulate(void* x, const void* res, const float* gate, const float* shift,
+                                         const float* scale, int64_t mod_stride, int64_t rows_per_mod, void* y,
+                                         FloatType type, int64_t rows, int64_t width, float eps,
+                                         cudaStream_t stream);
 
 // RMSNorm (rms_norm_ref) with weight [width] of w_type (f32 or bf16) or null; x and y one type.
 // f32: y = x·rs·w. bf16: y = bf16(bf16(x·rs)·w), PyTorch's composite rms_norm (§1.4.5).

@@ -1,5 +1,6 @@
 // RoPE and fused RMSNorm + RoPE on the device (contracts in rope.cuh).
 #include "kernels/common/elem_io.cuh"
+#include "kernels/common/row_regs.cuh"
 #include "kernels/rope/rope.cuh"
 
 namespace vgen::kern {
@@ -98,6 +99,53 @@ __global__ void rms_rope_kernel(const T* x, const TW* __restrict__ weight, const
   }
 }
 
+// The register version of rms_rope_kernel (row_regs.cuh) for rows with a register shape; with
+// kRope, head_dim % 8 == 0 so each vector of 8 lies in one head and reads 8 table entries.
+template <typename T, typename TW, bool kRope, int V>
+__global__ void __launch_bounds__(1024)
+    rms_regs_kernel(const T* x, const TW* __restrict__ weight, const float* __restrict__ cos,
+                    const float* __restrict__ sin, T* y, int64_t rows, int64_t seq, int64_t width, int64_t head_dim,
+                    float eps) {
+  __shared__ float scratch[33];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    dev::RowRegs<T, V> row;
+    row.load(x + r * width);
+    float ss = 0.0f;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      float v[8];
+      row.get(i, v);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) ss += v[j] * v[j];
+    }
+    const float rs = 1.0f / sqrtf(dev::block_sum(ss, scratch) / float(width) + eps);
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const int64_t c = dev::row_index(i, 0);
+      float n[8], w[8];
+      row.get(i, n);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) n[j] = dev::round_as<T>(n[j] * rs);
+      if (weight) {
+        dev::load8<TW>(weight + c, w);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) n[j] = dev::round_as<T>(n[j] * w[j]);
+      }
+      if constexpr (kRope) {
+        const int64_t d = c % head_dim, t = (r % seq) * head_dim + d;
+        float cs[8], sn[8], o[8];
+        dev::load8<float>(cos + t, cs);
+        dev::load8<float>(sin + t, sn);
+#pragma unroll
+        for (int p = 0; p < 8; p += 2) rotate(n[p], n[p + 1], cs, sn, p, o[p], o[p + 1]);
+        dev::store8<T>(y + r * width + c, o);
+      } else {
+        dev::store8<T>(y + r * width + c, n);
+      }
+    }
+  }
+}
+
 int threads_for(int64_t width) {
   if (width >= 4096) return 512;
   if (width >= 1024) return 256;
@@ -108,8 +156,19 @@ int threads_for(int64_t width) {
 template <typename T, typename TW>
 cudaError_t launch_rms(const void* x, const void* w, const float* cos, const float* sin, void* y, int64_t rows,
                        int64_t seq, int64_t width, int64_t head_dim, float eps, cudaStream_t stream) {
-  const size_t smem = size_t(width + 33) * sizeof(float);
   const bool rope = cos != nullptr;
+  int threads = 0, vecs = 0;
+  if (dev::row_regs_shape(width, &threads, &vecs) && dev::aligned16(x) && dev::aligned16(y) && dev::aligned16(w) &&
+      (!rope || (head_dim % 8 == 0 && dev::aligned16(cos) && dev::aligned16(sin)))) {
+    const unsigned grid = unsigned(rows < 2147483647 ? rows : 2147483647);
+    VGEN_DISPATCH_ROW_V(vecs, V, {
+      auto kernel = rope ? rms_regs_kernel<T, TW, true, V> : rms_regs_kernel<T, TW, false, V>;
+      kernel<<<grid, threads, 0, stream>>>(static_cast<const T*>(x), static_cast<const TW*>(w), cos, sin,
+                                           static_cast<T*>(y), rows, seq, width, head_dim, eps);
+      return cudaGetLastError();
+    });
+  }
+  const size_t smem = size_t(width + 33) * sizeof(float);
   auto kernel = rope ? rms_rope_kernel<T, TW, true> : rms_rope_kernel<T, TW, false>;
   if (smem > 48 * 1024) {
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));

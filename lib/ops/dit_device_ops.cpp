@@ -13,6 +13,12 @@ namespace {
 
 Tensor cuda_layer_norm(const Tensor&, const Tensor&, const Tensor&, float) { no_cuda("layer_norm"); }
 Tensor cuda_layer_norm_modulate(const Tensor&, const Tensor&, int, int, float) { no_cuda("layer_norm_modulate"); }
+Tensor cuda_residual_layer_norm(Tensor&, const Tensor&, const Tensor&, int, const Tensor&, const Tensor&, float) {
+  no_cuda("residual_layer_norm");
+}
+Tensor cuda_residual_layer_norm_modulate(Tensor&, const Tensor&, const Tensor&, int, const Tensor&, int, int, float) {
+  no_cuda("residual_layer_norm_modulate");
+}
 Tensor cuda_rms_norm(const Tensor&, const Tensor&, float) { no_cuda("rms_norm"); }
 Tensor cuda_rms_norm_rope(const Tensor&, const Tensor&, const Tensor&, const Tensor&, float) {
   no_cuda("rms_norm_rope");

@@ -16,6 +16,14 @@ namespace vgen {
 
 Tensor cuda_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps);
 Tensor cuda_layer_norm_modulate(const Tensor& x, const Tensor& mod, int shift_idx, int scale_idx, float eps);
+// The residual update fused with the norm that reads it: x += y·gate (row gate_idx of gate_mod,
+// as cuda_gated_residual_; gate_idx < 0: x += y, as cuda_add_inplace) in place, then the norm of
+// the updated x, in one pass over x (kern::residual_layer_norm*). Takes the two separate ops when
+// the fused kernel does not apply (a row width without a register shape); same values either way.
+Tensor cuda_residual_layer_norm(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
+                                const Tensor& weight, const Tensor& bias, float eps);
+Tensor cuda_residual_layer_norm_modulate(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
+                                         const Tensor& mod, int shift_idx, int scale_idx, float eps);
 Tensor cuda_rms_norm(const Tensor& x, const Tensor& weight, float eps);
 // x [B, S, H, Dh]: RMSNorm over H·Dh with weight [H·Dh], then RoPE with cos/sin [S, Dh] → new tensor.
 Tensor cuda_rms_norm_rope(const Tensor& x, const Tensor& weight, const Tensor& cos, const Tensor& sin, float eps);

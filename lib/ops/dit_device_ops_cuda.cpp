@@ -77,6 +77,71 @@ Tensor cuda_layer_norm_modulate(const Tensor& x, const Tensor& mod, int shift_id
 }
 
 namespace {
+// The two separate ops of a residual norm.
+void residual_unfused(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx) {
+  if (gate_idx < 0)
+    cuda_add_inplace(x, y);
+  else
+    cuda_gated_residual_(x, y, gate_mod, gate_idx);
+}
+
+// Checks x/y (and the gate) of a residual norm; the gate row's address, or null without a gate.
+const float* residual_gate(const Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx, ModAddress* g,
+                           const char* op) {
+  const kern::FloatType t = act_type(x, op, "x");
+  VGEN_ASSERT(x.ndim() == 3 && act_type(y, op, "y") == t && x.shape() == y.shape(), "{}: x {} vs y {}", op, x.str(),
+              y.str());
+  if (gate_idx < 0) return nullptr;
+  check_dev(gate_mod, op, "gate_mod");
+  VGEN_ASSERT(gate_mod.dtype() == DType::kF32, "{}: gate_mod must be f32, got {}", op, gate_mod.str());
+  *g = mod_address(x, gate_mod, gate_idx, op);
+  return gate_mod.f32() + g->offset;
+}
+}  // namespace
+
+Tensor cuda_residual_layer_norm(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
+                                const Tensor& weight, const Tensor& bias, float eps) {
+  ModAddress g;
+  const float* gate = residual_gate(x, y, gate_mod, gate_idx, &g, "residual_layer_norm");
+  const int64_t D = x.dim(2);
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
+  const cudaError_t e = kern::residual_layer_norm(
+      x.raw(), y.raw(), gate, g.stride, gate ? g.rows_per_mod : 1, f32_param(weight, D, "residual_layer_norm", "weight"),
+      f32_param(bias, D, "residual_layer_norm", "bias"), out.raw(), act_type(x, "residual_layer_norm", "x"),
+      x.dim(0) * x.dim(1), D, eps, compute_stream());
+  if (e != cudaErrorNotSupported) {
+    launched(e, "residual_layer_norm", x);
+    return out;
+  }
+  residual_unfused(x, y, gate_mod, gate_idx);
+  return cuda_layer_norm(x, weight, bias, eps);
+}
+
+Tensor cuda_residual_layer_norm_modulate(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
+                                         const Tensor& mod, int shift_idx, int scale_idx, float eps) {
+  ModAddress g;
+  const float* gate = residual_gate(x, y, gate_mod, gate_idx, &g, "residual_layer_norm_modulate");
+  check_dev(mod, "residual_layer_norm_modulate", "mod");
+  VGEN_ASSERT(mod.dtype() == DType::kF32, "residual_layer_norm_modulate: mod must be f32, got {}", mod.str());
+  const ModAddress sh = mod_address(x, mod, shift_idx, "residual_layer_norm_modulate");
+  const ModAddress sc = mod_address(x, mod, scale_idx, "residual_layer_norm_modulate");
+  // One kernel reads the gate and the shift/scale rows with one stride and rows-per-row.
+  const bool same_rows = !gate || (g.stride == sh.stride && g.rows_per_mod == sh.rows_per_mod);
+  if (same_rows) {
+    Tensor out = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
+    const cudaError_t e = kern::residual_layer_norm_modulate(
+        x.raw(), y.raw(), gate, mod.f32() + sh.offset, mod.f32() + sc.offset, sh.stride, sh.rows_per_mod, out.raw(),
+        act_type(x, "residual_layer_norm_modulate", "x"), x.dim(0) * x.dim(1), x.dim(2), eps, compute_stream());
+    if (e != cudaErrorNotSupported) {
+      launched(e, "residual_layer_norm_modulate", x);
+      return out;
+    }
+  }
+  residual_unfused(x, y, gate_mod, gate_idx);
+  return cuda_layer_norm_modulate(x, mod, shift_idx, scale_idx, eps);
+}
+
+namespace {
 const void* rms_weight(const Tensor& w, int64_t n, const char* op, kern::FloatType* wt) {
   *wt = kern::FloatType::kF32;
   if (!w.defined()) return nullptr;

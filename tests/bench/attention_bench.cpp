@@ -31,6 +31,7 @@ constexpr int64_t kCheckTokens = 512;  // query tokens compared between the back
 bool g_native = true;                  // --cudnn-only: skip the (slow) native kernel
 int64_t g_heads = 40;                  // --heads N (Wan2.1-14B: 40)
 int64_t g_kv = 0;                      // --kv N: keys per query row (0: S, self-attention)
+int64_t g_valid = 0;                   // --valid N: cuDNN padding mask over the first N keys (0: all)
 
 Tensor random_bf16(const Shape& s, uint64_t seed, float amp) {
   Tensor t = Tensor::empty(s, DType::kBF16, Device::kCUDA);
@@ -114,7 +115,7 @@ void bench_shape(int64_t S, int64_t H, int64_t D) {
   auto args = [&](Tensor& o, Tensor* l) {
     kern::AttnArgs a;
     a.q = q.raw(), a.k = k.raw(), a.v = v.raw(), a.out = o.raw(), a.lse = l ? l->f32() : nullptr;
-    a.B = B, a.Sq = S, a.Skv = Skv, a.H = H, a.D = D, a.num_valid_kv = Skv, a.scale = 1.0f / std::sqrt(float(D));
+    a.B = B, a.Sq = S, a.Skv = Skv, a.H = H, a.D = D, a.num_valid_kv = g_valid > 0 ? g_valid : Skv, a.scale = 1.0f / std::sqrt(float(D));
     return a;
   };
   double ms_native[2] = {0, 0}, ms_cudnn[2] = {0, 0};
@@ -134,7 +135,13 @@ void bench_shape(int64_t S, int64_t H, int64_t D) {
       st = cudaErrorNotSupported;
     } else {
       ms_cudnn[with_lse] =
-          median_ms([&] { return kern::attention_fwd_cudnn(ac, kern::AttnOut::kBF16, compute_stream()); }, &st);
+          median_ms(
+              [&] {
+                return kern::attention_fwd_cudnn(ac, kern::AttnOut::kBF16, compute_stream(),
+                                                 g_valid > 0 ? kern::CudnnKvMask::kPaddingMask
+                                                             : kern::CudnnKvMask::kSlice);
+              },
+              &st);
       if (st != cudaSuccess) why = kern::attention_cudnn_last_error();
     }
     print_line("cudnn", S, H, D, with_lse, st, ms_cudnn[with_lse], why);
@@ -166,6 +173,8 @@ int main(int argc, char** argv) {
       g_native = false;
     else if (std::strcmp(argv[i], "--heads") == 0 && i + 1 < argc)
       g_heads = std::atoll(argv[++i]);
+    else if (std::strcmp(argv[i], "--valid") == 0 && i + 1 < argc)
+      g_valid = std::atoll(argv[++i]);
     else if (std::strcmp(argv[i], "--kv") == 0 && i + 1 < argc)
       g_kv = std::atoll(argv[++i]);
     else

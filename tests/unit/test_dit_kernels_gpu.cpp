@@ -132,7 +132,10 @@ TEST(DitKernelsGpu, RopeAndFusedRmsNormRope) {
     int64_t B, S, H, Dh;
   };
   uint32_t seed = 300;
-  for (const C c : {C{1, 1, 1, 2}, C{2, 13, 2, 12}, C{1, 37, 5, 128}, C{2, 3, 40, 128}, C{1, 9, 3, 18}})
+  // Rows of 5120 and 1536 take the register kernel, 1280 with head_dim 20 and the rest the
+  // shared-memory one.
+  for (const C c : {C{1, 1, 1, 2}, C{2, 13, 2, 12}, C{1, 37, 5, 128}, C{2, 3, 40, 128}, C{1, 9, 3, 18},
+                    C{1, 11, 12, 128}, C{1, 5, 64, 20}})
     for (DType dt : kTypes) {
       SCOPED_TRACE(::testing::Message() << c.B << "x" << c.S << "x" << c.H << "x" << c.Dh << " " << dtype_name(dt));
       const int64_t W = c.H * c.Dh, n = c.B * c.S * W;
@@ -221,6 +224,63 @@ TEST(DitKernelsGpu, ElementwiseOps) {
         expect_close(host_f32(gx), gref, rel_tol(gref, dt, 1.0, 1e-6), "gated_residual_");
       }
     }
+}
+
+// The fused residual + norm ops equal the two ops they replace, bit for bit (x and the norm):
+// register widths (1536, 5120) take the fused kernel, 1003 and a gate table with another row
+// stride than the norm's take the two-op fallback.
+TEST(DitKernelsGpu, ResidualLayerNormEqualsTwoOps) {
+  VGEN_REQUIRE_GPU();
+  uint32_t seed = 500;
+  const float eps = 1e-6f;
+  for (DType dt : kTypes)
+    for (int64_t D : {1003, 1536, 5120})
+      for (bool per_token : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "D=" << D << " " << dtype_name(dt) << " per_token " << per_token);
+        const int64_t B = 2, S = 7;
+        const Shape xs{B, S, D}, ms = per_token ? Shape{B, S, 6, D} : Shape{B, 6, D};
+        auto x = maybe_round(random_vec(size_t(B * S * D), ++seed, -2.0f, 3.0f), dt);
+        auto y = maybe_round(random_vec(size_t(B * S * D), ++seed), dt);
+        Tensor mod = device_tensor(random_vec(size_t(shape_numel(ms)), ++seed, -0.5f, 0.5f), ms, DType::kF32);
+        Tensor gmod = device_tensor(random_vec(size_t(shape_numel(ms)), ++seed), ms, DType::kF32);
+        Tensor head_mod = device_tensor(random_vec(size_t(B * 2 * D), ++seed), {B, 2, D}, DType::kF32);
+        Tensor w = device_tensor(random_vec(size_t(D), ++seed, 0.5f, 1.5f), {D}, DType::kF32);
+        Tensor b = device_tensor(random_vec(size_t(D), ++seed), {D}, DType::kF32);
+        Tensor dy = device_tensor(y, xs, dt);
+        auto check = [&](const char* what, const std::function<Tensor(Tensor&)>& fused,
+                         const std::function<Tensor(Tensor&)>& two_ops) {
+          Tensor fx = device_tensor(x, xs, dt), ux = device_tensor(x, xs, dt);
+          const std::vector<float> fn = host_f32(fused(fx)), un = host_f32(two_ops(ux));
+          EXPECT_EQ(host_f32(fx), host_f32(ux)) << what << ": updated x";
+          EXPECT_EQ(fn, un) << what << ": norm";
+          for (float v : fn) ASSERT_TRUE(std::isfinite(v)) << what;
+        };
+        check("gated + affine layer_norm",
+              [&](Tensor& t) { return cuda_residual_layer_norm(t, dy, gmod, 2, w, b, eps); },
+              [&](Tensor& t) {
+                cuda_gated_residual_(t, dy, gmod, 2);
+                return cuda_layer_norm(t, w, b, eps);
+              });
+        check("add + layer_norm_modulate",
+              [&](Tensor& t) { return cuda_residual_layer_norm_modulate(t, dy, Tensor(), -1, mod, 3, 4, eps); },
+              [&](Tensor& t) {
+                cuda_add_inplace(t, dy);
+                return cuda_layer_norm_modulate(t, mod, 3, 4, eps);
+              });
+        check("gate of another table + layer_norm_modulate",
+              [&](Tensor& t) { return cuda_residual_layer_norm_modulate(t, dy, gmod, 5, mod, 0, 1, eps); },
+              [&](Tensor& t) {
+                cuda_gated_residual_(t, dy, gmod, 5);
+                return cuda_layer_norm_modulate(t, mod, 0, 1, eps);
+              });
+        if (!per_token)  // head table [B, 2, D]: another row stride than the gate's [B, 6, D]
+          check("gate with another stride (two ops)",
+                [&](Tensor& t) { return cuda_residual_layer_norm_modulate(t, dy, gmod, 5, head_mod, 0, 1, eps); },
+                [&](Tensor& t) {
+                  cuda_gated_residual_(t, dy, gmod, 5);
+                  return cuda_layer_norm_modulate(t, head_mod, 0, 1, eps);
+                });
+      }
 }
 
 TEST(DitKernelsGpu, Activations) {

@@ -60,6 +60,18 @@ namespace {
 
 using P = WanPhaseProfiler;
 
+// x += y·gate (row gate_idx of gate_mod; −1: x += y), then the AdaLN of x — in one pass, or as the
+// two ops (fused false).
+Tensor residual_norm_modulate(bool fused, Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
+                              const Tensor& mod, int shift_idx, int scale_idx, float eps) {
+  if (fused) return cuda_residual_layer_norm_modulate(x, y, gate_mod, gate_idx, mod, shift_idx, scale_idx, eps);
+  if (gate_idx < 0)
+    add_inplace(x, y);
+  else
+    gated_residual_(x, y, gate_mod, gate_idx);
+  return layer_norm_modulate(x, mod, shift_idx, scale_idx, eps);
+}
+
 Tensor on_device(const Tensor& t) { return t.is_cpu() ? t.to(Device::kCUDA) : t; }
 
 // Host or device tensor of any float dtype (or i64 timesteps) → device f32.
@@ -177,8 +189,11 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   Tensor tproj_dt = linear(w_.time_proj, tproj_in);                              // [B, 6D] compute dtype
   Tensor tproj = timed(P::kOther, [&] { return cast(tproj_dt, DType::kF32); });  // [B, 6D] f32
 
+  Tensor ffn_out, ffn_mod;  // the last block's feed-forward output, not yet added to x
   for (size_t i = 0; i < w_.blocks.size(); ++i)
-    block_forward(w_.blocks[i], x, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+    block_forward(w_.blocks[i], x, ffn_out, ffn_mod, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+  if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });
+  ffn_out = Tensor();
 
   // Head: shift/scale = table [2, D] + float(temb) per sample, AdaLN, proj_out.
   Tensor temb_f = cast(temb, DType::kF32);  // the rounded temb, as diffusers adds it
@@ -193,9 +208,9 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   return linear(w_.proj_out, y);                                                          // [B, S_loc, P·C_out]
 }
 
-void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, const Tensor& tproj, const Tensor& cos,
-                                   const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
-                                   const SeqLayout& layout, SeqAttention& attention) const {
+void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& ffn_out, Tensor& ffn_mod,
+                                   const Tensor& tproj, const Tensor& cos, const Tensor& sin, const Tensor& text_k,
+                                   const Tensor& text_v, const SeqLayout& layout, SeqAttention& attention) const {
   const int64_t B = x.dim(0), S = x.dim(1), D = x.dim(2);
   const int64_t H = cfg_.num_attention_heads, Dh = cfg_.attention_head_dim;
   const float eps = float(cfg_.eps);
@@ -205,9 +220,16 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, const Te
   Tensor mod =
       timed(P::kOther, [&] { return add_row(tproj, w.scale_shift_table.reshape({6 * D})).reshape({B, 6, D}); });
 
+  Tensor self_out, cross_out;  // [B, S, D] attention outputs before their residual adds
   // Self-attention: AdaLN, Q/K/V, fused QK RMSNorm + RoPE, the SeqAttention, out-projection, gate.
   {
-    Tensor n = timed(P::kOther, [&] { return layer_norm_modulate(x, mod, 0, 1, eps); });  // [B, S, D]
+    // The previous block's gated FFN residual is added by the same pass that normalises x.
+    Tensor n = timed(P::kOther, [&] {
+      return ffn_out.defined()
+                 ? residual_norm_modulate(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps)
+                 : layer_norm_modulate(x, mod, 0, 1, eps);
+    });  // [B, S, D]
+    ffn_out = ffn_mod = Tensor();
     Tensor q0 = linear(w.attn1.q, n).reshape({B, S, H, Dh});
     Tensor k0 = linear(w.attn1.k, n).reshape({B, S, H, Dh});
     Tensor v = linear(w.attn1.v, n).reshape({B, S, H, Dh});  // [B, S, H, Dh]
@@ -219,13 +241,19 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, const Te
     Tensor o = timed(P::kSelfAttention, [&] { return attention.forward(q, k, v, layout); });  // [B, S, H, Dh]
     q = k = v = Tensor();
     if (o.dtype() != dt) o = timed(P::kOther, [&] { return cast(o, dt); });  // Ring/Attention2D merge in fp32
-    Tensor a = linear(w.attn1.o, o.reshape({B, S, D}));                      // [B, S, D]
+    self_out = linear(w.attn1.o, o.reshape({B, S, D}));  // [B, S, D]
     o = Tensor();
-    timed(P::kOther, [&] { gated_residual_(x, a, mod, 2); });
   }
-  // Cross-attention: local queries against every text position (no mask), plain residual add.
+  // Cross-attention: local queries against every text position (no mask), plain residual add. The
+  // gated self-attention residual is added by the cross-attention norm's pass when there is one.
   {
-    Tensor n = cfg_.cross_attn_norm ? timed(P::kOther, [&] { return layer_norm(x, w.norm2_w, w.norm2_b, eps); }) : x;
+    Tensor n = timed(P::kOther, [&] {
+      if (cfg_.cross_attn_norm && opt_.fused_residual_norm)
+        return cuda_residual_layer_norm(x, self_out, mod, 2, w.norm2_w, w.norm2_b, eps);
+      gated_residual_(x, self_out, mod, 2);
+      return cfg_.cross_attn_norm ? layer_norm(x, w.norm2_w, w.norm2_b, eps) : x;
+    });
+    self_out = Tensor();
     Tensor q0 = linear(w.attn2.q, n);  // [B, S, D]
     n = Tensor();
     Tensor q = timed(P::kOther, [&] { return rms_norm(q0, w.attn2.norm_q, eps); }).reshape({B, S, H, Dh});
@@ -236,19 +264,22 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, const Te
                           attention_backend());
     });
     q = Tensor();
-    Tensor a = linear(w.attn2.o, o.reshape({B, S, D}));  // [B, S, D]
+    cross_out = linear(w.attn2.o, o.reshape({B, S, D}));  // [B, S, D]
     o = Tensor();
-    timed(P::kOther, [&] { add_inplace(x, a); });
   }
-  // Feed-forward (GELU-tanh), gated residual.
+  // Feed-forward (GELU-tanh); its gated residual is left to the next norm (ffn_out).
   {
-    Tensor n = timed(P::kOther, [&] { return layer_norm_modulate(x, mod, 3, 4, eps); });  // [B, S, D]
+    Tensor n = timed(P::kOther, [&] {
+      return residual_norm_modulate(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps);
+    });  // [B, S, D]
+    cross_out = Tensor();
     Tensor h = linear(w.ffn1, n, opt_.fused_gelu);                                       // [B, S, ffn]
     n = Tensor();
     if (!opt_.fused_gelu) timed(P::kOther, [&] { gelu_tanh_(h); });
     Tensor f = linear(w.ffn2, h);  // [B, S, D]
     h = Tensor();
-    timed(P::kOther, [&] { gated_residual_(x, f, mod, 5); });
+    ffn_out = f;
+    ffn_mod = mod;
   }
 }
 

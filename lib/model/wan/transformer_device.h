@@ -31,6 +31,9 @@ struct WanDeviceOptions {
   // than diffusers (which rounds Linear1's output before the GELU) and one pass less over the
   // ffn-wide activation. Off by default so the rounding points are diffusers' own.
   bool fused_gelu = false;
+  // Each residual add runs inside the pass of the norm that reads x next (the same values, one
+  // pass over x fewer); false runs them as separate ops (tests compare the two).
+  bool fused_residual_norm = true;
 };
 
 // GPU time per phase of forwards run with a profiler attached (each op is bracketed by events, so
@@ -81,9 +84,11 @@ class WanDeviceModel {
   void set_profiler(WanPhaseProfiler* p) const { prof_ = p; }
 
  private:
-  void block_forward(const WanBlockWeights& w, Tensor& x, const Tensor& tproj, const Tensor& cos, const Tensor& sin,
-                     const Tensor& text_k, const Tensor& text_v, const SeqLayout& layout,
-                     SeqAttention& attention) const;
+  // `ffn_out`/`ffn_mod`: the previous block's feed-forward output and modulation, whose gated
+  // residual add (gate 5) this block fuses into its first norm; on return, this block's.
+  void block_forward(const WanBlockWeights& w, Tensor& x, Tensor& ffn_out, Tensor& ffn_mod, const Tensor& tproj,
+                     const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
+                     const SeqLayout& layout, SeqAttention& attention) const;
   Tensor linear(const WanLinear& l, const Tensor& x, bool gelu = false) const;
   void rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
                  Tensor& sin) const;

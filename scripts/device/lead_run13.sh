@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Device run 13 (lead, one H200): register-row norm kernels and the residual adds fused into the
+# norms: their gpu tests (against the CPU references and the separate ops, DiT forward fused vs
+# separate), vgen golden fp32/bf16, the memory-bound ops in GB/s, DiT 720p (10 layers).
+set -uo pipefail
+source "$(dirname "$0")/lead_env.sh"
+cmake --build $B -j 16 > "$OUT/build.log" 2>&1; el "build rc=$?"; grep -E " error" "$OUT/build.log" | head -5
+(cd $B && timeout 300 ctest -R "dit_kernels_gpu|dit_forward_gpu" --output-on-failure --timeout 150 > "$OUT/gpu_tests.log" 2>&1); el "gpu tests"
+grep -E "tests passed|\(Failed\)|\(Skipped\)|Failure|Expected|Which is|Timeout|rel-L2" "$OUT/gpu_tests.log" | head -30
+for p in fp32 bf16; do timeout 150 $B/bin/vgen golden --fixtures tests/golden --set device=cuda --set precision=$p > "$OUT/golden_$p.log" 2>&1; el "golden 1 GPU $p: $(tail -1 "$OUT/golden_$p.log")"; grep -E "FAIL" "$OUT/golden_$p.log" | head -5; done
+$(find $B -name cuda_kernels_bench -type f | head -1) --dit-ops; el "dit ops"
+D=$(find $B -name vgen_dit_bench -type f | head -1)
+timeout 90 $D --shapes 720p --layers 10 --reps 2 --warmup 1 > "$OUT/dit.log" 2>&1; el "dit rc=$?"; grep "^#.*720p" "$OUT/dit.log"
+cd "$OUT" && tar czf logs.tgz *.log gpu_check 2>/dev/null && rm -rf *.log gpu_check
