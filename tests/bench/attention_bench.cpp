@@ -32,6 +32,7 @@ bool g_native = true;                  // --cudnn-only: skip the (slow) native k
 int64_t g_heads = 40;                  // --heads N (Wan2.1-14B: 40)
 int64_t g_kv = 0;                      // --kv N: keys per query row (0: S, self-attention)
 int64_t g_valid = 0;                   // --valid N: cuDNN padding mask over the first N keys (0: all)
+int64_t g_groups = 0;                  // --head-groups G: cuDNN over G calls of H/G heads each (0: off)
 
 Tensor random_bf16(const Shape& s, uint64_t seed, float amp) {
   Tensor t = Tensor::empty(s, DType::kBF16, Device::kCUDA);
@@ -99,6 +100,41 @@ void print_line(const char* backend, int64_t S, int64_t H, int64_t D, bool lse, 
         "\"lse\":%s,\"status\":\"ok\",\"reps\":%d,\"median_ms\":%.3f,\"tflops\":%.1f}\n",
         backend, long(S), long(Skv), long(H), long(D), lse ? "true" : "false", kReps, ms, tflops);
   }
+  std::fflush(stdout);
+}
+
+// cuDNN (bf16 out, LSE) over the heads in G calls of H/G heads each, back to back in one timed
+// region (strided views of the [1, S, H, D] tensors): does a call that streams the keys of fewer
+// heads at a time (more L2 reuse, less HBM traffic under the power cap) run faster per FLOP?
+void bench_head_groups(int64_t S, int64_t H, int64_t D, int64_t G) {
+  const int64_t Skv = g_kv > 0 ? g_kv : S, Hg = H / G;
+  Tensor q = random_bf16({1, S, H, D}, 1, 2.0f), k = random_bf16({1, Skv, H, D}, 2, 2.0f),
+         v = random_bf16({1, Skv, H, D}, 3, 1.0f);
+  Tensor o = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
+  Tensor l = Tensor::empty({1, H, S}, DType::kF32, Device::kCUDA);
+  cudaError_t st = cudaSuccess;
+  const double ms = median_ms(
+      [&] {
+        for (int64_t g = 0; g < G; ++g) {
+          const int64_t off = g * Hg * D;  // elements: first head of the group
+          kern::AttnArgs a;
+          a.q = static_cast<const char*>(q.raw()) + off * 2, a.k = static_cast<const char*>(k.raw()) + off * 2;
+          a.v = static_cast<const char*>(v.raw()) + off * 2, a.out = static_cast<char*>(o.raw()) + off * 2;
+          a.lse = l.f32() + g * Hg * S;
+          a.B = 1, a.Sq = S, a.Skv = Skv, a.H = Hg, a.D = D, a.num_valid_kv = Skv;
+          a.scale = 1.0f / std::sqrt(float(D));
+          a.q_stride = a.k_stride = a.v_stride = a.o_stride = H * D;
+          const cudaError_t e = kern::attention_fwd_cudnn(a, kern::AttnOut::kBF16, compute_stream());
+          if (e != cudaSuccess) return e;
+        }
+        return cudaSuccess;
+      },
+      &st);
+  const double tflops = st == cudaSuccess ? 4.0 * double(S) * double(Skv) * double(D) * double(H) / (ms * 1e-3) / 1e12 : 0;
+  std::printf("{\"bench\":\"attention_head_groups\",\"S\":%ld,\"Skv\":%ld,\"H\":%ld,\"groups\":%ld,\"status\":\"%s\","
+              "\"median_ms\":%.3f,\"tflops\":%.1f}\n",
+              long(S), long(Skv), long(H), long(G), st == cudaSuccess ? "ok" : kern::attention_cudnn_last_error(), ms,
+              tflops);
   std::fflush(stdout);
 }
 
@@ -173,6 +209,8 @@ int main(int argc, char** argv) {
       g_native = false;
     else if (std::strcmp(argv[i], "--heads") == 0 && i + 1 < argc)
       g_heads = std::atoll(argv[++i]);
+    else if (std::strcmp(argv[i], "--head-groups") == 0 && i + 1 < argc)
+      g_groups = std::atoll(argv[++i]);
     else if (std::strcmp(argv[i], "--valid") == 0 && i + 1 < argc)
       g_valid = std::atoll(argv[++i]);
     else if (std::strcmp(argv[i], "--kv") == 0 && i + 1 < argc)
@@ -192,6 +230,10 @@ int main(int argc, char** argv) {
       prop.name, prop.multiProcessorCount, kern::attention_cudnn_built() ? "true" : "false",
       long(kern::attention_cudnn_version()));
   // 480x832x81 -> 32,760 tokens; 720x1280x81 -> 75,600 tokens (Wan2.1-14B: 40 heads x 128).
-  for (int64_t S : sizes) bench_shape(S, g_heads, 128);
+  for (int64_t S : sizes)
+    if (g_groups > 0)
+      bench_head_groups(S, g_heads, 128, g_groups);
+    else
+      bench_shape(S, g_heads, 128);
   return 0;
 }
