@@ -73,9 +73,6 @@ void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
              pc.attn2d_size[1]);
   check_positive(pc.parallel_vae_size, "parallel_vae_size");
   check_positive(pc.dwdp_size, "dwdp_size");
-  // Not built yet: refuse rather than silently run without them.
-  VGEN_CHECK(pc.dwdp_size == 1, ExitCode::kRecipe,
-             "parallel_config.dwdp_size: DWDP weight streaming is not implemented in this version; use 1");
   VGEN_CHECK(pc.cfg_size <= 2, ExitCode::kRecipe,
              "parallel_config.cfg_size: must be 1 or 2 (conditional and unconditional streams), got {}",
              pc.cfg_size);
@@ -97,6 +94,11 @@ void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
              "is the number of ranks)",
              world, pc.dp_size, pc.cfg_size, cp, pc.ulysses_size, product, cp_description(pc));
 
+  VGEN_CHECK(world % pc.dwdp_size == 0, ExitCode::kRecipe,
+             "parallel_config.dwdp_size {}: must divide the world size {} (groups of consecutive ranks on one node "
+             "share one copy of the DiT blocks)",
+             pc.dwdp_size, world);
+
   if (num_heads > 0) {
     VGEN_CHECK(num_heads % pc.ulysses_size == 0, ExitCode::kRecipe,
                "parallel_config.ulysses_size {} does not divide the model's {} attention heads",
@@ -109,6 +111,13 @@ void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
              "parallel_config.parallel_vae_size {} exceeds the {} ranks of a replica's cfg-0 group "
              "(world {} / dp {} / cfg {}); the VAE group is ranks 0..P-1 of that group",
              pc.parallel_vae_size, cfg0_group, world, pc.dp_size, pc.cfg_size);
+}
+
+void check_dwdp_device(const ParallelConfig& pc, bool cuda) {
+  VGEN_CHECK(pc.dwdp_size == 1 || cuda, ExitCode::kRecipe,
+             "parallel_config.dwdp_size {}: DWDP streams DiT blocks between GPUs over CUDA IPC; with device: cpu "
+             "use 1 (the host weights are file mappings the ranks of a node share already)",
+             pc.dwdp_size);
 }
 
 }  // namespace vgen

@@ -23,7 +23,13 @@ void golden_dit_forward(GoldenCase& c) {
   std::shared_ptr<Mesh> dmesh = c.recipe->is_cuda() ? device_mesh(*c.mesh) : nullptr;
   Mesh& mesh = dmesh ? *dmesh : *c.mesh;
   auto model = WanTransformer::load((std::filesystem::path(c.model_dir()) / component).string());
-  if (dmesh) model->to_device(WanDeviceOptions{c.recipe->compute_dtype()});
+  if (dmesh) {
+    WanDeviceOptions o;
+    o.dtype = c.recipe->compute_dtype();
+    o.dwdp_size = c.recipe->parallel.dwdp_size;
+    o.world = c.mesh->world;
+    model->to_device(o);
+  }
   auto attention = golden_seq_attention(c, mesh);
   VGEN_CHECK(mesh.seq != nullptr, ExitCode::kInternal, "mesh without a sequence group");
   const double tol = c.bf16 ? 3e-2 : 1e-4;

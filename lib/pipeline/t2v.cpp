@@ -76,6 +76,8 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
     dmesh_ = device_mesh(mesh);  // collective: every rank builds it here
     WanDeviceOptions dopt;
     dopt.dtype = recipe.compute_dtype();
+    dopt.dwdp_size = recipe.parallel.dwdp_size;
+    dopt.world = mesh.world;  // DWDP: each expert's IPC handles are exchanged here (collective)
     transformer_->to_device(dopt);
     if (transformer_2_) transformer_2_->to_device(dopt);
     if (mesh.in_vae_group()) {

@@ -8,7 +8,8 @@
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--fused-gelu] [--no-profile] [--out FILE] [--tag TEXT]
-//        mpirun -np 2 vgen_dit_bench --mode cfg|ulysses|ring|attn2d [--async-ulysses] ...   (two GPUs)
+//        mpirun -np 2 vgen_dit_bench --mode cfg|ulysses|ring|attn2d [--async-ulysses] [--dwdp 2] ...   (two GPUs;
+//        --dwdp 2: the two ranks share one copy of the blocks, DWDP)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -44,7 +45,7 @@ namespace {
 
 struct Args {
   std::vector<std::string> shapes = {"480p", "720p"};
-  int layers = 40, reps = 3, warmup = 1;
+  int layers = 40, reps = 3, warmup = 1, dwdp = 1;
   bool fp32 = false, fused_gelu = false, profile = true, async_ulysses = false;
   std::string mode = "single", out, tag;
 };
@@ -80,6 +81,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--no-profile") a.profile = false;
     else if (k == "--mode") a.mode = val();
     else if (k == "--async-ulysses") a.async_ulysses = true;
+    else if (k == "--dwdp") a.dwdp = std::max(1, std::atoi(val().c_str()));
     else if (k == "--out") a.out = val();
     else if (k == "--tag") a.tag = val();
     else usage("unknown argument " + k);
@@ -189,6 +191,7 @@ int main(int argc, char** argv) {
     else if (a.mode == "attn2d") pc.attn2d_size = {1, 2};
     else if (a.mode != "single") usage("unknown --mode " + a.mode);
     pc.async_ulysses = a.async_ulysses;
+    pc.dwdp_size = a.dwdp;
     VGEN_CHECK(pc.world_size() == env.world_size, ExitCode::kUsage,
                "--mode {} needs {} ranks (mpirun -np {}), this run has {}", a.mode, pc.world_size(), pc.world_size(),
                env.world_size);
@@ -201,13 +204,15 @@ int main(int argc, char** argv) {
     WanDeviceOptions opt;
     opt.dtype = a.fp32 ? DType::kF32 : DType::kBF16;
     opt.fused_gelu = a.fused_gelu;
+    opt.dwdp_size = a.dwdp;
+    opt.world = host_mesh.world;
     auto model = WanTransformer::random_on_device(cfg, opt, 20261130);
     auto attention = make_seq_attention(*mesh, AttentionConfig{});
     const WanDeviceModel& dm = *model->device_model();
     if (root)
-      std::printf("# %s, %s, %d layers, %.2f GiB of weights, mode %s (%d rank%s), commit %s\n", prop.name,
+      std::printf("# %s, %s, %d layers, %.2f GiB of weights, mode %s (%d rank%s), dwdp %d, commit %s\n", prop.name,
                   a.fp32 ? "fp32" : "bf16", a.layers, double(dm.weight_bytes()) / 1073741824.0, a.mode.c_str(),
-                  env.world_size, env.world_size > 1 ? "s" : "", git_describe().c_str());
+                  env.world_size, env.world_size > 1 ? "s" : "", a.dwdp, git_describe().c_str());
 
     for (const std::string& shape_name : a.shapes) {
       const VideoShape vs = parse_shape(shape_name);
@@ -277,6 +282,7 @@ int main(int argc, char** argv) {
       j["dtype"] = a.fp32 ? "fp32" : "bf16";
       j["fused_gelu"] = a.fused_gelu;
       j["async_ulysses"] = a.async_ulysses;
+      j["dwdp_size"] = a.dwdp;
       j["height"] = vs.height, j["width"] = vs.width, j["frames"] = vs.frames;
       j["tokens"] = S, j["layers"] = a.layers;
       j["seconds"] = sec;

@@ -95,6 +95,24 @@ WanDeviceModel::WanDeviceModel(const WanTransformerConfig& cfg, WanTransformerWe
   weight_bytes_ = w_.bytes;
 }
 
+void WanDeviceModel::set_dwdp(std::shared_ptr<DwdpDeviceWeights> weights, WanBlockWeights staged0,
+                              WanBlockWeights staged1) {
+  dwdp_ = std::move(weights);
+  staged_[0] = std::move(staged0);
+  staged_[1] = std::move(staged1);
+  weight_bytes_ = w_.bytes + 2 * dwdp_->block_bytes();
+}
+
+const WanBlockWeights& WanDeviceModel::block_begin(size_t i) const {
+  if (!dwdp_) return w_.blocks[i];
+  const int s = dwdp_->acquire(int(i));
+  return s < 0 ? w_.blocks[i] : staged_[s];
+}
+
+void WanDeviceModel::block_end(size_t i) const {
+  if (dwdp_) dwdp_->release(int(i));
+}
+
 Tensor WanDeviceModel::linear(const WanLinear& l, const Tensor& x, bool gelu) const {
   return timed(P::kGemm, [&] {
     return cuda_linear(x, l.w, l.b, x.dtype(), gelu ? Activation::kGeluTanh : Activation::kNone);
@@ -132,10 +150,12 @@ TextContext WanDeviceModel::prepare_text(const Tensor& encoder_hidden_states) co
   tc.length = L;
   tc.k.reserve(w_.blocks.size());
   tc.v.reserve(w_.blocks.size());
-  for (const auto& b : w_.blocks) {
+  for (size_t i = 0; i < w_.blocks.size(); ++i) {
+    const WanBlockWeights& b = block_begin(i);
     Tensor k = linear(b.attn2.k, ctx);
     tc.k.push_back(timed(P::kOther, [&] { return rms_norm(k, b.attn2.norm_k, eps); }).reshape({B, L, H, Dh}));
     tc.v.push_back(linear(b.attn2.v, ctx).reshape({B, L, H, Dh}));  // [B, L, H, Dh]
+    block_end(i);
   }
   return tc;
 }
@@ -190,8 +210,10 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   Tensor tproj = timed(P::kOther, [&] { return cast(tproj_dt, DType::kF32); });  // [B, 6D] f32
 
   Tensor ffn_out, ffn_mod;  // the last block's feed-forward output, not yet added to x
-  for (size_t i = 0; i < w_.blocks.size(); ++i)
-    block_forward(w_.blocks[i], x, ffn_out, ffn_mod, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+  for (size_t i = 0; i < w_.blocks.size(); ++i) {
+    block_forward(block_begin(i), x, ffn_out, ffn_mod, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+    block_end(i);
+  }
   if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });
   ffn_out = Tensor();
 

@@ -19,6 +19,8 @@
 #include "model/wan/rope_tables.h"
 #include "model/wan/transformer_config.h"
 #include "model/wan/transformer_weights.h"
+#include "dist/communicator.h"
+#include "parallel/dwdp.h"
 #include "parallel/seq_attention.h"
 
 namespace vgen {
@@ -34,6 +36,11 @@ struct WanDeviceOptions {
   // Each residual add runs inside the pass of the norm that reads x next (the same values, one
   // pass over x fewer); false runs them as separate ops (tests compare the two).
   bool fused_residual_norm = true;
+  // DWDP (parallel/dwdp.h): with dwdp_size > 1 this GPU keeps the blocks it owns and streams the
+  // others from its group's GPUs; `world` (the host world communicator) exchanges the IPC handles
+  // when the weights are placed (collective: every rank at the same point).
+  int dwdp_size = 1;
+  std::shared_ptr<Communicator> world = nullptr;
 };
 
 // GPU time per phase of forwards run with a profiler attached (each op is bracketed by events, so
@@ -68,6 +75,9 @@ class WanDeviceModel {
   static std::shared_ptr<WanDeviceModel> random(const WanTransformerConfig& cfg, const WanDeviceOptions& options,
                                                 uint64_t seed);
 
+  // DWDP placement (upload/random): `weights` holds the owned blocks, `staged` views the slots.
+  void set_dwdp(std::shared_ptr<DwdpDeviceWeights> weights, WanBlockWeights staged0, WanBlockWeights staged1);
+
   const WanTransformerConfig& config() const { return cfg_; }
   const WanDeviceOptions& options() const { return opt_; }
   size_t weight_bytes() const { return weight_bytes_; }
@@ -93,12 +103,18 @@ class WanDeviceModel {
   void rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
                  Tensor& sin) const;
   template <typename F> auto timed(WanPhaseProfiler::Phase p, F&& f) const;
+  // Block i's weights for the kernels queued next (DWDP: staged on the compute stream), and the
+  // end of their use (its staging slot may be refilled after the queued kernels).
+  const WanBlockWeights& block_begin(size_t i) const;
+  void block_end(size_t i) const;
 
   WanTransformerConfig cfg_;
   WanTransformerWeights w_;
   WanDeviceOptions opt_;
   WanRopeTables rope_;
   size_t weight_bytes_ = 0;
+  std::shared_ptr<DwdpDeviceWeights> dwdp_;  // null without DWDP
+  WanBlockWeights staged_[2];                 // views of the DWDP staging slots
   mutable WanPhaseProfiler* prof_ = nullptr;
   // Device RoPE rows of the last shard (the same every denoising step).
   mutable std::mutex rope_mu_;

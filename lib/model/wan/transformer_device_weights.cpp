@@ -1,6 +1,7 @@
 // Device weights of the Wan DiT: upload of loaded host weights, or random weights of the config's
 // shapes for benchmarks. Dtypes per wan_spec.md §1.3 in bf16 mode: time_embedder (time_linear_1/2),
 // every scale_shift_table and norm2 stay fp32, everything else is bf16. fp32 mode: all fp32.
+#include "core/cuda_stream.h"
 #include "core/log.h"
 #include "model/wan/transformer_device.h"
 #include "ops/device_ops.h"
@@ -15,11 +16,46 @@ bool keeps_f32(Role r) {
   return r == Role::kTable || r == Role::kTimeMlp || r == Role::kNorm2Weight || r == Role::kNorm2Bias;
 }
 
-// Walks the weight layout of `cfg` (the shapes load_wan_transformer_weights produces) and builds
-// each tensor with make(host tensor or undefined, shape, role, name).
-template <typename F>
-WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransformerWeights* host, F&& make) {
+// The tensors of one block in layout order: get(host tensor or null, shape, role, name).
+template <typename G>
+WanBlockWeights build_block(const WanTransformerConfig& cfg, const WanBlockWeights* hb, const std::string& n, G&& get) {
   const int64_t D = cfg.dim(), F_ = cfg.ffn_dim;
+  auto lin = [&](const WanLinear* h, int64_t out, int64_t in, const std::string& name) {
+    WanLinear l;
+    l.w = get(h ? &h->w : nullptr, {out, in}, Role::kMatrix, name + ".weight");
+    l.b = get(h ? &h->b : nullptr, {out}, Role::kBias, name + ".bias");
+    return l;
+  };
+  auto attn = [&](const WanAttentionWeights* h, const std::string& name) {
+    WanAttentionWeights a;
+    a.q = lin(h ? &h->q : nullptr, D, D, name + ".to_q");
+    a.k = lin(h ? &h->k : nullptr, D, D, name + ".to_k");
+    a.v = lin(h ? &h->v : nullptr, D, D, name + ".to_v");
+    a.o = lin(h ? &h->o : nullptr, D, D, name + ".to_out.0");
+    a.norm_q = get(h ? &h->norm_q : nullptr, {D}, Role::kRmsWeight, name + ".norm_q.weight");
+    a.norm_k = get(h ? &h->norm_k : nullptr, {D}, Role::kRmsWeight, name + ".norm_k.weight");
+    return a;
+  };
+  WanBlockWeights b;
+  b.scale_shift_table = get(hb ? &hb->scale_shift_table : nullptr, {6, D}, Role::kTable, n + ".scale_shift_table");
+  b.attn1 = attn(hb ? &hb->attn1 : nullptr, n + ".attn1");
+  b.attn2 = attn(hb ? &hb->attn2 : nullptr, n + ".attn2");
+  if (cfg.cross_attn_norm) {
+    b.norm2_w = get(hb ? &hb->norm2_w : nullptr, {D}, Role::kNorm2Weight, n + ".norm2.weight");
+    b.norm2_b = get(hb ? &hb->norm2_b : nullptr, {D}, Role::kNorm2Bias, n + ".norm2.bias");
+  }
+  b.ffn1 = lin(hb ? &hb->ffn1 : nullptr, F_, D, n + ".ffn.net.0.proj");
+  b.ffn2 = lin(hb ? &hb->ffn2 : nullptr, D, F_, n + ".ffn.net.2");
+  return b;
+}
+
+// Walks the weight layout of `cfg` (the shapes load_wan_transformer_weights produces) and builds
+// each tensor with make(host tensor or undefined, shape, role, name); block i comes from
+// make_block(i, host block or null, get) (default: build_block with `make`).
+template <typename F, typename B>
+WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransformerWeights* host, F&& make,
+                            B&& make_block) {
+  const int64_t D = cfg.dim();
   WanTransformerWeights w;
   auto get = [&](const Tensor* h, const Shape& shape, Role role, const std::string& name) {
     Tensor t = make(h ? *h : Tensor(), shape, role, name);
@@ -31,16 +67,6 @@ WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransforme
     l.w = get(h ? &h->w : nullptr, {out, in}, wr, name + ".weight");
     l.b = get(h ? &h->b : nullptr, {out}, br, name + ".bias");
     return l;
-  };
-  auto attn = [&](const WanAttentionWeights* h, const std::string& name) {
-    WanAttentionWeights a;
-    a.q = lin(h ? &h->q : nullptr, D, D, Role::kMatrix, Role::kBias, name + ".to_q");
-    a.k = lin(h ? &h->k : nullptr, D, D, Role::kMatrix, Role::kBias, name + ".to_k");
-    a.v = lin(h ? &h->v : nullptr, D, D, Role::kMatrix, Role::kBias, name + ".to_v");
-    a.o = lin(h ? &h->o : nullptr, D, D, Role::kMatrix, Role::kBias, name + ".to_out.0");
-    a.norm_q = get(h ? &h->norm_q : nullptr, {D}, Role::kRmsWeight, name + ".norm_q.weight");
-    a.norm_k = get(h ? &h->norm_k : nullptr, {D}, Role::kRmsWeight, name + ".norm_k.weight");
-    return a;
   };
   const int64_t Pin = int64_t(cfg.in_channels) * cfg.patch_volume(),
                 Pout = int64_t(cfg.out_channels) * cfg.patch_volume();
@@ -59,27 +85,97 @@ WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransforme
   w.scale_shift_table = get(host ? &host->scale_shift_table : nullptr, {2, D}, Role::kTable, "scale_shift_table");
   w.proj_out = lin(host ? &host->proj_out : nullptr, Pout, D, Role::kMatrix, Role::kBias, "proj_out");
   w.blocks.resize(size_t(cfg.num_layers));
-  for (int i = 0; i < cfg.num_layers; ++i) {
-    const WanBlockWeights* hb = host ? &host->blocks[size_t(i)] : nullptr;
-    WanBlockWeights& b = w.blocks[size_t(i)];
-    const std::string n = fmt::format("blocks.{}", i);
-    b.scale_shift_table = get(hb ? &hb->scale_shift_table : nullptr, {6, D}, Role::kTable, n + ".scale_shift_table");
-    b.attn1 = attn(hb ? &hb->attn1 : nullptr, n + ".attn1");
-    b.attn2 = attn(hb ? &hb->attn2 : nullptr, n + ".attn2");
-    if (cfg.cross_attn_norm) {
-      b.norm2_w = get(hb ? &hb->norm2_w : nullptr, {D}, Role::kNorm2Weight, n + ".norm2.weight");
-      b.norm2_b = get(hb ? &hb->norm2_b : nullptr, {D}, Role::kNorm2Bias, n + ".norm2.bias");
-    }
-    b.ffn1 = lin(hb ? &hb->ffn1 : nullptr, F_, D, Role::kMatrix, Role::kBias, n + ".ffn.net.0.proj");
-    b.ffn2 = lin(hb ? &hb->ffn2 : nullptr, D, F_, Role::kMatrix, Role::kBias, n + ".ffn.net.2");
-  }
+  for (int i = 0; i < cfg.num_layers; ++i)
+    w.blocks[size_t(i)] = make_block(i, host ? &host->blocks[size_t(i)] : nullptr, get);
   return w;
+}
+
+template <typename F>
+WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransformerWeights* host, F&& make) {
+  return build(cfg, host, make, [&](int i, const WanBlockWeights* hb, auto& get) {
+    return build_block(cfg, hb, fmt::format("blocks.{}", i), get);
+  });
 }
 
 // Biases are held in the model dtype, as diffusers holds them: a bf16 bias with bf16 output runs in
 // cuBLASLt's fused bias epilogue, the same epilogue as PyTorch's addmm (an fp32 bias would take
 // the separate, slower epilogue: cuBLASLt has no fp32-bias/bf16-out kernel).
 DType dtype_for(Role r, const WanDeviceOptions& o) { return keeps_f32(r) ? DType::kF32 : o.dtype; }
+
+// DWDP placement: a block's tensors lie in one span (an owned block in this rank's arena, a
+// foreign one in a staging slot), in layout order, each 256-byte aligned.
+size_t span_aligned(size_t n) { return (n + 255) / 256 * 256; }
+
+size_t block_span_bytes(const WanTransformerConfig& cfg, const WanDeviceOptions& o) {
+  size_t bytes = 0;
+  build_block(cfg, nullptr, "blocks.0", [&](const Tensor*, const Shape& shape, Role role, const std::string&) {
+    bytes += span_aligned(size_t(shape_numel(shape)) * dtype_size(dtype_for(role, o)));
+    return Tensor();
+  });
+  return bytes;
+}
+
+// Successive views over the span at `base` (the DWDP weights stay alive while a view does).
+struct SpanViews {
+  std::shared_ptr<Storage> st;
+  size_t off = 0;
+  SpanViews(void* base, size_t bytes, std::shared_ptr<DwdpDeviceWeights> keep) : st(std::make_shared<Storage>()) {
+    st->ptr = base;
+    st->bytes = bytes;
+    st->device = Device::kCUDA;
+    st->keep_alive = std::move(keep);  // no release: the arena belongs to the DWDP weights
+  }
+  Tensor next(const Shape& shape, DType dt) {
+    Tensor t = Tensor::from_storage(st, off, shape, dt);
+    off += span_aligned(t.nbytes());
+    return t;
+  }
+};
+
+// The weights with DWDP: owned blocks built by `make` and copied into the arena, foreign blocks
+// only walked (`skip(role)` per tensor, so a random fill stays in step), the two slot views, and
+// the IPC handles exchanged (collective over options.world).
+template <typename F, typename S>
+std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, const WanTransformerWeights* host,
+                                           const WanDeviceOptions& o, F&& make, S&& skip) {
+  VGEN_CHECK(o.world != nullptr, ExitCode::kInternal, "dwdp_size {} without a world communicator", o.dwdp_size);
+  const DwdpPlan plan = DwdpPlan::of(o.world->rank(), o.world->size(), o.dwdp_size);
+  const size_t span = block_span_bytes(cfg, o);
+  std::shared_ptr<DwdpDeviceWeights> dw = make_dwdp_device_weights(plan, cfg.num_layers, span);
+  WanTransformerWeights w = build(cfg, host, make, [&](int i, const WanBlockWeights* hb, auto& get) {
+    const std::string n = fmt::format("blocks.{}", i);
+    if (!plan.owns(i)) {
+      build_block(cfg, hb, n, [&](const Tensor*, const Shape&, Role role, const std::string&) {
+        skip(role);
+        return Tensor();
+      });
+      return WanBlockWeights{};
+    }
+    SpanViews views(dw->owned(i), span, dw);
+    return build_block(cfg, hb, n, [&](const Tensor* h, const Shape& shape, Role role, const std::string& name) {
+      Tensor t = views.next(shape, dtype_for(role, o));
+      t.copy_from(get(h, shape, role, name));
+      return t;
+    });
+  });
+  WanBlockWeights staged[2];
+  for (int s = 0; s < 2; ++s) {
+    SpanViews views(dw->slot(s), span, dw);
+    staged[s] = build_block(cfg, nullptr, "dwdp_slot", [&](const Tensor*, const Shape& shape, Role role,
+                                                           const std::string&) {
+      return views.next(shape, dtype_for(role, o));
+    });
+  }
+  sync_compute_stream();  // the arena is filled before a peer can copy from it
+  dw->publish(*o.world);
+  log_info("DWDP: {} of {} DiT blocks on this GPU ({:.1f} GiB) + 2 staging slots ({:.1f} GiB), group of {}",
+           plan.owned_count(cfg.num_layers), cfg.num_layers,
+           double(plan.owned_count(cfg.num_layers)) * double(span) / 1073741824.0, 2.0 * double(span) / 1073741824.0,
+           plan.size);
+  auto model = std::make_shared<WanDeviceModel>(cfg, std::move(w), o);
+  model->set_dwdp(std::move(dw), std::move(staged[0]), std::move(staged[1]));
+  return model;
+}
 
 }  // namespace
 
@@ -96,6 +192,7 @@ std::shared_ptr<WanDeviceModel> WanDeviceModel::upload(const WanTransformerConfi
     if (src.dtype() != DType::kF32 && src.dtype() != DType::kBF16) src = src.to(DType::kF32);
     return cast(src.to(Device::kCUDA), dtype_for(role, options));  // converted on the device
   };
+  if (options.dwdp_size > 1) return build_dwdp(cfg, &host, options, make, [](Role) {});
   WanTransformerWeights w = build(cfg, &host, make);
   log_debug("transformer weights on the device: {:.1f} MiB ({})", double(w.bytes) / 1048576.0,
             dtype_name(options.dtype));
@@ -114,6 +211,8 @@ std::shared_ptr<WanDeviceModel> WanDeviceModel::random(const WanTransformerConfi
     ++counter;
     return t;
   };
+  // A foreign DWDP block takes its seeds too, so the weights equal the ones without DWDP.
+  if (options.dwdp_size > 1) return build_dwdp(cfg, nullptr, options, make, [&](Role) { ++counter; });
   WanTransformerWeights w = build(cfg, nullptr, make);
   return std::make_shared<WanDeviceModel>(cfg, std::move(w), options);
 }
