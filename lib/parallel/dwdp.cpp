@@ -16,10 +16,8 @@ DwdpPlan DwdpPlan::of(int world_rank, int world_size, int dwdp_size) {
 }
 
 int DwdpSlots::next_foreign(int b) const {
-  for (int i = 1; i <= blocks_; ++i) {
-    const int n = (b + i) % blocks_;
+  for (int n = b + 1; n < blocks_; ++n)
     if (!plan_.owns(n)) return n;
-  }
   return -1;
 }
 
@@ -35,7 +33,7 @@ int DwdpSlots::acquire(int b, Copy* now, Copy* next) {
     held_[s] = b;
   }
   const int n = next_foreign(b);
-  if (n >= 0 && n != b && held_[1 - s] != n) {
+  if (n >= 0 && held_[1 - s] != n) {
     *next = Copy{n, 1 - s};
     held_[1 - s] = n;
   }

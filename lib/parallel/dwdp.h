@@ -41,9 +41,11 @@ class DwdpSlots {
   };
   // For a rank about to run block b (not owned): the slot holding b, the copy of b if it is not
   // staged yet (issued before the slot is read), and the prefetch of the next block not owned in
-  // cyclic order (into the other slot, after that slot's last reader released it).
+  // this pass over the blocks (into the other slot, after that slot's last reader released it).
+  // No prefetch crosses the end of a pass, so no copy from a peer is in flight once a pass has
+  // computed: ranks that pass a collective after their last forward may free their arenas.
   int acquire(int b, Copy* now, Copy* next);
-  int next_foreign(int b) const;  // the next block after b (cyclic) this rank does not own; -1: none
+  int next_foreign(int b) const;  // the next block after b this rank does not own; -1: none
 
  private:
   DwdpPlan plan_;

@@ -32,7 +32,10 @@ class CudaDwdp final : public DwdpDeviceWeights {
     VGEN_CUDA_CHECK(cudaMalloc(&slot_mem_, 2 * bb_));
   }
   ~CudaDwdp() override {
-    // Teardown: errors here cannot be reported usefully (process exit, a peer already gone).
+    // Teardown: errors here cannot be reported usefully (process exit, a peer already gone). Our
+    // copies end first; peers stopped reading our arena when they passed the collective after
+    // their last forward (no prefetch outlives a pass, DwdpSlots::acquire).
+    (void)cudaStreamSynchronize(copy_stream());
     for (void* p : peers_)
       if (p) (void)cudaIpcCloseMemHandle(p);
     if (arena_) (void)cudaFree(arena_);

@@ -79,7 +79,7 @@ int run(int, char**, const DistEnv& env) {
           fail(fmt::format("{} prompt {}: element {} is {} with DWDP, {} without", dtype_name(dt), prompt, i, b[i],
                            a[i]));
     }
-  }
+  }  // each DWDP model ends with a barrier (~WanDeviceModel) before its arena is freed
   sync_compute_stream();
   host.world->barrier();
   if (env.world_rank == 0) std::printf("dwdp parity OK (%d ranks, fp32 and bf16)\n", env.world_size);

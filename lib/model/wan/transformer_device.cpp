@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <type_traits>
 
 #include "model/wan/transformer.h"
@@ -93,6 +94,16 @@ WanDeviceModel::WanDeviceModel(const WanTransformerConfig& cfg, WanTransformerWe
   VGEN_ASSERT(w_.patch_embedding.w.defined() && !w_.patch_embedding.w.is_cpu(),
               "WanDeviceModel needs device weights");
   weight_bytes_ = w_.bytes;
+}
+
+WanDeviceModel::~WanDeviceModel() {
+  if (!dwdp_ || !opt_.world || std::uncaught_exceptions() > 0) return;
+  try {
+    sync_compute_stream();
+    opt_.world->barrier();
+  } catch (...) {
+    // Teardown: a failed barrier means the job is ending anyway (a peer died or aborted).
+  }
 }
 
 void WanDeviceModel::set_dwdp(std::shared_ptr<DwdpDeviceWeights> weights, WanBlockWeights staged0,

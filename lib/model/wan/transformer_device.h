@@ -66,6 +66,11 @@ class WanDeviceModel {
   // Weights already on the device in the dtypes this class expects (see upload/random).
   WanDeviceModel(const WanTransformerConfig& cfg, WanTransformerWeights device_weights,
                  const WanDeviceOptions& options);
+  // With DWDP: a barrier on options.world first (unless an exception is unwinding), so no peer
+  // still copies from this GPU's arena when it is freed: every rank drops the model at one point.
+  ~WanDeviceModel();
+  WanDeviceModel(const WanDeviceModel&) = delete;
+  WanDeviceModel& operator=(const WanDeviceModel&) = delete;
 
   // Copies host weights (any float dtype) to the current device, converting per §1.3.
   static std::shared_ptr<WanDeviceModel> upload(const WanTransformerConfig& cfg, const WanTransformerWeights& host,
