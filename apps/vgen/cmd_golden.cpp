@@ -13,7 +13,6 @@ int cmd_golden(const GoldenArgs& a, const DistEnv& env) {
   Recipe recipe = a.recipe.empty() ? parse_recipe("device: cpu\nprecision: fp32\n", "<golden defaults>", a.sets)
                                    : load_recipe(a.recipe, a.sets);
   check_launched_for(recipe.parallel, env);
-  check_dwdp_device(recipe.parallel, recipe.is_cuda());
   Mesh mesh = make_mesh(recipe.parallel, env);
   int failed = run_golden(a.fixtures, recipe, mesh, a.case_name);
   return failed == 0 ? int(ExitCode::kOk) : int(ExitCode::kGoldenFailed);

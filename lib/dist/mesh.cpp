@@ -113,11 +113,4 @@ void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
              pc.parallel_vae_size, cfg0_group, world, pc.dp_size, pc.cfg_size);
 }
 
-void check_dwdp_device(const ParallelConfig& pc, bool cuda) {
-  VGEN_CHECK(pc.dwdp_size == 1 || cuda, ExitCode::kRecipe,
-             "parallel_config.dwdp_size {}: DWDP streams DiT blocks between GPUs over CUDA IPC; with device: cpu "
-             "use 1 (the host weights are file mappings the ranks of a node share already)",
-             pc.dwdp_size);
-}
-
 }  // namespace vgen

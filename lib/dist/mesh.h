@@ -35,8 +35,6 @@ inline int seq_rank_of(const MeshShape& m, const MeshCoord& c) { return cp_rank_
 // Validates a parallel config for `world` ranks and `num_heads` attention heads (0 = unknown);
 // throws kRecipe naming the key (world mismatch, ulysses not dividing heads, ring with attn2d, ...).
 void validate_mesh(const ParallelConfig& pc, int world, int num_heads);
-// DWDP runs on GPUs only: kRecipe naming parallel_config.dwdp_size when dwdp_size > 1 without cuda.
-void check_dwdp_device(const ParallelConfig& pc, bool cuda);
 
 // This rank's communicators. A group of size 1 is a self communicator.
 struct Mesh {

@@ -4,7 +4,7 @@
 // does not own, the block's bytes are pulled from the owner's GPU over the copy engine (CUDA IPC:
 // no SMs, no rendezvous, the owner's weights never change) into one of two staging slots, and the
 // next one is pulled while the current block computes. Each GPU then holds 1/N of the block
-// weights plus two blocks. GPU only: on the CPU the weights are file mappings already.
+// weights plus two blocks. On the CPU the same protocol runs over an MPI window (DwdpHostWeights).
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -72,6 +72,41 @@ class DwdpDeviceWeights {
   virtual int acquire(int block) = 0;
   // The compute stream's reads of block b are queued: its slot may be overwritten after them.
   virtual void release(int block) = 0;
+};
+
+// The host side (dwdp_host.cpp): the arena is an MPI window over MPI_COMM_WORLD (passive target,
+// a shared lock on every rank for the window's lifetime); a foreign block is fetched with MPI_Get,
+// the next one with MPI_Rget into the other slot while the current block computes.
+class DwdpHostWeights {
+ public:
+  // Collective over MPI_COMM_WORLD (every rank, the same point).
+  DwdpHostWeights(const DwdpPlan& plan, int num_blocks, size_t block_bytes);
+  // Collective too (MPI_Win_free), unless an exception is unwinding (then the window is left to
+  // the ending job).
+  ~DwdpHostWeights();
+  DwdpHostWeights(const DwdpHostWeights&) = delete;
+  DwdpHostWeights& operator=(const DwdpHostWeights&) = delete;
+  void* owned(int block);
+  void* slot(int s);
+  size_t block_bytes() const { return bb_; }
+  // After the owned blocks are written: every rank's arena is complete past this (collective).
+  void publish();
+  // The slot holding block b, fetched and complete (-1 when b is owned); the next foreign block
+  // is being fetched into the other slot. release(b) ends the reads of b's slot.
+  int acquire(int block);
+  void release(int block);
+
+ private:
+  void fetch(const DwdpSlots::Copy& c, bool wait);
+  DwdpPlan plan_;
+  DwdpSlots slots_;
+  size_t bb_;
+  int world_rank_ = 0;
+  void* arena_ = nullptr;
+  void* win_ = nullptr;       // MPI_Win*
+  std::vector<char> slot_mem_;
+  void* pending_[2] = {nullptr, nullptr};  // MPI_Request* of a slot's prefetch
+  int acquired_ = -1;
 };
 
 // Allocates the arena (plan.owned_count(num_blocks) blocks) and the slots on the current device.

@@ -29,6 +29,8 @@ void golden_dit_forward(GoldenCase& c) {
     o.dwdp_size = c.recipe->parallel.dwdp_size;
     o.world = c.mesh->world;
     model->to_device(o);
+  } else if (c.recipe->parallel.dwdp_size > 1) {
+    model->enable_host_dwdp(c.recipe->parallel.dwdp_size, *c.mesh->world);
   }
   auto attention = golden_seq_attention(c, mesh);
   VGEN_CHECK(mesh.seq != nullptr, ExitCode::kInternal, "mesh without a sequence group");

@@ -144,7 +144,7 @@ Plan make_plan(const Recipe& recipe, int world) {
     p.memory.push_back({fmt::format("DiT weights ({} expert(s), 1/{} by DWDP, {})", md.experts, pc.dwdp_size,
                                     md.dit_source),
                         dit / pc.dwdp_size});
-    p.memory.push_back({"DWDP block double buffer", 2.0 * md.dit_block_bytes});
+    p.memory.push_back({"DWDP staging slots (2 blocks per expert)", 2.0 * md.dit_block_bytes * md.experts});
   } else {
     p.memory.push_back({fmt::format("DiT weights ({} expert(s) × {} params, {})", md.experts,
                                     human_count(md.dit_params), md.dit_source),

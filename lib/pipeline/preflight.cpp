@@ -40,7 +40,6 @@ void preflight_model(const Recipe& recipe, int world_size, int* num_heads) {
   VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing (path of a Diffusers "
              "Wan pipeline directory)", recipe.source_path);
   validate_mesh(recipe.parallel, world_size, 0);  // the world size is checked before the model
-  check_dwdp_device(recipe.parallel, recipe.is_cuda());
   DiffusersDir dir(recipe.model);
 
   // Components the T2V pipeline needs; transformer_2 when the checkpoint is a two-expert Wan 2.2.

@@ -86,8 +86,13 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
       dvae_ = WanVaeDeviceDecoder::load(dir_.component_path("vae"), vopt);
       dvae_comm_ = device_vae_communicator(mesh);
     }
-  } else if (mesh.in_vae_group() || leader) {
-    vae_ = std::make_unique<WanVaeDecoder>(WanVaeDecoder::load(dir_.component_path("vae")));
+  } else {
+    if (recipe.parallel.dwdp_size > 1) {  // collective over the world, as on the GPU
+      transformer_->enable_host_dwdp(recipe.parallel.dwdp_size, *mesh.world);
+      if (transformer_2_) transformer_2_->enable_host_dwdp(recipe.parallel.dwdp_size, *mesh.world);
+    }
+    if (mesh.in_vae_group() || leader)
+      vae_ = std::make_unique<WanVaeDecoder>(WanVaeDecoder::load(dir_.component_path("vae")));
   }
   scheduler_config_ = dir_.component_config("scheduler");
   // Native frame rate: 16 fps for Wan 2.1 / 2.2-A14B, 24 for the 48-channel TI2V-5B family.

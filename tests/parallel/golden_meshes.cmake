@@ -32,3 +32,7 @@ vgen_golden_mesh(cfg2_attn2d_1x2 4 cfg_size=2 attn2d_size=[1,2])
 # Async Ulysses accepted end to end (the tiny fixtures have one head per rank at ulysses 2, so one
 # head group: the pipeline itself is checked by parallel_attention_*_async with 2-5 heads per rank).
 vgen_golden_mesh(ulysses2_async 2 ulysses_size=2 async_ulysses=true)
+
+# DWDP: the ranks share one copy of the DiT blocks (MPI one-sided on the CPU); same tolerances.
+vgen_golden_mesh(cfg2_dwdp2 2 cfg_size=2 dwdp_size=2)
+vgen_golden_mesh(ulysses2_dwdp2 2 ulysses_size=2 dwdp_size=2)

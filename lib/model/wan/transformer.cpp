@@ -58,9 +58,11 @@ TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states) co
   tc.length = L;
   tc.k.reserve(w_.blocks.size());
   tc.v.reserve(w_.blocks.size());
-  for (const auto& b : w_.blocks) {
+  for (size_t i = 0; i < w_.blocks.size(); ++i) {
+    const WanBlockWeights& b = host_block_begin(i);
     tc.k.push_back(rms_norm(apply(b.attn2.k, ctx), b.attn2.norm_k, eps).reshape({B, L, H, Dh}));  // [B, L, H, Dh]
     tc.v.push_back(apply(b.attn2.v, ctx).reshape({B, L, H, Dh}));                                // [B, L, H, Dh]
+    host_block_end(i);
   }
   return tc;
 }
@@ -100,8 +102,10 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
   Tensor temb = apply(w_.time_linear_2, t1);                                  // [B, D]
   Tensor tproj = apply(w_.time_proj, silu(temb)).reshape({B, 6, D});          // [B, 6, D]
 
-  for (size_t i = 0; i < w_.blocks.size(); ++i)
-    wan_block_forward(cfg_, w_.blocks[i], x, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+  for (size_t i = 0; i < w_.blocks.size(); ++i) {
+    wan_block_forward(cfg_, host_block_begin(i), x, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+    host_block_end(i);
+  }
 
   // Head: shift/scale = table [2, D] + temb per sample, AdaLN, proj_out on the shard.
   Tensor head_mod = Tensor::empty({B, 2, D}, DType::kF32);  // [B, 2, D]

@@ -62,6 +62,11 @@ class WanTransformer {
   static std::unique_ptr<WanTransformer> random_on_device(const WanTransformerConfig& cfg,
                                                           const WanDeviceOptions& options, uint64_t seed);
   bool on_device() const { return device_ != nullptr; }
+  // DWDP on the host (parallel/dwdp.h): this rank keeps the blocks it owns in an MPI window and
+  // fetches the others during each pass; the others' host tensors are dropped. Collective over
+  // MPI_COMM_WORLD (`world` has its ranks). Before to_device is never needed: the device model
+  // has its own DWDP (WanDeviceOptions::dwdp_size).
+  void enable_host_dwdp(int dwdp_size, const Communicator& world);
   const WanDeviceModel* device_model() const { return device_.get(); }
 
  private:
@@ -69,6 +74,10 @@ class WanTransformer {
   WanTransformerWeights w_;
   WanRopeTables rope_;
   std::shared_ptr<WanDeviceModel> device_;  // set by to_device / random_on_device
+  std::shared_ptr<DwdpHostWeights> host_dwdp_;  // null without host DWDP
+  WanBlockWeights host_staged_[2];              // views of its staging slots
+  const WanBlockWeights& host_block_begin(size_t i) const;
+  void host_block_end(size_t i) const;
 };
 
 // One transformer block on a token shard (transformer_block.cpp). x [B, S_loc, D] in place;

@@ -29,6 +29,26 @@ struct WanBlockWeights {
   WanLinear ffn1, ffn2;       // [ffn, D], [D, ffn]
 };
 
+// Calls f(Tensor&) on every tensor slot of a block in one fixed order (undefined ones included:
+// norm2 without cross_attn_norm).
+template <typename F> void for_each_block_tensor(WanBlockWeights& b, F&& f) {
+  f(b.scale_shift_table);
+  for (WanAttentionWeights* a : {&b.attn1, &b.attn2}) {
+    for (WanLinear* l : {&a->q, &a->k, &a->v, &a->o}) {
+      f(l->w);
+      f(l->b);
+    }
+    f(a->norm_q);
+    f(a->norm_k);
+  }
+  f(b.norm2_w);
+  f(b.norm2_b);
+  for (WanLinear* l : {&b.ffn1, &b.ffn2}) {
+    f(l->w);
+    f(l->b);
+  }
+}
+
 struct WanTransformerWeights {
   WanLinear patch_embedding;  // w viewed as [D, C_in·pt·ph·pw] (Conv3d with kernel = stride = patch)
   WanLinear time_linear_1, time_linear_2;  // [D, freq_dim], [D, D]
