@@ -4,6 +4,20 @@
 
 namespace vgen {
 
+DwdpSpan::DwdpSpan(void* base, size_t bytes, Device device, size_t align, std::shared_ptr<void> keep)
+    : st_(std::make_shared<Storage>()), align_(align) {
+  st_->ptr = base;
+  st_->bytes = bytes;
+  st_->device = device;
+  st_->keep_alive = std::move(keep);  // no release: the arena or slot belongs to the DWDP weights
+}
+
+Tensor DwdpSpan::next(const Shape& shape, DType dtype) {
+  Tensor t = Tensor::from_storage(st_, off_, shape, dtype);
+  off_ += aligned(t.nbytes(), align_);
+  return t;
+}
+
 DwdpPlan DwdpPlan::of(int world_rank, int world_size, int dwdp_size) {
   VGEN_CHECK(dwdp_size >= 1 && world_size % dwdp_size == 0, ExitCode::kRecipe,
              "parallel_config.dwdp_size {}: must divide the world size {} (groups of consecutive ranks share one "

@@ -11,9 +11,24 @@
 #include <string>
 #include <vector>
 
+#include "core/tensor.h"
 #include "dist/communicator.h"
 
 namespace vgen {
+
+// Successive tensor views over a block's span of memory (an owned block in an arena, or a staging
+// slot), each `align`-byte aligned, in the order they are taken; `keep` stays alive while a view
+// does (the arena owns the memory: the views never free it).
+class DwdpSpan {
+ public:
+  DwdpSpan(void* base, size_t bytes, Device device, size_t align, std::shared_ptr<void> keep);
+  Tensor next(const Shape& shape, DType dtype);
+  static size_t aligned(size_t n, size_t align) { return (n + align - 1) / align * align; }
+
+ private:
+  std::shared_ptr<Storage> st_;
+  size_t off_ = 0, align_;
+};
 
 // Which blocks this rank owns.
 struct DwdpPlan {

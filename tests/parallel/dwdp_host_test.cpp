@@ -9,6 +9,7 @@
 
 #include "dist/communicator.h"
 #include "io/safetensors.h"
+#include "dwdp_test_util.h"
 #include "mesh_test_main.h"
 #include "model/wan/transformer.h"
 #include "parallel/local_attention.h"
@@ -17,13 +18,8 @@
 namespace vgen {
 namespace {
 
-Tensor random_host(const Shape& s, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  Tensor t = Tensor::empty(s, DType::kF32);
-  for (int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = d(rng);
-  return t;
-}
+using dwdp_test::predict;
+using dwdp_test::random_host;
 
 // Deep copies of the loaded weights with `blocks` blocks: block i >= 2 is block i % 2 scaled.
 WanTransformerWeights stretched(const WanTransformerWeights& w, int blocks) {
@@ -41,13 +37,6 @@ WanTransformerWeights stretched(const WanTransformerWeights& w, int blocks) {
     out.blocks[size_t(i)] = b;
   }
   return out;
-}
-
-Tensor predict(const WanTransformer& m, const Tensor& x, const Tensor& t, const Tensor& ctx) {
-  auto self = make_self_communicator();
-  auto attn = make_local_attention();
-  TextContext text = m.prepare_text(ctx);
-  return dit_predict(m, x, t, text, *self, *attn);
 }
 
 int run(int, char**, const DistEnv& env) {

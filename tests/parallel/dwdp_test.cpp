@@ -10,6 +10,7 @@
 #include "core/cuda_stream.h"
 #include "dist/communicator.h"
 #include "dist/device_mesh.h"
+#include "dwdp_test_util.h"
 #include "mesh_test_main.h"
 #include "model/wan/transformer.h"
 #include "parallel/local_attention.h"
@@ -18,24 +19,12 @@
 namespace vgen {
 namespace {
 
-Tensor random_host(const Shape& s, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  Tensor t = Tensor::empty(s, DType::kF32);
-  for (int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = d(rng);
-  return t;
-}
+using dwdp_test::predict;
+using dwdp_test::random_host;
 
 std::vector<float> host_floats(const Tensor& t) {
   Tensor h = t.to(Device::kCPU).to(DType::kF32);
   return std::vector<float>(h.f32(), h.f32() + h.numel());
-}
-
-Tensor predict(const WanTransformer& m, const Tensor& x, const Tensor& t, const Tensor& ctx) {
-  auto self = make_self_communicator();
-  auto attn = make_local_attention();
-  TextContext text = m.prepare_text(ctx);
-  return dit_predict(m, x, t, text, *self, *attn);
 }
 
 int run(int, char**, const DistEnv& env) {

@@ -104,33 +104,16 @@ DType dtype_for(Role r, const WanDeviceOptions& o) { return keeps_f32(r) ? DType
 
 // DWDP placement: a block's tensors lie in one span (an owned block in this rank's arena, a
 // foreign one in a staging slot), in layout order, each 256-byte aligned.
-size_t span_aligned(size_t n) { return (n + 255) / 256 * 256; }
+constexpr size_t kSpanAlign = 256;
 
 size_t block_span_bytes(const WanTransformerConfig& cfg, const WanDeviceOptions& o) {
   size_t bytes = 0;
   build_block(cfg, nullptr, "blocks.0", [&](const Tensor*, const Shape& shape, Role role, const std::string&) {
-    bytes += span_aligned(size_t(shape_numel(shape)) * dtype_size(dtype_for(role, o)));
+    bytes += DwdpSpan::aligned(size_t(shape_numel(shape)) * dtype_size(dtype_for(role, o)), kSpanAlign);
     return Tensor();
   });
   return bytes;
 }
-
-// Successive views over the span at `base` (the DWDP weights stay alive while a view does).
-struct SpanViews {
-  std::shared_ptr<Storage> st;
-  size_t off = 0;
-  SpanViews(void* base, size_t bytes, std::shared_ptr<DwdpDeviceWeights> keep) : st(std::make_shared<Storage>()) {
-    st->ptr = base;
-    st->bytes = bytes;
-    st->device = Device::kCUDA;
-    st->keep_alive = std::move(keep);  // no release: the arena belongs to the DWDP weights
-  }
-  Tensor next(const Shape& shape, DType dt) {
-    Tensor t = Tensor::from_storage(st, off, shape, dt);
-    off += span_aligned(t.nbytes());
-    return t;
-  }
-};
 
 // The weights with DWDP: owned blocks built by `make` and copied into the arena, foreign blocks
 // only walked (`skip(role)` per tensor, so a random fill stays in step), the two slot views, and
@@ -151,7 +134,7 @@ std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, cons
       });
       return WanBlockWeights{};
     }
-    SpanViews views(dw->owned(i), span, dw);
+    DwdpSpan views(dw->owned(i), span, Device::kCUDA, kSpanAlign, dw);
     return build_block(cfg, hb, n, [&](const Tensor* h, const Shape& shape, Role role, const std::string& name) {
       Tensor t = views.next(shape, dtype_for(role, o));
       t.copy_from(get(h, shape, role, name));
@@ -160,7 +143,7 @@ std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, cons
   });
   WanBlockWeights staged[2];
   for (int s = 0; s < 2; ++s) {
-    SpanViews views(dw->slot(s), span, dw);
+    DwdpSpan views(dw->slot(s), span, Device::kCUDA, kSpanAlign, dw);
     staged[s] = build_block(cfg, nullptr, "dwdp_slot", [&](const Tensor*, const Shape& shape, Role role,
                                                            const std::string&) {
       return views.next(shape, dtype_for(role, o));

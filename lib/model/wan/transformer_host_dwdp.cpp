@@ -5,27 +5,7 @@
 
 namespace vgen {
 namespace {
-
-size_t aligned64(size_t n) { return (n + 63) / 64 * 64; }
-
-// Successive f32 views over `bytes` of host memory at `base` (the DWDP weights stay alive while a
-// view does).
-struct HostSpan {
-  std::shared_ptr<Storage> st;
-  size_t off = 0;
-  HostSpan(void* base, size_t bytes, std::shared_ptr<DwdpHostWeights> keep) : st(std::make_shared<Storage>()) {
-    st->ptr = base;
-    st->bytes = bytes;
-    st->device = Device::kCPU;
-    st->keep_alive = std::move(keep);  // no release: the memory belongs to the DWDP weights
-  }
-  Tensor next(const Shape& shape) {
-    Tensor t = Tensor::from_storage(st, off, shape, DType::kF32);
-    off += aligned64(t.nbytes());
-    return t;
-  }
-};
-
+constexpr size_t kSpanAlign = 64;
 }  // namespace
 
 void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) {
@@ -37,14 +17,14 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
   WanBlockWeights layout = w_.blocks[0];  // every block has these shapes
   size_t span = 0;
   for_each_block_tensor(layout, [&](Tensor& t) {
-    if (t.defined()) span += aligned64(size_t(t.numel()) * sizeof(float));
+    if (t.defined()) span += DwdpSpan::aligned(size_t(t.numel()) * sizeof(float), kSpanAlign);
   });
   auto dw = std::make_shared<DwdpHostWeights>(plan, L, span);
   for (int s = 0; s < 2; ++s) {
-    HostSpan views(dw->slot(s), span, dw);
+    DwdpSpan views(dw->slot(s), span, Device::kCPU, kSpanAlign, dw);
     host_staged_[s] = layout;
     for_each_block_tensor(host_staged_[s], [&](Tensor& t) {
-      if (t.defined()) t = views.next(t.shape());
+      if (t.defined()) t = views.next(t.shape(), DType::kF32);
     });
   }
   for (int i = 0; i < L; ++i) {
@@ -53,10 +33,10 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
       b = WanBlockWeights{};  // its host tensors (mapping or converted copy) are released
       continue;
     }
-    HostSpan views(dw->owned(i), span, dw);
+    DwdpSpan views(dw->owned(i), span, Device::kCPU, kSpanAlign, dw);
     for_each_block_tensor(b, [&](Tensor& t) {
       if (!t.defined()) return;
-      Tensor v = views.next(t.shape());
+      Tensor v = views.next(t.shape(), DType::kF32);
       v.copy_from(t.dtype() == DType::kF32 ? t : t.to(DType::kF32));
       t = v;
     });

@@ -1,0 +1,28 @@
+// Shared by the DWDP test programs (dwdp_test on GPUs, dwdp_host_test over MPI): random host
+// inputs and one single-rank DiT prediction (self group, local attention).
+#pragma once
+#include <random>
+
+#include "dist/communicator.h"
+#include "model/wan/transformer.h"
+#include "parallel/local_attention.h"
+#include "pipeline/dit_step.h"
+
+namespace vgen::dwdp_test {
+
+inline Tensor random_host(const Shape& s, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  Tensor t = Tensor::empty(s, DType::kF32);
+  for (int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = d(rng);
+  return t;
+}
+
+inline Tensor predict(const WanTransformer& m, const Tensor& x, const Tensor& t, const Tensor& ctx) {
+  auto self = make_self_communicator();
+  auto attn = make_local_attention();
+  TextContext text = m.prepare_text(ctx);
+  return dit_predict(m, x, t, text, *self, *attn);
+}
+
+}  // namespace vgen::dwdp_test
