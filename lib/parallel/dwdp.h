@@ -69,6 +69,9 @@ class DwdpSlots {
   int last_ = -1;           // slot of the block acquired last
 };
 
+// Neither side is thread-safe: one pass over the blocks at a time per model (acquire b, queue the
+// reads of b, release b, then the next block), as the DiT runs them.
+
 // The device side (lib/parallel/dwdp_cuda.cpp): this rank's arena of owned blocks, the two slots,
 // the peers' arenas mapped over CUDA IPC, and the copy-stream events that order it all.
 class DwdpDeviceWeights {
@@ -94,8 +97,10 @@ class DwdpDeviceWeights {
 // the next one with MPI_Rget into the other slot while the current block computes.
 class DwdpHostWeights {
  public:
-  // Collective over MPI_COMM_WORLD (every rank, the same point).
-  DwdpHostWeights(const DwdpPlan& plan, int num_blocks, size_t block_bytes);
+  // Collective over MPI_COMM_WORLD (every rank, the same point); world_rank is this rank there
+  // (checked). Fetches need no MPI call by the owner on one node (shared-memory window); across
+  // nodes without RDMA they progress when the owner enters MPI, so keep a group on one node.
+  DwdpHostWeights(const DwdpPlan& plan, int num_blocks, size_t block_bytes, int world_rank);
   // Collective too (MPI_Win_free), unless an exception is unwinding (then the window is left to
   // the ending job).
   ~DwdpHostWeights();
@@ -113,13 +118,14 @@ class DwdpHostWeights {
 
  private:
   void fetch(const DwdpSlots::Copy& c, bool wait);
+  void complete(int slot);  // waits for a pending prefetch into `slot`, if any
   DwdpPlan plan_;
   DwdpSlots slots_;
   size_t bb_;
   int world_rank_ = 0;
   void* arena_ = nullptr;
   void* win_ = nullptr;       // MPI_Win*
-  std::vector<char> slot_mem_;
+  std::unique_ptr<char, void (*)(void*)> slot_mem_{nullptr, nullptr};  // 2 blocks, 64-byte aligned
   void* pending_[2] = {nullptr, nullptr};  // MPI_Request* of a slot's prefetch
   int acquired_ = -1;
 };

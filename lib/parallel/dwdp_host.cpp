@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 
@@ -23,9 +24,16 @@ void check_mpi(int rc, const char* what) {
 
 }  // namespace
 
-DwdpHostWeights::DwdpHostWeights(const DwdpPlan& plan, int num_blocks, size_t block_bytes)
-    : plan_(plan), slots_(plan, num_blocks), bb_(block_bytes), slot_mem_(2 * block_bytes) {
+DwdpHostWeights::DwdpHostWeights(const DwdpPlan& plan, int num_blocks, size_t block_bytes, int world_rank)
+    : plan_(plan), slots_(plan, num_blocks), bb_(block_bytes) {
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+  VGEN_CHECK(world_rank_ == world_rank, ExitCode::kInternal,
+             "DWDP (host): the group was planned for world rank {} but this is MPI_COMM_WORLD rank {}", world_rank,
+             world_rank_);
+  const size_t slot_bytes = (2 * bb_ + 63) / 64 * 64;
+  slot_mem_ = {static_cast<char*>(std::aligned_alloc(64, slot_bytes)), std::free};
+  VGEN_CHECK(slot_mem_ != nullptr, ExitCode::kInternal, "DWDP (host): cannot allocate 2 staging slots of {} bytes",
+             bb_);
   const MPI_Aint bytes = MPI_Aint(size_t(plan.owned_count(num_blocks)) * bb_);
   auto* win = new MPI_Win;
   check_mpi(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &arena_, win), "MPI_Win_allocate");
@@ -37,7 +45,7 @@ DwdpHostWeights::~DwdpHostWeights() {
   if (!win_) return;
   auto* win = static_cast<MPI_Win*>(win_);
   for (void*& r : pending_)
-    if (r) {
+    if (r) {  // not complete(): no throwing here
       MPI_Wait(static_cast<MPI_Request*>(r), MPI_STATUS_IGNORE);
       delete static_cast<MPI_Request*>(r);
       r = nullptr;
@@ -53,7 +61,7 @@ void* DwdpHostWeights::owned(int block) {
   return static_cast<char*>(arena_) + size_t(plan_.arena_index(block)) * bb_;
 }
 
-void* DwdpHostWeights::slot(int s) { return slot_mem_.data() + size_t(s) * bb_; }
+void* DwdpHostWeights::slot(int s) { return slot_mem_.get() + size_t(s) * bb_; }
 
 void DwdpHostWeights::publish() {
   auto* win = static_cast<MPI_Win*>(win_);
@@ -61,12 +69,21 @@ void DwdpHostWeights::publish() {
   check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 }
 
+void DwdpHostWeights::complete(int slot) {
+  if (!pending_[slot]) return;
+  auto* req = static_cast<MPI_Request*>(pending_[slot]);
+  pending_[slot] = nullptr;
+  const int rc = MPI_Wait(req, MPI_STATUS_IGNORE);
+  delete req;
+  check_mpi(rc, "MPI_Wait");
+}
+
 void DwdpHostWeights::fetch(const DwdpSlots::Copy& c, bool wait) {
   auto* win = static_cast<MPI_Win*>(win_);
   const int target = world_rank_ - plan_.rank + plan_.owner(c.block);
   const MPI_Aint disp = MPI_Aint(size_t(plan_.arena_index(c.block)) * bb_);
   char* dst = static_cast<char*>(slot(c.slot));
-  VGEN_ASSERT(pending_[c.slot] == nullptr, "dwdp: slot {} fetched while a fetch into it is pending", c.slot);
+  complete(c.slot);  // an unconsumed prefetch (a pass cut short) ends before the slot is refilled
   if (wait) {
     for (size_t off = 0; off < bb_; off += kPiece) {
       const int n = int(std::min(kPiece, bb_ - off));
@@ -93,13 +110,8 @@ int DwdpHostWeights::acquire(int block) {
   VGEN_ASSERT(acquired_ < 0, "dwdp: block {} acquired before block {} was released", block, acquired_);
   DwdpSlots::Copy now, next;
   const int s = slots_.acquire(block, &now, &next);
+  complete(s);  // a prefetch into this slot ends before the slot is read or refilled
   if (now.block >= 0) fetch(now, true);
-  if (pending_[s]) {  // prefetched: complete it before the slot is read
-    auto* req = static_cast<MPI_Request*>(pending_[s]);
-    check_mpi(MPI_Wait(req, MPI_STATUS_IGNORE), "MPI_Wait");
-    delete req;
-    pending_[s] = nullptr;
-  }
   if (next.block >= 0) fetch(next, false);
   acquired_ = block;
   return s;

@@ -3,9 +3,10 @@
 // next one is prefetched while the current one runs, and owned blocks never take a slot.
 #include <gtest/gtest.h>
 
-#include <set>
+#include <stdexcept>
 
 #include "core/error.h"
+#include "core/on_unwind.h"
 #include "parallel/dwdp.h"
 
 using namespace vgen;
@@ -94,4 +95,24 @@ TEST(Dwdp, OwnedBlocksAreNotStaged) {
   EXPECT_EQ(slots.next_foreign(2), -1);
   const DwdpPlan solo = DwdpPlan::of(0, 1, 1);
   EXPECT_EQ(DwdpSlots(solo, 3).next_foreign(0), -1);
+}
+
+// The DiT ends a block's use on the unwinding path only through OnUnwind (the normal path calls
+// block_end itself, so its errors surface): it must run on an exception and not otherwise.
+TEST(Dwdp, OnUnwindRunsOnlyWhenAnExceptionLeaves) {
+  int ran = 0;
+  { OnUnwind g([&] { ++ran; }); }
+  EXPECT_EQ(ran, 0);
+  try {
+    OnUnwind g([&] { ++ran; });
+    throw std::runtime_error("block failed");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(ran, 1);
+  try {  // a throwing cleanup on the unwinding path is swallowed: the first error stands
+    OnUnwind g([&] { throw std::logic_error("cleanup failed"); });
+    throw std::runtime_error("block failed");
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "block failed");
+  }
 }

@@ -1,6 +1,7 @@
 #include "model/wan/transformer.h"
 
 #include "core/log.h"
+#include "core/on_unwind.h"
 #include "io/safetensors.h"
 #include "ops/activation.h"
 #include "ops/elementwise.h"
@@ -60,6 +61,7 @@ TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states) co
   tc.v.reserve(w_.blocks.size());
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
     const WanBlockWeights& b = host_block_begin(i);
+    OnUnwind end_on_error([&] { host_block_end(i); });  // a DWDP slot stays usable after an error
     tc.k.push_back(rms_norm(apply(b.attn2.k, ctx), b.attn2.norm_k, eps).reshape({B, L, H, Dh}));  // [B, L, H, Dh]
     tc.v.push_back(apply(b.attn2.v, ctx).reshape({B, L, H, Dh}));                                // [B, L, H, Dh]
     host_block_end(i);
@@ -103,7 +105,9 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
   Tensor tproj = apply(w_.time_proj, silu(temb)).reshape({B, 6, D});          // [B, 6, D]
 
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
-    wan_block_forward(cfg_, host_block_begin(i), x, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+    const WanBlockWeights& w = host_block_begin(i);
+    OnUnwind end_on_error([&] { host_block_end(i); });
+    wan_block_forward(cfg_, w, x, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
     host_block_end(i);
   }
 

@@ -8,6 +8,7 @@
 #include <exception>
 #include <type_traits>
 
+#include "core/on_unwind.h"
 #include "model/wan/transformer.h"
 #include "ops/activation.h"
 #include "ops/device_ops.h"
@@ -163,6 +164,7 @@ TextContext WanDeviceModel::prepare_text(const Tensor& encoder_hidden_states) co
   tc.v.reserve(w_.blocks.size());
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
     const WanBlockWeights& b = block_begin(i);
+    OnUnwind end_on_error([&] { block_end(i); });  // a DWDP slot stays usable after an error
     Tensor k = linear(b.attn2.k, ctx);
     tc.k.push_back(timed(P::kOther, [&] { return rms_norm(k, b.attn2.norm_k, eps); }).reshape({B, L, H, Dh}));
     tc.v.push_back(linear(b.attn2.v, ctx).reshape({B, L, H, Dh}));  // [B, L, H, Dh]
@@ -222,7 +224,9 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
 
   Tensor ffn_out, ffn_mod;  // the last block's feed-forward output, not yet added to x
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
-    block_forward(block_begin(i), x, ffn_out, ffn_mod, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+    const WanBlockWeights& w = block_begin(i);
+    OnUnwind end_on_error([&] { block_end(i); });
+    block_forward(w, x, ffn_out, ffn_mod, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
     block_end(i);
   }
   if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });

@@ -19,7 +19,7 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
   for_each_block_tensor(layout, [&](Tensor& t) {
     if (t.defined()) span += DwdpSpan::aligned(size_t(t.numel()) * sizeof(float), kSpanAlign);
   });
-  auto dw = std::make_shared<DwdpHostWeights>(plan, L, span);
+  auto dw = std::make_shared<DwdpHostWeights>(plan, L, span, world.rank());
   for (int s = 0; s < 2; ++s) {
     DwdpSpan views(dw->slot(s), span, Device::kCPU, kSpanAlign, dw);
     host_staged_[s] = layout;
