@@ -2,7 +2,9 @@
 # Batch behaviour on the CPU with the tiny model (issue 8): dp 2 × cfg 2 renders every prompt once,
 # resume renders only missing videos, an invalid JSONL line fails alone, a killed rank ends the job
 # within 60 s, --retry-failed, and resident memory stays flat over 200 videos.
-# Usage: batch_test.sh <vgen> <source dir> <case>   (case: dp|resume|jsonl|kill|signal|memory)
+# dwdp: the same batch with the DiT blocks shared over all 4 ranks (DWDP on the CPU) gives the same
+# latents for every prompt as without.
+# Usage: batch_test.sh <vgen> <source dir> <case>   (case: dp|resume|jsonl|kill|signal|memory|dwdp)
 set -u
 VGEN=$1; SRC=$2; CASE=$3
 MPIRUN=${MPIRUN:-mpirun}
@@ -20,6 +22,20 @@ count_status() {  # timing.json status → count
 }
 
 case $CASE in
+dwdp)
+  prompts 8 "$W/p.txt"
+  for d in 1 4; do
+    timeout 300 $MPIRUN -np 4 --oversubscribe "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" \
+      --set parallel_config.dp_size=2 --set parallel_config.cfg_size=2 --set parallel_config.ulysses_size=1 \
+      --set parallel_config.dwdp_size=$d --set output.save_tensors=true --prompts "$W/p.txt" --out "$W/out$d" \
+      > "$W/log$d" 2>&1 || { tail -20 "$W/log$d"; fail "dwdp_size $d run exited non-zero"; }
+  done
+  grep -q "DWDP (host)" "$W/log4" || fail "the dwdp_size 4 run did not share the blocks"
+  n=$(ls "$W/out4"/*.safetensors | wc -l); [ "$n" = 8 ] || fail "expected 8 tensor files, found $n"
+  for f in "$W/out1"/*.safetensors; do
+    cmp -s "$f" "$W/out4/$(basename "$f")" || fail "$(basename "$f") differs with DWDP"
+  done
+  ;;
 dp)
   prompts 40 "$W/p.txt"
   timeout 300 $MPIRUN -np 4 --oversubscribe "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" \
