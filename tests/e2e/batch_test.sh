@@ -97,14 +97,17 @@ PY
   [ "$(ls "$W/out"/*.mp4 | wc -l)" = 3 ] || fail "--retry-failed should add the NaN prompt's video"
   ;;
 kill)
-  prompts 40 "$W/p.txt"
+  # Long enough that the job is still running when the first MP4 appears (the tiny model renders a
+  # 16x16 video in ~10 ms: 40 of them could finish before the kill).
+  prompts 300 "$W/p.txt"
   $MPIRUN -np 4 --oversubscribe "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" \
     --set parallel_config.dp_size=2 --set parallel_config.cfg_size=2 --set parallel_config.ulysses_size=1 \
-    --set generation.num_inference_steps=20 --prompts "$W/p.txt" --out "$W/out" > "$W/log" 2>&1 &
+    --set generation.num_inference_steps=40 --set generation.height=64 --prompts "$W/p.txt" --out "$W/out" \
+    > "$W/log" 2>&1 &
   mp=$!
   for _ in $(seq 1 100); do ls "$W/out"/*.mp4 > /dev/null 2>&1 && break; sleep 0.2; done
   victim=$(pgrep -P $mp -f vgen | sed -n 2p)
-  [ -n "$victim" ] || fail "no rank process found"
+  [ -n "$victim" ] || { pgrep -a -P $mp; tail -20 "$W/log"; fail "no rank process found"; }
   t0=$(date +%s); kill -9 "$victim"
   for _ in $(seq 1 600); do kill -0 $mp 2> /dev/null || break; sleep 0.1; done
   kill -0 $mp 2> /dev/null && { kill -9 $mp; fail "job still running 60 s after a rank was killed"; }
