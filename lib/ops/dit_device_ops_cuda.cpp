@@ -8,25 +8,18 @@
 #include "kernels/init/random_init.cuh"
 #include "kernels/norm/norm.cuh"
 #include "kernels/rope/rope.cuh"
+#include "ops/device_op_checks.h"
 #include "ops/dit_device_ops.h"
 #include "ops/norm.h"
 
 namespace vgen {
 namespace {
 
-std::string desc(const Tensor& t) { return t.defined() ? t.str() : std::string("undefined"); }
+using device_ops::act_type;  // + the output-dtype overload below
+using device_ops::check_dev;
+using device_ops::desc;
+using device_ops::launched;
 
-void check_dev(const Tensor& t, const char* op, const char* what) {
-  VGEN_ASSERT(t.defined() && t.device() == Device::kCUDA, "{}: {} must be a device tensor, got {}", op, what, desc(t));
-}
-
-// f32 or bf16 (the activation dtypes of the DiT).
-kern::FloatType act_type(const Tensor& t, const char* op, const char* what) {
-  check_dev(t, op, what);
-  VGEN_ASSERT(t.dtype() == DType::kF32 || t.dtype() == DType::kBF16, "{}: {} must be f32 or bf16, got {}", op, what,
-              t.str());
-  return t.dtype() == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16;
-}
 kern::FloatType act_type(DType dt, const char* op) {
   VGEN_ASSERT(dt == DType::kF32 || dt == DType::kBF16, "{}: output dtype must be f32 or bf16, got {}", op,
               dtype_name(dt));
@@ -39,12 +32,6 @@ const float* f32_param(const Tensor& t, int64_t n, const char* op, const char* w
   VGEN_ASSERT(t.dtype() == DType::kF32 && t.numel() == n, "{}: {} must be f32 with {} elements, got {}", op, what, n,
               t.str());
   return t.f32();
-}
-
-void launched(cudaError_t e, const char* op, const Tensor& x) {
-  if (e != cudaSuccess)
-    VGEN_THROW(ExitCode::kInternal, "{} on {} failed: {} ({})", op, x.str(), cudaGetErrorString(e),
-               cudaGetErrorName(e));
 }
 
 int64_t rows_of(const Tensor& x) { return x.dim(-1) ? x.numel() / x.dim(-1) : 0; }

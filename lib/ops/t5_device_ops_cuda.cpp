@@ -8,38 +8,18 @@
 #include "kernels/t5/rel_bias.cuh"
 #include "kernels/t5/rel_bias_ref.h"
 #include "kernels/t5/t5_norm.cuh"
+#include "ops/device_op_checks.h"
 #include "ops/t5_device_ops.h"
 
 namespace vgen {
-namespace {
 
-std::string desc(const Tensor& t) { return t.defined() ? t.str() : std::string("undefined"); }
-
-void check_dev(const Tensor& t, const char* op, const char* what) {
-  VGEN_ASSERT(t.defined() && t.device() == Device::kCUDA, "{}: {} must be a device tensor, got {}", op, what, desc(t));
-}
-
-// f32 or bf16 device tensor.
-kern::FloatType float_type(const Tensor& t, const char* op, const char* what) {
-  check_dev(t, op, what);
-  VGEN_ASSERT(t.dtype() == DType::kF32 || t.dtype() == DType::kBF16, "{}: {} must be f32 or bf16, got {}", op, what,
-              t.str());
-  return t.dtype() == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16;
-}
-
-void launched(cudaError_t e, const char* op, const Tensor& x) {
-  if (e != cudaSuccess)
-    VGEN_THROW(ExitCode::kInternal, "{} on {} failed: {} ({})", op, x.str(), cudaGetErrorString(e),
-               cudaGetErrorName(e));
-}
-
-}  // namespace
+using namespace device_ops;
 
 Tensor cuda_t5_rms_norm(const Tensor& x, const Tensor& w, float eps) {
-  const kern::FloatType t = float_type(x, "t5_rms_norm", "x");
+  const kern::FloatType t = act_type(x, "t5_rms_norm", "x");
   VGEN_ASSERT(x.ndim() >= 1, "t5_rms_norm: x {} has no feature dim", x.str());
   const int64_t D = x.dim(-1);
-  VGEN_ASSERT(float_type(w, "t5_rms_norm", "weight") == t && w.numel() == D,
+  VGEN_ASSERT(act_type(w, "t5_rms_norm", "weight") == t && w.numel() == D,
               "t5_rms_norm: weight {} must have x's dtype and {} elements (x {})", w.str(), D, x.str());
   Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);  // [..., D]
   const int64_t rows = D ? x.numel() / D : 0;
@@ -48,9 +28,9 @@ Tensor cuda_t5_rms_norm(const Tensor& x, const Tensor& w, float eps) {
 }
 
 Tensor cuda_t5_gated_act(const Tensor& gate, const Tensor& lin, kern::T5Act act) {
-  const kern::FloatType t = float_type(gate, "t5_gated_act", "gate");
+  const kern::FloatType t = act_type(gate, "t5_gated_act", "gate");
   if (lin.defined())
-    VGEN_ASSERT(float_type(lin, "t5_gated_act", "lin") == t && lin.shape() == gate.shape(),
+    VGEN_ASSERT(act_type(lin, "t5_gated_act", "lin") == t && lin.shape() == gate.shape(),
                 "t5_gated_act: gate {} vs lin {}", gate.str(), lin.str());
   Tensor out = Tensor::empty(gate.shape(), gate.dtype(), Device::kCUDA);  // [..., F]
   launched(kern::t5_gated_act(gate.raw(), lin.defined() ? lin.raw() : nullptr, out.raw(), t, gate.numel(), act,
@@ -71,7 +51,7 @@ Tensor t5_relative_buckets(int64_t Lq, int64_t Lk, bool bidirectional, int num_b
 }
 
 Tensor cuda_t5_relative_bias(const Tensor& table, const Tensor& buckets) {
-  const kern::FloatType t = float_type(table, "t5_relative_bias", "table");
+  const kern::FloatType t = act_type(table, "t5_relative_bias", "table");
   check_dev(buckets, "t5_relative_bias", "buckets");
   VGEN_ASSERT(table.ndim() == 2 && buckets.ndim() == 1 && buckets.dtype() == DType::kI64,
               "t5_relative_bias: table {} must be [num_buckets, H], buckets {} i64 [Lq+Lk-1]", table.str(),
@@ -85,9 +65,9 @@ Tensor cuda_t5_relative_bias(const Tensor& table, const Tensor& buckets) {
 
 void cuda_t5_attention_out(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& rel_bias,
                            int64_t num_heads, int64_t num_valid, Tensor& out) {
-  const kern::FloatType t = float_type(q, "t5_attention", "q");
-  VGEN_ASSERT(float_type(k, "t5_attention", "k") == t && float_type(v, "t5_attention", "v") == t &&
-                  float_type(out, "t5_attention", "out") == t,
+  const kern::FloatType t = act_type(q, "t5_attention", "q");
+  VGEN_ASSERT(act_type(k, "t5_attention", "k") == t && act_type(v, "t5_attention", "v") == t &&
+                  act_type(out, "t5_attention", "out") == t,
               "t5_attention: q {} k {} v {} out {} must share one dtype", q.str(), k.str(), v.str(), out.str());
   VGEN_ASSERT(q.ndim() == 2 && k.ndim() == 2 && k.shape() == v.shape() && out.shape() == q.shape() && num_heads >= 1,
               "t5_attention: q {} [Lq, H*D], k {} and v {} [Lk, H*D], out {} [Lq, H*D], heads {}", q.str(), k.str(),
@@ -122,7 +102,7 @@ Tensor cuda_t5_attention(const Tensor& q, const Tensor& k, const Tensor& v, cons
 }
 
 Tensor cuda_embedding(const Tensor& table, const Tensor& ids) {
-  const kern::FloatType t = float_type(table, "embedding", "table");
+  const kern::FloatType t = act_type(table, "embedding", "table");
   check_dev(ids, "embedding", "ids");
   VGEN_ASSERT(table.ndim() == 2 && ids.ndim() == 1 && ids.dtype() == DType::kI64,
               "embedding: table {} must be [vocab, D], ids {} i64 [rows]", table.str(), ids.str());

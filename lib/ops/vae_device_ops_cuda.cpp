@@ -9,34 +9,19 @@
 #include "kernels/vae_attn/vae_attn.cuh"
 #include "kernels/vae_norm/vae_norm.cuh"
 #include "kernels/vae_ops/vae_ops.cuh"
+#include "ops/device_op_checks.h"
 #include "ops/vae_device_ops.h"
 
 namespace vgen {
 
 namespace {
 
+using namespace device_ops;
+
 std::atomic<VaeConvBackend> g_backend{VaeConvBackend::kAuto};
 
 // Score memory of one query block of the frame attention (fp32 elements).
 constexpr int64_t kAttnScoreElems = int64_t(64) << 20;
-
-void check_device(const Tensor& t, const char* op, const char* what) {
-  VGEN_ASSERT(t.defined() && t.device() == Device::kCUDA, "{}: {} must be a device tensor, got {}", op, what,
-              t.defined() ? t.str() : std::string("undefined"));
-}
-
-kern::FloatType act_type(const Tensor& t, const char* op, const char* what) {
-  check_device(t, op, what);
-  VGEN_ASSERT(t.dtype() == DType::kF32 || t.dtype() == DType::kBF16, "{}: {} {} must be f32 or bf16", op, what,
-              t.str());
-  return t.dtype() == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16;
-}
-
-void launched(cudaError_t e, const char* op, const Tensor& t, const char* detail = "") {
-  if (e != cudaSuccess)
-    VGEN_THROW(ExitCode::kInternal, "{} on {} failed: {} ({}){}{}", op, t.str(), cudaGetErrorString(e),
-               cudaGetErrorName(e), detail[0] ? ": " : "", detail);
-}
 
 kern::ConvBackend kern_backend(VaeConvBackend b) {
   switch (b) {
@@ -59,7 +44,7 @@ VaeConvCounts vae_conv_counts() {
 
 Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const kern::Conv3dPad& pad) {
   const kern::FloatType t = act_type(x, "vae_conv3d", "input");
-  check_device(w, "vae_conv3d", "weight");
+  check_dev(w, "vae_conv3d", "weight");
   VGEN_ASSERT(x.ndim() == 4 || x.ndim() == 5, "vae_conv3d: input {} must be [T,H,W,C] or [N,T,H,W,C]", x.str());
   VGEN_ASSERT(w.ndim() == 5 && w.dtype() == x.dtype() && w.dim(4) == x.dim(-1),
               "vae_conv3d: weight {} must be [Cout,kt,kh,kw,Cin] of the input's dtype for input {}", w.str(), x.str());
@@ -70,7 +55,7 @@ Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const 
   a.Cout = w.dim(0), a.kt = w.dim(1), a.kh = w.dim(2), a.kw = w.dim(3);
   a.pad = pad;
   if (b.defined()) {
-    check_device(b, "vae_conv3d", "bias");
+    check_dev(b, "vae_conv3d", "bias");
     VGEN_ASSERT(b.dtype() == DType::kF32 && b.numel() == a.Cout, "vae_conv3d: bias {} must be f32 [{}]", b.str(),
                 a.Cout);
     a.bias = b.f32();
@@ -95,7 +80,7 @@ Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const 
 void cuda_vae_rms_norm(const Tensor& x, const Tensor& gamma, bool silu, Tensor& y) {
   const kern::FloatType xt = act_type(x, "vae_rms_norm", "input");
   const kern::FloatType yt = act_type(y, "vae_rms_norm", "output");
-  check_device(gamma, "vae_rms_norm", "gamma");
+  check_dev(gamma, "vae_rms_norm", "gamma");
   const int64_t C = x.dim(-1);
   VGEN_ASSERT(gamma.dtype() == DType::kF32 && gamma.numel() == C, "vae_rms_norm: gamma {} for input {}", gamma.str(),
               x.str());
@@ -140,7 +125,7 @@ void cuda_vae_clamp_(Tensor& t, float lo, float hi) {
 
 void cuda_vae_write_frames(const Tensor& x, int64_t C, float lo, float hi, Tensor& video, int64_t f0) {
   const kern::FloatType t = act_type(x, "vae_write_frames", "input");
-  check_device(video, "vae_write_frames", "video");
+  check_dev(video, "vae_write_frames", "video");
   VGEN_ASSERT(x.ndim() == 4 && video.ndim() == 4 && video.dtype() == DType::kF32 && video.dim(0) == C &&
                   C <= x.dim(3) && video.dim(2) == x.dim(1) && video.dim(3) == x.dim(2) && f0 >= 0 &&
                   f0 + x.dim(0) <= video.dim(1),
