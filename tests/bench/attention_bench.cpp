@@ -3,7 +3,7 @@
 // H = 40 (--heads), D = 128, non-causal, with and without LSE. Median of 5 CUDA-event timings after warm-up
 // (the warm-up also builds the cuDNN graph), on random data. The two backends' outputs are
 // compared on the first query tokens and on every LSE, so a fast wrong kernel shows.
-// Usage: attention_bench [--quick] [--cudnn-only] [--heads N] [--kv N] [S ...]   (default S: 32760 75600; --quick: 32760 only)
+// Usage: attention_bench [--quick] [--cudnn-only] [--heads N] [--kv N] [--lse-seq 01] [S ...]   (default S: 32760 75600; --quick: 32760 only)
 // Prints one JSON line per measurement; TFLOP/s = 4·S·Skv·D·H / t.
 #include <cuda_runtime.h>
 
@@ -33,6 +33,7 @@ int64_t g_heads = 40;                  // --heads N (Wan2.1-14B: 40)
 int64_t g_kv = 0;                      // --kv N: keys per query row (0: S, self-attention)
 int64_t g_valid = 0;                   // --valid N: cuDNN padding mask over the first N keys (0: all)
 int64_t g_groups = 0;                  // --head-groups G: cuDNN over G calls of H/G heads each (0: off)
+std::string g_lse_seq = "01";          // --lse-seq: measurement order, 0 = without LSE, 1 = with (e.g. 1001)
 
 Tensor random_bf16(const Shape& s, uint64_t seed, float amp) {
   Tensor t = Tensor::empty(s, DType::kBF16, Device::kCUDA);
@@ -155,7 +156,8 @@ void bench_shape(int64_t S, int64_t H, int64_t D) {
     return a;
   };
   double ms_native[2] = {0, 0}, ms_cudnn[2] = {0, 0};
-  for (bool with_lse : {false, true}) {
+  for (char c : g_lse_seq) {  // later runs of the same kind overwrite earlier ones in ms_*
+    const bool with_lse = c == '1';
     const kern::AttnArgs an = args(o_native, with_lse ? &l_native : nullptr);
     cudaError_t st = cudaSuccess;
     if (g_native) {
@@ -211,6 +213,8 @@ int main(int argc, char** argv) {
       g_heads = std::atoll(argv[++i]);
     else if (std::strcmp(argv[i], "--head-groups") == 0 && i + 1 < argc)
       g_groups = std::atoll(argv[++i]);
+    else if (std::strcmp(argv[i], "--lse-seq") == 0 && i + 1 < argc)
+      g_lse_seq = argv[++i];
     else if (std::strcmp(argv[i], "--valid") == 0 && i + 1 < argc)
       g_valid = std::atoll(argv[++i]);
     else if (std::strcmp(argv[i], "--kv") == 0 && i + 1 < argc)
