@@ -3,7 +3,6 @@
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 
-#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -49,7 +48,6 @@ struct Plan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
   size_t workspace = 0;
-  bool tuned = false;  // autotuning ran (or was declined) for this plan
 };
 
 struct DeviceRes {
@@ -62,9 +60,6 @@ std::unordered_map<PlanKey, Plan, PlanKeyHash> g_plans;
 std::vector<DeviceRes> g_devs;
 GemmCacheStats g_stats;
 bool g_fused_enabled = true;
-int g_tune_candidates = 0;  // gemm_set_autotune
-bool g_gelu_epilogue = false;  // gemm_set_gelu_epilogue
-std::vector<GemmTuneRecord> g_tune_records;
 
 cudaError_t fail(cudaError_t e, const std::string& what) {
   t_last_error = what;
@@ -116,26 +111,6 @@ cudaError_t device_res(int dev, cudaStream_t stream, DeviceRes** out, void** ws)
   *out = &r;
   *ws = it->second;
   return cudaSuccess;
-}
-
-// The algorithm constraints every candidate of `key` must meet.
-cublasStatus_t make_preference(const PlanKey& key, cublasLtMatmulPreference_t* out) {
-  cublasLtMatmulPreference_t pref = nullptr;
-  cublasStatus_t s = cublasLtMatmulPreferenceCreate(&pref);
-  if (s != CUBLAS_STATUS_SUCCESS) return s;
-  uint64_t ws = kWorkspaceBytes;
-  uint32_t al_a = key.al_w, al_b = key.al_x, al_d = key.al_d;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  // Split-K partial sums only in fp32 (the compute type), reduced in a fixed order: no in-place
-  // (atomic, output-type) or output-type reductions, which would round partial sums to bf16.
-  uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction, sizeof(reduction));
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof(al_a));
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof(al_b));
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_d, sizeof(al_d));
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_d, sizeof(al_d));
-  *out = pref;
-  return CUBLAS_STATUS_SUCCESS;
 }
 
 // Builds (or finds) the plan for `key`; caller holds g_mu. Returns an invalid plan when cuBLASLt
@@ -194,7 +169,18 @@ cudaError_t get_plan(const PlanKey& key, cublasLtHandle_t handle, const void* bi
     return e;
 
   cublasLtMatmulPreference_t pref = nullptr;
-  if (auto e = check(make_preference(key, &pref), "preference")) return e;
+  if (auto e = check(cublasLtMatmulPreferenceCreate(&pref), "preference")) return e;
+  uint64_t ws = kWorkspaceBytes;
+  uint32_t al_a = key.al_w, al_b = key.al_x, al_d = key.al_d;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  // Split-K partial sums only in fp32 (the compute type), reduced in a fixed order: no in-place
+  // (atomic, output-type) or output-type reductions, which would round partial sums to bf16.
+  uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction, sizeof(reduction));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof(al_a));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof(al_b));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_d, sizeof(al_d));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_d, sizeof(al_d));
   cublasLtMatmulHeuristicResult_t res{};
   int found = 0;
   s = cublasLtMatmulAlgoGetHeuristic(handle, p.desc, p.a, p.b, p.d, p.d, pref, 1, &res, &found);
@@ -269,81 +255,6 @@ cudaError_t run_plan(DeviceRes& r, void* ws, Plan& p, const void* x, const void*
   return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : fail_cublas(s, "cublasLtMatmul");
 }
 
-
-// Autotuning: times up to g_tune_candidates heuristic algorithms on the caller's operands (each
-// candidate once to warm up, then kTuneRounds timed runs interleaved across candidates, so all see
-// the same clock and power state) and keeps the fastest median. The heuristic's first choice stays
-// unless another is faster by kTuneMargin, so noise does not flip the choice between runs. Skipped for
-// small GEMMs (not worth the time) and while the stream is being captured (no synchronisation
-// allowed). Every timed run writes d; the caller's run that follows writes it with the chosen one.
-constexpr double kTuneMinFlop = 2e10, kTuneMargin = 0.02;
-constexpr int kTuneRounds = 3, kTuneMaxCandidates = 32;
-
-cudaError_t tune_plan(const PlanKey& key, DeviceRes& r, void* ws, Plan& p, const void* x, const void* w,
-                      const void* bias, void* d, bool has_bias, cudaStream_t stream) {
-  p.tuned = true;
-  if (2.0 * double(key.M) * double(key.N) * double(key.K) < kTuneMinFlop) return cudaSuccess;
-  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone) return cudaSuccess;
-  cublasLtMatmulPreference_t pref = nullptr;
-  cublasStatus_t s = make_preference(key, &pref);
-  if (s != CUBLAS_STATUS_SUCCESS) return fail_cublas(s, "autotune preference");
-  cublasLtMatmulHeuristicResult_t cand[kTuneMaxCandidates] = {};
-  int found = 0;
-  s = cublasLtMatmulAlgoGetHeuristic(r.handle, p.desc, p.a, p.b, p.d, p.d, pref,
-                                     std::min(g_tune_candidates, kTuneMaxCandidates), cand, &found);
-  cublasLtMatmulPreferenceDestroy(pref);
-  if (s != CUBLAS_STATUS_SUCCESS) return fail_cublas(s, "autotune cublasLtMatmulAlgoGetHeuristic");
-  if (found < 2) return cudaSuccess;
-
-  cudaEvent_t ev[2];
-  cudaError_t e = cudaEventCreate(&ev[0]);
-  if (e != cudaSuccess) return fail(e, "autotune cudaEventCreate");
-  if ((e = cudaEventCreate(&ev[1])) != cudaSuccess) {
-    cudaEventDestroy(ev[0]);
-    return fail(e, "autotune cudaEventCreate");
-  }
-  const Plan keep = p;
-  float ms[kTuneMaxCandidates][kTuneRounds] = {};
-  bool ok[kTuneMaxCandidates] = {};
-  for (int c = 0; c < found; ++c) {  // warm-up; a candidate that fails to run is dropped
-    p.algo = cand[c].algo, p.workspace = cand[c].workspaceSize;
-    ok[c] = cand[c].state == CUBLAS_STATUS_SUCCESS &&
-            run_plan(r, ws, p, x, w, bias, d, has_bias, stream) == cudaSuccess;
-  }
-  for (int round = 0; round < kTuneRounds && e == cudaSuccess; ++round)
-    for (int c = 0; c < found && e == cudaSuccess; ++c) {
-      if (!ok[c]) continue;
-      p.algo = cand[c].algo, p.workspace = cand[c].workspaceSize;
-      cudaEventRecord(ev[0], stream);
-      ok[c] = run_plan(r, ws, p, x, w, bias, d, has_bias, stream) == cudaSuccess;
-      cudaEventRecord(ev[1], stream);
-      float t = 0.0f;
-      if ((e = cudaEventSynchronize(ev[1])) == cudaSuccess) e = cudaEventElapsedTime(&t, ev[0], ev[1]);
-      ms[c][round] = t;
-    }
-  cudaEventDestroy(ev[0]);
-  cudaEventDestroy(ev[1]);
-  t_last_error.clear();  // a dropped candidate is not the caller's error
-  p = keep;
-  p.tuned = true;
-  if (e != cudaSuccess) return fail(e, "autotune timing");
-  auto median = [&](int c) {
-    float v[kTuneRounds];
-    std::copy(ms[c], ms[c] + kTuneRounds, v);
-    std::sort(v, v + kTuneRounds);
-    return v[kTuneRounds / 2];
-  };
-  if (!ok[0]) return cudaSuccess;  // the heuristic's choice could not be timed: keep it
-  int best = 0;
-  for (int c = 1; c < found; ++c)
-    if (ok[c] && median(c) < median(best)) best = c;
-  if (best != 0 && median(best) > (1.0 - kTuneMargin) * median(0)) best = 0;
-  p.algo = cand[best].algo, p.workspace = cand[best].workspaceSize;
-  g_tune_records.push_back({key.M, key.N, key.K, found, best, median(0), median(best)});
-  ++g_stats.tuned;
-  return cudaSuccess;
-}
 }  // namespace
 
 const char* gemm_last_error() { return t_last_error.c_str(); }
@@ -351,21 +262,6 @@ const char* gemm_last_error() { return t_last_error.c_str(); }
 void gemm_set_fused_epilogue(bool enabled) {
   std::lock_guard<std::mutex> lk(g_mu);
   g_fused_enabled = enabled;
-}
-
-void gemm_set_gelu_epilogue(bool enabled) {
-  std::lock_guard<std::mutex> lk(g_mu);
-  g_gelu_epilogue = enabled;
-}
-
-void gemm_set_autotune(int candidates) {
-  std::lock_guard<std::mutex> lk(g_mu);
-  g_tune_candidates = candidates < 0 ? 0 : candidates;
-}
-
-std::vector<GemmTuneRecord> gemm_tune_records() {
-  std::lock_guard<std::mutex> lk(g_mu);
-  return g_tune_records;
 }
 
 GemmCacheStats gemm_cache_stats() {
@@ -425,21 +321,16 @@ cudaError_t linear(const LinearArgs& a, cudaStream_t stream) {
   key.al_x = align_of(a.x), key.al_w = align_of(a.w), key.al_d = align_of(a.y), key.al_b = align_of(a.bias);
 
   Plan* plan = nullptr;
-  // cuBLASLt's GELU epilogue differs from GELU-tanh by more than a bf16 rounding (seen on the
-  // H200: 2.25 for 2.2399), so GELU always takes the separate epilogue; bias alone is fused.
-  // A bf16 bias with bf16 output runs in cuBLASLt's bias epilogue, which may round the product to
-  // bf16 before adding the bias (seen on the H200) - the epilogue PyTorch's addmm runs for diffusers'
-  // bf16 Linear layers. cuBLASLt offers no fp32-bias/bf16-out kernel: an fp32 bias takes the
+  // Bias and GELU run in cuBLASLt's epilogue where it has an algorithm. A bf16 bias with bf16 output
+  // may be added to the product already rounded to bf16 (seen on the H200) - the epilogue PyTorch's
+  // addmm runs for diffusers' bf16 Linear layers. GELU-tanh is fused only for bf16 inputs and output:
+  // cuBLASLt's tanh is an approximation (within 5e-4·|v|, below the bf16 output's rounding), too
+  // coarse for precision fp32. cuBLASLt offers no fp32-bias/bf16-out kernel: an fp32 bias takes the
   // separate epilogue below (one rounding, ~2x the memory traffic).
-  const bool lt_gelu = g_gelu_epilogue && a.in_type == GemmType::kBF16 && a.out_type == GemmType::kBF16;
-  if (key.epi == Epi::kNone || (g_fused_enabled && (!gelu || lt_gelu))) {
+  const bool fuse_gelu = a.in_type == GemmType::kBF16 && a.out_type == GemmType::kBF16;
+  if (key.epi == Epi::kNone || (g_fused_enabled && (!gelu || fuse_gelu))) {
     if ((e = get_plan(key, r->handle, a.bias, &plan)) != cudaSuccess) return e;
-    if (plan->valid) {
-      if (g_tune_candidates > 1 && !plan->tuned &&
-          (e = tune_plan(key, *r, ws, *plan, a.x, a.w, a.bias, a.y, has_bias, stream)) != cudaSuccess)
-        return e;
-      return run_plan(*r, ws, *plan, a.x, a.w, a.bias, a.y, has_bias, stream);
-    }
+    if (plan->valid) return run_plan(*r, ws, *plan, a.x, a.w, a.bias, a.y, has_bias, stream);
   }
 
   // Separate epilogue: plain GEMM to fp32 (into y when it is fp32, else a stream-ordered temporary),

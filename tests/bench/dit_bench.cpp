@@ -7,7 +7,7 @@
 // self-attention, cross-attention and other, with the achieved TFLOP/s.
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
-//                       [--fp32] [--fused-gelu] [--gemm-tune N] [--no-profile] [--out FILE] [--tag TEXT]
+//                       [--fp32] [--separate-gelu] [--no-profile] [--out FILE] [--tag TEXT]
 //        mpirun -np 2 vgen_dit_bench --mode cfg|ulysses|ring|attn2d [--async-ulysses] [--dwdp 2] ...   (two GPUs;
 //        --dwdp 2: the two ranks share one copy of the blocks, DWDP)
 #include <cuda_runtime.h>
@@ -45,8 +45,8 @@ namespace {
 
 struct Args {
   std::vector<std::string> shapes = {"480p", "720p"};
-  int layers = 40, reps = 3, warmup = 1, dwdp = 1, gemm_tune = 0;
-  bool fp32 = false, fused_gelu = false, profile = true, async_ulysses = false;
+  int layers = 40, reps = 3, warmup = 1, dwdp = 1;
+  bool fp32 = false, fused_gelu = true, profile = true, async_ulysses = false;
   std::string mode = "single", out, tag;
 };
 
@@ -77,11 +77,10 @@ Args parse(int argc, char** argv) {
     else if (k == "--reps") a.reps = std::max(1, std::atoi(val().c_str()));
     else if (k == "--warmup") a.warmup = std::max(0, std::atoi(val().c_str()));
     else if (k == "--fp32") a.fp32 = true;
-    else if (k == "--fused-gelu") a.fused_gelu = true;
+    else if (k == "--separate-gelu") a.fused_gelu = false;
     else if (k == "--no-profile") a.profile = false;
     else if (k == "--mode") a.mode = val();
     else if (k == "--async-ulysses") a.async_ulysses = true;
-    else if (k == "--gemm-tune") a.gemm_tune = std::max(0, std::atoi(val().c_str()));
     else if (k == "--dwdp") a.dwdp = std::max(1, std::atoi(val().c_str()));
     else if (k == "--out") a.out = val();
     else if (k == "--tag") a.tag = val();
@@ -207,8 +206,6 @@ int main(int argc, char** argv) {
     opt.fused_gelu = a.fused_gelu;
     opt.dwdp_size = a.dwdp;
     opt.world = host_mesh.world;
-    kern::gemm_set_autotune(a.gemm_tune);  // tunes in the warm-up forward
-    kern::gemm_set_gelu_epilogue(a.fused_gelu);
     auto model = WanTransformer::random_on_device(cfg, opt, 20261130);
     auto attention = make_seq_attention(*mesh, AttentionConfig{});
     const WanDeviceModel& dm = *model->device_model();
@@ -298,16 +295,6 @@ int main(int argc, char** argv) {
         const kern::GemmCacheStats gs = kern::gemm_cache_stats();
         j["gemm_calls"] = gs.hits + gs.misses;
         j["gemm_unfused"] = gs.unfused;
-        j["gemm_tune_candidates"] = a.gemm_tune;
-        Json tr = Json::array();
-        for (const kern::GemmTuneRecord& t : kern::gemm_tune_records()) {
-          tr.push_back({{"M", t.M}, {"N", t.N}, {"K", t.K}, {"candidates", t.candidates}, {"chosen", t.chosen},
-                        {"first_ms", t.first_ms}, {"chosen_ms", t.chosen_ms}});
-          if (root)
-            std::printf("# gemm tune %lldx%lldx%lld: %d candidates, chose #%d, %.3f -> %.3f ms\n", (long long)t.M,
-                        (long long)t.N, (long long)t.K, t.candidates, t.chosen, t.first_ms, t.chosen_ms);
-        }
-        j["gemm_tune"] = tr;
       }
       j["peak_mem_gib"] = double(mem.peak_in_use_bytes) / 1073741824.0;
       j["peak_reserved_gib"] = double(mem.peak_reserved_bytes) / 1073741824.0;
