@@ -19,6 +19,7 @@ namespace vgen {
 namespace {
 
 using dwdp_test::predict;
+using dwdp_test::expect_identical;
 using dwdp_test::random_host;
 
 // Deep copies of the loaded weights with `blocks` blocks: block i >= 2 is block i % 2 scaled.
@@ -62,9 +63,7 @@ int run(int, char**, const DistEnv& env) {
     Tensor x = random_host({1, cfg.in_channels, 2, 4, 6}, s + 1), ctx = random_host({1, 7, cfg.text_dim}, s + 2);
     Tensor t = Tensor::from_vector({float(900 - 300 * prompt)}, {1});
     Tensor a = predict(whole, x, t, ctx), b = predict(split, x, t, ctx);
-    for (int64_t i = 0; i < a.numel(); ++i)
-      if (!(a.f32()[i] == b.f32()[i]))
-        fail(fmt::format("prompt {}: element {} is {} with DWDP, {} without", prompt, i, b.f32()[i], a.f32()[i]));
+    expect_identical(a.f32(), b.f32(), a.numel(), fmt::format("prompt {}", prompt));
   }
   mesh.world->barrier();
   if (env.world_rank == 0) std::printf("host dwdp parity OK (%d ranks, 5 blocks)\n", env.world_size);

@@ -20,6 +20,7 @@ namespace vgen {
 namespace {
 
 using dwdp_test::predict;
+using dwdp_test::expect_identical;
 using dwdp_test::random_host;
 
 std::vector<float> host_floats(const Tensor& t) {
@@ -64,10 +65,9 @@ int run(int, char**, const DistEnv& env) {
       Tensor t = Tensor::from_vector({float(900 - 300 * prompt)}, {1});
       const std::vector<float> a = host_floats(predict(*ref, x, t, ctx));
       const std::vector<float> b = host_floats(predict(*dw, x, t, ctx));
-      for (size_t i = 0; i < a.size(); ++i)
-        if (!(a[i] == b[i]))
-          fail(fmt::format("{} prompt {}: element {} is {} with DWDP, {} without", dtype_name(dt), prompt, i, b[i],
-                           a[i]));
+      if (a.size() != b.size())
+        fail(fmt::format("{} prompt {}: {} vs {} elements", dtype_name(dt), prompt, a.size(), b.size()));
+      expect_identical(a.data(), b.data(), int64_t(a.size()), fmt::format("{} prompt {}", dtype_name(dt), prompt));
     }
   }  // each DWDP model ends with a barrier (~WanDeviceModel) before its arena is freed
   sync_compute_stream();

@@ -3,7 +3,10 @@
 #pragma once
 #include <random>
 
+#include <string>
+
 #include "dist/communicator.h"
+#include "mesh_test_main.h"
 #include "model/wan/transformer.h"
 #include "parallel/local_attention.h"
 #include "pipeline/dit_step.h"
@@ -23,6 +26,13 @@ inline Tensor predict(const WanTransformer& m, const Tensor& x, const Tensor& t,
   auto attn = make_local_attention();
   TextContext text = m.prepare_text(ctx);
   return dit_predict(m, x, t, text, *self, *attn);
+}
+
+// Fails at the first element where the DWDP prediction differs from the whole model's (bit for bit).
+inline void expect_identical(const float* whole, const float* dwdp, int64_t n, const std::string& what) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!(whole[i] == dwdp[i]))
+      fail(fmt::format("{}: element {} is {} with DWDP, {} without", what, i, dwdp[i], whole[i]));
 }
 
 }  // namespace vgen::dwdp_test
