@@ -17,8 +17,6 @@ constexpr int kMaxDevices = 64;
 std::mutex g_stream_mu;
 std::array<cudaStream_t, kMaxDevices> g_compute{};
 std::array<cudaStream_t, kMaxDevices> g_copy{};
-std::array<cudaStream_t, kMaxDevices> g_side{};
-thread_local cudaStream_t t_override = nullptr;  // side_stream() inside a SideStreamScope
 
 cudaStream_t get_stream(std::array<cudaStream_t, kMaxDevices>& table, unsigned flags) {
   int dev = cuda_current_device();
@@ -50,24 +48,8 @@ int cuda_current_device() {
   return d;
 }
 
-cudaStream_t compute_stream() { return t_override ? t_override : get_stream(g_compute, cudaStreamDefault); }
+cudaStream_t compute_stream() { return get_stream(g_compute, cudaStreamDefault); }
 cudaStream_t copy_stream() { return get_stream(g_copy, cudaStreamNonBlocking); }
-cudaStream_t side_stream() { return get_stream(g_side, cudaStreamNonBlocking); }
-
-SideStreamScope::SideStreamScope(const CudaEvent& after) {
-  VGEN_ASSERT(!t_override, "SideStreamScope inside another one");
-  cudaStream_t side = side_stream();
-  after.wait_on(side);
-  t_override = side;
-}
-
-SideStreamScope::~SideStreamScope() {
-  cudaStream_t side = t_override;
-  t_override = nullptr;
-  // The join cannot fail in practice; a destructor must not throw, so a failure is left to the
-  // next checked CUDA call of the compute stream.
-  if (cudaEventRecord(done_.get(), side) == cudaSuccess) (void)cudaStreamWaitEvent(compute_stream(), done_.get(), 0);
-}
 void sync_compute_stream() { VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream())); }
 void device_synchronize() { VGEN_CUDA_CHECK(cudaDeviceSynchronize()); }
 
@@ -154,9 +136,6 @@ void cuda_set_device(int) { no_cuda("cuda_set_device"); }
 int cuda_current_device() { no_cuda("cuda_current_device"); }
 cudaStream_t compute_stream() { no_cuda("compute_stream"); }
 cudaStream_t copy_stream() { no_cuda("copy_stream"); }
-cudaStream_t side_stream() { no_cuda("side_stream"); }
-SideStreamScope::SideStreamScope(const CudaEvent&) { no_cuda("SideStreamScope"); }
-SideStreamScope::~SideStreamScope() = default;
 void sync_compute_stream() {}
 void device_synchronize() {}
 void cuda_check_status(int code, const char* what) {

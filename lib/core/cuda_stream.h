@@ -28,8 +28,6 @@ int cuda_current_device();
 cudaStream_t compute_stream();
 // A non-blocking stream for copies that overlap compute; join it with a CudaEvent.
 cudaStream_t copy_stream();
-// A non-blocking stream for kernels that overlap the compute stream's (see SideStreamScope).
-cudaStream_t side_stream();
 void sync_compute_stream();
 void device_synchronize();
 
@@ -56,23 +54,6 @@ class CudaEvent {
 
  private:
   cudaEvent_t ev_ = nullptr;
-};
-
-// Runs the work queued in its scope on side_stream(), overlapping the compute-stream work queued
-// between `after` and the scope. The side stream starts once `after` (recorded on the compute
-// stream) has been reached; when the scope ends, the compute stream waits for the side stream, so
-// everything queued later is ordered after the side work. Buffers the side work touches must have
-// had their last earlier use before `after` (allocate them before recording it): the caching
-// allocator orders reuse on the compute stream only. One thread, not nested.
-class SideStreamScope {
- public:
-  explicit SideStreamScope(const CudaEvent& after);
-  ~SideStreamScope();
-  SideStreamScope(const SideStreamScope&) = delete;
-  SideStreamScope& operator=(const SideStreamScope&) = delete;
-
- private:
-  CudaEvent done_;
 };
 
 // Time of a GPU phase: start() and stop() record events on a stream, seconds() waits for the stop

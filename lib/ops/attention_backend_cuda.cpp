@@ -3,7 +3,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -86,27 +85,16 @@ cudaError_t cudnn_chunked(const kern::AttnArgs& a, cudaStream_t stream) {
   std::vector<Tensor> parts, lses;
   std::vector<const void*> pp;
   std::vector<const float*> lp;
-  for (size_t i = 0; i < plan.size(); ++i) {
+  for (const auto& [c0, len] : plan) {
     parts.push_back(Tensor::empty({a.B, a.Sq, a.H, a.D}, DType::kBF16, Device::kCUDA));  // [B, Sq, H, D]
     lses.push_back(Tensor::empty({a.B, a.H, a.Sq}, DType::kF32, Device::kCUDA));         // [B, H, Sq]
+    kern::AttnArgs c = range_args(a, c0, len);
+    c.out = parts.back().raw();
+    c.lse = lses.back().f32();
+    const cudaError_t e = kern::attention_fwd_cudnn(c, kern::AttnOut::kBF16, stream);
+    if (e != cudaSuccess) return e;
     pp.push_back(parts.back().raw());
     lp.push_back(lses.back().f32());
-  }
-  static const bool side = [] { const char* e = std::getenv("VGEN_ATTN_SIDE"); return e && e[0] == '1'; }();
-  CudaEvent inputs_ready;
-  if (side) inputs_ready.record(stream);
-  for (size_t i = 0; i < plan.size(); ++i) {
-    kern::AttnArgs c = range_args(a, plan[i].first, plan[i].second);
-    c.out = parts[i].raw();
-    c.lse = lses[i].f32();
-    cudaError_t e = cudaSuccess;
-    if (side && i > 0) {
-      SideStreamScope scope(inputs_ready);
-      e = kern::attention_fwd_cudnn(c, kern::AttnOut::kBF16, compute_stream());
-    } else {
-      e = kern::attention_fwd_cudnn(c, kern::AttnOut::kBF16, stream);
-    }
-    if (e != cudaSuccess) return e;
   }
   const cudaError_t e = kern::attention_merge_parts_bf16(pp.data(), lp.data(), int(pp.size()), a.out, a.lse, a.B,
                                                          a.Sq, a.H, a.D, stream);

@@ -20,7 +20,7 @@ Tensor cuda_residual_layer_norm_modulate(Tensor&, const Tensor&, const Tensor&, 
   no_cuda("residual_layer_norm_modulate");
 }
 Tensor cuda_rms_norm(const Tensor&, const Tensor&, float) { no_cuda("rms_norm"); }
-Tensor cuda_rms_norm_rope(const Tensor&, const Tensor&, const Tensor&, const Tensor&, float, const Tensor&) {
+Tensor cuda_rms_norm_rope(const Tensor&, const Tensor&, const Tensor&, const Tensor&, float) {
   no_cuda("rms_norm_rope");
 }
 void cuda_rope_(Tensor&, const Tensor&, const Tensor&) { no_cuda("rope"); }

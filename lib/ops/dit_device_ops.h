@@ -26,8 +26,7 @@ Tensor cuda_residual_layer_norm_modulate(Tensor& x, const Tensor& y, const Tenso
                                          const Tensor& mod, int shift_idx, int scale_idx, float eps);
 Tensor cuda_rms_norm(const Tensor& x, const Tensor& weight, float eps);
 // x [B, S, H, Dh]: RMSNorm over H·Dh with weight [H·Dh], then RoPE with cos/sin [S, Dh] → new tensor.
-Tensor cuda_rms_norm_rope(const Tensor& x, const Tensor& weight, const Tensor& cos, const Tensor& sin, float eps,
-                          const Tensor& out = Tensor());  // out: written when given (x's shape and dtype)
+Tensor cuda_rms_norm_rope(const Tensor& x, const Tensor& weight, const Tensor& cos, const Tensor& sin, float eps);
 void cuda_rope_(Tensor& x, const Tensor& cos, const Tensor& sin);
 
 void cuda_add_inplace(Tensor& x, const Tensor& y);

@@ -148,8 +148,7 @@ Tensor cuda_rms_norm(const Tensor& x, const Tensor& weight, float eps) {
   return y;
 }
 
-Tensor cuda_rms_norm_rope(const Tensor& x, const Tensor& weight, const Tensor& cos, const Tensor& sin, float eps,
-                          const Tensor& out) {
+Tensor cuda_rms_norm_rope(const Tensor& x, const Tensor& weight, const Tensor& cos, const Tensor& sin, float eps) {
   const kern::FloatType t = act_type(x, "rms_norm_rope", "x");
   VGEN_ASSERT(x.ndim() == 4 && x.dim(3) % 2 == 0, "rms_norm_rope: x must be [B, S, H, Dh] with even Dh, got {}",
               x.str());
@@ -161,9 +160,7 @@ Tensor cuda_rms_norm_rope(const Tensor& x, const Tensor& weight, const Tensor& c
   const float* s = f32_param(sin, S * Dh, "rms_norm_rope", "sin");
   kern::FloatType wt;
   const void* w = rms_weight(weight, H * Dh, "rms_norm_rope", &wt);
-  Tensor y = out.defined() ? out : Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
-  VGEN_ASSERT(y.shape() == x.shape() && y.dtype() == x.dtype() && y.device() == Device::kCUDA,
-              "rms_norm_rope: out {} for x {}", y.str(), x.str());
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
   launched(kern::rms_norm_rope(x.raw(), w, wt, c, s, y.raw(), t, B, S, H, Dh, eps, compute_stream()), "rms_norm_rope",
            x);
   return y;

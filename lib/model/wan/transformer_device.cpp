@@ -5,11 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <exception>
 #include <type_traits>
 
-#include "core/cuda_stream.h"
 #include "core/on_unwind.h"
 #include "model/wan/transformer.h"
 #include "ops/activation.h"
@@ -269,37 +267,14 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
                  : layer_norm_modulate(x, mod, 0, 1, eps);
     });  // [B, S, D]
     ffn_out = ffn_mod = Tensor();
-    Tensor q, k, v;  // [B, S, H, Dh]
-    static const bool overlap = [] { const char* e = std::getenv("VGEN_DIT_OVERLAP"); return e && e[0] == '1'; }();
-    if (overlap && !prof_) {
-      q = Tensor::empty({B, S, H, Dh}, dt, Device::kCUDA);
-      k = Tensor::empty({B, S, H, Dh}, dt, Device::kCUDA);
-      Tensor q0 = linear(w.attn1.q, n).reshape({B, S, H, Dh});
-      CudaEvent q_ready;
-      q_ready.record();
-      Tensor k0 = linear(w.attn1.k, n).reshape({B, S, H, Dh});
-      CudaEvent k_ready;
-      k_ready.record();
-      {
-        SideStreamScope side(q_ready);
-        cuda_rms_norm_rope(q0, w.attn1.norm_q, cos, sin, eps, q);
-      }
-      v = linear(w.attn1.v, n).reshape({B, S, H, Dh});
-      {
-        SideStreamScope side(k_ready);
-        cuda_rms_norm_rope(k0, w.attn1.norm_k, cos, sin, eps, k);
-      }
-      n = Tensor();
-    } else {
     Tensor q0 = linear(w.attn1.q, n).reshape({B, S, H, Dh});
     Tensor k0 = linear(w.attn1.k, n).reshape({B, S, H, Dh});
-    v = linear(w.attn1.v, n).reshape({B, S, H, Dh});  // [B, S, H, Dh]
+    Tensor v = linear(w.attn1.v, n).reshape({B, S, H, Dh});  // [B, S, H, Dh]
     n = Tensor();
-    q = timed(P::kOther, [&] { return rms_norm_rope(q0, w.attn1.norm_q, cos, sin, eps); });
+    Tensor q = timed(P::kOther, [&] { return rms_norm_rope(q0, w.attn1.norm_q, cos, sin, eps); });
     q0 = Tensor();
-    k = timed(P::kOther, [&] { return rms_norm_rope(k0, w.attn1.norm_k, cos, sin, eps); });
+    Tensor k = timed(P::kOther, [&] { return rms_norm_rope(k0, w.attn1.norm_k, cos, sin, eps); });
     k0 = Tensor();
-    }
     Tensor o = timed(P::kSelfAttention, [&] { return attention.forward(q, k, v, layout); });  // [B, S, H, Dh]
     q = k = v = Tensor();
     if (o.dtype() != dt) o = timed(P::kOther, [&] { return cast(o, dt); });  // Ring/Attention2D merge in fp32
