@@ -79,6 +79,42 @@ template <int V> struct RowRegs<bf16, V> {
   }
 };
 
+// Σ f(v) over this thread's share of the row (the partial that block_sum then reduces).
+template <typename T, int V, typename F>
+__device__ __forceinline__ float row_sum(const RowRegs<T, V>& row, F f) {
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    float v[8];
+    row.get(i, v);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) s += f(v[j]);
+  }
+  return s;
+}
+
+// The general row kernels beside the register ones (a shared-memory copy of the row, one block per
+// row): threads for a row width, and a launch that grants shared memory beyond the 48 KiB default.
+inline int smem_row_threads(int64_t width) {
+  if (width >= 4096) return 512;
+  if (width >= 1024) return 256;
+  if (width >= 256) return 128;
+  return 32;
+}
+
+inline unsigned row_grid(int64_t rows) { return unsigned(rows < 2147483647 ? rows : 2147483647); }
+
+template <typename Kernel, typename... Args>
+cudaError_t launch_smem_rows(Kernel kernel, int64_t rows, int64_t width, size_t smem, cudaStream_t stream,
+                             Args... args) {
+  if (smem > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (e != cudaSuccess) return e;
+  }
+  kernel<<<row_grid(rows), smem_row_threads(width), smem, stream>>>(args...);
+  return cudaGetLastError();
+}
+
 // Calls BODY with `constexpr int V` = vecs (1..kRowRegsMaxV). Use inside a function returning
 // cudaError_t.
 #define VGEN_DISPATCH_ROW_V(vecs, V, ...)       \

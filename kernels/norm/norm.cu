@@ -55,26 +55,11 @@ __global__ void __launch_bounds__(1024) ln_regs_kernel(TX* x, TY* y, LnArgs a) {
       }
       row.store(x + r * W);
     }
-    float s = 0.0f;
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-      float v[8];
-      row.get(i, v);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) s += v[j];
-    }
-    const float mean = dev::block_sum(s, scratch) / float(W);
-    float ss = 0.0f;
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-      float v[8];
-      row.get(i, v);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const float d = v[j] - mean;
-        ss += d * d;
-      }
-    }
+    const float mean = dev::block_sum(dev::row_sum(row, [](float v) { return v; }), scratch) / float(W);
+    const float ss = dev::row_sum(row, [mean](float v) {
+      const float d = v - mean;
+      return d * d;
+    });
     const float rstd = 1.0f / sqrtf(dev::block_sum(ss, scratch) / float(W) + a.eps);
     const float* sh = kModulate ? a.shift + m * a.mod_stride : nullptr;
     const float* sc = kModulate ? a.scale + m * a.mod_stride : nullptr;
@@ -200,15 +185,6 @@ __global__ void ln_kernel(const TX* __restrict__ x, TY* y, LnArgs a) {
   }
 }
 
-int threads_for(int64_t width) {
-  if (width >= 4096) return 512;
-  if (width >= 1024) return 256;
-  if (width >= 256) return 128;
-  return 32;
-}
-
-unsigned row_grid(int64_t rows) { return unsigned(rows < 2147483647 ? rows : 2147483647); }
-
 // The register kernel when the row has a register shape and every pointer allows 16-byte access;
 // cudaErrorNotSupported otherwise (nothing launched).
 template <typename TX, typename TY, bool kModulate, bool kResidual>
@@ -221,7 +197,7 @@ cudaError_t launch_ln_regs(void* x, void* y, const LnArgs& a, cudaStream_t strea
   if (!ok) return cudaErrorNotSupported;
   VGEN_DISPATCH_ROW_V(vecs, V, {
     ln_regs_kernel<TX, TY, kModulate, kResidual, V>
-        <<<row_grid(a.rows), threads, 0, stream>>>(static_cast<TX*>(x), static_cast<TY*>(y), a);
+        <<<dev::row_grid(a.rows), threads, 0, stream>>>(static_cast<TX*>(x), static_cast<TY*>(y), a);
     return cudaGetLastError();
   });
 }
@@ -237,12 +213,8 @@ cudaError_t launch_ln(const void* x, void* y, const LnArgs& a, cudaStream_t stre
                    dev::aligned16(a.bias) && dev::aligned16(a.shift) && dev::aligned16(a.scale) &&
                    (!kModulate || a.mod_stride % 4 == 0);
   auto kernel = vec ? ln_kernel<TX, TY, kModulate, true> : ln_kernel<TX, TY, kModulate, false>;
-  if (smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-    if (e != cudaSuccess) return e;
-  }
-  kernel<<<row_grid(a.rows), threads_for(a.width), smem, stream>>>(static_cast<const TX*>(x), static_cast<TY*>(y), a);
-  return cudaGetLastError();
+  return dev::launch_smem_rows(kernel, a.rows, a.width, smem, stream, static_cast<const TX*>(x), static_cast<TY*>(y),
+                               a);
 }
 
 template <bool kModulate>

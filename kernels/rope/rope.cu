@@ -110,14 +110,7 @@ __global__ void __launch_bounds__(1024)
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     dev::RowRegs<T, V> row;
     row.load(x + r * width);
-    float ss = 0.0f;
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-      float v[8];
-      row.get(i, v);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) ss += v[j] * v[j];
-    }
+    const float ss = dev::row_sum(row, [](float v) { return v * v; });
     const float rs = 1.0f / sqrtf(dev::block_sum(ss, scratch) / float(width) + eps);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
@@ -146,13 +139,6 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
-int threads_for(int64_t width) {
-  if (width >= 4096) return 512;
-  if (width >= 1024) return 256;
-  if (width >= 256) return 128;
-  return 32;
-}
-
 template <typename T, typename TW>
 cudaError_t launch_rms(const void* x, const void* w, const float* cos, const float* sin, void* y, int64_t rows,
                        int64_t seq, int64_t width, int64_t head_dim, float eps, cudaStream_t stream) {
@@ -160,24 +146,17 @@ cudaError_t launch_rms(const void* x, const void* w, const float* cos, const flo
   int threads = 0, vecs = 0;
   if (dev::row_regs_shape(width, &threads, &vecs) && dev::aligned16(x) && dev::aligned16(y) && dev::aligned16(w) &&
       (!rope || (head_dim % 8 == 0 && dev::aligned16(cos) && dev::aligned16(sin)))) {
-    const unsigned grid = unsigned(rows < 2147483647 ? rows : 2147483647);
     VGEN_DISPATCH_ROW_V(vecs, V, {
       auto kernel = rope ? rms_regs_kernel<T, TW, true, V> : rms_regs_kernel<T, TW, false, V>;
-      kernel<<<grid, threads, 0, stream>>>(static_cast<const T*>(x), static_cast<const TW*>(w), cos, sin,
+      kernel<<<dev::row_grid(rows), threads, 0, stream>>>(static_cast<const T*>(x), static_cast<const TW*>(w), cos, sin,
                                            static_cast<T*>(y), rows, seq, width, head_dim, eps);
       return cudaGetLastError();
     });
   }
   const size_t smem = size_t(width + 33) * sizeof(float);
   auto kernel = rope ? rms_rope_kernel<T, TW, true> : rms_rope_kernel<T, TW, false>;
-  if (smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-    if (e != cudaSuccess) return e;
-  }
-  const unsigned grid = unsigned(rows < 2147483647 ? rows : 2147483647);
-  kernel<<<grid, threads_for(width), smem, stream>>>(static_cast<const T*>(x), static_cast<const TW*>(w), cos, sin,
-                                                      static_cast<T*>(y), rows, seq, width, head_dim, eps);
-  return cudaGetLastError();
+  return dev::launch_smem_rows(kernel, rows, width, smem, stream, static_cast<const T*>(x), static_cast<const TW*>(w),
+                               cos, sin, static_cast<T*>(y), rows, seq, width, head_dim, eps);
 }
 
 }  // namespace
