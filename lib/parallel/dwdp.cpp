@@ -1,5 +1,7 @@
 #include "parallel/dwdp.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace vgen {
@@ -29,15 +31,26 @@ DwdpPlan DwdpPlan::of(int world_rank, int world_size, int dwdp_size) {
   return p;
 }
 
-int DwdpSlots::next_foreign(int b) const {
-  for (int n = b + 1; n < blocks_; ++n)
-    if (!plan_.owns(n)) return n;
-  return -1;
+DwdpLayout::DwdpLayout(int group_size, int num_blocks, size_t block_bytes, size_t align)
+    : n_(group_size), blocks_(num_blocks) {
+  VGEN_CHECK(group_size >= 1 && num_blocks >= 0 && block_bytes > 0 && align > 0, ExitCode::kInternal,
+             "dwdp layout: group {} blocks {} block bytes {} align {}", group_size, num_blocks, block_bytes, align);
+  const size_t share = (block_bytes + size_t(n_) - 1) / size_t(n_);
+  slice_ = DwdpSpan::aligned(std::min(kDwdpMaxSlice, share), align);
+  slices_ = int((block_bytes + slice_ - 1) / slice_);
+  base_.assign(size_t(n_), std::vector<size_t>(size_t(blocks_) + 1, 0));
+  for (int r = 0; r < n_; ++r)
+    for (int b = 0; b < blocks_; ++b)
+      base_[size_t(r)][size_t(b) + 1] = base_[size_t(r)][size_t(b)] + size_t(count(b, r)) * slice_;
+}
+
+int DwdpLayout::count(int block, int rank) const {
+  const int j0 = first_slice(block, rank);
+  return j0 < slices_ ? (slices_ - 1 - j0) / n_ + 1 : 0;
 }
 
 int DwdpSlots::acquire(int b, Copy* now, Copy* next) {
-  VGEN_ASSERT(b >= 0 && b < blocks_ && !plan_.owns(b), "DwdpSlots::acquire: block {} of {} (owned: {})", b, blocks_,
-              b >= 0 && b < blocks_ && plan_.owns(b));
+  VGEN_ASSERT(b >= 0 && b < blocks_, "DwdpSlots::acquire: block {} of {}", b, blocks_);
   *now = Copy{};
   *next = Copy{};
   int s = held_[0] == b ? 0 : held_[1] == b ? 1 : -1;
@@ -46,7 +59,7 @@ int DwdpSlots::acquire(int b, Copy* now, Copy* next) {
     *now = Copy{b, s};
     held_[s] = b;
   }
-  const int n = next_foreign(b);
+  const int n = b + 1 < blocks_ ? b + 1 : -1;
   if (n >= 0 && held_[1 - s] != n) {
     *next = Copy{n, 1 - s};
     held_[1 - s] = n;
@@ -56,7 +69,7 @@ int DwdpSlots::acquire(int b, Copy* now, Copy* next) {
 }
 
 #ifndef VGEN_WITH_CUDA
-std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan&, int, size_t) {
+std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan&, const DwdpLayout&) {
   VGEN_THROW(ExitCode::kUsage, "parallel_config.dwdp_size > 1 streams DiT weights between GPUs; this vgen was built "
                                "without the CUDA backend");
 }

@@ -1,10 +1,14 @@
 // DWDP, distributed weight data parallelism (DESIGN.md "The denoising step, sharded"): the ranks of
 // a dwdp group — parallel_config.dwdp_size consecutive world ranks on one node — keep one copy of
-// the DiT's blocks between them. Block b lives on group rank b % N; before a rank runs a block it
-// does not own, the block's bytes are pulled from the owner's GPU over the copy engine (CUDA IPC:
-// no SMs, no rendezvous, the owner's weights never change) into one of two staging slots, and the
-// next one is pulled while the current block computes. Each GPU then holds 1/N of the block
-// weights plus two blocks. On the CPU the same protocol runs over an MPI window (DwdpHostWeights).
+// the DiT's blocks between them. Each block's bytes are cut into slices of at most 2 MiB, dealt
+// round-robin over the group (DwdpLayout), so every rank holds ~1/N of every block. Before a block
+// runs, each rank assembles it in one of two staging slots: its own slices from its arena, the
+// others pulled from the peers' GPUs over the copy engine (CUDA IPC: no SMs, no rendezvous, the
+// owners' weights never change), one strided copy per source, the sources in the order rank+1,
+// rank+2, ... so at each step the readers of a group pull from distinct sources (no many-to-one
+// contention on a source). The next block is assembled while the current one computes. Each GPU
+// then holds 1/N of the block weights plus two blocks. On the CPU the same protocol runs over an
+// MPI window (DwdpHostWeights).
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -16,9 +20,9 @@
 
 namespace vgen {
 
-// Successive tensor views over a block's span of memory (an owned block in an arena, or a staging
-// slot), each `align`-byte aligned, in the order they are taken; `keep` stays alive while a view
-// does (the arena owns the memory: the views never free it).
+// Successive tensor views over a block's span of memory (a staging slot), each `align`-byte
+// aligned, in the order they are taken; `keep` stays alive while a view does (the DWDP weights own
+// the memory: the views never free it).
 class DwdpSpan {
  public:
   DwdpSpan(void* base, size_t bytes, Device device, size_t align, std::shared_ptr<void> keep);
@@ -30,7 +34,7 @@ class DwdpSpan {
   size_t off_ = 0, align_;
 };
 
-// Which blocks this rank owns.
+// This rank's place in its dwdp group.
 struct DwdpPlan {
   int size = 1;  // dwdp_size
   int rank = 0;  // this rank's position in its group
@@ -38,32 +42,58 @@ struct DwdpPlan {
   // size does not divide the world.
   static DwdpPlan of(int world_rank, int world_size, int dwdp_size);
   bool active() const { return size > 1; }
-  int owner(int block) const { return block % size; }
-  bool owns(int block) const { return owner(block) == rank; }
-  // Position of an owned block in its owner's arena, and how many of `blocks` this rank owns.
-  int arena_index(int block) const { return block / size; }
-  int owned_count(int blocks) const { return blocks > rank ? (blocks - rank + size - 1) / size : 0; }
 };
 
-// Staging of the blocks a rank does not own (host-side bookkeeping, testable without a GPU): two
-// slots; acquire(b) names the slot block b is (or is to be) copied into and whether a copy must
-// be issued; the next block not owned is staged into the other slot while b computes.
+constexpr size_t kDwdpMaxSlice = size_t(2) << 20;
+
+// Where every byte of the blocks lives. A block's span is cut into `slices()` slices of
+// slice_bytes() (the last one padded: a staging slot holds staged_bytes() >= the span); slice j of
+// block b lives on group rank (b + j) % N, in that rank's arena after the slices it holds of the
+// blocks before b, in slice order. So rank r holds slices first_slice(b, r), +N, +2N, ... of block
+// b, contiguous in its arena and every N-th slice in the block: one strided copy per source.
+// Slices are min(2 MiB, ceil(span / N)) rounded up to `align`, so small blocks are spread too.
+class DwdpLayout {
+ public:
+  DwdpLayout(int group_size, int num_blocks, size_t block_bytes, size_t align);
+  int group_size() const { return n_; }
+  int blocks() const { return blocks_; }
+  size_t slice_bytes() const { return slice_; }
+  int slices() const { return slices_; }
+  size_t staged_bytes() const { return size_t(slices_) * slice_; }
+  int owner(int block, int slice) const { return (block + slice) % n_; }
+  int first_slice(int block, int rank) const { return ((rank - block) % n_ + n_) % n_; }
+  int count(int block, int rank) const;  // slices of `block` held by `rank`
+  // Byte offset of rank's first slice of `block` in rank's arena, and the arena's size.
+  size_t arena_offset(int block, int rank) const { return base_[size_t(rank)][size_t(block)]; }
+  size_t arena_bytes(int rank) const { return base_[size_t(rank)][size_t(blocks_)]; }
+  // The k-th source (k = 0..N-1) reader `rank` copies from when it assembles a block: the peers
+  // rank+1, rank+2, ... (mod N) first, itself last. For each k the map reader -> source is a
+  // permutation of the group.
+  int source(int rank, int k) const { return (rank + 1 + k) % n_; }
+
+ private:
+  int n_, blocks_, slices_;
+  size_t slice_;
+  std::vector<std::vector<size_t>> base_;  // [rank][block]: arena offsets; [rank][blocks] = arena size
+};
+
+// The two staging slots (host-side bookkeeping, testable without a GPU): acquire(b) names the slot
+// block b is (or is to be) assembled in and whether a copy must be issued; the next block is staged
+// into the other slot while b computes.
 class DwdpSlots {
  public:
-  DwdpSlots(const DwdpPlan& plan, int num_blocks) : plan_(plan), blocks_(num_blocks) {}
+  explicit DwdpSlots(int num_blocks) : blocks_(num_blocks) {}
   struct Copy {
     int block = -1, slot = -1;  // block -1: nothing to copy
   };
-  // For a rank about to run block b (not owned): the slot holding b, the copy of b if it is not
-  // staged yet (issued before the slot is read), and the prefetch of the next block not owned in
-  // this pass over the blocks (into the other slot, after that slot's last reader released it).
-  // No prefetch crosses the end of a pass, so no copy from a peer is in flight once a pass has
-  // computed: ranks that pass a collective after their last forward may free their arenas.
+  // For a rank about to run block b: the slot holding b, the copy of b if it is not staged yet
+  // (issued before the slot is read), and the prefetch of block b+1 in this pass over the blocks
+  // (into the other slot, after that slot's last reader released it). No prefetch crosses the end
+  // of a pass, so no copy from a peer is in flight once a pass has computed: ranks that pass a
+  // collective after their last forward may free their arenas.
   int acquire(int b, Copy* now, Copy* next);
-  int next_foreign(int b) const;  // the next block after b this rank does not own; -1: none
 
  private:
-  DwdpPlan plan_;
   int blocks_;
   int held_[2] = {-1, -1};  // block staged (or being staged) in each slot
   int last_ = -1;           // slot of the block acquired last
@@ -72,67 +102,71 @@ class DwdpSlots {
 // Neither side is thread-safe: one pass over the blocks at a time per model (acquire b, queue the
 // reads of b, release b, then the next block), as the DiT runs them.
 
-// The device side (lib/parallel/dwdp_cuda.cpp): this rank's arena of owned blocks, the two slots,
-// the peers' arenas mapped over CUDA IPC, and the copy-stream events that order it all.
+// The device side (lib/parallel/dwdp_cuda.cpp): this rank's arena of slices, the two slots, the
+// peers' arenas mapped over CUDA IPC, and the copy-stream events that order it all.
 class DwdpDeviceWeights {
  public:
   virtual ~DwdpDeviceWeights() = default;
-  // Device address of owned block b (block_bytes, 256-byte aligned) and of staging slot s.
-  virtual void* owned(int block) = 0;
+  virtual const DwdpLayout& layout() const = 0;
+  // Device address of staging slot s (layout().staged_bytes(), 256-byte aligned).
   virtual void* slot(int s) = 0;
-  virtual size_t block_bytes() const = 0;
   virtual size_t device_bytes() const = 0;  // arena + slots
+  // Placement: keeps this rank's slices of `block` from `image` (the whole block in the staged
+  // layout, on the device), stream-ordered on compute_stream().
+  virtual void keep_own(int block, const void* image) = 0;
   // Collective over `world` (every world rank, the same point): exchanges the IPC handles of the
   // arenas (and the host names: a group must share a node, else kRecipe) and maps the peers'.
   virtual void publish(Communicator& world) = 0;
-  // Stream-ordered on compute_stream(): the slot block b was copied into, the compute stream
-  // waiting for that copy (-1 when b is owned: read owned(b)); the next foreign block is staged.
+  // Stream-ordered on compute_stream(): the slot block b was assembled in, the compute stream
+  // waiting for its copies; the next block is being staged into the other slot.
   virtual int acquire(int block) = 0;
   // The compute stream's reads of block b are queued: its slot may be overwritten after them.
   virtual void release(int block) = 0;
 };
 
 // The host side (dwdp_host.cpp): the arena is an MPI window over MPI_COMM_WORLD (passive target,
-// a shared lock on every rank for the window's lifetime); a foreign block is fetched with MPI_Get,
-// the next one with MPI_Rget into the other slot while the current block computes.
+// a shared lock on every rank for the window's lifetime); a block's slices are fetched with one
+// MPI_Get per source (a strided origin datatype), completed by MPI_Win_flush_all: at once for the
+// block about to run, when it is needed for the block prefetched into the other slot.
 class DwdpHostWeights {
  public:
   // Collective over MPI_COMM_WORLD (every rank, the same point); world_rank is this rank there
   // (checked). Fetches need no MPI call by the owner on one node (shared-memory window); across
   // nodes without RDMA they progress when the owner enters MPI, so keep a group on one node.
-  DwdpHostWeights(const DwdpPlan& plan, int num_blocks, size_t block_bytes, int world_rank);
+  DwdpHostWeights(const DwdpPlan& plan, const DwdpLayout& layout, int world_rank);
   // Collective too (MPI_Win_free), unless an exception is unwinding (then the window is left to
   // the ending job).
   ~DwdpHostWeights();
   DwdpHostWeights(const DwdpHostWeights&) = delete;
   DwdpHostWeights& operator=(const DwdpHostWeights&) = delete;
-  void* owned(int block);
+  const DwdpLayout& layout() const { return layout_; }
   void* slot(int s);
-  size_t block_bytes() const { return bb_; }
-  // After the owned blocks are written: every rank's arena is complete past this (collective).
+  size_t arena_bytes() const { return layout_.arena_bytes(plan_.rank); }
+  // Placement: keeps this rank's slices of `block` from `image` (the whole block, staged layout).
+  void keep_own(int block, const void* image);
+  // After the owned slices are written: every rank's arena is complete past this (collective).
   void publish();
-  // The slot holding block b, fetched and complete (-1 when b is owned); the next foreign block
-  // is being fetched into the other slot. release(b) ends the reads of b's slot.
+  // The slot holding block b, fetched and complete; the next block is being fetched into the
+  // other slot. release(b) ends the reads of b's slot.
   int acquire(int block);
   void release(int block);
 
  private:
-  void fetch(const DwdpSlots::Copy& c, bool wait);
-  void complete(int slot);  // waits for a pending prefetch into `slot`, if any
+  void fetch(const DwdpSlots::Copy& c);  // issues the gets (and copies the own slices)
+  void complete(int slot);               // flushes the gets into `slot`, if any are pending
   DwdpPlan plan_;
+  DwdpLayout layout_;
   DwdpSlots slots_;
-  size_t bb_;
   int world_rank_ = 0;
   void* arena_ = nullptr;
-  void* win_ = nullptr;       // MPI_Win*
-  std::unique_ptr<char, void (*)(void*)> slot_mem_{nullptr, nullptr};  // 2 blocks, 64-byte aligned
-  void* pending_[2] = {nullptr, nullptr};  // MPI_Request* of a slot's prefetch
+  void* win_ = nullptr;  // MPI_Win*
+  std::unique_ptr<char, void (*)(void*)> slot_mem_{nullptr, nullptr};  // 2 slots, 64-byte aligned
+  bool pending_[2] = {false, false};  // gets into a slot not yet flushed
   int acquired_ = -1;
 };
 
-// Allocates the arena (plan.owned_count(num_blocks) blocks) and the slots on the current device.
+// Allocates the arena (layout.arena_bytes(plan.rank)) and the slots on the current device.
 // kUsage in a CPU-only build.
-std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan& plan, int num_blocks,
-                                                            size_t block_bytes);
+std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan& plan, const DwdpLayout& layout);
 
 }  // namespace vgen

@@ -1,8 +1,9 @@
-// DWDP on the device (contract in dwdp.h): one cudaMalloc arena per rank for its owned blocks (an
-// IPC handle covers a whole allocation), two staging slots, the peers' arenas opened with
-// cudaIpcOpenMemHandle, block copies as cudaMemcpyAsync on copy_stream() (copy engine, no SMs).
-// Ordering: a copy into a slot waits for the slot's last reader (freed event, compute stream);
-// the compute stream waits for the copy (copied event) before it reads the slot.
+// DWDP on the device (contract in dwdp.h): one cudaMalloc arena per rank for its slices (an IPC
+// handle covers a whole allocation), two staging slots, the peers' arenas opened with
+// cudaIpcOpenMemHandle, a block assembled by one strided cudaMemcpy2DAsync per source on
+// copy_stream() (copy engine, no SMs). Ordering: the copies into a slot wait for the slot's last
+// reader (freed event, compute stream); the compute stream waits for them (copied event) before it
+// reads the slot.
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -25,11 +26,11 @@ struct HandleMsg {
 
 class CudaDwdp final : public DwdpDeviceWeights {
  public:
-  CudaDwdp(const DwdpPlan& plan, int num_blocks, size_t block_bytes)
-      : plan_(plan), slots_(plan, num_blocks), blocks_(num_blocks), bb_(block_bytes), peers_(size_t(plan.size)) {
-    const size_t owned = size_t(plan.owned_count(num_blocks));
-    if (owned > 0) VGEN_CUDA_CHECK(cudaMalloc(&arena_, owned * bb_));
-    VGEN_CUDA_CHECK(cudaMalloc(&slot_mem_, 2 * bb_));
+  CudaDwdp(const DwdpPlan& plan, const DwdpLayout& layout)
+      : plan_(plan), layout_(layout), slots_(layout.blocks()), peers_(size_t(plan.size)) {
+    const size_t arena = layout_.arena_bytes(plan_.rank);
+    if (arena > 0) VGEN_CUDA_CHECK(cudaMalloc(&arena_, arena));
+    VGEN_CUDA_CHECK(cudaMalloc(&slot_mem_, 2 * layout_.staged_bytes()));
   }
   ~CudaDwdp() override {
     // Teardown: errors here cannot be reported usefully (process exit, a peer already gone). Our
@@ -42,13 +43,19 @@ class CudaDwdp final : public DwdpDeviceWeights {
     if (slot_mem_) (void)cudaFree(slot_mem_);
   }
 
-  void* owned(int block) override {
-    VGEN_ASSERT(plan_.owns(block) && arena_, "dwdp: block {} is not owned by group rank {}", block, plan_.rank);
-    return static_cast<char*>(arena_) + size_t(plan_.arena_index(block)) * bb_;
+  const DwdpLayout& layout() const override { return layout_; }
+  void* slot(int s) override { return static_cast<char*>(slot_mem_) + size_t(s) * layout_.staged_bytes(); }
+  size_t device_bytes() const override { return layout_.arena_bytes(plan_.rank) + 2 * layout_.staged_bytes(); }
+
+  void keep_own(int block, const void* image) override {
+    const int n = layout_.count(block, plan_.rank);
+    if (n == 0) return;
+    const size_t sl = layout_.slice_bytes();
+    VGEN_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(arena_) + layout_.arena_offset(block, plan_.rank), sl,
+                                      static_cast<const char*>(image) + size_t(layout_.first_slice(block, plan_.rank)) * sl,
+                                      size_t(plan_.size) * sl, sl, size_t(n), cudaMemcpyDeviceToDevice,
+                                      compute_stream()));
   }
-  void* slot(int s) override { return static_cast<char*>(slot_mem_) + size_t(s) * bb_; }
-  size_t block_bytes() const override { return bb_; }
-  size_t device_bytes() const override { return (size_t(plan_.owned_count(blocks_)) + 2) * bb_; }
 
   void publish(Communicator& world) override {
     HandleMsg mine{};
@@ -77,12 +84,12 @@ class CudaDwdp final : public DwdpDeviceWeights {
                  "DWDP needs one GPU per rank with peer access",
                  plan_.size, first + g, cudaGetErrorString(e));
     }
-    log_debug("dwdp: group rank {} of {}, {} owned blocks of {:.1f} MiB, 2 staging slots", plan_.rank, plan_.size,
-              plan_.owned_count(blocks_), double(bb_) / 1048576.0);
+    log_debug("dwdp: group rank {} of {}, {:.1f} MiB of slices ({} KiB each), 2 staging slots of {:.1f} MiB",
+              plan_.rank, plan_.size, double(layout_.arena_bytes(plan_.rank)) / 1048576.0,
+              layout_.slice_bytes() / 1024, double(layout_.staged_bytes()) / 1048576.0);
   }
 
   int acquire(int block) override {
-    if (plan_.owns(block)) return -1;
     VGEN_ASSERT(pending_ < 0, "dwdp: block {} acquired before block {} was released", block, pending_);
     DwdpSlots::Copy now, next;
     const int s = slots_.acquire(block, &now, &next);
@@ -95,41 +102,48 @@ class CudaDwdp final : public DwdpDeviceWeights {
   }
 
   void release(int block) override {
-    if (plan_.owns(block)) return;
     VGEN_ASSERT(pending_ == block, "dwdp: release of block {} while block {} is acquired", block, pending_);
     freed_[pending_slot_].record(compute_stream());
     pending_ = -1;
   }
 
  private:
+  // The block's slices from every source, peers first (DwdpLayout::source), into the slot.
   void issue(const DwdpSlots::Copy& c) {
-    const char* src = static_cast<const char*>(peers_[size_t(plan_.owner(c.block))]);
-    VGEN_CHECK(src != nullptr, ExitCode::kInternal, "dwdp: block {} has no mapped owner (publish not called?)",
-               c.block);
-    src += size_t(plan_.arena_index(c.block)) * bb_;
     freed_[c.slot].wait_on(copy_stream());
-    VGEN_CUDA_CHECK(cudaMemcpyAsync(slot(c.slot), src, bb_, cudaMemcpyDeviceToDevice, copy_stream()));
+    const size_t sl = layout_.slice_bytes();
+    char* dst = static_cast<char*>(slot(c.slot));
+    for (int k = 0; k < plan_.size; ++k) {
+      const int src_rank = layout_.source(plan_.rank, k);
+      const int n = layout_.count(c.block, src_rank);
+      if (n == 0) continue;
+      const char* src = static_cast<const char*>(src_rank == plan_.rank ? arena_ : peers_[size_t(src_rank)]);
+      VGEN_CHECK(src != nullptr, ExitCode::kInternal, "dwdp: group rank {} holds slices of block {} but is not mapped "
+                 "(publish not called?)", src_rank, c.block);
+      VGEN_CUDA_CHECK(cudaMemcpy2DAsync(dst + size_t(layout_.first_slice(c.block, src_rank)) * sl,
+                                        size_t(plan_.size) * sl, src + layout_.arena_offset(c.block, src_rank), sl, sl,
+                                        size_t(n), cudaMemcpyDeviceToDevice, copy_stream()));
+    }
     copied_[c.slot].record(copy_stream());
   }
 
   DwdpPlan plan_;
+  DwdpLayout layout_;
   DwdpSlots slots_;
-  int blocks_;
-  size_t bb_;
   void* arena_ = nullptr;
   void* slot_mem_ = nullptr;
-  std::vector<void*> peers_;  // mapped arenas by group rank (null: self or no arena)
+  std::vector<void*> peers_;  // mapped arenas by group rank (null: self or no slices)
   CudaEvent copied_[2], freed_[2];
   int pending_ = -1, pending_slot_ = -1;
 };
 
 }  // namespace
 
-std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan& plan, int num_blocks,
-                                                            size_t block_bytes) {
-  VGEN_CHECK(plan.active() && num_blocks > 0 && block_bytes > 0, ExitCode::kInternal,
-             "dwdp: plan size {} with {} blocks of {} bytes", plan.size, num_blocks, block_bytes);
-  return std::make_shared<CudaDwdp>(plan, num_blocks, block_bytes);
+std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan& plan, const DwdpLayout& layout) {
+  VGEN_CHECK(plan.active() && layout.group_size() == plan.size && layout.blocks() > 0, ExitCode::kInternal,
+             "dwdp: plan size {} for a layout of {} ranks and {} blocks", plan.size, layout.group_size(),
+             layout.blocks());
+  return std::make_shared<CudaDwdp>(plan, layout);
 }
 
 }  // namespace vgen

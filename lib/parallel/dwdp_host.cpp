@@ -1,7 +1,8 @@
 // DWDP on the host (contract in dwdp.h): MPI one-sided over MPI_COMM_WORLD. The window is the
-// rank's arena of owned blocks; every rank holds MPI_Win_lock_all for the window's lifetime, so
-// fetches need no action from the owner (passive target). Large blocks go in pieces of at most
-// 1 GiB (MPI counts are int).
+// rank's arena of slices; every rank holds MPI_Win_lock_all for the window's lifetime, so fetches
+// need no action from the owner (passive target). A source's slices of a block are contiguous in
+// its window and every N-th slice in the slot: one MPI_Get per source, the origin side a strided
+// datatype of whole slices.
 #include <mpi.h>
 
 #include <algorithm>
@@ -16,25 +17,31 @@
 namespace vgen {
 namespace {
 
-constexpr size_t kPiece = size_t(1) << 30;
-
 void check_mpi(int rc, const char* what) {
   VGEN_CHECK(rc == MPI_SUCCESS, ExitCode::kDistributed, "DWDP (host): {} failed (MPI error {})", what, rc);
 }
 
+// MPI counts are int: a slice is at most 2 MiB, a block at most INT_MAX slices.
+int as_count(size_t n, const char* what) {
+  VGEN_CHECK(n <= size_t(2147483647), ExitCode::kInternal, "DWDP (host): {} of {} exceeds an MPI count", what, n);
+  return int(n);
+}
+
 }  // namespace
 
-DwdpHostWeights::DwdpHostWeights(const DwdpPlan& plan, int num_blocks, size_t block_bytes, int world_rank)
-    : plan_(plan), slots_(plan, num_blocks), bb_(block_bytes) {
+DwdpHostWeights::DwdpHostWeights(const DwdpPlan& plan, const DwdpLayout& layout, int world_rank)
+    : plan_(plan), layout_(layout), slots_(layout.blocks()) {
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
   VGEN_CHECK(world_rank_ == world_rank, ExitCode::kInternal,
              "DWDP (host): the group was planned for world rank {} but this is MPI_COMM_WORLD rank {}", world_rank,
              world_rank_);
-  const size_t slot_bytes = (2 * bb_ + 63) / 64 * 64;
+  VGEN_CHECK(layout_.group_size() == plan_.size, ExitCode::kInternal, "DWDP (host): a layout of {} ranks for a group "
+             "of {}", layout_.group_size(), plan_.size);
+  const size_t slot_bytes = (2 * layout_.staged_bytes() + 63) / 64 * 64;
   slot_mem_ = {static_cast<char*>(std::aligned_alloc(64, slot_bytes)), std::free};
   VGEN_CHECK(slot_mem_ != nullptr, ExitCode::kInternal, "DWDP (host): cannot allocate 2 staging slots of {} bytes",
-             bb_);
-  const MPI_Aint bytes = MPI_Aint(size_t(plan.owned_count(num_blocks)) * bb_);
+             layout_.staged_bytes());
+  const MPI_Aint bytes = MPI_Aint(layout_.arena_bytes(plan_.rank));
   auto* win = new MPI_Win;
   check_mpi(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &arena_, win), "MPI_Win_allocate");
   win_ = win;
@@ -44,24 +51,21 @@ DwdpHostWeights::DwdpHostWeights(const DwdpPlan& plan, int num_blocks, size_t bl
 DwdpHostWeights::~DwdpHostWeights() {
   if (!win_) return;
   auto* win = static_cast<MPI_Win*>(win_);
-  for (void*& r : pending_)
-    if (r) {  // not complete(): no throwing here
-      MPI_Wait(static_cast<MPI_Request*>(r), MPI_STATUS_IGNORE);
-      delete static_cast<MPI_Request*>(r);
-      r = nullptr;
-    }
+  if (pending_[0] || pending_[1]) MPI_Win_flush_all(*win);  // not complete(): no throwing here
   if (std::uncaught_exceptions() > 0) return;  // collective teardown only on the normal path
   MPI_Win_unlock_all(*win);
   MPI_Win_free(win);  // collective: no rank frees its arena while a peer can still read it
   delete win;
 }
 
-void* DwdpHostWeights::owned(int block) {
-  VGEN_ASSERT(plan_.owns(block), "dwdp: block {} is not owned by group rank {}", block, plan_.rank);
-  return static_cast<char*>(arena_) + size_t(plan_.arena_index(block)) * bb_;
-}
+void* DwdpHostWeights::slot(int s) { return slot_mem_.get() + size_t(s) * layout_.staged_bytes(); }
 
-void* DwdpHostWeights::slot(int s) { return slot_mem_.get() + size_t(s) * bb_; }
+void DwdpHostWeights::keep_own(int block, const void* image) {
+  const size_t sl = layout_.slice_bytes(), stride = size_t(plan_.size) * sl;
+  const char* src = static_cast<const char*>(image) + size_t(layout_.first_slice(block, plan_.rank)) * sl;
+  char* dst = static_cast<char*>(arena_) + layout_.arena_offset(block, plan_.rank);
+  for (int i = 0, n = layout_.count(block, plan_.rank); i < n; ++i) std::memcpy(dst + size_t(i) * sl, src + size_t(i) * stride, sl);
+}
 
 void DwdpHostWeights::publish() {
   auto* win = static_cast<MPI_Win*>(win_);
@@ -71,54 +75,52 @@ void DwdpHostWeights::publish() {
 
 void DwdpHostWeights::complete(int slot) {
   if (!pending_[slot]) return;
-  auto* req = static_cast<MPI_Request*>(pending_[slot]);
-  pending_[slot] = nullptr;
-  const int rc = MPI_Wait(req, MPI_STATUS_IGNORE);
-  delete req;
-  check_mpi(rc, "MPI_Wait");
+  check_mpi(MPI_Win_flush_all(*static_cast<MPI_Win*>(win_)), "MPI_Win_flush_all");
+  pending_[0] = pending_[1] = false;  // a flush completes every outstanding get
 }
 
-void DwdpHostWeights::fetch(const DwdpSlots::Copy& c, bool wait) {
+void DwdpHostWeights::fetch(const DwdpSlots::Copy& c) {
   auto* win = static_cast<MPI_Win*>(win_);
-  const int target = world_rank_ - plan_.rank + plan_.owner(c.block);
-  const MPI_Aint disp = MPI_Aint(size_t(plan_.arena_index(c.block)) * bb_);
+  const size_t sl = layout_.slice_bytes();
   char* dst = static_cast<char*>(slot(c.slot));
   complete(c.slot);  // an unconsumed prefetch (a pass cut short) ends before the slot is refilled
-  if (wait) {
-    for (size_t off = 0; off < bb_; off += kPiece) {
-      const int n = int(std::min(kPiece, bb_ - off));
-      check_mpi(MPI_Get(dst + off, n, MPI_BYTE, target, disp + MPI_Aint(off), n, MPI_BYTE, *win), "MPI_Get");
+  MPI_Datatype slice_t;
+  check_mpi(MPI_Type_contiguous(as_count(sl, "a slice"), MPI_BYTE, &slice_t), "MPI_Type_contiguous");
+  check_mpi(MPI_Type_commit(&slice_t), "MPI_Type_commit");
+  for (int k = 0; k < plan_.size; ++k) {
+    const int src = layout_.source(plan_.rank, k);
+    const int n = layout_.count(c.block, src);
+    if (n == 0) continue;
+    char* first = dst + size_t(layout_.first_slice(c.block, src)) * sl;
+    if (src == plan_.rank) {  // own slices: from this rank's window memory
+      const char* own = static_cast<const char*>(arena_) + layout_.arena_offset(c.block, src);
+      for (int i = 0; i < n; ++i) std::memcpy(first + size_t(i) * size_t(plan_.size) * sl, own + size_t(i) * sl, sl);
+      continue;
     }
-    check_mpi(MPI_Win_flush(target, *win), "MPI_Win_flush");
-    return;
+    MPI_Datatype strided;
+    check_mpi(MPI_Type_vector(n, 1, plan_.size, slice_t, &strided), "MPI_Type_vector");
+    check_mpi(MPI_Type_commit(&strided), "MPI_Type_commit");
+    const int target = world_rank_ - plan_.rank + src;
+    const int rc = MPI_Get(first, 1, strided, target, MPI_Aint(layout_.arena_offset(c.block, src)), n, slice_t, *win);
+    MPI_Type_free(&strided);  // MPI keeps it until the get completes
+    check_mpi(rc, "MPI_Get");
   }
-  // One request per fetch: pieces after the first are fetched blocking (a block over 1 GiB is
-  // a 14B-scale block on the CPU, where this overlap matters least).
-  for (size_t off = kPiece; off < bb_; off += kPiece) {
-    const int n = int(std::min(kPiece, bb_ - off));
-    check_mpi(MPI_Get(dst + off, n, MPI_BYTE, target, disp + MPI_Aint(off), n, MPI_BYTE, *win), "MPI_Get");
-  }
-  auto* req = new MPI_Request;
-  const int n = int(std::min(kPiece, bb_));
-  check_mpi(MPI_Rget(dst, n, MPI_BYTE, target, disp, n, MPI_BYTE, *win, req), "MPI_Rget");
-  pending_[c.slot] = req;
-  if (bb_ > kPiece) check_mpi(MPI_Win_flush(target, *win), "MPI_Win_flush");
+  MPI_Type_free(&slice_t);
+  pending_[c.slot] = true;
 }
 
 int DwdpHostWeights::acquire(int block) {
-  if (plan_.owns(block)) return -1;
   VGEN_ASSERT(acquired_ < 0, "dwdp: block {} acquired before block {} was released", block, acquired_);
   DwdpSlots::Copy now, next;
   const int s = slots_.acquire(block, &now, &next);
-  complete(s);  // a prefetch into this slot ends before the slot is read or refilled
-  if (now.block >= 0) fetch(now, true);
-  if (next.block >= 0) fetch(next, false);
+  if (now.block >= 0) fetch(now);
+  complete(s);  // the slot's gets end before it is read
+  if (next.block >= 0) fetch(next);
   acquired_ = block;
   return s;
 }
 
 void DwdpHostWeights::release(int block) {
-  if (plan_.owns(block)) return;
   VGEN_ASSERT(acquired_ == block, "dwdp: release of block {} while block {} is acquired", block, acquired_);
   acquired_ = -1;
 }

@@ -1,9 +1,9 @@
 # DWDP on the host over MPI one-sided (label parallel, every build): the split model equals the
-# whole one bit for bit on 2 and 3 ranks.
+# whole one bit for bit on 2, 3 and 4 ranks.
 add_executable(dwdp_host_test ${CMAKE_CURRENT_LIST_DIR}/dwdp_host_test.cpp)
 target_link_libraries(dwdp_host_test PRIVATE vgen_lib)
 target_compile_definitions(dwdp_host_test PRIVATE VGEN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-foreach(np 2 3)
+foreach(np 2 3 4)
   add_test(NAME dwdp_host_np${np} COMMAND ${VGEN_MPIRUN} -np ${np} $<TARGET_FILE:dwdp_host_test>)
   set_tests_properties(dwdp_host_np${np} PROPERTIES LABELS parallel ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 300)
 endforeach()

@@ -1,7 +1,8 @@
 // DWDP on two GPUs (parallel/dwdp.h): a random-weight DiT whose blocks are split over a dwdp group
-// of 2 (each GPU keeps its blocks and pulls the others over CUDA IPC while it computes) gives the
-// same prediction, bit for bit, as the same model held whole on each GPU, over several forwards
-// (the staging slots wrap around) and prompts, in fp32 and bf16; and holds fewer weight bytes.
+// of 2 (each GPU keeps half of every block's slices and assembles each block over CUDA IPC while
+// the previous one computes) gives the same prediction, bit for bit, as the same model held whole
+// on each GPU, over several forwards (the staging slots wrap around) and prompts, in fp32 and
+// bf16; and holds fewer weight bytes.
 // Usage: mpirun -np 2 dwdp_test (one GPU per rank; fewer GPUs: a gtest-style skip line, exit 0).
 #include <cstdio>
 #include <random>
@@ -45,7 +46,7 @@ int run(int, char**, const DistEnv& env) {
   cfg.num_attention_heads = 2;
   cfg.attention_head_dim = 128;
   cfg.ffn_dim = 384;
-  cfg.num_layers = 5;  // odd: the group ranks own 3 and 2 blocks, so slots are refilled every pass
+  cfg.num_layers = 5;  // more blocks than slots: every pass refills them
   cfg.text_dim = 40;
   cfg.validate("dwdp test config");
   const int64_t B = 1, T = 2, H = 6, W = 8, L = 5;
@@ -56,7 +57,7 @@ int run(int, char**, const DistEnv& env) {
     auto ref = WanTransformer::random_on_device(cfg, whole, 17);
     auto dw = WanTransformer::random_on_device(cfg, shared, 17);
     const size_t bytes_dw = dw->device_model()->weight_bytes(), bytes_ref = ref->device_model()->weight_bytes();
-    // 5 blocks over 2 ranks: 3 or 2 owned + 2 slots, never more than the whole model.
+    // Half of every block's slices + 2 slots: never more than the whole model.
     if (!(bytes_dw <= bytes_ref))
       fail(fmt::format("DWDP holds {} weight bytes, the whole model {}", bytes_dw, bytes_ref));
     for (int prompt = 0; prompt < 3; ++prompt) {  // each rank its own inputs, as cfg/dp ranks have

@@ -1,9 +1,12 @@
-// DWDP bookkeeping without a GPU (parallel/dwdp.h): block ownership over a group, and the staging
-// slots: every foreign block is copied once per pass into a slot no queued reader still uses, the
-// next one is prefetched while the current one runs, and owned blocks never take a slot.
+// DWDP bookkeeping without a GPU (parallel/dwdp.h): the slice layout over a group (every slice of
+// every block held exactly once, arenas dense, the copy order free of many-to-one steps), and the
+// staging slots: every block is assembled once per pass into a slot no queued reader still uses,
+// the next one prefetched while the current one runs.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <stdexcept>
+#include <vector>
 
 #include "core/error.h"
 #include "core/on_unwind.h"
@@ -11,90 +14,126 @@
 
 using namespace vgen;
 
-TEST(Dwdp, PlanOwnsEveryBlockOnce) {
+TEST(Dwdp, PlanPlacesTheRankInItsGroup) {
   for (int size : {1, 2, 3, 4})
-    for (int blocks : {1, 2, 5, 40}) {
-      std::vector<int> owners(size_t(blocks), 0);
-      int total = 0;
-      for (int r = 0; r < size; ++r) {
-        const DwdpPlan p = DwdpPlan::of(r + size, 2 * size, size);  // second group of the world
-        EXPECT_EQ(p.rank, r);
-        int owned = 0, next_index = 0;
-        for (int b = 0; b < blocks; ++b)
-          if (p.owns(b)) {
-            ++owners[size_t(b)];
-            EXPECT_EQ(p.arena_index(b), next_index++) << "arena positions are dense in block order";
-            ++owned;
-          }
-        EXPECT_EQ(owned, p.owned_count(blocks)) << "size " << size << " blocks " << blocks << " rank " << r;
-        total += owned;
-      }
-      EXPECT_EQ(total, blocks);
-      for (int o : owners) EXPECT_EQ(o, 1);
+    for (int r = 0; r < size; ++r) {
+      const DwdpPlan p = DwdpPlan::of(r + size, 2 * size, size);  // second group of the world
+      EXPECT_EQ(p.rank, r);
+      EXPECT_EQ(p.size, size);
+      EXPECT_EQ(p.active(), size > 1);
     }
   EXPECT_THROW(DwdpPlan::of(0, 6, 4), Error);  // 4 does not divide 6
 }
 
-// Drives the slots over several passes of the block loop the way the model does (acquire, use,
-// release) and checks what the device side would do with the copies.
-TEST(Dwdp, SlotsCopyEachForeignBlockOncePerPassAheadOfUse) {
-  for (int size : {2, 3, 4})
-    for (int blocks : {2, 3, 7, 40})
-      for (int rank = 0; rank < size; ++rank) {
-        SCOPED_TRACE(::testing::Message() << "size " << size << " blocks " << blocks << " rank " << rank);
-        const DwdpPlan plan = DwdpPlan::of(rank, size, size);
-        DwdpSlots slots(plan, blocks);
-        int held[2] = {-1, -1};  // what each slot holds after the queued copies
-        int reading = -1;        // slot of the block being computed
-        int copies = 0, prefetched_hits = 0;
-        const int foreign = blocks - plan.owned_count(blocks);
-        for (int pass = 0; pass < 3; ++pass)
+TEST(Dwdp, LayoutHoldsEverySliceOnceInDenseArenas) {
+  const size_t MiB = size_t(1) << 20;
+  for (int size : {1, 2, 3, 4, 8})
+    for (int blocks : {1, 2, 5, 40})
+      for (size_t bytes : {size_t(256), size_t(1000), 3 * MiB + 512, 716 * MiB + 4096}) {
+        SCOPED_TRACE(::testing::Message() << "size " << size << " blocks " << blocks << " bytes " << bytes);
+        const DwdpLayout l(size, blocks, bytes, 256);
+        const size_t sl = l.slice_bytes();
+        EXPECT_EQ(sl % 256, 0u);
+        EXPECT_LE(sl, std::max(kDwdpMaxSlice, size_t(256)));
+        EXPECT_GE(l.staged_bytes(), bytes);
+        EXPECT_LT(l.staged_bytes() - bytes, sl) << "at most the last slice is padded";
+        if (bytes >= size_t(size) * kDwdpMaxSlice) {
+          EXPECT_EQ(sl, kDwdpMaxSlice);
+          EXPECT_GE(l.slices(), size) << "a large block spans the whole group";
+        }
+        size_t total = 0;
+        for (int r = 0; r < size; ++r) {
+          size_t next = 0;  // the rank's arena: its slices of block 0, then block 1, ...
           for (int b = 0; b < blocks; ++b) {
-            if (plan.owns(b)) continue;
-            DwdpSlots::Copy now, next;
-            const int s = slots.acquire(b, &now, &next);
-            ASSERT_TRUE(s == 0 || s == 1);
-            if (now.block >= 0) {
-              EXPECT_EQ(now.block, b);
-              EXPECT_EQ(now.slot, s);
-              held[s] = b;
-              ++copies;
-            } else {
-              EXPECT_EQ(held[s], b) << "no copy issued, so the slot must already hold the block";
-              ++prefetched_hits;
-            }
-            reading = s;
-            if (slots.next_foreign(b) < 0) {
-              EXPECT_LT(next.block, 0) << "no prefetch crosses the end of a pass";
-            }
-            if (next.block >= 0) {
-              EXPECT_NE(next.slot, reading) << "a prefetch never overwrites the slot being read";
-              EXPECT_FALSE(plan.owns(next.block));
-              EXPECT_EQ(next.block, slots.next_foreign(b));
-              held[next.slot] = next.block;
-              ++copies;
-            }
+            EXPECT_EQ(l.arena_offset(b, r), next);
+            int n = 0;
+            for (int j = 0; j < l.slices(); ++j)
+              if (l.owner(b, j) == r) {
+                if (n == 0) EXPECT_EQ(l.first_slice(b, r), j);
+                EXPECT_EQ(j, l.first_slice(b, r) + n * size) << "every N-th slice: one strided copy";
+                ++n;
+              }
+            EXPECT_EQ(n, l.count(b, r));
+            next += size_t(n) * sl;
           }
-        // Up to two foreign blocks stay staged; more are copied once per pass, all but the first
-        // of each pass prefetched.
-        if (foreign <= 2) {
-          EXPECT_EQ(copies, foreign);
-        } else {
-          EXPECT_EQ(copies, 3 * foreign);
-          EXPECT_EQ(prefetched_hits, 3 * (foreign - 1));
+          EXPECT_EQ(l.arena_bytes(r), next);
+          total += next;
+        }
+        EXPECT_EQ(total, size_t(blocks) * l.staged_bytes()) << "each slice held exactly once";
+        // Balanced: arenas differ by at most one slice per block.
+        for (int r = 1; r < size; ++r) {
+          const size_t a = l.arena_bytes(0), c = l.arena_bytes(r);
+          EXPECT_LE(a > c ? a - c : c - a, size_t(blocks) * sl);
         }
       }
 }
 
-TEST(Dwdp, OwnedBlocksAreNotStaged) {
-  const DwdpPlan plan = DwdpPlan::of(1, 2, 2);
-  DwdpSlots slots(plan, 4);
+// Every reader assembles a block from its sources in the order k = 0..N-1: at each step the
+// readers pull from distinct sources (no source serves two readers at once), and each reader
+// visits every source once, itself last.
+TEST(Dwdp, CopyOrderNeverSendsTwoReadersToOneSource) {
+  for (int size : {2, 3, 4, 8}) {
+    const DwdpLayout l(size, 3, size_t(64) << 20, 256);
+    for (int k = 0; k < size; ++k) {
+      std::set<int> sources;
+      for (int r = 0; r < size; ++r) sources.insert(l.source(r, k));
+      EXPECT_EQ(int(sources.size()), size) << "size " << size << " step " << k;
+    }
+    for (int r = 0; r < size; ++r) {
+      std::set<int> seen;
+      for (int k = 0; k < size; ++k) seen.insert(l.source(r, k));
+      EXPECT_EQ(int(seen.size()), size);
+      EXPECT_EQ(l.source(r, size - 1), r) << "own slices last: the peers' transfers start first";
+    }
+  }
+}
+
+// Drives the slots over several passes of the block loop the way the model does (acquire, use,
+// release) and checks what the device side would do with the copies.
+TEST(Dwdp, SlotsCopyEachBlockOncePerPassAheadOfUse) {
+  for (int blocks : {1, 2, 3, 7, 40}) {
+    SCOPED_TRACE(::testing::Message() << "blocks " << blocks);
+    DwdpSlots slots(blocks);
+    int held[2] = {-1, -1};  // what each slot holds after the queued copies
+    int reading = -1;        // slot of the block being computed
+    int copies = 0, prefetched_hits = 0;
+    for (int pass = 0; pass < 3; ++pass)
+      for (int b = 0; b < blocks; ++b) {
+        DwdpSlots::Copy now, next;
+        const int s = slots.acquire(b, &now, &next);
+        ASSERT_TRUE(s == 0 || s == 1);
+        if (now.block >= 0) {
+          EXPECT_EQ(now.block, b);
+          EXPECT_EQ(now.slot, s);
+          held[s] = b;
+          ++copies;
+        } else {
+          EXPECT_EQ(held[s], b) << "no copy issued, so the slot must already hold the block";
+          ++prefetched_hits;
+        }
+        reading = s;
+        if (b + 1 == blocks) {
+          EXPECT_LT(next.block, 0) << "no prefetch crosses the end of a pass";
+        }
+        if (next.block >= 0) {
+          EXPECT_NE(next.slot, reading) << "a prefetch never overwrites the slot being read";
+          EXPECT_EQ(next.block, b + 1);
+          held[next.slot] = next.block;
+          ++copies;
+        }
+      }
+    // Up to two blocks stay staged; more are copied once per pass, all but the first of each
+    // pass prefetched.
+    if (blocks <= 2) {
+      EXPECT_EQ(copies, blocks);
+    } else {
+      EXPECT_EQ(copies, 3 * blocks);
+      EXPECT_EQ(prefetched_hits, 3 * (blocks - 1));
+    }
+  }
+  DwdpSlots slots(3);
   DwdpSlots::Copy now, next;
-  EXPECT_THROW(slots.acquire(1, &now, &next), Error);
-  EXPECT_EQ(slots.next_foreign(0), 2);
-  EXPECT_EQ(slots.next_foreign(2), -1);
-  const DwdpPlan solo = DwdpPlan::of(0, 1, 1);
-  EXPECT_EQ(DwdpSlots(solo, 3).next_foreign(0), -1);
+  EXPECT_THROW(slots.acquire(3, &now, &next), Error);
 }
 
 // The DiT ends a block's use on the unwinding path only through OnUnwind (the normal path calls

@@ -102,8 +102,8 @@ WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransforme
 // the separate, slower epilogue: cuBLASLt has no fp32-bias/bf16-out kernel).
 DType dtype_for(Role r, const WanDeviceOptions& o) { return keeps_f32(r) ? DType::kF32 : o.dtype; }
 
-// DWDP placement: a block's tensors lie in one span (an owned block in this rank's arena, a
-// foreign one in a staging slot), in layout order, each 256-byte aligned.
+// DWDP placement: a block's tensors lie in one span (a staging slot), in layout order, each 256-byte
+// aligned; the span is what DwdpLayout slices.
 constexpr size_t kSpanAlign = 256;
 
 size_t block_span_bytes(const WanTransformerConfig& cfg, const WanDeviceOptions& o) {
@@ -115,35 +115,33 @@ size_t block_span_bytes(const WanTransformerConfig& cfg, const WanDeviceOptions&
   return bytes;
 }
 
-// The weights with DWDP: owned blocks built by `make` and copied into the arena, foreign blocks
-// only walked (`skip(role)` per tensor, so a random fill stays in step), the two slot views, and
-// the IPC handles exchanged (collective over options.world).
-template <typename F, typename S>
+// The weights with DWDP: each block built by `make` into staging slot 0 (as the whole model would
+// build it, so random fills stay in step) and this rank's slices of it kept in the arena; the two
+// slot views; the IPC handles exchanged (collective over options.world).
+template <typename F>
 std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, const WanTransformerWeights* host,
-                                           const WanDeviceOptions& o, F&& make, S&& skip) {
+                                           const WanDeviceOptions& o, F&& make) {
   VGEN_CHECK(o.world != nullptr, ExitCode::kInternal, "dwdp_size {} without a world communicator", o.dwdp_size);
   const DwdpPlan plan = DwdpPlan::of(o.world->rank(), o.world->size(), o.dwdp_size);
-  const size_t span = block_span_bytes(cfg, o);
-  std::shared_ptr<DwdpDeviceWeights> dw = make_dwdp_device_weights(plan, cfg.num_layers, span);
+  const DwdpLayout layout(plan.size, cfg.num_layers, block_span_bytes(cfg, o), kSpanAlign);
+  std::shared_ptr<DwdpDeviceWeights> dw = make_dwdp_device_weights(plan, layout);
+  size_t made = 0;  // block bytes `get` counted in w.bytes: they live in the arena now
   WanTransformerWeights w = build(cfg, host, make, [&](int i, const WanBlockWeights* hb, auto& get) {
-    const std::string n = fmt::format("blocks.{}", i);
-    if (!plan.owns(i)) {
-      build_block(cfg, hb, n, [&](const Tensor*, const Shape&, Role role, const std::string&) {
-        skip(role);
-        return Tensor();
-      });
-      return WanBlockWeights{};
-    }
-    DwdpSpan views(dw->owned(i), span, Device::kCUDA, kSpanAlign, dw);
-    return build_block(cfg, hb, n, [&](const Tensor* h, const Shape& shape, Role role, const std::string& name) {
-      Tensor t = views.next(shape, dtype_for(role, o));
-      t.copy_from(get(h, shape, role, name));
-      return t;
-    });
+    DwdpSpan views(dw->slot(0), layout.staged_bytes(), Device::kCUDA, kSpanAlign, dw);
+    build_block(cfg, hb, fmt::format("blocks.{}", i),
+                [&](const Tensor* h, const Shape& shape, Role role, const std::string& name) {
+                  Tensor t = views.next(shape, dtype_for(role, o));
+                  t.copy_from(get(h, shape, role, name));
+                  made += t.nbytes();
+                  return Tensor();
+                });
+    dw->keep_own(i, dw->slot(0));  // queued after the copies into the slot, before the next block's
+    return WanBlockWeights{};
   });
+  w.bytes -= made;
   WanBlockWeights staged[2];
   for (int s = 0; s < 2; ++s) {
-    DwdpSpan views(dw->slot(s), span, Device::kCUDA, kSpanAlign, dw);
+    DwdpSpan views(dw->slot(s), layout.staged_bytes(), Device::kCUDA, kSpanAlign, dw);
     staged[s] = build_block(cfg, nullptr, "dwdp_slot", [&](const Tensor*, const Shape& shape, Role role,
                                                            const std::string&) {
       return views.next(shape, dtype_for(role, o));
@@ -151,10 +149,10 @@ std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, cons
   }
   sync_compute_stream();  // the arena is filled before a peer can copy from it
   dw->publish(*o.world);
-  log_info("DWDP: {} of {} DiT blocks on this GPU ({:.1f} GiB) + 2 staging slots ({:.1f} GiB), group of {}",
-           plan.owned_count(cfg.num_layers), cfg.num_layers,
-           double(plan.owned_count(cfg.num_layers)) * double(span) / 1073741824.0, 2.0 * double(span) / 1073741824.0,
-           plan.size);
+  log_info("DWDP: {:.2f} GiB of DiT block slices on this GPU ({} KiB slices over a group of {}) + 2 staging slots "
+           "({:.2f} GiB)",
+           double(layout.arena_bytes(plan.rank)) / 1073741824.0, layout.slice_bytes() / 1024, plan.size,
+           2.0 * double(layout.staged_bytes()) / 1073741824.0);
   auto model = std::make_shared<WanDeviceModel>(cfg, std::move(w), o);
   model->set_dwdp(std::move(dw), std::move(staged[0]), std::move(staged[1]));
   return model;
@@ -175,7 +173,7 @@ std::shared_ptr<WanDeviceModel> WanDeviceModel::upload(const WanTransformerConfi
     if (src.dtype() != DType::kF32 && src.dtype() != DType::kBF16) src = src.to(DType::kF32);
     return cast(src.to(Device::kCUDA), dtype_for(role, options));  // converted on the device
   };
-  if (options.dwdp_size > 1) return build_dwdp(cfg, &host, options, make, [](Role) {});
+  if (options.dwdp_size > 1) return build_dwdp(cfg, &host, options, make);
   WanTransformerWeights w = build(cfg, &host, make);
   log_debug("transformer weights on the device: {:.1f} MiB ({})", double(w.bytes) / 1048576.0,
             dtype_name(options.dtype));
@@ -194,8 +192,7 @@ std::shared_ptr<WanDeviceModel> WanDeviceModel::random(const WanTransformerConfi
     ++counter;
     return t;
   };
-  // A foreign DWDP block takes its seeds too, so the weights equal the ones without DWDP.
-  if (options.dwdp_size > 1) return build_dwdp(cfg, nullptr, options, make, [&](Role) { ++counter; });
+  if (options.dwdp_size > 1) return build_dwdp(cfg, nullptr, options, make);
   WanTransformerWeights w = build(cfg, nullptr, make);
   return std::make_shared<WanDeviceModel>(cfg, std::move(w), options);
 }

@@ -1,5 +1,6 @@
-// DWDP for the host DiT (WanTransformer::enable_host_dwdp): owned blocks move into this rank's MPI
-// window, foreign blocks are dropped and read from the two staging slots during each pass.
+// DWDP for the host DiT (WanTransformer::enable_host_dwdp): each block is laid out in staging slot
+// 0, this rank's slices of it move into its MPI window, and its host tensors are dropped; during each
+// pass the blocks are assembled in the two staging slots.
 #include "core/log.h"
 #include "model/wan/transformer.h"
 
@@ -19,9 +20,10 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
   for_each_block_tensor(layout, [&](Tensor& t) {
     if (t.defined()) span += DwdpSpan::aligned(size_t(t.numel()) * sizeof(float), kSpanAlign);
   });
-  auto dw = std::make_shared<DwdpHostWeights>(plan, L, span, world.rank());
+  auto dw = std::make_shared<DwdpHostWeights>(plan, DwdpLayout(plan.size, L, span, kSpanAlign), world.rank());
+  const size_t staged = dw->layout().staged_bytes();
   for (int s = 0; s < 2; ++s) {
-    DwdpSpan views(dw->slot(s), span, Device::kCPU, kSpanAlign, dw);
+    DwdpSpan views(dw->slot(s), staged, Device::kCPU, kSpanAlign, dw);
     host_staged_[s] = layout;
     for_each_block_tensor(host_staged_[s], [&](Tensor& t) {
       if (t.defined()) t = views.next(t.shape(), DType::kF32);
@@ -29,28 +31,24 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
   }
   for (int i = 0; i < L; ++i) {
     WanBlockWeights& b = w_.blocks[size_t(i)];
-    if (!plan.owns(i)) {
-      b = WanBlockWeights{};  // its host tensors (mapping or converted copy) are released
-      continue;
-    }
-    DwdpSpan views(dw->owned(i), span, Device::kCPU, kSpanAlign, dw);
+    DwdpSpan views(dw->slot(0), staged, Device::kCPU, kSpanAlign, dw);
     for_each_block_tensor(b, [&](Tensor& t) {
-      if (!t.defined()) return;
-      Tensor v = views.next(t.shape(), DType::kF32);
-      v.copy_from(t.dtype() == DType::kF32 ? t : t.to(DType::kF32));
-      t = v;
+      if (t.defined()) views.next(t.shape(), DType::kF32).copy_from(t.dtype() == DType::kF32 ? t : t.to(DType::kF32));
     });
+    dw->keep_own(i, dw->slot(0));
+    b = WanBlockWeights{};  // its host tensors (mapping or converted copy) are released
   }
   dw->publish();
   host_dwdp_ = std::move(dw);
-  log_info("DWDP (host): {} of {} DiT blocks in this rank's window ({:.1f} MiB each) + 2 staging slots, group of {}",
-           plan.owned_count(L), L, double(span) / 1048576.0, plan.size);
+  log_info("DWDP (host): {:.1f} MiB of DiT block slices in this rank's window ({} KiB slices over a group of {}) + "
+           "2 staging slots of {:.1f} MiB",
+           double(host_dwdp_->arena_bytes()) / 1048576.0, host_dwdp_->layout().slice_bytes() / 1024, plan.size,
+           double(staged) / 1048576.0);
 }
 
 const WanBlockWeights& WanTransformer::host_block_begin(size_t i) const {
   if (!host_dwdp_) return w_.blocks[i];
-  const int s = host_dwdp_->acquire(int(i));
-  return s < 0 ? w_.blocks[i] : host_staged_[s];
+  return host_staged_[host_dwdp_->acquire(int(i))];
 }
 
 void WanTransformer::host_block_end(size_t i) const {
