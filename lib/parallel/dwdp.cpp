@@ -35,8 +35,7 @@ DwdpLayout::DwdpLayout(int group_size, int num_blocks, size_t block_bytes, size_
     : n_(group_size), blocks_(num_blocks) {
   VGEN_CHECK(group_size >= 1 && num_blocks >= 0 && block_bytes > 0 && align > 0, ExitCode::kInternal,
              "dwdp layout: group {} blocks {} block bytes {} align {}", group_size, num_blocks, block_bytes, align);
-  const size_t share = (block_bytes + size_t(n_) - 1) / size_t(n_);
-  slice_ = DwdpSpan::aligned(std::min(kDwdpMaxSlice, share), align);
+  slice_ = slice_for(group_size, block_bytes, align);
   slices_ = int((block_bytes + slice_ - 1) / slice_);
   base_.assign(size_t(n_), std::vector<size_t>(size_t(blocks_) + 1, 0));
   for (int r = 0; r < n_; ++r)
@@ -44,13 +43,34 @@ DwdpLayout::DwdpLayout(int group_size, int num_blocks, size_t block_bytes, size_
       base_[size_t(r)][size_t(b) + 1] = base_[size_t(r)][size_t(b)] + size_t(count(b, r)) * slice_;
 }
 
+size_t DwdpLayout::slice_for(int group_size, size_t block_bytes, size_t align) {
+  if (group_size <= 2) return DwdpSpan::aligned(block_bytes, align);
+  const size_t share = (block_bytes + size_t(group_size) - 1) / size_t(group_size);
+  return DwdpSpan::aligned(std::min(kDwdpMaxSlice, share), align);
+}
+
 int DwdpLayout::count(int block, int rank) const {
   const int j0 = first_slice(block, rank);
   return j0 < slices_ ? (slices_ - 1 - j0) / n_ + 1 : 0;
 }
 
+DwdpSlots::DwdpSlots(int num_blocks, std::vector<char> in_place) : blocks_(num_blocks), in_place_(std::move(in_place)) {
+  in_place_.resize(size_t(std::max(num_blocks, 0)), 0);
+}
+
+DwdpSlots::DwdpSlots(const DwdpLayout& layout, int rank) : DwdpSlots(layout.blocks()) {
+  for (int b = 0; b < blocks_; ++b) in_place_[size_t(b)] = layout.in_place(b, rank);
+}
+
+int DwdpSlots::next_staged(int b) const {
+  for (int n = b + 1; n < blocks_; ++n)
+    if (!in_place_[size_t(n)]) return n;
+  return -1;
+}
+
 int DwdpSlots::acquire(int b, Copy* now, Copy* next) {
-  VGEN_ASSERT(b >= 0 && b < blocks_, "DwdpSlots::acquire: block {} of {}", b, blocks_);
+  VGEN_ASSERT(b >= 0 && b < blocks_ && !in_place_[size_t(b)], "DwdpSlots::acquire: block {} of {} (in place: {})", b,
+              blocks_, b >= 0 && b < blocks_ && in_place_[size_t(b)]);
   *now = Copy{};
   *next = Copy{};
   int s = held_[0] == b ? 0 : held_[1] == b ? 1 : -1;
@@ -59,7 +79,7 @@ int DwdpSlots::acquire(int b, Copy* now, Copy* next) {
     *now = Copy{b, s};
     held_[s] = b;
   }
-  const int n = b + 1 < blocks_ ? b + 1 : -1;
+  const int n = next_staged(b);
   if (n >= 0 && held_[1 - s] != n) {
     *next = Copy{n, 1 - s};
     held_[1 - s] = n;

@@ -1,8 +1,9 @@
 // DWDP, distributed weight data parallelism (DESIGN.md "The denoising step, sharded"): the ranks of
 // a dwdp group — parallel_config.dwdp_size consecutive world ranks on one node — keep one copy of
-// the DiT's blocks between them. Each block's bytes are cut into slices of at most 2 MiB, dealt
-// round-robin over the group (DwdpLayout), so every rank holds ~1/N of every block. Before a block
-// runs, each rank assembles it in one of two staging slots: its own slices from its arena, the
+// the DiT's blocks between them. From three ranks on, each block's bytes are cut into slices of at
+// most 2 MiB dealt round-robin over the group (DwdpLayout), so every rank holds ~1/N of every
+// block; with two, each rank holds every other block whole. Before a block runs, a rank that does
+// not hold it whole assembles it in one of two staging slots: its own slices from its arena, the
 // others pulled from the peers' GPUs over the copy engine (CUDA IPC: no SMs, no rendezvous, the
 // owners' weights never change), one strided copy per source, the sources in the order rank+1,
 // rank+2, ... so at each step the readers of a group pull from distinct sources (no many-to-one
@@ -51,10 +52,14 @@ constexpr size_t kDwdpMaxSlice = size_t(2) << 20;
 // block b lives on group rank (b + j) % N, in that rank's arena after the slices it holds of the
 // blocks before b, in slice order. So rank r holds slices first_slice(b, r), +N, +2N, ... of block
 // b, contiguous in its arena and every N-th slice in the block: one strided copy per source.
-// Slices are min(2 MiB, ceil(span / N)) rounded up to `align`, so small blocks are spread too.
+// Slice size (slice_for): with two ranks a whole block (each block has one reader, so there is no
+// contention to spread, and the owner runs its blocks in place: half the bytes a slice layout
+// moves; device run 31: 1% faster at 480p cfg 2); from three ranks on min(2 MiB, ceil(span / N))
+// rounded up to `align`, so no source has N-1 readers of one block at once.
 class DwdpLayout {
  public:
   DwdpLayout(int group_size, int num_blocks, size_t block_bytes, size_t align);
+  static size_t slice_for(int group_size, size_t block_bytes, size_t align);
   int group_size() const { return n_; }
   int blocks() const { return blocks_; }
   size_t slice_bytes() const { return slice_; }
@@ -63,6 +68,8 @@ class DwdpLayout {
   int owner(int block, int slice) const { return (block + slice) % n_; }
   int first_slice(int block, int rank) const { return ((rank - block) % n_ + n_) % n_; }
   int count(int block, int rank) const;  // slices of `block` held by `rank`
+  // Whether `rank` holds all of `block` (in the staged layout, at arena_offset): it runs it in place.
+  bool in_place(int block, int rank) const { return count(block, rank) == slices_; }
   // Byte offset of rank's first slice of `block` in rank's arena, and the arena's size.
   size_t arena_offset(int block, int rank) const { return base_[size_t(rank)][size_t(block)]; }
   size_t arena_bytes(int rank) const { return base_[size_t(rank)][size_t(blocks_)]; }
@@ -78,23 +85,27 @@ class DwdpLayout {
 };
 
 // The two staging slots (host-side bookkeeping, testable without a GPU): acquire(b) names the slot
-// block b is (or is to be) assembled in and whether a copy must be issued; the next block is staged
-// into the other slot while b computes.
+// block b is (or is to be) assembled in and whether a copy must be issued; the next staged block
+// is assembled into the other slot while b computes. Blocks run in place take no slot.
 class DwdpSlots {
  public:
-  explicit DwdpSlots(int num_blocks) : blocks_(num_blocks) {}
+  // in_place[b] != 0: block b runs from this rank's arena (never acquired here).
+  DwdpSlots(int num_blocks, std::vector<char> in_place = {});
+  DwdpSlots(const DwdpLayout& layout, int rank);
   struct Copy {
     int block = -1, slot = -1;  // block -1: nothing to copy
   };
-  // For a rank about to run block b: the slot holding b, the copy of b if it is not staged yet
-  // (issued before the slot is read), and the prefetch of block b+1 in this pass over the blocks
-  // (into the other slot, after that slot's last reader released it). No prefetch crosses the end
-  // of a pass, so no copy from a peer is in flight once a pass has computed: ranks that pass a
-  // collective after their last forward may free their arenas.
+  // For a rank about to run staged block b: the slot holding b, the copy of b if it is not staged
+  // yet (issued before the slot is read), and the prefetch of the next staged block in this pass
+  // over the blocks (into the other slot, after that slot's last reader released it). No prefetch
+  // crosses the end of a pass, so no copy from a peer is in flight once a pass has computed: ranks
+  // that pass a collective after their last forward may free their arenas.
   int acquire(int b, Copy* now, Copy* next);
+  int next_staged(int b) const;  // the next block after b that is not run in place; -1: none
 
  private:
   int blocks_;
+  std::vector<char> in_place_;
   int held_[2] = {-1, -1};  // block staged (or being staged) in each slot
   int last_ = -1;           // slot of the block acquired last
 };
@@ -108,8 +119,10 @@ class DwdpDeviceWeights {
  public:
   virtual ~DwdpDeviceWeights() = default;
   virtual const DwdpLayout& layout() const = 0;
-  // Device address of staging slot s (layout().staged_bytes(), 256-byte aligned).
+  // Device address of staging slot s (layout().staged_bytes(), 256-byte aligned), and of a block
+  // this rank runs in place (null for the others).
   virtual void* slot(int s) = 0;
+  virtual void* in_place(int block) = 0;
   virtual size_t device_bytes() const = 0;  // arena + slots
   // Placement: keeps this rank's slices of `block` from `image` (the whole block in the staged
   // layout, on the device), stream-ordered on compute_stream().
@@ -118,7 +131,7 @@ class DwdpDeviceWeights {
   // arenas (and the host names: a group must share a node, else kRecipe) and maps the peers'.
   virtual void publish(Communicator& world) = 0;
   // Stream-ordered on compute_stream(): the slot block b was assembled in, the compute stream
-  // waiting for its copies; the next block is being staged into the other slot.
+  // waiting for its copies (-1 when b runs in place); the next staged block is being assembled.
   virtual int acquire(int block) = 0;
   // The compute stream's reads of block b are queued: its slot may be overwritten after them.
   virtual void release(int block) = 0;
@@ -141,13 +154,14 @@ class DwdpHostWeights {
   DwdpHostWeights& operator=(const DwdpHostWeights&) = delete;
   const DwdpLayout& layout() const { return layout_; }
   void* slot(int s);
+  void* in_place(int block);  // this rank's copy of a block it runs in place; null otherwise
   size_t arena_bytes() const { return layout_.arena_bytes(plan_.rank); }
   // Placement: keeps this rank's slices of `block` from `image` (the whole block, staged layout).
   void keep_own(int block, const void* image);
   // After the owned slices are written: every rank's arena is complete past this (collective).
   void publish();
-  // The slot holding block b, fetched and complete; the next block is being fetched into the
-  // other slot. release(b) ends the reads of b's slot.
+  // The slot holding block b, fetched and complete (-1 when b runs in place); the next staged
+  // block is being fetched into the other slot. release(b) ends the reads of b's slot.
   int acquire(int block);
   void release(int block);
 

@@ -27,7 +27,7 @@ struct HandleMsg {
 class CudaDwdp final : public DwdpDeviceWeights {
  public:
   CudaDwdp(const DwdpPlan& plan, const DwdpLayout& layout)
-      : plan_(plan), layout_(layout), slots_(layout.blocks()), peers_(size_t(plan.size)) {
+      : plan_(plan), layout_(layout), slots_(layout, plan.rank), peers_(size_t(plan.size)) {
     const size_t arena = layout_.arena_bytes(plan_.rank);
     if (arena > 0) VGEN_CUDA_CHECK(cudaMalloc(&arena_, arena));
     VGEN_CUDA_CHECK(cudaMalloc(&slot_mem_, 2 * layout_.staged_bytes()));
@@ -45,6 +45,10 @@ class CudaDwdp final : public DwdpDeviceWeights {
 
   const DwdpLayout& layout() const override { return layout_; }
   void* slot(int s) override { return static_cast<char*>(slot_mem_) + size_t(s) * layout_.staged_bytes(); }
+  void* in_place(int block) override {
+    return layout_.in_place(block, plan_.rank) ? static_cast<char*>(arena_) + layout_.arena_offset(block, plan_.rank)
+                                               : nullptr;
+  }
   size_t device_bytes() const override { return layout_.arena_bytes(plan_.rank) + 2 * layout_.staged_bytes(); }
 
   void keep_own(int block, const void* image) override {
@@ -90,6 +94,7 @@ class CudaDwdp final : public DwdpDeviceWeights {
   }
 
   int acquire(int block) override {
+    if (layout_.in_place(block, plan_.rank)) return -1;
     VGEN_ASSERT(pending_ < 0, "dwdp: block {} acquired before block {} was released", block, pending_);
     DwdpSlots::Copy now, next;
     const int s = slots_.acquire(block, &now, &next);
@@ -102,6 +107,7 @@ class CudaDwdp final : public DwdpDeviceWeights {
   }
 
   void release(int block) override {
+    if (layout_.in_place(block, plan_.rank)) return;
     VGEN_ASSERT(pending_ == block, "dwdp: release of block {} while block {} is acquired", block, pending_);
     freed_[pending_slot_].record(compute_stream());
     pending_ = -1;

@@ -30,7 +30,7 @@ int as_count(size_t n, const char* what) {
 }  // namespace
 
 DwdpHostWeights::DwdpHostWeights(const DwdpPlan& plan, const DwdpLayout& layout, int world_rank)
-    : plan_(plan), layout_(layout), slots_(layout.blocks()) {
+    : plan_(plan), layout_(layout), slots_(layout, plan.rank) {
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
   VGEN_CHECK(world_rank_ == world_rank, ExitCode::kInternal,
              "DWDP (host): the group was planned for world rank {} but this is MPI_COMM_WORLD rank {}", world_rank,
@@ -59,6 +59,11 @@ DwdpHostWeights::~DwdpHostWeights() {
 }
 
 void* DwdpHostWeights::slot(int s) { return slot_mem_.get() + size_t(s) * layout_.staged_bytes(); }
+
+void* DwdpHostWeights::in_place(int block) {
+  return layout_.in_place(block, plan_.rank) ? static_cast<char*>(arena_) + layout_.arena_offset(block, plan_.rank)
+                                             : nullptr;
+}
 
 void DwdpHostWeights::keep_own(int block, const void* image) {
   const size_t sl = layout_.slice_bytes(), stride = size_t(plan_.size) * sl;
@@ -110,6 +115,7 @@ void DwdpHostWeights::fetch(const DwdpSlots::Copy& c) {
 }
 
 int DwdpHostWeights::acquire(int block) {
+  if (layout_.in_place(block, plan_.rank)) return -1;
   VGEN_ASSERT(acquired_ < 0, "dwdp: block {} acquired before block {} was released", block, acquired_);
   DwdpSlots::Copy now, next;
   const int s = slots_.acquire(block, &now, &next);
@@ -121,6 +127,7 @@ int DwdpHostWeights::acquire(int block) {
 }
 
 void DwdpHostWeights::release(int block) {
+  if (layout_.in_place(block, plan_.rank)) return;
   VGEN_ASSERT(acquired_ == block, "dwdp: release of block {} while block {} is acquired", block, acquired_);
   acquired_ = -1;
 }

@@ -1,7 +1,7 @@
 // DWDP bookkeeping without a GPU (parallel/dwdp.h): the slice layout over a group (every slice of
-// every block held exactly once, arenas dense, the copy order free of many-to-one steps), and the
-// staging slots: every block is assembled once per pass into a slot no queued reader still uses,
-// the next one prefetched while the current one runs.
+// every block held exactly once, arenas dense, whole blocks for two ranks, the copy order free of
+// many-to-one steps), and the staging slots: every block not run in place is assembled once per
+// pass into a slot no queued reader still uses, the next one prefetched while the current one runs.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -34,12 +34,23 @@ TEST(Dwdp, LayoutHoldsEverySliceOnceInDenseArenas) {
         const DwdpLayout l(size, blocks, bytes, 256);
         const size_t sl = l.slice_bytes();
         EXPECT_EQ(sl % 256, 0u);
-        EXPECT_LE(sl, std::max(kDwdpMaxSlice, size_t(256)));
         EXPECT_GE(l.staged_bytes(), bytes);
         EXPECT_LT(l.staged_bytes() - bytes, sl) << "at most the last slice is padded";
-        if (bytes >= size_t(size) * kDwdpMaxSlice) {
-          EXPECT_EQ(sl, kDwdpMaxSlice);
-          EXPECT_GE(l.slices(), size) << "a large block spans the whole group";
+        if (size <= 2) {
+          EXPECT_EQ(l.slices(), 1) << "two ranks: whole blocks";
+          for (int b = 0; b < blocks; ++b) {
+            EXPECT_TRUE(l.in_place(b, b % size));
+            if (size == 2) EXPECT_FALSE(l.in_place(b, 1 - b % 2));
+          }
+        } else {
+          EXPECT_LE(sl, kDwdpMaxSlice);
+          if (bytes >= size_t(size) * kDwdpMaxSlice) {
+            EXPECT_EQ(sl, kDwdpMaxSlice);
+            EXPECT_GE(l.slices(), size) << "a large block spans the whole group";
+          }
+          if (l.slices() > 1)
+            for (int b = 0; b < blocks; ++b)
+              for (int r = 0; r < size; ++r) EXPECT_FALSE(l.in_place(b, r)) << "no rank holds a sliced block whole";
         }
         size_t total = 0;
         for (int r = 0; r < size; ++r) {
@@ -89,16 +100,24 @@ TEST(Dwdp, CopyOrderNeverSendsTwoReadersToOneSource) {
 }
 
 // Drives the slots over several passes of the block loop the way the model does (acquire, use,
-// release) and checks what the device side would do with the copies.
+// release; blocks run in place skipped) and checks what the device side would do with the copies.
 TEST(Dwdp, SlotsCopyEachBlockOncePerPassAheadOfUse) {
-  for (int blocks : {1, 2, 3, 7, 40}) {
-    SCOPED_TRACE(::testing::Message() << "blocks " << blocks);
-    DwdpSlots slots(blocks);
+  for (int blocks : {1, 2, 3, 7, 40})
+    for (int every : {0, 2, 3}) {  // blocks b % every == 0 run in place (0: none)
+    SCOPED_TRACE(::testing::Message() << "blocks " << blocks << " in place every " << every);
+    std::vector<char> in_place(size_t(blocks), 0);
+    int staged = 0;
+    for (int b = 0; b < blocks; ++b) {
+      in_place[size_t(b)] = every > 0 && b % every == 0;
+      staged += !in_place[size_t(b)];
+    }
+    DwdpSlots slots(blocks, in_place);
     int held[2] = {-1, -1};  // what each slot holds after the queued copies
     int reading = -1;        // slot of the block being computed
     int copies = 0, prefetched_hits = 0;
     for (int pass = 0; pass < 3; ++pass)
       for (int b = 0; b < blocks; ++b) {
+        if (in_place[size_t(b)]) continue;
         DwdpSlots::Copy now, next;
         const int s = slots.acquire(b, &now, &next);
         ASSERT_TRUE(s == 0 || s == 1);
@@ -112,28 +131,34 @@ TEST(Dwdp, SlotsCopyEachBlockOncePerPassAheadOfUse) {
           ++prefetched_hits;
         }
         reading = s;
-        if (b + 1 == blocks) {
+        if (slots.next_staged(b) < 0) {
           EXPECT_LT(next.block, 0) << "no prefetch crosses the end of a pass";
         }
         if (next.block >= 0) {
           EXPECT_NE(next.slot, reading) << "a prefetch never overwrites the slot being read";
-          EXPECT_EQ(next.block, b + 1);
+          EXPECT_FALSE(in_place[size_t(next.block)]);
+          EXPECT_EQ(next.block, slots.next_staged(b));
           held[next.slot] = next.block;
           ++copies;
         }
       }
     // Up to two blocks stay staged; more are copied once per pass, all but the first of each
     // pass prefetched.
-    if (blocks <= 2) {
-      EXPECT_EQ(copies, blocks);
+    if (staged <= 2) {
+      EXPECT_EQ(copies, staged);
     } else {
-      EXPECT_EQ(copies, 3 * blocks);
-      EXPECT_EQ(prefetched_hits, 3 * (blocks - 1));
+      EXPECT_EQ(copies, 3 * staged);
+      EXPECT_EQ(prefetched_hits, 3 * (staged - 1));
     }
   }
-  DwdpSlots slots(3);
+  DwdpSlots slots(4, {0, 1, 0, 0});
   DwdpSlots::Copy now, next;
-  EXPECT_THROW(slots.acquire(3, &now, &next), Error);
+  EXPECT_THROW(slots.acquire(4, &now, &next), Error);
+  EXPECT_THROW(slots.acquire(1, &now, &next), Error) << "a block run in place takes no slot";
+  EXPECT_EQ(slots.next_staged(0), 2);
+  EXPECT_EQ(slots.next_staged(3), -1);
+  const DwdpLayout two(2, 4, 1000, 256);
+  EXPECT_EQ(DwdpSlots(two, 1).next_staged(0), 2) << "rank 1 of two runs blocks 1 and 3 in place";
 }
 
 // The DiT ends a block's use on the unwinding path only through OnUnwind (the normal path calls

@@ -112,12 +112,13 @@ void WanDeviceModel::set_dwdp(std::shared_ptr<DwdpDeviceWeights> weights, WanBlo
   dwdp_ = std::move(weights);
   staged_[0] = std::move(staged0);
   staged_[1] = std::move(staged1);
-  weight_bytes_ = w_.bytes + dwdp_->device_bytes();  // w_ holds no block: they are in the arena
+  weight_bytes_ = w_.bytes + dwdp_->device_bytes();  // w_'s blocks are none or views of the arena
 }
 
 const WanBlockWeights& WanDeviceModel::block_begin(size_t i) const {
   if (!dwdp_) return w_.blocks[i];
-  return staged_[dwdp_->acquire(int(i))];
+  const int s = dwdp_->acquire(int(i));
+  return s < 0 ? w_.blocks[i] : staged_[s];
 }
 
 void WanDeviceModel::block_end(size_t i) const {

@@ -116,8 +116,9 @@ size_t block_span_bytes(const WanTransformerConfig& cfg, const WanDeviceOptions&
 }
 
 // The weights with DWDP: each block built by `make` into staging slot 0 (as the whole model would
-// build it, so random fills stay in step) and this rank's slices of it kept in the arena; the two
-// slot views; the IPC handles exchanged (collective over options.world).
+// build it, so random fills stay in step) and this rank's slices of it kept in the arena (views of
+// it when this rank holds the block whole); the two slot views; the IPC handles exchanged
+// (collective over options.world).
 template <typename F>
 std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, const WanTransformerWeights* host,
                                            const WanDeviceOptions& o, F&& make) {
@@ -136,7 +137,13 @@ std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, cons
                   return Tensor();
                 });
     dw->keep_own(i, dw->slot(0));  // queued after the copies into the slot, before the next block's
-    return WanBlockWeights{};
+    void* whole = dw->in_place(i);
+    if (!whole) return WanBlockWeights{};
+    DwdpSpan kept(whole, layout.staged_bytes(), Device::kCUDA, kSpanAlign, dw);  // runs from the arena
+    return build_block(cfg, nullptr, fmt::format("blocks.{}", i),
+                       [&](const Tensor*, const Shape& shape, Role role, const std::string&) {
+                         return kept.next(shape, dtype_for(role, o));
+                       });
   });
   w.bytes -= made;
   WanBlockWeights staged[2];

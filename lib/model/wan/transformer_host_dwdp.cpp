@@ -1,6 +1,7 @@
 // DWDP for the host DiT (WanTransformer::enable_host_dwdp): each block is laid out in staging slot
-// 0, this rank's slices of it move into its MPI window, and its host tensors are dropped; during each
-// pass the blocks are assembled in the two staging slots.
+// 0, this rank's slices of it move into its MPI window, and its host tensors are dropped (a block
+// this rank holds whole runs from the window); during each pass the others are assembled in the two
+// staging slots.
 #include "core/log.h"
 #include "model/wan/transformer.h"
 
@@ -36,7 +37,15 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
       if (t.defined()) views.next(t.shape(), DType::kF32).copy_from(t.dtype() == DType::kF32 ? t : t.to(DType::kF32));
     });
     dw->keep_own(i, dw->slot(0));
-    b = WanBlockWeights{};  // its host tensors (mapping or converted copy) are released
+    WanBlockWeights kept;  // views of the window when this rank holds the block whole
+    if (void* whole = dw->in_place(i)) {
+      DwdpSpan views(whole, staged, Device::kCPU, kSpanAlign, dw);
+      kept = layout;
+      for_each_block_tensor(kept, [&](Tensor& t) {
+        if (t.defined()) t = views.next(t.shape(), DType::kF32);
+      });
+    }
+    b = kept;  // its host tensors (mapping or converted copy) are released
   }
   dw->publish();
   host_dwdp_ = std::move(dw);
@@ -48,7 +57,8 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
 
 const WanBlockWeights& WanTransformer::host_block_begin(size_t i) const {
   if (!host_dwdp_) return w_.blocks[i];
-  return host_staged_[host_dwdp_->acquire(int(i))];
+  const int s = host_dwdp_->acquire(int(i));
+  return s < 0 ? w_.blocks[i] : host_staged_[s];
 }
 
 void WanTransformer::host_block_end(size_t i) const {
