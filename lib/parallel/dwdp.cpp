@@ -1,6 +1,7 @@
 #include "parallel/dwdp.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/error.h"
 
@@ -44,6 +45,11 @@ DwdpLayout::DwdpLayout(int group_size, int num_blocks, size_t block_bytes, size_
 }
 
 size_t DwdpLayout::slice_for(int group_size, size_t block_bytes, size_t align) {
+  static const size_t forced = [] {
+    const char* e = std::getenv("VGEN_DWDP_SLICE_BYTES");
+    return e ? size_t(std::strtoull(e, nullptr, 10)) : size_t(0);
+  }();
+  if (forced > 0) return DwdpSpan::aligned(std::min(forced, block_bytes), align);
   if (group_size <= 2) return DwdpSpan::aligned(block_bytes, align);
   const size_t share = (block_bytes + size_t(group_size) - 1) / size_t(group_size);
   return DwdpSpan::aligned(std::min(kDwdpMaxSlice, share), align);
@@ -66,6 +72,16 @@ int DwdpSlots::next_staged(int b) const {
   for (int n = b + 1; n < blocks_; ++n)
     if (!in_place_[size_t(n)]) return n;
   return -1;
+}
+
+void DwdpSlots::prefetch_beside(int b, Copy* next) {
+  VGEN_ASSERT(b >= 0 && b < blocks_ && in_place_[size_t(b)], "DwdpSlots::prefetch_beside: block {} of {}", b, blocks_);
+  *next = Copy{};
+  const int n = next_staged(b);
+  if (n < 0 || held_[0] == n || held_[1] == n) return;
+  const int s = last_ < 0 ? 0 : 1 - last_;  // not the slot of the staged block read last
+  *next = Copy{n, s};
+  held_[s] = n;
 }
 
 int DwdpSlots::acquire(int b, Copy* now, Copy* next) {

@@ -21,7 +21,8 @@
 
 namespace vgen {
 
-// Successive tensor views over a block's span of memory (a staging slot), each `align`-byte
+// Successive tensor views over a block's span of memory (a staging slot, or a block an arena holds
+// whole), each `align`-byte
 // aligned, in the order they are taken; `keep` stays alive while a view does (the DWDP weights own
 // the memory: the views never free it).
 class DwdpSpan {
@@ -55,7 +56,8 @@ constexpr size_t kDwdpMaxSlice = size_t(2) << 20;
 // Slice size (slice_for): with two ranks a whole block (each block has one reader, so there is no
 // contention to spread, and the owner runs its blocks in place: half the bytes a slice layout
 // moves; device run 31: 1% faster at 480p cfg 2); from three ranks on min(2 MiB, ceil(span / N))
-// rounded up to `align`, so no source has N-1 readers of one block at once.
+// rounded up to `align`, so no source has N-1 readers of one block at once. The environment
+// variable VGEN_DWDP_SLICE_BYTES=n (a test knob) makes slices of min(n, span) for any group size.
 class DwdpLayout {
  public:
   DwdpLayout(int group_size, int num_blocks, size_t block_bytes, size_t align);
@@ -101,6 +103,11 @@ class DwdpSlots {
   // crosses the end of a pass, so no copy from a peer is in flight once a pass has computed: ranks
   // that pass a collective after their last forward may free their arenas.
   int acquire(int b, Copy* now, Copy* next);
+  // For a rank about to run block b in place: the prefetch of the next staged block into a free
+  // slot, unless a slot already holds it (none past the end of the pass).
+  void prefetch_beside(int b, Copy* next);
+  // A copy into `slot` failed: it holds nothing (the next acquire copies again).
+  void forget(int slot) { held_[slot] = -1; }
   int next_staged(int b) const;  // the next block after b that is not run in place; -1: none
 
  private:

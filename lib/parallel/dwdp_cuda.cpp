@@ -1,6 +1,6 @@
 // DWDP on the device (contract in dwdp.h): one cudaMalloc arena per rank for its slices (an IPC
 // handle covers a whole allocation), two staging slots, the peers' arenas opened with
-// cudaIpcOpenMemHandle, a block assembled by one strided cudaMemcpy2DAsync per source on
+// cudaIpcOpenMemHandle, a block assembled by one strided copy (cudaMemcpy2DAsync) per source on
 // copy_stream() (copy engine, no SMs). Ordering: the copies into a slot wait for the slot's last
 // reader (freed event, compute stream); the compute stream waits for them (copied event) before it
 // reads the slot.
@@ -24,12 +24,31 @@ struct HandleMsg {
   int32_t group_rank;
 };
 
+// n slices of `width` bytes, `spitch` apart at src and `dpitch` apart at dst: one 2-D copy, or a
+// plain copy for one slice (a whole block: its pitch could pass the device's maximum pitch), or one
+// copy per slice when a pitch is over that maximum.
+void copy_slices(char* dst, size_t dpitch, const char* src, size_t spitch, size_t width, int n, size_t max_pitch,
+                 cudaStream_t stream) {
+  if (n == 1) {
+    VGEN_CUDA_CHECK(cudaMemcpyAsync(dst, src, width, cudaMemcpyDeviceToDevice, stream));
+  } else if (dpitch <= max_pitch && spitch <= max_pitch) {
+    VGEN_CUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, size_t(n), cudaMemcpyDeviceToDevice, stream));
+  } else {
+    for (int i = 0; i < n; ++i)
+      VGEN_CUDA_CHECK(cudaMemcpyAsync(dst + size_t(i) * dpitch, src + size_t(i) * spitch, width,
+                                      cudaMemcpyDeviceToDevice, stream));
+  }
+}
+
 class CudaDwdp final : public DwdpDeviceWeights {
  public:
   CudaDwdp(const DwdpPlan& plan, const DwdpLayout& layout)
       : plan_(plan), layout_(layout), slots_(layout, plan.rank), peers_(size_t(plan.size)) {
     const size_t arena = layout_.arena_bytes(plan_.rank);
     if (arena > 0) VGEN_CUDA_CHECK(cudaMalloc(&arena_, arena));
+    int max_pitch = 0;
+    VGEN_CUDA_CHECK(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, cuda_current_device()));
+    max_pitch_ = size_t(max_pitch);
     VGEN_CUDA_CHECK(cudaMalloc(&slot_mem_, 2 * layout_.staged_bytes()));
   }
   ~CudaDwdp() override {
@@ -55,10 +74,9 @@ class CudaDwdp final : public DwdpDeviceWeights {
     const int n = layout_.count(block, plan_.rank);
     if (n == 0) return;
     const size_t sl = layout_.slice_bytes();
-    VGEN_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(arena_) + layout_.arena_offset(block, plan_.rank), sl,
-                                      static_cast<const char*>(image) + size_t(layout_.first_slice(block, plan_.rank)) * sl,
-                                      size_t(plan_.size) * sl, sl, size_t(n), cudaMemcpyDeviceToDevice,
-                                      compute_stream()));
+    copy_slices(static_cast<char*>(arena_) + layout_.arena_offset(block, plan_.rank), sl,
+                static_cast<const char*>(image) + size_t(layout_.first_slice(block, plan_.rank)) * sl,
+                size_t(plan_.size) * sl, sl, n, max_pitch_, compute_stream());
   }
 
   void publish(Communicator& world) override {
@@ -94,13 +112,17 @@ class CudaDwdp final : public DwdpDeviceWeights {
   }
 
   int acquire(int block) override {
-    if (layout_.in_place(block, plan_.rank)) return -1;
     VGEN_ASSERT(pending_ < 0, "dwdp: block {} acquired before block {} was released", block, pending_);
     DwdpSlots::Copy now, next;
+    if (layout_.in_place(block, plan_.rank)) {
+      slots_.prefetch_beside(block, &next);
+      issue(next);
+      return -1;
+    }
     const int s = slots_.acquire(block, &now, &next);
-    if (now.block >= 0) issue(now);
+    issue(now);
     copied_[s].wait_on(compute_stream());
-    if (next.block >= 0) issue(next);
+    issue(next);
     pending_ = block;
     pending_slot_ = s;
     return s;
@@ -114,8 +136,19 @@ class CudaDwdp final : public DwdpDeviceWeights {
   }
 
  private:
-  // The block's slices from every source, peers first (DwdpLayout::source), into the slot.
+  // The block's slices from every source, peers first (DwdpLayout::source), into the slot; nothing
+  // for an empty copy. A failed copy leaves the slot holding nothing.
   void issue(const DwdpSlots::Copy& c) {
+    if (c.block < 0) return;
+    try {
+      copy_block(c);
+    } catch (...) {
+      slots_.forget(c.slot);
+      throw;
+    }
+  }
+
+  void copy_block(const DwdpSlots::Copy& c) {
     freed_[c.slot].wait_on(copy_stream());
     const size_t sl = layout_.slice_bytes();
     char* dst = static_cast<char*>(slot(c.slot));
@@ -126,9 +159,8 @@ class CudaDwdp final : public DwdpDeviceWeights {
       const char* src = static_cast<const char*>(src_rank == plan_.rank ? arena_ : peers_[size_t(src_rank)]);
       VGEN_CHECK(src != nullptr, ExitCode::kInternal, "dwdp: group rank {} holds slices of block {} but is not mapped "
                  "(publish not called?)", src_rank, c.block);
-      VGEN_CUDA_CHECK(cudaMemcpy2DAsync(dst + size_t(layout_.first_slice(c.block, src_rank)) * sl,
-                                        size_t(plan_.size) * sl, src + layout_.arena_offset(c.block, src_rank), sl, sl,
-                                        size_t(n), cudaMemcpyDeviceToDevice, copy_stream()));
+      copy_slices(dst + size_t(layout_.first_slice(c.block, src_rank)) * sl, size_t(plan_.size) * sl,
+                  src + layout_.arena_offset(c.block, src_rank), sl, sl, n, max_pitch_, copy_stream());
     }
     copied_[c.slot].record(copy_stream());
   }
@@ -138,6 +170,7 @@ class CudaDwdp final : public DwdpDeviceWeights {
   DwdpSlots slots_;
   void* arena_ = nullptr;
   void* slot_mem_ = nullptr;
+  size_t max_pitch_ = 0;  // cudaDevAttrMaxPitch
   std::vector<void*> peers_;  // mapped arenas by group rank (null: self or no slices)
   CudaEvent copied_[2], freed_[2];
   int pending_ = -1, pending_slot_ = -1;

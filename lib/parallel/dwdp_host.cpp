@@ -21,7 +21,7 @@ void check_mpi(int rc, const char* what) {
   VGEN_CHECK(rc == MPI_SUCCESS, ExitCode::kDistributed, "DWDP (host): {} failed (MPI error {})", what, rc);
 }
 
-// MPI counts are int: a slice is at most 2 MiB, a block at most INT_MAX slices.
+// MPI counts are int: a slice (at most a block) must fit one.
 int as_count(size_t n, const char* what) {
   VGEN_CHECK(n <= size_t(2147483647), ExitCode::kInternal, "DWDP (host): {} of {} exceeds an MPI count", what, n);
   return int(n);
@@ -85,43 +85,58 @@ void DwdpHostWeights::complete(int slot) {
 }
 
 void DwdpHostWeights::fetch(const DwdpSlots::Copy& c) {
+  if (c.block < 0) return;
   auto* win = static_cast<MPI_Win*>(win_);
   const size_t sl = layout_.slice_bytes();
   char* dst = static_cast<char*>(slot(c.slot));
   complete(c.slot);  // an unconsumed prefetch (a pass cut short) ends before the slot is refilled
-  MPI_Datatype slice_t;
-  check_mpi(MPI_Type_contiguous(as_count(sl, "a slice"), MPI_BYTE, &slice_t), "MPI_Type_contiguous");
-  check_mpi(MPI_Type_commit(&slice_t), "MPI_Type_commit");
-  for (int k = 0; k < plan_.size; ++k) {
-    const int src = layout_.source(plan_.rank, k);
-    const int n = layout_.count(c.block, src);
-    if (n == 0) continue;
-    char* first = dst + size_t(layout_.first_slice(c.block, src)) * sl;
-    if (src == plan_.rank) {  // own slices: from this rank's window memory
-      const char* own = static_cast<const char*>(arena_) + layout_.arena_offset(c.block, src);
-      for (int i = 0; i < n; ++i) std::memcpy(first + size_t(i) * size_t(plan_.size) * sl, own + size_t(i) * sl, sl);
-      continue;
+  // Datatypes freed on every path (MPI keeps them until the gets complete).
+  struct Types {
+    MPI_Datatype slice = MPI_DATATYPE_NULL, strided = MPI_DATATYPE_NULL;
+    ~Types() {
+      if (strided != MPI_DATATYPE_NULL) MPI_Type_free(&strided);
+      if (slice != MPI_DATATYPE_NULL) MPI_Type_free(&slice);
     }
-    MPI_Datatype strided;
-    check_mpi(MPI_Type_vector(n, 1, plan_.size, slice_t, &strided), "MPI_Type_vector");
-    check_mpi(MPI_Type_commit(&strided), "MPI_Type_commit");
-    const int target = world_rank_ - plan_.rank + src;
-    const int rc = MPI_Get(first, 1, strided, target, MPI_Aint(layout_.arena_offset(c.block, src)), n, slice_t, *win);
-    MPI_Type_free(&strided);  // MPI keeps it until the get completes
-    check_mpi(rc, "MPI_Get");
+  } t;
+  pending_[c.slot] = true;  // from the first get on: a flush must precede any reuse or teardown
+  try {
+    check_mpi(MPI_Type_contiguous(as_count(sl, "a slice"), MPI_BYTE, &t.slice), "MPI_Type_contiguous");
+    check_mpi(MPI_Type_commit(&t.slice), "MPI_Type_commit");
+    for (int k = 0; k < plan_.size; ++k) {
+      const int src = layout_.source(plan_.rank, k);
+      const int n = layout_.count(c.block, src);
+      if (n == 0) continue;
+      char* first = dst + size_t(layout_.first_slice(c.block, src)) * sl;
+      if (src == plan_.rank) {  // own slices: from this rank's window memory
+        const char* own = static_cast<const char*>(arena_) + layout_.arena_offset(c.block, src);
+        for (int i = 0; i < n; ++i) std::memcpy(first + size_t(i) * size_t(plan_.size) * sl, own + size_t(i) * sl, sl);
+        continue;
+      }
+      check_mpi(MPI_Type_vector(n, 1, plan_.size, t.slice, &t.strided), "MPI_Type_vector");
+      check_mpi(MPI_Type_commit(&t.strided), "MPI_Type_commit");
+      const int target = world_rank_ - plan_.rank + src;
+      check_mpi(MPI_Get(first, 1, t.strided, target, MPI_Aint(layout_.arena_offset(c.block, src)), n, t.slice, *win),
+                "MPI_Get");
+      MPI_Type_free(&t.strided);
+    }
+  } catch (...) {
+    slots_.forget(c.slot);  // the slot holds nothing usable; pending_ still flushes the issued gets
+    throw;
   }
-  MPI_Type_free(&slice_t);
-  pending_[c.slot] = true;
 }
 
 int DwdpHostWeights::acquire(int block) {
-  if (layout_.in_place(block, plan_.rank)) return -1;
   VGEN_ASSERT(acquired_ < 0, "dwdp: block {} acquired before block {} was released", block, acquired_);
   DwdpSlots::Copy now, next;
+  if (layout_.in_place(block, plan_.rank)) {
+    slots_.prefetch_beside(block, &next);
+    fetch(next);
+    return -1;
+  }
   const int s = slots_.acquire(block, &now, &next);
-  if (now.block >= 0) fetch(now);
+  fetch(now);
   complete(s);  // the slot's gets end before it is read
-  if (next.block >= 0) fetch(next);
+  fetch(next);
   acquired_ = block;
   return s;
 }

@@ -1,8 +1,8 @@
 // DWDP on two GPUs (parallel/dwdp.h): a random-weight DiT whose blocks are split over a dwdp group
-// of 2 (each GPU keeps half of every block's slices and assembles each block over CUDA IPC while
-// the previous one computes) gives the same prediction, bit for bit, as the same model held whole
-// on each GPU, over several forwards (the staging slots wrap around) and prompts, in fp32 and
-// bf16; and holds fewer weight bytes.
+// of 2 (each GPU keeps every other block, or with VGEN_DWDP_SLICE_BYTES half of every block's
+// slices, and assembles the others over CUDA IPC while the previous one computes) gives the same
+// prediction, bit for bit, as the same model held whole on each GPU, over several forwards (the
+// staging slots wrap around) and prompts, in fp32 and bf16; and holds fewer weight bytes.
 // Usage: mpirun -np 2 dwdp_test (one GPU per rank; fewer GPUs: a gtest-style skip line, exit 0).
 #include <cstdio>
 #include <random>
@@ -57,7 +57,7 @@ int run(int, char**, const DistEnv& env) {
     auto ref = WanTransformer::random_on_device(cfg, whole, 17);
     auto dw = WanTransformer::random_on_device(cfg, shared, 17);
     const size_t bytes_dw = dw->device_model()->weight_bytes(), bytes_ref = ref->device_model()->weight_bytes();
-    // Half of every block's slices + 2 slots: never more than the whole model.
+    // Half of the block weights + 2 slots: never more than the whole model.
     if (!(bytes_dw <= bytes_ref))
       fail(fmt::format("DWDP holds {} weight bytes, the whole model {}", bytes_dw, bytes_ref));
     for (int prompt = 0; prompt < 3; ++prompt) {  // each rank its own inputs, as cfg/dp ranks have

@@ -161,6 +161,31 @@ TEST(Dwdp, SlotsCopyEachBlockOncePerPassAheadOfUse) {
   EXPECT_EQ(DwdpSlots(two, 1).next_staged(0), 2) << "rank 1 of two runs blocks 1 and 3 in place";
 }
 
+// Beside a block run in place the next staged block is prefetched (once: a slot that holds it
+// already is left alone), so the first staged block of a pass is not copied while the GPU waits.
+TEST(Dwdp, SlotsPrefetchBesideBlocksRunInPlace) {
+  DwdpSlots slots(6, {1, 0, 1, 0, 1, 1});
+  DwdpSlots::Copy now, next;
+  slots.prefetch_beside(0, &next);
+  EXPECT_EQ(next.block, 1);
+  const int s1 = next.slot;
+  EXPECT_EQ(slots.acquire(1, &now, &next), s1);
+  EXPECT_LT(now.block, 0) << "already prefetched";
+  EXPECT_EQ(next.block, 3);
+  EXPECT_NE(next.slot, s1);
+  slots.prefetch_beside(2, &next);
+  EXPECT_LT(next.block, 0) << "block 3 is already being staged";
+  slots.acquire(3, &now, &next);
+  EXPECT_LT(now.block, 0);
+  EXPECT_LT(next.block, 0) << "no staged block after 3 in this pass";
+  slots.prefetch_beside(4, &next);
+  EXPECT_LT(next.block, 0) << "no prefetch crosses the end of a pass";
+  slots.forget(s1);
+  slots.prefetch_beside(0, &next);  // next pass: block 1's slot was forgotten, so it is copied again
+  EXPECT_EQ(next.block, 1);
+  EXPECT_THROW(slots.prefetch_beside(1, &next), Error) << "block 1 is staged, not run in place";
+}
+
 // The DiT ends a block's use on the unwinding path only through OnUnwind (the normal path calls
 // block_end itself, so its errors surface): it must run on an exception and not otherwise.
 TEST(Dwdp, OnUnwindRunsOnlyWhenAnExceptionLeaves) {

@@ -62,8 +62,8 @@ class WanTransformer {
   static std::unique_ptr<WanTransformer> random_on_device(const WanTransformerConfig& cfg,
                                                           const WanDeviceOptions& options, uint64_t seed);
   bool on_device() const { return device_ != nullptr; }
-  // DWDP on the host (parallel/dwdp.h): this rank keeps its share of every block's slices in an MPI
-  // window and assembles each block during each pass; the blocks' host tensors are dropped. Collective over
+  // DWDP on the host (parallel/dwdp.h): this rank keeps 1/N of the block weights in an MPI window
+  // and assembles each block it lacks during each pass; the blocks' host tensors are dropped. Collective over
   // MPI_COMM_WORLD (`world` has its ranks). Before to_device is never needed: the device model
   // has its own DWDP (WanDeviceOptions::dwdp_size).
   void enable_host_dwdp(int dwdp_size, const Communicator& world);

@@ -39,8 +39,8 @@ struct WanDeviceOptions {
   // Each residual add runs inside the pass of the norm that reads x next (the same values, one
   // pass over x fewer); false runs them as separate ops (tests compare the two).
   bool fused_residual_norm = true;
-  // DWDP (parallel/dwdp.h): with dwdp_size > 1 this GPU keeps its share of every block's slices and
-  // assembles each block from its group's GPUs before it runs; `world` (the host world communicator) exchanges the IPC handles
+  // DWDP (parallel/dwdp.h): with dwdp_size > 1 this GPU keeps 1/N of the block weights and
+  // assembles each block it lacks from its group's GPUs before it runs; `world` (the host world communicator) exchanges the IPC handles
   // when the weights are placed (collective: every rank at the same point).
   int dwdp_size = 1;
   std::shared_ptr<Communicator> world = nullptr;

@@ -102,8 +102,8 @@ WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransforme
 // the separate, slower epilogue: cuBLASLt has no fp32-bias/bf16-out kernel).
 DType dtype_for(Role r, const WanDeviceOptions& o) { return keeps_f32(r) ? DType::kF32 : o.dtype; }
 
-// DWDP placement: a block's tensors lie in one span (a staging slot), in layout order, each 256-byte
-// aligned; the span is what DwdpLayout slices.
+// DWDP placement: a block's tensors lie in one span (a staging slot, or the arena for a block held
+// whole), in layout order, each 256-byte aligned; the span is what DwdpLayout slices.
 constexpr size_t kSpanAlign = 256;
 
 size_t block_span_bytes(const WanTransformerConfig& cfg, const WanDeviceOptions& o) {
