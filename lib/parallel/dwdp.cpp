@@ -74,32 +74,28 @@ int DwdpSlots::next_staged(int b) const {
   return -1;
 }
 
-void DwdpSlots::prefetch_beside(int b, Copy* next) {
-  VGEN_ASSERT(b >= 0 && b < blocks_ && in_place_[size_t(b)], "DwdpSlots::prefetch_beside: block {} of {}", b, blocks_);
-  *next = Copy{};
+DwdpSlots::Copy DwdpSlots::prefetch(int b, int slot) {
   const int n = next_staged(b);
-  if (n < 0 || held_[0] == n || held_[1] == n) return;
-  const int s = last_ < 0 ? 0 : 1 - last_;  // not the slot of the staged block read last
-  *next = Copy{n, s};
-  held_[s] = n;
+  if (n < 0 || held_[0] == n || held_[1] == n) return Copy{};
+  held_[slot] = n;
+  return Copy{n, slot};
 }
 
 int DwdpSlots::acquire(int b, Copy* now, Copy* next) {
-  VGEN_ASSERT(b >= 0 && b < blocks_ && !in_place_[size_t(b)], "DwdpSlots::acquire: block {} of {} (in place: {})", b,
-              blocks_, b >= 0 && b < blocks_ && in_place_[size_t(b)]);
+  VGEN_ASSERT(b >= 0 && b < blocks_, "DwdpSlots::acquire: block {} of {}", b, blocks_);
   *now = Copy{};
-  *next = Copy{};
+  const int other = last_ < 0 ? 0 : 1 - last_;  // the slot the last staged block did not use
+  if (in_place_[size_t(b)]) {
+    *next = prefetch(b, other);
+    return -1;
+  }
   int s = held_[0] == b ? 0 : held_[1] == b ? 1 : -1;
   if (s < 0) {  // not staged: take the slot the last block did not use
-    s = last_ < 0 ? 0 : 1 - last_;
+    s = other;
     *now = Copy{b, s};
     held_[s] = b;
   }
-  const int n = next_staged(b);
-  if (n >= 0 && held_[1 - s] != n) {
-    *next = Copy{n, 1 - s};
-    held_[1 - s] = n;
-  }
+  *next = prefetch(b, 1 - s);
   last_ = s;
   return s;
 }

@@ -22,9 +22,8 @@
 namespace vgen {
 
 // Successive tensor views over a block's span of memory (a staging slot, or a block an arena holds
-// whole), each `align`-byte
-// aligned, in the order they are taken; `keep` stays alive while a view does (the DWDP weights own
-// the memory: the views never free it).
+// whole), each `align`-byte aligned, in the order they are taken; `keep` stays alive while a view
+// does (the DWDP weights own the memory: the views never free it).
 class DwdpSpan {
  public:
   DwdpSpan(void* base, size_t bytes, Device device, size_t align, std::shared_ptr<void> keep);
@@ -97,20 +96,19 @@ class DwdpSlots {
   struct Copy {
     int block = -1, slot = -1;  // block -1: nothing to copy
   };
-  // For a rank about to run staged block b: the slot holding b, the copy of b if it is not staged
-  // yet (issued before the slot is read), and the prefetch of the next staged block in this pass
-  // over the blocks (into the other slot, after that slot's last reader released it). No prefetch
-  // crosses the end of a pass, so no copy from a peer is in flight once a pass has computed: ranks
-  // that pass a collective after their last forward may free their arenas.
+  // For a rank about to run block b: the slot holding b (-1 when b runs in place), the copy of b
+  // if it is not staged yet (issued before the slot is read), and the prefetch of the next staged
+  // block in this pass over the blocks, unless a slot already holds it (into the slot not read
+  // last, after that slot's last reader released it). No prefetch crosses the end of a pass, so
+  // no copy from a peer is in flight once a pass has computed: ranks that pass a collective after
+  // their last forward may free their arenas.
   int acquire(int b, Copy* now, Copy* next);
-  // For a rank about to run block b in place: the prefetch of the next staged block into a free
-  // slot, unless a slot already holds it (none past the end of the pass).
-  void prefetch_beside(int b, Copy* next);
   // A copy into `slot` failed: it holds nothing (the next acquire copies again).
   void forget(int slot) { held_[slot] = -1; }
   int next_staged(int b) const;  // the next block after b that is not run in place; -1: none
 
  private:
+  Copy prefetch(int b, int slot);  // the next staged block after b into `slot`, unless held
   int blocks_;
   std::vector<char> in_place_;
   int held_[2] = {-1, -1};  // block staged (or being staged) in each slot

@@ -114,14 +114,9 @@ class CudaDwdp final : public DwdpDeviceWeights {
   int acquire(int block) override {
     VGEN_ASSERT(pending_ < 0, "dwdp: block {} acquired before block {} was released", block, pending_);
     DwdpSlots::Copy now, next;
-    if (layout_.in_place(block, plan_.rank)) {
-      slots_.prefetch_beside(block, &next);
-      issue(next);
-      return -1;
-    }
     const int s = slots_.acquire(block, &now, &next);
     issue(now);
-    copied_[s].wait_on(compute_stream());
+    if (s >= 0) copied_[s].wait_on(compute_stream());
     issue(next);
     pending_ = block;
     pending_slot_ = s;
@@ -129,9 +124,8 @@ class CudaDwdp final : public DwdpDeviceWeights {
   }
 
   void release(int block) override {
-    if (layout_.in_place(block, plan_.rank)) return;
     VGEN_ASSERT(pending_ == block, "dwdp: release of block {} while block {} is acquired", block, pending_);
-    freed_[pending_slot_].record(compute_stream());
+    if (pending_slot_ >= 0) freed_[pending_slot_].record(compute_stream());
     pending_ = -1;
   }
 

@@ -27,6 +27,11 @@ int as_count(size_t n, const char* what) {
   return int(n);
 }
 
+// n slices of `width` bytes, `spitch` apart at src and `dpitch` apart at dst.
+void copy_slices(char* dst, size_t dpitch, const char* src, size_t spitch, size_t width, int n) {
+  for (int i = 0; i < n; ++i) std::memcpy(dst + size_t(i) * dpitch, src + size_t(i) * spitch, width);
+}
+
 }  // namespace
 
 DwdpHostWeights::DwdpHostWeights(const DwdpPlan& plan, const DwdpLayout& layout, int world_rank)
@@ -66,10 +71,10 @@ void* DwdpHostWeights::in_place(int block) {
 }
 
 void DwdpHostWeights::keep_own(int block, const void* image) {
-  const size_t sl = layout_.slice_bytes(), stride = size_t(plan_.size) * sl;
-  const char* src = static_cast<const char*>(image) + size_t(layout_.first_slice(block, plan_.rank)) * sl;
-  char* dst = static_cast<char*>(arena_) + layout_.arena_offset(block, plan_.rank);
-  for (int i = 0, n = layout_.count(block, plan_.rank); i < n; ++i) std::memcpy(dst + size_t(i) * sl, src + size_t(i) * stride, sl);
+  const size_t sl = layout_.slice_bytes();
+  copy_slices(static_cast<char*>(arena_) + layout_.arena_offset(block, plan_.rank), sl,
+              static_cast<const char*>(image) + size_t(layout_.first_slice(block, plan_.rank)) * sl,
+              size_t(plan_.size) * sl, sl, layout_.count(block, plan_.rank));
 }
 
 void DwdpHostWeights::publish() {
@@ -108,8 +113,8 @@ void DwdpHostWeights::fetch(const DwdpSlots::Copy& c) {
       if (n == 0) continue;
       char* first = dst + size_t(layout_.first_slice(c.block, src)) * sl;
       if (src == plan_.rank) {  // own slices: from this rank's window memory
-        const char* own = static_cast<const char*>(arena_) + layout_.arena_offset(c.block, src);
-        for (int i = 0; i < n; ++i) std::memcpy(first + size_t(i) * size_t(plan_.size) * sl, own + size_t(i) * sl, sl);
+        copy_slices(first, size_t(plan_.size) * sl,
+                    static_cast<const char*>(arena_) + layout_.arena_offset(c.block, src), sl, sl, n);
         continue;
       }
       check_mpi(MPI_Type_vector(n, 1, plan_.size, t.slice, &t.strided), "MPI_Type_vector");
@@ -128,21 +133,15 @@ void DwdpHostWeights::fetch(const DwdpSlots::Copy& c) {
 int DwdpHostWeights::acquire(int block) {
   VGEN_ASSERT(acquired_ < 0, "dwdp: block {} acquired before block {} was released", block, acquired_);
   DwdpSlots::Copy now, next;
-  if (layout_.in_place(block, plan_.rank)) {
-    slots_.prefetch_beside(block, &next);
-    fetch(next);
-    return -1;
-  }
   const int s = slots_.acquire(block, &now, &next);
   fetch(now);
-  complete(s);  // the slot's gets end before it is read
+  if (s >= 0) complete(s);  // the slot's gets end before it is read
   fetch(next);
   acquired_ = block;
   return s;
 }
 
 void DwdpHostWeights::release(int block) {
-  if (layout_.in_place(block, plan_.rank)) return;
   VGEN_ASSERT(acquired_ == block, "dwdp: release of block {} while block {} is acquired", block, acquired_);
   acquired_ = -1;
 }

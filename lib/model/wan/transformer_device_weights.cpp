@@ -126,6 +126,14 @@ std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, cons
   const DwdpPlan plan = DwdpPlan::of(o.world->rank(), o.world->size(), o.dwdp_size);
   const DwdpLayout layout(plan.size, cfg.num_layers, block_span_bytes(cfg, o), kSpanAlign);
   std::shared_ptr<DwdpDeviceWeights> dw = make_dwdp_device_weights(plan, layout);
+  // A block's tensors as views of the span at `base` (a slot, or the arena for a block held whole).
+  auto views_at = [&](void* base) {
+    DwdpSpan views(base, layout.staged_bytes(), Device::kCUDA, kSpanAlign, dw);
+    return build_block(cfg, nullptr, "dwdp_view", [&](const Tensor*, const Shape& shape, Role role,
+                                                      const std::string&) {
+      return views.next(shape, dtype_for(role, o));
+    });
+  };
   size_t made = 0;  // block bytes `get` counted in w.bytes: they live in the arena now
   WanTransformerWeights w = build(cfg, host, make, [&](int i, const WanBlockWeights* hb, auto& get) {
     DwdpSpan views(dw->slot(0), layout.staged_bytes(), Device::kCUDA, kSpanAlign, dw);
@@ -138,22 +146,10 @@ std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, cons
                 });
     dw->keep_own(i, dw->slot(0));  // queued after the copies into the slot, before the next block's
     void* whole = dw->in_place(i);
-    if (!whole) return WanBlockWeights{};
-    DwdpSpan kept(whole, layout.staged_bytes(), Device::kCUDA, kSpanAlign, dw);  // runs from the arena
-    return build_block(cfg, nullptr, fmt::format("blocks.{}", i),
-                       [&](const Tensor*, const Shape& shape, Role role, const std::string&) {
-                         return kept.next(shape, dtype_for(role, o));
-                       });
+    return whole ? views_at(whole) : WanBlockWeights{};  // a block held whole runs from the arena
   });
   w.bytes -= made;
-  WanBlockWeights staged[2];
-  for (int s = 0; s < 2; ++s) {
-    DwdpSpan views(dw->slot(s), layout.staged_bytes(), Device::kCUDA, kSpanAlign, dw);
-    staged[s] = build_block(cfg, nullptr, "dwdp_slot", [&](const Tensor*, const Shape& shape, Role role,
-                                                           const std::string&) {
-      return views.next(shape, dtype_for(role, o));
-    });
-  }
+  WanBlockWeights staged[2] = {views_at(dw->slot(0)), views_at(dw->slot(1))};
   sync_compute_stream();  // the arena is filled before a peer can copy from it
   dw->publish(*o.world);
   log_info("DWDP: {:.2f} GiB of DiT block slices on this GPU ({} KiB slices over a group of {}) + 2 staging slots "

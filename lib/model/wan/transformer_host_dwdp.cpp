@@ -23,13 +23,16 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
   });
   auto dw = std::make_shared<DwdpHostWeights>(plan, DwdpLayout(plan.size, L, span, kSpanAlign), world.rank());
   const size_t staged = dw->layout().staged_bytes();
-  for (int s = 0; s < 2; ++s) {
-    DwdpSpan views(dw->slot(s), staged, Device::kCPU, kSpanAlign, dw);
-    host_staged_[s] = layout;
-    for_each_block_tensor(host_staged_[s], [&](Tensor& t) {
+  // A block's tensors as fp32 views of the span at `base` (a slot, or the window for a block held whole).
+  auto views_at = [&](void* base) {
+    DwdpSpan views(base, staged, Device::kCPU, kSpanAlign, dw);
+    WanBlockWeights v = layout;
+    for_each_block_tensor(v, [&](Tensor& t) {
       if (t.defined()) t = views.next(t.shape(), DType::kF32);
     });
-  }
+    return v;
+  };
+  for (int s = 0; s < 2; ++s) host_staged_[s] = views_at(dw->slot(s));
   for (int i = 0; i < L; ++i) {
     WanBlockWeights& b = w_.blocks[size_t(i)];
     DwdpSpan views(dw->slot(0), staged, Device::kCPU, kSpanAlign, dw);
@@ -37,15 +40,8 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
       if (t.defined()) views.next(t.shape(), DType::kF32).copy_from(t.dtype() == DType::kF32 ? t : t.to(DType::kF32));
     });
     dw->keep_own(i, dw->slot(0));
-    WanBlockWeights kept;  // views of the window when this rank holds the block whole
-    if (void* whole = dw->in_place(i)) {
-      DwdpSpan views(whole, staged, Device::kCPU, kSpanAlign, dw);
-      kept = layout;
-      for_each_block_tensor(kept, [&](Tensor& t) {
-        if (t.defined()) t = views.next(t.shape(), DType::kF32);
-      });
-    }
-    b = kept;  // its host tensors (mapping or converted copy) are released
+    void* whole = dw->in_place(i);  // a block held whole runs from the window
+    b = whole ? views_at(whole) : WanBlockWeights{};  // its host tensors (mapping or copy) are released
   }
   dw->publish();
   host_dwdp_ = std::move(dw);
