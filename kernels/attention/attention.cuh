@@ -45,7 +45,8 @@ cudaError_t attention_merge(float* o1, float* lse1, const void* o2, bool o2_bf16
 // N-way LSE merge of bf16 partial results over disjoint key ranges (a key-chunked attention):
 // out [B,S,H,D] bf16 = Σ_i w_i·parts[i] with w_i = exp(lse_i − lse), lse = log Σ_i exp(lse_i), in
 // fp32 and rounded once; lse_out [B,H,S] (may be null). parts[i] bf16 [B,S,H,D], lses[i] [B,H,S].
-// Rows with no valid key in any part are 0 (lse −inf). 1 <= n <= kAttnMaxMergeParts.
+// Rows with no valid key in any part are 0 (lse −inf). 1 <= n <= kAttnMaxMergeParts. out may be
+// one of the parts (in place: each element is read before it is written, by the same thread).
 constexpr int kAttnMaxMergeParts = 16;
 cudaError_t attention_merge_parts_bf16(const void* const* parts, const float* const* lses, int n, void* out,
                                        float* lse_out, int64_t B, int64_t S, int64_t H, int64_t D,

@@ -46,6 +46,24 @@ struct MergeParts {
   const float* lse[kAttnMaxMergeParts];
 };
 
+// Weights of the parts of row li (max-shifted exp of each lse; a part with no valid key has lse
+// -inf: weight 0), their sum in *tot and the merged lse in *lse.
+__device__ __forceinline__ void part_weights(const MergeParts& p, int n, int64_t li, float (&w)[kAttnMaxMergeParts],
+                                             float* tot, float* lse) {
+  float m = -INFINITY;
+  for (int i = 0; i < n; ++i) {
+    w[i] = p.lse[i][li];
+    m = fmaxf(m, w[i]);
+  }
+  float t = 0.f;
+  for (int i = 0; i < n; ++i) {
+    w[i] = m == -INFINITY ? 0.f : expf(w[i] - m);
+    t += w[i];
+  }
+  *tot = t;
+  *lse = t > 0.f ? m + logf(t) : -INFINITY;
+}
+
 // One warp per (b, s, h) row; lane l owns columns l, l+32, ... (coalesced across the warp).
 __global__ void attention_merge_parts_kernel(MergeParts p, int n, __nv_bfloat16* out, float* lse_out, int64_t B,
                                              int64_t S, int64_t H, int64_t D) {
@@ -54,17 +72,8 @@ __global__ void attention_merge_parts_kernel(MergeParts p, int n, __nv_bfloat16*
   if (row >= B * S * H) return;  // uniform per warp
   const int64_t h = row % H, bs = row / H, s = bs % S, b = bs / S;
   const int64_t li = (b * H + h) * S + s;
-  float w[kAttnMaxMergeParts];
-  float m = -INFINITY;
-  for (int i = 0; i < n; ++i) {
-    w[i] = p.lse[i][li];
-    m = fmaxf(m, w[i]);
-  }
-  float tot = 0.f;
-  for (int i = 0; i < n; ++i) {
-    w[i] = m == -INFINITY ? 0.f : expf(w[i] - m);  // a part with no valid key has lse -inf: weight 0
-    tot += w[i];
-  }
+  float w[kAttnMaxMergeParts], tot, lse;
+  part_weights(p, n, li, w, &tot, &lse);
   const float inv = tot > 0.f ? 1.f / tot : 0.f;
   __nv_bfloat16* o = out + row * D;
   for (int64_t d = lane; d < D; d += 32) {
@@ -73,7 +82,40 @@ __global__ void attention_merge_parts_kernel(MergeParts p, int n, __nv_bfloat16*
       if (w[i] != 0.f) acc += w[i] * __bfloat162float(p.o[i][row * D + d]);
     o[d] = __float2bfloat16_rn(acc * inv);
   }
-  if (lse_out && lane == 0) lse_out[li] = tot > 0.f ? m + logf(tot) : -INFINITY;
+  if (lse_out && lane == 0) lse_out[li] = lse;
+}
+
+// D % 8 == 0 and 16-byte aligned rows: one thread per 8 columns of a row, 16-byte loads and stores
+// (a warp covers 256 contiguous columns: full sectors). The same values as the warp-per-row kernel.
+__global__ void attention_merge_parts_vec8_kernel(MergeParts p, int n, __nv_bfloat16* out, float* lse_out, int64_t B,
+                                                  int64_t S, int64_t H, int64_t D) {
+  const int64_t chunks = D / 8;
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= B * S * H * chunks) return;
+  const int64_t row = t / chunks, c = t - row * chunks;  // row = (b*S + s)*H + h
+  const int64_t h = row % H, bs = row / H, s = bs % S, b = bs / S;
+  const int64_t li = (b * H + h) * S + s;
+  float w[kAttnMaxMergeParts], tot, lse;
+  part_weights(p, n, li, w, &tot, &lse);
+  const float inv = tot > 0.f ? 1.f / tot : 0.f;
+  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  for (int i = 0; i < n; ++i) {
+    if (w[i] == 0.f) continue;
+    const uint4 raw = *reinterpret_cast<const uint4*>(p.o[i] + row * D + 8 * c);
+    const __nv_bfloat162* v = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 f = __bfloat1622float2(v[j]);
+      acc[2 * j] += w[i] * f.x;
+      acc[2 * j + 1] += w[i] * f.y;
+    }
+  }
+  uint4 res;
+  __nv_bfloat162* r = reinterpret_cast<__nv_bfloat162*>(&res);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) r[j] = __floats2bfloat162_rn(acc[2 * j] * inv, acc[2 * j + 1] * inv);
+  *reinterpret_cast<uint4*>(out + row * D + 8 * c) = res;
+  if (lse_out && c == 0) lse_out[li] = lse;
 }
 
 }  // namespace
@@ -91,11 +133,18 @@ cudaError_t attention_merge_parts_bf16(const void* const* parts, const float* co
     p.o[i] = static_cast<const __nv_bfloat16*>(parts[i]);
     p.lse[i] = lses[i];
   }
-  constexpr int kThreads = 256;  // 8 rows per block
-  const int64_t blocks = (rows * 32 + kThreads - 1) / kThreads;
+  constexpr int kThreads = 256;
+  bool vec = D % 8 == 0 && (reinterpret_cast<uintptr_t>(out) & 15u) == 0;
+  for (int i = 0; i < n; ++i) vec = vec && (reinterpret_cast<uintptr_t>(parts[i]) & 15u) == 0;
+  const int64_t threads = vec ? rows * (D / 8) : rows * 32;  // vec: 8 columns per thread; else a warp per row
+  const int64_t blocks = (threads + kThreads - 1) / kThreads;
   if (blocks > int64_t(0x7fffffff)) return cudaErrorInvalidValue;
-  attention_merge_parts_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(p, n, static_cast<__nv_bfloat16*>(out),
-                                                                          lse_out, B, S, H, D);
+  if (vec)
+    attention_merge_parts_vec8_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(
+        p, n, static_cast<__nv_bfloat16*>(out), lse_out, B, S, H, D);
+  else
+    attention_merge_parts_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(p, n, static_cast<__nv_bfloat16*>(out),
+                                                                            lse_out, B, S, H, D);
   return cudaGetLastError();
 }
 

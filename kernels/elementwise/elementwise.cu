@@ -130,4 +130,44 @@ cudaError_t gated_residual(const void* x, const void* y, const float* gate, int6
   });
 }
 
+namespace {
+
+// One block per row (grid-stride over rows): the row's scale is read once.
+template <typename T>
+__global__ void scale_rows_kernel(const T* x, const float* __restrict__ scale, T* out, int64_t rows, int64_t width,
+                                  bool vec) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float s = scale[r];
+    const T* xr = x + r * width;
+    T* orow = out + r * width;
+    int64_t done = 0;
+    if (vec) {  // width % 8 == 0 and 16-byte aligned rows
+      for (int64_t c = threadIdx.x; c < width / 8; c += blockDim.x) {
+        float v[8];
+        dev::load8<T>(xr + 8 * c, v);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] *= s;
+        dev::store8<T>(orow + 8 * c, v);
+      }
+      done = width;
+    }
+    for (int64_t i = done + threadIdx.x; i < width; i += blockDim.x) orow[i] = dev::from_f<T>(dev::to_f(xr[i]) * s);
+  }
+}
+
+}  // namespace
+
+cudaError_t scale_rows(const void* x, const float* scale, void* out, FloatType type, int64_t rows, int64_t width,
+                       cudaStream_t stream) {
+  if (rows < 0 || width < 0) return cudaErrorInvalidValue;
+  if (rows == 0 || width == 0) return cudaSuccess;
+  const bool vec = width % 8 == 0 && dev::aligned16(x) && dev::aligned16(out);
+  const unsigned grid = unsigned(rows < 65535 ? rows : 65535);
+  VGEN_DISPATCH_FB(type, T, {
+    scale_rows_kernel<T><<<grid, 256, 0, stream>>>(static_cast<const T*>(x), scale, static_cast<T*>(out), rows, width,
+                                                   vec);
+    return cudaGetLastError();
+  });
+}
+
 }  // namespace vgen::kern

@@ -24,6 +24,11 @@ cudaError_t add_row(const void* x, FloatType x_type, const float* row, void* out
 cudaError_t gated_residual(const void* x, const void* y, const float* gate, int64_t mod_stride, int64_t rows_per_mod,
                            void* out, FloatType type, int64_t rows, int64_t width, cudaStream_t stream);
 
+// out[r, i] = x[r, i]·scale[r] (scale fp32); x, out of `type`. Folds a per-output-feature gate into
+// a Linear's weight [N, K] and bias [N, 1] rows.
+cudaError_t scale_rows(const void* x, const float* scale, void* out, FloatType type, int64_t rows, int64_t width,
+                       cudaStream_t stream);
+
 // out = uncond + scale·(cond − uncond), all of `type`.
 cudaError_t cfg_combine(const void* cond, const void* uncond, void* out, FloatType type, int64_t n, float scale,
                         cudaStream_t stream);

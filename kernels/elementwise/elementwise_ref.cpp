@@ -22,6 +22,12 @@ void gated_residual_ref(const float* x, const float* y, const float* gate, int64
   }
 }
 
+void scale_rows_ref(const float* x, const float* scale, float* out, int64_t rows, int64_t width) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < width; ++i) out[r * width + i] = x[r * width + i] * scale[r];
+}
+
 void cfg_combine_ref(const float* cond, const float* uncond, float* out, int64_t n, float scale) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) out[i] = uncond[i] + scale * (cond[i] - uncond[i]);

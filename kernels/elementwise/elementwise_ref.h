@@ -16,6 +16,9 @@ void add_row_ref(const float* x, const float* row, float* out, int64_t rows, int
 void gated_residual_ref(const float* x, const float* y, const float* gate, int64_t mod_stride, int64_t rows_per_mod,
                         float* out, int64_t rows, int64_t width);
 
+// out[r, i] = x[r, i] · scale[r] for rows × width.
+void scale_rows_ref(const float* x, const float* scale, float* out, int64_t rows, int64_t width);
+
 // Classifier-free guidance: out = uncond + scale·(cond − uncond).
 void cfg_combine_ref(const float* cond, const float* uncond, float* out, int64_t n, float scale);
 

@@ -3,6 +3,7 @@
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -25,10 +26,11 @@ struct PlanKey {
   GemmType in, dout, bias_t;
   Epi epi;
   uint8_t al_x, al_w, al_d, al_b;
+  uint8_t al_c;  // alignment of the residual (C); 0: no residual
   bool operator==(const PlanKey& o) const {
     return device == o.device && M == o.M && N == o.N && K == o.K && ldx == o.ldx && ldw == o.ldw && ldd == o.ldd &&
            in == o.in && dout == o.dout && bias_t == o.bias_t && epi == o.epi && al_x == o.al_x && al_w == o.al_w &&
-           al_d == o.al_d && al_b == o.al_b;
+           al_d == o.al_d && al_b == o.al_b && al_c == o.al_c;
   }
 };
 struct PlanKeyHash {
@@ -38,6 +40,7 @@ struct PlanKeyHash {
     for (int64_t v : {k.device, k.M, k.N, k.K, k.ldx, k.ldw, k.ldd}) mix(uint64_t(v));
     mix(uint64_t(k.in) | uint64_t(k.dout) << 8 | uint64_t(k.bias_t) << 16 | uint64_t(k.epi) << 24 |
         uint64_t(k.al_x) << 32 | uint64_t(k.al_w) << 40 | uint64_t(k.al_d) << 48 | uint64_t(k.al_b) << 56);
+    mix(k.al_c);
     return size_t(h);
   }
 };
@@ -172,6 +175,7 @@ cudaError_t get_plan(const PlanKey& key, cublasLtHandle_t handle, const void* bi
   if (auto e = check(cublasLtMatmulPreferenceCreate(&pref), "preference")) return e;
   uint64_t ws = kWorkspaceBytes;
   uint32_t al_a = key.al_w, al_b = key.al_x, al_d = key.al_d;
+  uint32_t al_c = key.al_c ? std::min(key.al_c, key.al_d) : key.al_d;  // C is read through D's layout
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
   // Split-K partial sums only in fp32 (the compute type), reduced in a fixed order: no in-place
   // (atomic, output-type) or output-type reductions, which would round partial sums to bf16.
@@ -179,7 +183,7 @@ cudaError_t get_plan(const PlanKey& key, cublasLtHandle_t handle, const void* bi
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction, sizeof(reduction));
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof(al_a));
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof(al_b));
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_d, sizeof(al_d));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof(al_c));
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_d, sizeof(al_d));
   cublasLtMatmulHeuristicResult_t res{};
   int found = 0;
@@ -189,7 +193,7 @@ cudaError_t get_plan(const PlanKey& key, cublasLtHandle_t handle, const void* bi
     p.valid = true;
     p.algo = res.algo;
     p.workspace = res.workspaceSize;
-  } else if (key.epi == Epi::kNone) {
+  } else if (key.epi == Epi::kNone && key.al_c == 0) {
     // A plain GEMM must always have an algorithm; report why not.
     destroy_plan(p);
     return fail_cublas(s == CUBLAS_STATUS_SUCCESS ? CUBLAS_STATUS_NOT_SUPPORTED : s,
@@ -209,10 +213,11 @@ __device__ __forceinline__ float gelu_tanh(float v) {
   return 0.5f * v * (1.0f + tanhf(k0 * (v + 0.044715f * v * v * v)));
 }
 
-// y = act(acc + bias) with one rounding to OutT. acc may alias y (fp32 output) or be null (K = 0).
+// y = act(acc + bias) + res with one rounding to OutT. acc may alias y (fp32 output, no residual) or
+// be null (K = 0); res (row stride ldy) may be y or null.
 template <typename OutT>
-__global__ void bias_act_kernel(const float* acc, int64_t ldacc, const void* bias, bool bias_bf16, OutT* y,
-                                int64_t ldy, int64_t M, int64_t N, bool gelu) {
+__global__ void bias_act_kernel(const float* acc, int64_t ldacc, const void* bias, bool bias_bf16, const OutT* res,
+                                OutT* y, int64_t ldy, int64_t M, int64_t N, bool gelu) {
   const int64_t total = M * N;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += int64_t(gridDim.x) * blockDim.x) {
@@ -221,10 +226,13 @@ __global__ void bias_act_kernel(const float* acc, int64_t ldacc, const void* bia
     if (bias)
       v += bias_bf16 ? __bfloat162float(static_cast<const __nv_bfloat16*>(bias)[j]) : static_cast<const float*>(bias)[j];
     if (gelu) v = gelu_tanh(v);
-    if constexpr (sizeof(OutT) == 4)
+    if constexpr (sizeof(OutT) == 4) {
+      if (res) v += res[i * ldy + j];
       y[i * ldy + j] = v;
-    else
+    } else {
+      if (res) v += __bfloat162float(res[i * ldy + j]);
       y[i * ldy + j] = __float2bfloat16_rn(v);
+    }
   }
 }
 
@@ -235,23 +243,26 @@ cudaError_t launch_bias_act(const float* acc, int64_t ldacc, const LinearArgs& a
   const bool bias_bf16 = a.bias_type == GemmType::kBF16, gelu = a.act == GemmAct::kGeluTanh;
   if (a.out_type == GemmType::kF32)
     bias_act_kernel<float><<<unsigned(blocks), 256, 0, stream>>>(acc, ldacc, a.bias, bias_bf16,
+                                                                static_cast<const float*>(a.residual),
                                                                 static_cast<float*>(a.y), ldy, a.M, a.N, gelu);
   else
     bias_act_kernel<__nv_bfloat16><<<unsigned(blocks), 256, 0, stream>>>(
-        acc, ldacc, a.bias, bias_bf16, static_cast<__nv_bfloat16*>(a.y), ldy, a.M, a.N, gelu);
+        acc, ldacc, a.bias, bias_bf16, static_cast<const __nv_bfloat16*>(a.residual), static_cast<__nv_bfloat16*>(a.y),
+        ldy, a.M, a.N, gelu);
   cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? e : fail(e, "bias/activation kernel launch");
 }
 
-cudaError_t run_plan(DeviceRes& r, void* ws, Plan& p, const void* x, const void* w, const void* bias, void* d,
-                     bool has_bias, cudaStream_t stream) {
+// d = x·wᵀ (+ bias, activation per the plan) (+ c: cuBLASLt's C with beta 1, read through D's layout).
+cudaError_t run_plan(DeviceRes& r, void* ws, Plan& p, const void* x, const void* w, const void* bias, const void* c,
+                     void* d, bool has_bias, cudaStream_t stream) {
   if (has_bias) {
     cublasStatus_t s = cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
     if (s != CUBLAS_STATUS_SUCCESS) return fail_cublas(s, "set bias pointer");
   }
-  const float alpha = 1.0f, beta = 0.0f;
-  cublasStatus_t s = cublasLtMatmul(r.handle, p.desc, &alpha, w, p.a, x, p.b, &beta, d, p.d, d, p.d, &p.algo, ws,
-                                    p.workspace, stream);
+  const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
+  cublasStatus_t s = cublasLtMatmul(r.handle, p.desc, &alpha, w, p.a, x, p.b, &beta, c ? c : d, p.d, d, p.d, &p.algo,
+                                    ws, p.workspace, stream);
   return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : fail_cublas(s, "cublasLtMatmul");
 }
 
@@ -300,6 +311,7 @@ cudaError_t linear(const LinearArgs& a, cudaStream_t stream) {
       (a.out_type != GemmType::kF32 || (a.bias && a.bias_type != GemmType::kF32)))
     return fail(cudaErrorInvalidValue, "fp32 GEMM inputs need fp32 output and bias");
   const bool has_bias = a.bias != nullptr, gelu = a.act == GemmAct::kGeluTanh;
+  if (a.residual && gelu) return fail(cudaErrorInvalidValue, "a GEMM residual follows no activation");
 
   std::lock_guard<std::mutex> lk(g_mu);
   if (a.K == 0) {  // y = act(bias): no GEMM
@@ -319,6 +331,7 @@ cudaError_t linear(const LinearArgs& a, cudaStream_t stream) {
   key.in = a.in_type, key.dout = a.out_type, key.bias_t = has_bias ? a.bias_type : GemmType::kF32;
   key.epi = has_bias ? (gelu ? Epi::kGeluBias : Epi::kBias) : (gelu ? Epi::kGelu : Epi::kNone);
   key.al_x = align_of(a.x), key.al_w = align_of(a.w), key.al_d = align_of(a.y), key.al_b = align_of(a.bias);
+  key.al_c = a.residual ? align_of(a.residual) : 0;
 
   Plan* plan = nullptr;
   // Bias and GELU run in cuBLASLt's epilogue where it has an algorithm. A bf16 bias with bf16 output
@@ -328,17 +341,17 @@ cudaError_t linear(const LinearArgs& a, cudaStream_t stream) {
   // coarse for precision fp32. cuBLASLt offers no fp32-bias/bf16-out kernel: an fp32 bias takes the
   // separate epilogue below (one rounding, ~2x the memory traffic).
   const bool fuse_gelu = a.in_type == GemmType::kBF16 && a.out_type == GemmType::kBF16;
-  if (key.epi == Epi::kNone || (g_fused_enabled && (!gelu || fuse_gelu))) {
+  if ((key.epi == Epi::kNone && !a.residual) || (g_fused_enabled && (!gelu || fuse_gelu))) {
     if ((e = get_plan(key, r->handle, a.bias, &plan)) != cudaSuccess) return e;
-    if (plan->valid) return run_plan(*r, ws, *plan, a.x, a.w, a.bias, a.y, has_bias, stream);
+    if (plan->valid) return run_plan(*r, ws, *plan, a.x, a.w, a.bias, a.residual, a.y, has_bias, stream);
   }
 
-  // Separate epilogue: plain GEMM to fp32 (into y when it is fp32, else a stream-ordered temporary),
-  // then bias + activation + rounding.
+  // Separate epilogue: plain GEMM to fp32 (into y when it is fp32 and holds no residual, else a
+  // stream-ordered temporary), then bias + activation + residual + rounding.
   ++g_stats.unfused;
   float* acc = nullptr;
   int64_t ldacc = 0;
-  bool temp = a.out_type != GemmType::kF32;
+  bool temp = a.out_type != GemmType::kF32 || a.residual;
   if (temp) {
     e = cudaMallocAsync(reinterpret_cast<void**>(&acc), size_t(a.M) * size_t(a.N) * sizeof(float), stream);
     if (e != cudaSuccess) return fail(e, "cudaMallocAsync of the GEMM fp32 temporary");
@@ -353,8 +366,9 @@ cudaError_t linear(const LinearArgs& a, cudaStream_t stream) {
   key.ldd = ldacc;
   key.al_d = align_of(acc);
   key.al_b = 16;
+  key.al_c = 0;
   e = get_plan(key, r->handle, nullptr, &plan);
-  if (e == cudaSuccess) e = run_plan(*r, ws, *plan, a.x, a.w, nullptr, acc, false, stream);
+  if (e == cudaSuccess) e = run_plan(*r, ws, *plan, a.x, a.w, nullptr, nullptr, acc, false, stream);
   if (e == cudaSuccess) e = launch_bias_act(acc, ldacc, a, ldy, stream);
   if (temp) {
     cudaError_t e2 = cudaFreeAsync(acc, stream);

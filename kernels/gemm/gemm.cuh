@@ -1,5 +1,5 @@
 // CUDA GEMM through cuBLASLt with the contract of gemm_ref.h linear_ref:
-//   y[M,N] = act(x[M,K] · w[N,K]ᵀ + bias[N])      (row-major, PyTorch Linear layout)
+//   y[M,N] = act(x[M,K] · w[N,K]ᵀ + bias[N]) (+ residual[M,N])   (row-major, PyTorch Linear layout)
 // bf16 inputs accumulate in fp32 and write bf16 or fp32 (one rounding of the fp32 result, bias and
 // activation applied before it); fp32 inputs compute in plain fp32 (no TF32) for precision fp32.
 // Bias runs in the cuBLASLt epilogue where the heuristic offers an algorithm for it (a bf16 bias with
@@ -10,7 +10,8 @@
 // bias/activation/rounding (same result up to fp32 rounding). Split-K algorithms are allowed only with an fp32 reduction
 // (never bf16 partial sums, never atomics). Plans (descriptors, layouts, chosen algorithm) are cached per
 // (device, M, N, K, leading dims, types, epilogue, pointer alignments); each (device, stream) has its
-// own workspace. Thread-safe. Never includes lib/; returns a cudaError_t, with cuBLAS details in
+// own workspace. A residual is added in the epilogue (cuBLASLt's C with beta 1; in place when it is
+// y): the residual update of a transformer block without a pass of its own. Thread-safe. Never includes lib/; returns a cudaError_t, with cuBLAS details in
 // gemm_last_error().
 #pragma once
 #include <cuda_runtime.h>
@@ -29,6 +30,10 @@ struct LinearArgs {
   const void* bias = nullptr;  // [N] or null
   GemmType bias_type = GemmType::kBF16;
   void* y = nullptr;  // [M, N], row stride ldy; must not alias x or w
+  // [M, N] of out_type with row stride ldy, added to the result; may be y itself (in place), must not
+  // alias x or w. Not with an activation. cuBLASLt's bf16 epilogue may round a partial sum (of the
+  // product, bias and residual) to bf16 before adding the last term; the separate epilogue rounds once.
+  const void* residual = nullptr;
   GemmType out_type = GemmType::kBF16;
   int64_t M = 0, N = 0, K = 0;
   GemmAct act = GemmAct::kNone;

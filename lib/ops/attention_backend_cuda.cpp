@@ -86,14 +86,15 @@ cudaError_t cudnn_chunked(const kern::AttnArgs& a, cudaStream_t stream) {
   std::vector<const void*> pp;
   std::vector<const float*> lp;
   for (const auto& [c0, len] : plan) {
-    parts.push_back(Tensor::empty({a.B, a.Sq, a.H, a.D}, DType::kBF16, Device::kCUDA));  // [B, Sq, H, D]
-    lses.push_back(Tensor::empty({a.B, a.H, a.Sq}, DType::kF32, Device::kCUDA));         // [B, H, Sq]
+    // The first range writes a.out itself, merged in place (one [B, Sq, H, D] buffer less).
+    if (!pp.empty()) parts.push_back(Tensor::empty({a.B, a.Sq, a.H, a.D}, DType::kBF16, Device::kCUDA));
+    lses.push_back(Tensor::empty({a.B, a.H, a.Sq}, DType::kF32, Device::kCUDA));  // [B, H, Sq]
     kern::AttnArgs c = range_args(a, c0, len);
-    c.out = parts.back().raw();
+    c.out = pp.empty() ? a.out : parts.back().raw();  // [B, Sq, H, D]
     c.lse = lses.back().f32();
     const cudaError_t e = kern::attention_fwd_cudnn(c, kern::AttnOut::kBF16, stream);
     if (e != cudaSuccess) return e;
-    pp.push_back(parts.back().raw());
+    pp.push_back(c.out);
     lp.push_back(lses.back().f32());
   }
   const cudaError_t e = kern::attention_merge_parts_bf16(pp.data(), lp.data(), int(pp.size()), a.out, a.lse, a.B,

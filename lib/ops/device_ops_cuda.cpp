@@ -48,11 +48,14 @@ Tensor cuda_cast(const Tensor& t, DType dt) {
   return out;
 }
 
-Tensor cuda_linear(const Tensor& x, const Tensor& w, const Tensor& b, DType out_dt, Activation act) {
-  check_device(x, "cuda_linear", "x");
-  check_device(w, "cuda_linear", "w");
-  VGEN_ASSERT(x.ndim() >= 1 && w.ndim() == 2 && w.dim(1) == x.dim(-1), "cuda_linear: x {} vs w {}", x.str(), w.str());
-  VGEN_ASSERT(x.dtype() == w.dtype(), "cuda_linear: x {} and w {} differ in dtype", x.str(), w.str());
+namespace {
+
+// The launcher arguments of x · wᵀ + b (output pointer left to the caller): x [..., K], w [N, K].
+kern::LinearArgs linear_args(const char* op, const Tensor& x, const Tensor& w, const Tensor& b, DType out_dt) {
+  check_device(x, op, "x");
+  check_device(w, op, "w");
+  VGEN_ASSERT(x.ndim() >= 1 && w.ndim() == 2 && w.dim(1) == x.dim(-1), "{}: x {} vs w {}", op, x.str(), w.str());
+  VGEN_ASSERT(x.dtype() == w.dtype(), "{}: x {} and w {} differ in dtype", op, x.str(), w.str());
   const int64_t K = x.dim(-1), N = w.dim(0);
   int64_t M = 1;  // rows = product of the leading dims (also when K = 0)
   for (int i = 0; i + 1 < x.ndim(); ++i) M *= x.dim(i);
@@ -62,20 +65,41 @@ Tensor cuda_linear(const Tensor& x, const Tensor& w, const Tensor& b, DType out_
   a.in_type = gemm_type(x.dtype(), "x", x);
   a.out_type = gemm_type(out_dt, "out", x);
   if (b.defined()) {
-    check_device(b, "cuda_linear", "b");
-    VGEN_ASSERT(b.numel() == N, "cuda_linear: bias {} for w {}", b.str(), w.str());
+    check_device(b, op, "b");
+    VGEN_ASSERT(b.numel() == N, "{}: bias {} for w {}", op, b.str(), w.str());
     a.bias = b.raw();
     a.bias_type = gemm_type(b.dtype(), "b", b);
   }
   a.M = M, a.N = N, a.K = K;
+  return a;
+}
+
+}  // namespace
+
+Tensor cuda_linear(const Tensor& x, const Tensor& w, const Tensor& b, DType out_dt, Activation act) {
+  kern::LinearArgs a = linear_args("cuda_linear", x, w, b, out_dt);
   a.act = act == Activation::kGeluTanh ? kern::GemmAct::kGeluTanh : kern::GemmAct::kNone;
   Shape os = x.shape();
-  os.back() = N;
+  os.back() = a.N;
   Tensor y = Tensor::empty(os, out_dt, Device::kCUDA);
   a.y = y.raw();
   cudaError_t e = kern::linear(a, compute_stream());
   check_launch(e, "cuda_linear", fmt::format("x {} w {}: {}", x.str(), w.str(), kern::gemm_last_error()));
   return y;
+}
+
+void cuda_linear_add_(Tensor& y, const Tensor& x, const Tensor& w, const Tensor& b) {
+  check_device(y, "cuda_linear_add_", "y");
+  kern::LinearArgs a = linear_args("cuda_linear_add_", x, w, b, y.dtype());
+  Shape ys = x.shape();
+  ys.back() = a.N;
+  VGEN_ASSERT(y.shape() == ys, "cuda_linear_add_: y {} for x {} and w {} (needs {})", y.str(), x.str(), w.str(),
+              shape_str(ys));
+  a.y = y.raw();
+  a.residual = y.raw();
+  cudaError_t e = kern::linear(a, compute_stream());
+  check_launch(e, "cuda_linear_add_",
+               fmt::format("y {} x {} w {}: {}", y.str(), x.str(), w.str(), kern::gemm_last_error()));
 }
 
 void cuda_attention(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse, int64_t num_valid_kv,

@@ -28,6 +28,7 @@ void cuda_add_inplace(Tensor&, const Tensor&) { no_cuda("add_inplace"); }
 Tensor cuda_add_row(const Tensor&, const Tensor&) { no_cuda("add_row"); }
 void cuda_gated_residual_(Tensor&, const Tensor&, const Tensor&, int) { no_cuda("gated_residual_"); }
 Tensor cuda_cfg_combine(const Tensor&, const Tensor&, float) { no_cuda("cfg_combine"); }
+Tensor cuda_scale_rows(const Tensor&, const Tensor&) { no_cuda("scale_rows"); }
 Tensor cuda_gelu_tanh(const Tensor&) { no_cuda("gelu_tanh"); }
 Tensor cuda_silu(const Tensor&) { no_cuda("silu"); }
 void cuda_gelu_tanh_(Tensor&) { no_cuda("gelu_tanh_"); }

@@ -33,6 +33,9 @@ void cuda_add_inplace(Tensor& x, const Tensor& y);
 Tensor cuda_add_row(const Tensor& x, const Tensor& row);
 void cuda_gated_residual_(Tensor& x, const Tensor& y, const Tensor& mod, int gate_idx);
 Tensor cuda_cfg_combine(const Tensor& cond, const Tensor& uncond, float scale);
+// x [R, ...] with row r times scale[r] (f32 [R]) → new tensor: a per-output gate folded into a
+// Linear's weight [N, K] or bias [N].
+Tensor cuda_scale_rows(const Tensor& x, const Tensor& scale);
 
 Tensor cuda_gelu_tanh(const Tensor& x);
 Tensor cuda_silu(const Tensor& x);

@@ -208,6 +208,17 @@ void cuda_gated_residual_(Tensor& x, const Tensor& y, const Tensor& mod, int gat
            "gated_residual_", x);
 }
 
+Tensor cuda_scale_rows(const Tensor& x, const Tensor& scale) {
+  const kern::FloatType t = act_type(x, "scale_rows", "x");
+  VGEN_ASSERT(x.ndim() >= 1, "scale_rows: x {} has no rows", x.str());
+  const int64_t rows = x.dim(0), width = rows ? x.numel() / rows : 0;
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
+  launched(kern::scale_rows(x.raw(), f32_param(scale, rows, "scale_rows", "scale"), y.raw(), t, rows, width,
+                            compute_stream()),
+           "scale_rows", x);
+  return y;
+}
+
 Tensor cuda_cfg_combine(const Tensor& cond, const Tensor& uncond, float scale) {
   const kern::FloatType t = act_type(cond, "cfg_combine", "cond");
   VGEN_ASSERT(act_type(uncond, "cfg_combine", "uncond") == t && cond.shape() == uncond.shape(),

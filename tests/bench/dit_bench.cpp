@@ -9,7 +9,7 @@
 // the GPU, sets the pace (launch gaps).
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
-//                       [--fp32] [--separate-gelu] [--no-profile] [--out FILE] [--tag TEXT]
+//                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--out FILE] [--tag TEXT]
 //        mpirun -np 2 vgen_dit_bench --mode cfg|ulysses|ring|attn2d [--async-ulysses] [--dwdp 2] ...   (two GPUs;
 //        --dwdp 2: the two ranks share one copy of the blocks, DWDP)
 #include <cuda_runtime.h>
@@ -49,7 +49,7 @@ namespace {
 struct Args {
   std::vector<std::string> shapes = {"480p", "720p"};
   int layers = 40, reps = 3, warmup = 1, dwdp = 1;
-  bool fp32 = false, fused_gelu = true, profile = true, async_ulysses = false;
+  bool fp32 = false, fused_gelu = true, fused_residual = true, profile = true, async_ulysses = false;
   std::string mode = "single", out, tag;
 };
 
@@ -81,6 +81,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--warmup") a.warmup = std::max(0, std::atoi(val().c_str()));
     else if (k == "--fp32") a.fp32 = true;
     else if (k == "--separate-gelu") a.fused_gelu = false;
+    else if (k == "--separate-residual") a.fused_residual = false;
     else if (k == "--no-profile") a.profile = false;
     else if (k == "--mode") a.mode = val();
     else if (k == "--async-ulysses") a.async_ulysses = true;
@@ -207,6 +208,7 @@ int main(int argc, char** argv) {
     WanDeviceOptions opt;
     opt.dtype = a.fp32 ? DType::kF32 : DType::kBF16;
     opt.fused_gelu = a.fused_gelu;
+    opt.fused_residual_gemm = a.fused_residual;
     opt.dwdp_size = a.dwdp;
     opt.world = host_mesh.world;
     auto model = WanTransformer::random_on_device(cfg, opt, 20261130);
@@ -291,6 +293,7 @@ int main(int argc, char** argv) {
       j["ranks"] = env.world_size;
       j["dtype"] = a.fp32 ? "fp32" : "bf16";
       j["fused_gelu"] = a.fused_gelu;
+      j["fused_residual_gemm"] = a.fused_residual;
       j["async_ulysses"] = a.async_ulysses;
       j["dwdp_size"] = a.dwdp;
       j["height"] = vs.height, j["width"] = vs.width, j["frames"] = vs.frames;

@@ -232,12 +232,16 @@ TEST(AttentionGpu, MergeMatchesRef) {
 
 // The N-way merge of bf16 parts (key-chunked cuDNN attention) against attention_merge_parts_ref on
 // the same bf16 values: one rounding of the fp32 result (half an ulp), lse in fp32; rows empty in
-// some parts or in all of them.
+// some parts or in all of them; D = 72 takes the 16-byte kernel, D = 36 the warp-per-row one; out a
+// separate buffer or the first part (in place).
 TEST(AttentionGpu, MergePartsBf16MatchesRef) {
   VGEN_REQUIRE_GPU();
   const float inf = std::numeric_limits<float>::infinity();
-  const int64_t B = 2, S = 37, H = 3, D = 72;
+  const int64_t B = 2, S = 37, H = 3;
+  for (int64_t D : {72, 36})
+  for (bool in_place : {false, true})
   for (int n : {1, 2, 5, kern::kAttnMaxMergeParts}) {
+    SCOPED_TRACE(::testing::Message() << "D " << D << " in_place " << in_place);
     std::vector<std::vector<float>> o, l;
     std::vector<Tensor> dparts, dlses;
     std::vector<const void*> pp;
@@ -256,7 +260,7 @@ TEST(AttentionGpu, MergePartsBf16MatchesRef) {
     for (int p = 0; p < n; ++p) rp.push_back(o[size_t(p)].data()), rl.push_back(l[size_t(p)].data());
     std::vector<float> want(size_t(B * S * H * D)), want_lse(size_t(B * H * S));
     kern::attention_merge_parts_ref(rp.data(), rl.data(), n, want.data(), want_lse.data(), B, S, H, D);
-    Tensor out = poisoned({B, S, H, D}, DType::kBF16);
+    Tensor out = in_place ? dparts[0] : poisoned({B, S, H, D}, DType::kBF16);
     Tensor lse = poisoned({B, H, S}, DType::kF32);
     ASSERT_EQ(kern::attention_merge_parts_bf16(pp.data(), lp.data(), n, out.raw(), lse.f32(), B, S, H, D,
                                                compute_stream()),

@@ -149,12 +149,44 @@ TEST(DitForwardGpu, FusedResidualNormsEqualSeparateOps) {
   for (DType dt : {DType::kF32, DType::kBF16}) {
     SCOPED_TRACE(dtype_name(dt));
     WanDeviceOptions fused{dt}, separate{dt};
+    fused.fused_residual_gemm = separate.fused_residual_gemm = false;  // the residual adds in the norms
     separate.fused_residual_norm = false;
     Tensor a = predict(*WanTransformer::random_on_device(cfg, fused, 7), x, t, ctx);
     Tensor b = predict(*WanTransformer::random_on_device(cfg, separate, 7), x, t, ctx);
     for (float v : host_f32(a)) ASSERT_TRUE(std::isfinite(v));
     EXPECT_EQ(host_f32(a), host_f32(b));
   }
+}
+
+// The residual adds in the GEMM epilogues (the default: gates folded into the weights) against the
+// adds in the norms, B = 2 with different timesteps (so different gates per sample): fp32 agrees to
+// fp32 rounding; in bf16 both are as close to the fp32 forward as each other (the folded gate moves a
+// bf16 rounding, it adds none).
+TEST(DitForwardGpu, ResidualInGemmEpilogueMatchesNorms) {
+  VGEN_REQUIRE_GPU();
+  WanTransformerConfig cfg;
+  cfg.num_attention_heads = 2;
+  cfg.attention_head_dim = 128;
+  cfg.ffn_dim = 384;
+  cfg.num_layers = 3;
+  cfg.text_dim = 40;
+  cfg.validate("test config");
+  const int64_t B = 2, T = 2, H = 6, W = 8, L = 5;
+  Tensor x = Tensor::from_vector(random_vec(size_t(B * 16 * T * H * W), 21), {B, 16, T, H, W});
+  Tensor t = Tensor::from_vector({731.0f, 12.0f}, {2});
+  Tensor ctx = Tensor::from_vector(random_vec(size_t(B * L * cfg.text_dim), 22), {B, L, cfg.text_dim});
+  auto run = [&](DType dt, bool in_gemm) {
+    WanDeviceOptions o{dt};
+    o.fused_residual_gemm = in_gemm;
+    return predict(*WanTransformer::random_on_device(cfg, o, 9), x, t, ctx);
+  };
+  const Tensor ref = run(DType::kF32, false);
+  const double e32 = rel_l2(run(DType::kF32, true), ref);
+  const double e_gemm = rel_l2(run(DType::kBF16, true), ref), e_norm = rel_l2(run(DType::kBF16, false), ref);
+  std::printf("[dit gpu residual in gemm] fp32 %.3e, bf16 vs fp32: in gemm %.3e, in norms %.3e\n", e32, e_gemm, e_norm);
+  EXPECT_LE(e32, 1e-5);
+  EXPECT_GT(e_norm, 0.0);
+  EXPECT_LE(e_gemm, 1.25 * e_norm);
 }
 
 #else

@@ -1,5 +1,6 @@
 // cuBLASLt GEMM (kernels/gemm/gemm.cu via ops/device_ops.h) against linear_ref on odd shapes:
-// bf16 and fp32 inputs, bias bf16/f32/none, GELU-tanh, bf16/f32 output, fused and separate epilogue.
+// bf16 and fp32 inputs, bias bf16/f32/none, GELU-tanh, bf16/f32 output, a residual added in place,
+// fused and separate epilogue.
 #include "gpu_test_util.h"
 
 #ifdef VGEN_WITH_CUDA
@@ -31,10 +32,12 @@ double gelu_tanh(double v) { return 0.5 * v * (1.0 + std::tanh(0.797884560802865
 // exact in fp32), the GELU epilogue may use tanh.approx (|Δtanh| ≤ 2⁻¹⁰·⁹, so |Δgelu| ≤ 5e-4·|v|),
 // and a bf16 output adds at most half an ulp (2⁻⁸ relative); the fused bf16 epilogues (bias, GELU)
 // may add another half ulp of the product (rounded before the bias is added, as in PyTorch's addmm).
-void run_case(const Case& c, DType in_dt, BiasKind bias_kind, bool gelu, DType out_dt, bool fused, uint32_t seed) {
+// residual: cuda_linear_add_ onto a random y of out_dt (y += x·wᵀ + b in the epilogue).
+void run_case(const Case& c, DType in_dt, BiasKind bias_kind, bool gelu, DType out_dt, bool fused, uint32_t seed,
+              bool residual = false) {
   SCOPED_TRACE(::testing::Message() << "M=" << c.M << " N=" << c.N << " K=" << c.K << " in=" << dtype_name(in_dt)
-                                    << " bias=" << int(bias_kind) << " gelu=" << gelu
-                                    << " out=" << dtype_name(out_dt) << " fused=" << fused);
+                                    << " bias=" << int(bias_kind) << " gelu=" << gelu << " out=" << dtype_name(out_dt)
+                                    << " fused=" << fused << " residual=" << residual);
   const bool in_bf16 = in_dt == DType::kBF16;
   auto x = random_vec(size_t(c.M * c.K), seed);
   auto w = random_vec(size_t(c.N * c.K), seed + 1);
@@ -49,8 +52,16 @@ void run_case(const Case& c, DType in_dt, BiasKind bias_kind, bool gelu, DType o
   Tensor dx = device_tensor(x, {c.M, c.K}, in_dt);
   Tensor dw = device_tensor(w, {c.N, c.K}, in_dt);
   Tensor db = bias_kind == BiasKind::kNone ? Tensor() : device_tensor(b, {c.N}, bias_dt);
+  std::vector<float> r(size_t(c.M * c.N), 0.0f);
+  if (residual) r = out_dt == DType::kBF16 ? rounded_bf16(random_vec(r.size(), seed + 3)) : random_vec(r.size(), seed + 3);
   kern::gemm_set_fused_epilogue(fused);
-  Tensor dy = cuda_linear(dx, dw, db, out_dt, gelu ? Activation::kGeluTanh : Activation::kNone);
+  Tensor dy;
+  if (residual) {
+    dy = device_tensor(r, {c.M, c.N}, out_dt);
+    cuda_linear_add_(dy, dx, dw, db);
+  } else {
+    dy = cuda_linear(dx, dw, db, out_dt, gelu ? Activation::kGeluTanh : Activation::kNone);
+  }
   kern::gemm_set_fused_epilogue(true);
   ASSERT_EQ(dy.shape(), (Shape{c.M, c.N}));
   ASSERT_EQ(dy.dtype(), out_dt);
@@ -66,16 +77,21 @@ void run_case(const Case& c, DType in_dt, BiasKind bias_kind, bool gelu, DType o
       for (int64_t k = 0; k < c.K; ++k) abs_sum += std::fabs(double(x[size_t(i * c.K + k)]) * w[size_t(j * c.K + k)]);
       const double acc_tol = 2.0 * double(c.K + 1) * std::ldexp(1.0, -24) * abs_sum;
       const double v = pre[size_t(i * c.N + j)];
-      const double ref = gelu ? gelu_tanh(v) : v;
+      const double rij = r[size_t(i * c.N + j)];
+      const double ref = (gelu ? gelu_tanh(v) : v) + rij;
       double tol = 1.2 * acc_tol + 1e-6 + (gelu ? 5e-4 * std::fabs(v) : 0.0);
       if (out_dt == DType::kBF16) tol += std::ldexp(1.0, -8) * (std::fabs(ref) + tol);
       // cuBLASLt's fused bf16 epilogues (bias as PyTorch's addmm; GELU for bf16 in and out) may round
       // the product to bf16 before bias and GELU; GELU-tanh's slope is at most 1.13.
-      const bool lt_epilogue = fused && out_dt == DType::kBF16 &&
-                               (bias_kind == BiasKind::kBF16 || (gelu && in_bf16 && bias_kind == BiasKind::kNone));
-      if (lt_epilogue)
-        tol += (gelu ? 1.13 : 1.0) * std::ldexp(1.0, -8) *
-               (std::fabs(v - (bias_kind == BiasKind::kNone ? 0.0 : b[size_t(j)])) + acc_tol);
+      const bool lt_epilogue =
+          fused && out_dt == DType::kBF16 &&
+          (bias_kind == BiasKind::kBF16 || residual || (gelu && in_bf16 && bias_kind == BiasKind::kNone));
+      const double bj = bias_kind == BiasKind::kNone ? 0.0 : std::fabs(b[size_t(j)]);
+      const double prod = std::fabs(v - (bias_kind == BiasKind::kNone ? 0.0 : b[size_t(j)])) + acc_tol;
+      if (lt_epilogue) tol += (gelu ? 1.13 : 1.0) * std::ldexp(1.0, -8) * prod;
+      // With a residual the bf16 epilogue also rounds a partial sum (of the product, bias and residual)
+      // before the last term is added: another half ulp of at most |product| + |bias| + |residual|.
+      if (lt_epilogue && residual) tol += std::ldexp(1.0, -8) * (prod + bj + std::fabs(rij));
       const double got = y[size_t(i * c.N + j)];
       max_ref = std::max(max_ref, std::fabs(ref));
       if (!(std::fabs(got - ref) <= tol)) {
@@ -112,6 +128,29 @@ TEST(GemmGpu, Fp32MatchesLinearRef) {
       run_case(c, DType::kF32, BiasKind::kF32, false, DType::kF32, fused, seed += 3);
       run_case(c, DType::kF32, BiasKind::kF32, true, DType::kF32, fused, seed += 3);
     }
+}
+
+// y += x·wᵀ + b in the GEMM epilogue (cuBLASLt's C, in place) and in the separate epilogue, bf16
+// and fp32, with and without bias; a residual with an activation is refused.
+TEST(GemmGpu, ResidualEpilogueMatchesLinearRef) {
+  VGEN_REQUIRE_GPU();
+  uint32_t seed = 2000;
+  for (const Case& c : kShapes)
+    for (bool fused : {true, false}) {
+      run_case(c, DType::kBF16, BiasKind::kNone, false, DType::kBF16, fused, seed += 4, true);
+      run_case(c, DType::kBF16, BiasKind::kBF16, false, DType::kBF16, fused, seed += 4, true);
+      run_case(c, DType::kBF16, BiasKind::kF32, false, DType::kF32, fused, seed += 4, true);
+      run_case(c, DType::kF32, BiasKind::kF32, false, DType::kF32, fused, seed += 4, true);
+      run_case(c, DType::kF32, BiasKind::kNone, false, DType::kF32, fused, seed += 4, true);
+    }
+  kern::LinearArgs a;
+  Tensor x = device_tensor(random_vec(8 * 16, 3), {8, 16}, DType::kBF16);
+  Tensor w = device_tensor(random_vec(8 * 16, 4), {8, 16}, DType::kBF16);
+  Tensor y = Tensor::zeros({8, 8}, DType::kBF16, Device::kCUDA);
+  a.x = x.raw(), a.w = w.raw(), a.y = y.raw(), a.residual = y.raw();
+  a.M = 8, a.N = 8, a.K = 16, a.act = kern::GemmAct::kGeluTanh;
+  EXPECT_EQ(kern::linear(a, compute_stream()), cudaErrorInvalidValue);
+  EXPECT_NE(std::string(kern::gemm_last_error()).find("residual"), std::string::npos) << kern::gemm_last_error();
 }
 
 TEST(GemmGpu, MisalignedViewsAndLeadingDims) {

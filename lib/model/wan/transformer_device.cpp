@@ -131,6 +131,27 @@ Tensor WanDeviceModel::linear(const WanLinear& l, const Tensor& x, bool gelu) co
   });
 }
 
+void WanDeviceModel::linear_add(const WanLinear& l, const Tensor& in, Tensor& x) const {
+  timed(P::kGemm, [&] { cuda_linear_add_(x, in, l.w, l.b); });
+}
+
+void WanDeviceModel::gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx,
+                                      Tensor& x) const {
+  const int64_t B = x.dim(0);
+  VGEN_ASSERT(mod.ndim() == 3 && mod.dim(0) == B && gate_idx < mod.dim(1) && mod.dim(2) == l.w.dim(0),
+              "gated_linear_add: mod {} gate {} for x {} and w {}", mod.str(), gate_idx, x.str(), l.w.str());
+  for (int64_t b = 0; b < B; ++b) {
+    const Tensor gate = mod[b][gate_idx];  // [N] f32
+    Tensor wg, bg;                         // [N, K], [N]: this sample's gated weight and bias
+    timed(P::kOther, [&] {
+      wg = cuda_scale_rows(l.w, gate);
+      if (l.b.defined()) bg = cuda_scale_rows(l.b, gate);
+    });
+    Tensor xb = x[b];  // [S, N] view
+    timed(P::kGemm, [&] { cuda_linear_add_(xb, in[b], wg, bg); });
+  }
+}
+
 void WanDeviceModel::rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
                                Tensor& sin) const {
   std::lock_guard<std::mutex> lk(rope_mu_);
@@ -278,16 +299,20 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
     Tensor o = timed(P::kSelfAttention, [&] { return attention.forward(q, k, v, layout); });  // [B, S, H, Dh]
     q = k = v = Tensor();
     if (o.dtype() != dt) o = timed(P::kOther, [&] { return cast(o, dt); });  // Ring/Attention2D merge in fp32
-    self_out = linear(w.attn1.o, o.reshape({B, S, D}));  // [B, S, D]
+    if (opt_.fused_residual_gemm)
+      gated_linear_add(w.attn1.o, o.reshape({B, S, D}), mod, 2, x);  // x += gate2 ⊙ (o·Woᵀ + bo)
+    else
+      self_out = linear(w.attn1.o, o.reshape({B, S, D}));  // [B, S, D]
     o = Tensor();
   }
   // Cross-attention: local queries against every text position (no mask), plain residual add. The
-  // gated self-attention residual is added by the cross-attention norm's pass when there is one.
+  // gated self-attention residual (unless a GEMM epilogue added it) is added by the cross-attention
+  // norm's pass when there is one.
   {
     Tensor n = timed(P::kOther, [&] {
-      if (cfg_.cross_attn_norm && opt_.fused_residual_norm)
+      if (self_out.defined() && cfg_.cross_attn_norm && opt_.fused_residual_norm)
         return cuda_residual_layer_norm(x, self_out, mod, 2, w.norm2_w, w.norm2_b, eps);
-      gated_residual_(x, self_out, mod, 2);
+      if (self_out.defined()) gated_residual_(x, self_out, mod, 2);
       return cfg_.cross_attn_norm ? layer_norm(x, w.norm2_w, w.norm2_b, eps) : x;
     });
     self_out = Tensor();
@@ -301,22 +326,31 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
                           attention_backend());
     });
     q = Tensor();
-    cross_out = linear(w.attn2.o, o.reshape({B, S, D}));  // [B, S, D]
+    if (opt_.fused_residual_gemm)
+      linear_add(w.attn2.o, o.reshape({B, S, D}), x);  // x += o·Woᵀ + bo
+    else
+      cross_out = linear(w.attn2.o, o.reshape({B, S, D}));  // [B, S, D]
     o = Tensor();
   }
-  // Feed-forward (GELU-tanh); its gated residual is left to the next norm (ffn_out).
+  // Feed-forward (GELU-tanh); its gated residual runs in ffn2's epilogue, or is left to the next norm
+  // (ffn_out).
   {
     Tensor n = timed(P::kOther, [&] {
-      return residual_norm_modulate(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps);
+      return cross_out.defined()
+                 ? residual_norm_modulate(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps)
+                 : layer_norm_modulate(x, mod, 3, 4, eps);
     });  // [B, S, D]
     cross_out = Tensor();
     Tensor h = linear(w.ffn1, n, opt_.fused_gelu);                                       // [B, S, ffn]
     n = Tensor();
     if (!opt_.fused_gelu) timed(P::kOther, [&] { gelu_tanh_(h); });
-    Tensor f = linear(w.ffn2, h);  // [B, S, D]
+    if (opt_.fused_residual_gemm) {
+      gated_linear_add(w.ffn2, h, mod, 5, x);  // x += gate5 ⊙ (h·W2ᵀ + b2)
+    } else {
+      ffn_out = linear(w.ffn2, h);  // [B, S, D], added by the next norm
+      ffn_mod = mod;
+    }
     h = Tensor();
-    ffn_out = f;
-    ffn_mod = mod;
   }
 }
 

@@ -39,6 +39,12 @@ struct WanDeviceOptions {
   // Each residual add runs inside the pass of the norm that reads x next (the same values, one
   // pass over x fewer); false runs them as separate ops (tests compare the two).
   bool fused_residual_norm = true;
+  // Each residual add runs in the epilogue of the GEMM that makes the update (x += o·Wᵀ + b, in
+  // place), and a gate g of the self-attention and FFN residuals is folded into a per-sample copy of
+  // that GEMM's weight and bias (rows times g): the norms that follow read x alone. bf16: the
+  // weight·gate product is rounded to bf16 where diffusers rounds the GEMM output before the gate.
+  // Takes precedence over fused_residual_norm; false: the residual adds of fused_residual_norm.
+  bool fused_residual_gemm = true;
   // DWDP (parallel/dwdp.h): with dwdp_size > 1 this GPU keeps 1/N of the block weights and
   // assembles each block it lacks from its group's GPUs before it runs; `world` (the host world communicator) exchanges the IPC handles
   // when the weights are placed (collective: every rank at the same point).
@@ -108,6 +114,11 @@ class WanDeviceModel {
                      const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
                      const SeqLayout& layout, SeqAttention& attention) const;
   Tensor linear(const WanLinear& l, const Tensor& x, bool gelu = false) const;
+  // x += in·wᵀ + b in the GEMM's epilogue; x [B, S, N], in [B, S, K].
+  void linear_add(const WanLinear& l, const Tensor& in, Tensor& x) const;
+  // x += g ⊙ (in·wᵀ + b) with g = mod[b, gate_idx] (f32 [B, 6, N]) per sample b: the gate scales a
+  // copy of w's rows and b, the add runs in the GEMM's epilogue.
+  void gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx, Tensor& x) const;
   void rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
                  Tensor& sin) const;
   template <typename F> auto timed(WanPhaseProfiler::Phase p, F&& f) const;
