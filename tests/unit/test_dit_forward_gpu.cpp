@@ -131,54 +131,54 @@ TEST(DitForwardGpu, RandomWeights) {
   EXPECT_LE(e, 3e-2);
 }
 
-// The residual adds fused into the norms (the default) give the same forward, bit for bit, as the
-// separate ops, on a width the fused kernels take (2 heads × 128 = 256) and a batch of 2.
+// A model whose block width the fused norm kernels take (2 heads × 128 = 256), three blocks, and a
+// batch of 2 with different timesteps (so different gates per sample); inputs from `seed`.
+struct BlockCase {
+  WanTransformerConfig cfg;
+  Tensor x, t, ctx;
+  explicit BlockCase(uint32_t seed) {
+    cfg.num_attention_heads = 2;
+    cfg.attention_head_dim = 128;
+    cfg.ffn_dim = 384;
+    cfg.num_layers = 3;
+    cfg.text_dim = 40;
+    cfg.validate("test config");
+    const int64_t B = 2, T = 2, H = 6, W = 8, L = 5;
+    x = Tensor::from_vector(random_vec(size_t(B * 16 * T * H * W), seed), {B, 16, T, H, W});
+    t = Tensor::from_vector({731.0f, 12.0f}, {2});
+    ctx = Tensor::from_vector(random_vec(size_t(B * L * cfg.text_dim), seed + 1), {B, L, cfg.text_dim});
+  }
+  Tensor run(const WanDeviceOptions& o, uint64_t weight_seed) const {
+    return predict(*WanTransformer::random_on_device(cfg, o, weight_seed), x, t, ctx);
+  }
+};
+
+// With the residual adds in the norms (fused_residual_gemm off), adding them inside the norms' pass
+// gives the same forward, bit for bit, as the separate ops.
 TEST(DitForwardGpu, FusedResidualNormsEqualSeparateOps) {
   VGEN_REQUIRE_GPU();
-  WanTransformerConfig cfg;
-  cfg.num_attention_heads = 2;
-  cfg.attention_head_dim = 128;
-  cfg.ffn_dim = 384;
-  cfg.num_layers = 3;
-  cfg.text_dim = 40;
-  cfg.validate("test config");
-  const int64_t B = 2, T = 2, H = 6, W = 8, L = 5;
-  Tensor x = Tensor::from_vector(random_vec(size_t(B * 16 * T * H * W), 11), {B, 16, T, H, W});
-  Tensor t = Tensor::from_vector({731.0f, 12.0f}, {2});
-  Tensor ctx = Tensor::from_vector(random_vec(size_t(B * L * cfg.text_dim), 12), {B, L, cfg.text_dim});
+  const BlockCase c(11);
   for (DType dt : {DType::kF32, DType::kBF16}) {
     SCOPED_TRACE(dtype_name(dt));
     WanDeviceOptions fused{dt}, separate{dt};
     fused.fused_residual_gemm = separate.fused_residual_gemm = false;  // the residual adds in the norms
     separate.fused_residual_norm = false;
-    Tensor a = predict(*WanTransformer::random_on_device(cfg, fused, 7), x, t, ctx);
-    Tensor b = predict(*WanTransformer::random_on_device(cfg, separate, 7), x, t, ctx);
+    Tensor a = c.run(fused, 7), b = c.run(separate, 7);
     for (float v : host_f32(a)) ASSERT_TRUE(std::isfinite(v));
     EXPECT_EQ(host_f32(a), host_f32(b));
   }
 }
 
 // The residual adds in the GEMM epilogues (the default: gates folded into the weights) against the
-// adds in the norms, B = 2 with different timesteps (so different gates per sample): fp32 agrees to
-// fp32 rounding; in bf16 both are as close to the fp32 forward as each other (the folded gate moves a
-// bf16 rounding, it adds none).
+// adds in the norms: fp32 agrees to fp32 rounding; in bf16 both are as close to the fp32 forward as
+// each other (the folded gate moves a bf16 rounding, it adds none).
 TEST(DitForwardGpu, ResidualInGemmEpilogueMatchesNorms) {
   VGEN_REQUIRE_GPU();
-  WanTransformerConfig cfg;
-  cfg.num_attention_heads = 2;
-  cfg.attention_head_dim = 128;
-  cfg.ffn_dim = 384;
-  cfg.num_layers = 3;
-  cfg.text_dim = 40;
-  cfg.validate("test config");
-  const int64_t B = 2, T = 2, H = 6, W = 8, L = 5;
-  Tensor x = Tensor::from_vector(random_vec(size_t(B * 16 * T * H * W), 21), {B, 16, T, H, W});
-  Tensor t = Tensor::from_vector({731.0f, 12.0f}, {2});
-  Tensor ctx = Tensor::from_vector(random_vec(size_t(B * L * cfg.text_dim), 22), {B, L, cfg.text_dim});
+  const BlockCase c(21);
   auto run = [&](DType dt, bool in_gemm) {
     WanDeviceOptions o{dt};
     o.fused_residual_gemm = in_gemm;
-    return predict(*WanTransformer::random_on_device(cfg, o, 9), x, t, ctx);
+    return c.run(o, 9);
   };
   const Tensor ref = run(DType::kF32, false);
   const double e32 = rel_l2(run(DType::kF32, true), ref);
