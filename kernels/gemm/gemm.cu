@@ -311,7 +311,9 @@ cudaError_t linear(const LinearArgs& a, cudaStream_t stream) {
       (a.out_type != GemmType::kF32 || (a.bias && a.bias_type != GemmType::kF32)))
     return fail(cudaErrorInvalidValue, "fp32 GEMM inputs need fp32 output and bias");
   const bool has_bias = a.bias != nullptr, gelu = a.act == GemmAct::kGeluTanh;
-  if (a.residual && gelu) return fail(cudaErrorInvalidValue, "a GEMM residual follows no activation");
+  if (a.residual && gelu)
+    return fail(cudaErrorInvalidValue, "a GEMM residual with an activation is not supported (cuBLASLt would apply "
+                                       "GELU after adding it)");
 
   std::lock_guard<std::mutex> lk(g_mu);
   if (a.K == 0) {  // y = act(bias): no GEMM

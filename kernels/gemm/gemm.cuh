@@ -1,5 +1,6 @@
 // CUDA GEMM through cuBLASLt with the contract of gemm_ref.h linear_ref:
-//   y[M,N] = act(x[M,K] · w[N,K]ᵀ + bias[N]) (+ residual[M,N])   (row-major, PyTorch Linear layout)
+//   y[M,N] = act(x[M,K] · w[N,K]ᵀ + bias[N]) (+ residual[M,N])
+// (row-major, PyTorch Linear layout)
 // bf16 inputs accumulate in fp32 and write bf16 or fp32 (one rounding of the fp32 result, bias and
 // activation applied before it); fp32 inputs compute in plain fp32 (no TF32) for precision fp32.
 // Bias runs in the cuBLASLt epilogue where the heuristic offers an algorithm for it (a bf16 bias with
@@ -11,8 +12,8 @@
 // (never bf16 partial sums, never atomics). Plans (descriptors, layouts, chosen algorithm) are cached per
 // (device, M, N, K, leading dims, types, epilogue, pointer alignments); each (device, stream) has its
 // own workspace. A residual is added in the epilogue (cuBLASLt's C with beta 1; in place when it is
-// y): the residual update of a transformer block without a pass of its own. Thread-safe. Never includes lib/; returns a cudaError_t, with cuBLAS details in
-// gemm_last_error().
+// y): the residual update of a transformer block without a pass of its own. Thread-safe. Never
+// includes lib/; returns a cudaError_t, with cuBLAS details in gemm_last_error().
 #pragma once
 #include <cuda_runtime.h>
 

@@ -4,6 +4,8 @@
 # tests (GEMM, attention, DiT forward with its printout), vgen golden fp32/bf16 on one GPU, then 720p
 # 10 layers with the new merge vs the warp-per-row merge (VGEN_EXP_MERGE_SCALAR, ABBA), then one round
 # of vgen and the diffusers peer at 480p and 720p (40 layers; the second round is lead_run35.sh).
+# VGEN_EXP_MERGE_SCALAR was an experiment switch of this run's tree only (the old warp-per-row path),
+# not committed: rerun on fc29a1c or later, both arms measure the 16-byte kernel.
 set -uo pipefail
 source "$(dirname "$0")/lead_env.sh"
 cmake --build $B -j 16 > "$OUT/build.log" 2>&1; el "build rc=$?"; grep -E " error" "$OUT/build.log" | head -5

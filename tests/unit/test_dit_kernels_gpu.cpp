@@ -224,16 +224,16 @@ TEST(DitKernelsGpu, ElementwiseOps) {
         expect_close(host_f32(gx), gref, rel_tol(gref, dt, 1.0, 1e-6), "gated_residual_");
       }
       // scale_rows over [rows, D] (a Linear weight) and [rows] (its bias), the fast path (D % 8 == 0)
-      // and a misaligned view (row 1 on of a [rows + 1, D] buffer), against scale_rows_ref.
+      // and a view one element past an aligned start (the scalar path), against scale_rows_ref.
       auto scale = random_vec(size_t(rows), ++seed);
       Tensor dscale = device_tensor(scale, {rows}, DType::kF32);
       std::vector<float> sref(x.size());
       kern::scale_rows_ref(x.data(), scale.data(), sref.data(), rows, D);
       expect_close(host_f32(cuda_scale_rows(device_tensor(x, {rows, D}, dt), dscale)), sref,
                    rel_tol(sref, dt, 1.0, 1e-7), "scale_rows");
-      std::vector<float> padded(size_t(D), 0.5f);
+      std::vector<float> padded(1, 0.5f);
       padded.insert(padded.end(), x.begin(), x.end());
-      Tensor view = device_tensor(padded, {rows + 1, D}, dt).narrow(1, rows);
+      Tensor view = device_tensor(padded, {rows * D + 1}, dt).narrow(1, rows * D).reshape({rows, D});
       expect_close(host_f32(cuda_scale_rows(view, dscale)), sref, rel_tol(sref, dt, 1.0, 1e-7), "scale_rows view");
       std::vector<float> bref(static_cast<size_t>(rows));
       kern::scale_rows_ref(x.data(), scale.data(), bref.data(), rows, 1);

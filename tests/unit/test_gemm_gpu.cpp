@@ -32,9 +32,10 @@ double gelu_tanh(double v) { return 0.5 * v * (1.0 + std::tanh(0.797884560802865
 // exact in fp32), the GELU epilogue may use tanh.approx (|Δtanh| ≤ 2⁻¹⁰·⁹, so |Δgelu| ≤ 5e-4·|v|),
 // and a bf16 output adds at most half an ulp (2⁻⁸ relative); the fused bf16 epilogues (bias, GELU)
 // may add another half ulp of the product (rounded before the bias is added, as in PyTorch's addmm).
-// residual: cuda_linear_add_ onto a random y of out_dt (y += x·wᵀ + b in the epilogue).
+// residual: cuda_linear_add_ onto a random y of out_dt (y += x·wᵀ + b in the epilogue); offset_y: y
+// starts one element past an aligned address.
 void run_case(const Case& c, DType in_dt, BiasKind bias_kind, bool gelu, DType out_dt, bool fused, uint32_t seed,
-              bool residual = false) {
+              bool residual = false, bool offset_y = false) {
   SCOPED_TRACE(::testing::Message() << "M=" << c.M << " N=" << c.N << " K=" << c.K << " in=" << dtype_name(in_dt)
                                     << " bias=" << int(bias_kind) << " gelu=" << gelu << " out=" << dtype_name(out_dt)
                                     << " fused=" << fused << " residual=" << residual);
@@ -53,11 +54,14 @@ void run_case(const Case& c, DType in_dt, BiasKind bias_kind, bool gelu, DType o
   Tensor dw = device_tensor(w, {c.N, c.K}, in_dt);
   Tensor db = bias_kind == BiasKind::kNone ? Tensor() : device_tensor(b, {c.N}, bias_dt);
   std::vector<float> r(size_t(c.M * c.N), 0.0f);
-  if (residual) r = out_dt == DType::kBF16 ? rounded_bf16(random_vec(r.size(), seed + 3)) : random_vec(r.size(), seed + 3);
+  if (residual) r = random_vec(r.size(), seed + 3);
+  if (residual && out_dt == DType::kBF16) r = rounded_bf16(r);
   kern::gemm_set_fused_epilogue(fused);
   Tensor dy;
   if (residual) {
-    dy = device_tensor(r, {c.M, c.N}, out_dt);
+    std::vector<float> buf(offset_y ? 1 : 0, 0.25f);
+    buf.insert(buf.end(), r.begin(), r.end());
+    dy = device_tensor(buf, {int64_t(buf.size())}, out_dt).narrow(offset_y ? 1 : 0, c.M * c.N).reshape({c.M, c.N});
     cuda_linear_add_(dy, dx, dw, db);
   } else {
     dy = cuda_linear(dx, dw, db, out_dt, gelu ? Activation::kGeluTanh : Activation::kNone);
@@ -131,7 +135,7 @@ TEST(GemmGpu, Fp32MatchesLinearRef) {
 }
 
 // y += x·wᵀ + b in the GEMM epilogue (cuBLASLt's C, in place) and in the separate epilogue, bf16
-// and fp32, with and without bias; a residual with an activation is refused.
+// and fp32, with and without bias, y aligned or not; a residual with an activation is refused.
 TEST(GemmGpu, ResidualEpilogueMatchesLinearRef) {
   VGEN_REQUIRE_GPU();
   uint32_t seed = 2000;
@@ -140,9 +144,17 @@ TEST(GemmGpu, ResidualEpilogueMatchesLinearRef) {
       run_case(c, DType::kBF16, BiasKind::kNone, false, DType::kBF16, fused, seed += 4, true);
       run_case(c, DType::kBF16, BiasKind::kBF16, false, DType::kBF16, fused, seed += 4, true);
       run_case(c, DType::kBF16, BiasKind::kF32, false, DType::kF32, fused, seed += 4, true);
+      run_case(c, DType::kBF16, BiasKind::kF32, false, DType::kBF16, fused, seed += 4, true);
       run_case(c, DType::kF32, BiasKind::kF32, false, DType::kF32, fused, seed += 4, true);
       run_case(c, DType::kF32, BiasKind::kNone, false, DType::kF32, fused, seed += 4, true);
+      run_case(c, DType::kBF16, BiasKind::kBF16, false, DType::kBF16, fused, seed += 4, true, true);
+      run_case(c, DType::kF32, BiasKind::kF32, false, DType::kF32, fused, seed += 4, true, true);
     }
+  // cuBLASLt has no kernel for an fp32 bias with bf16 output: with fusion on, the residual still runs,
+  // through the separate epilogue.
+  const uint64_t unfused0 = kern::gemm_cache_stats().unfused;
+  run_case(kShapes[4], DType::kBF16, BiasKind::kF32, false, DType::kBF16, true, seed += 4, true);
+  EXPECT_GT(kern::gemm_cache_stats().unfused, unfused0);
   kern::LinearArgs a;
   Tensor x = device_tensor(random_vec(8 * 16, 3), {8, 16}, DType::kBF16);
   Tensor w = device_tensor(random_vec(8 * 16, 4), {8, 16}, DType::kBF16);

@@ -135,21 +135,27 @@ void WanDeviceModel::linear_add(const WanLinear& l, const Tensor& in, Tensor& x)
   timed(P::kGemm, [&] { cuda_linear_add_(x, in, l.w, l.b); });
 }
 
-void WanDeviceModel::gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx,
-                                      Tensor& x) const {
-  const int64_t B = x.dim(0);
-  VGEN_ASSERT(mod.ndim() == 3 && mod.dim(0) == B && gate_idx < mod.dim(1) && mod.dim(2) == l.w.dim(0),
+bool WanDeviceModel::gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx,
+                                      bool same_gates, Tensor& x) const {
+  const int64_t B = x.dim(0), S = x.dim(1), N = x.dim(2), K = in.dim(-1);
+  VGEN_ASSERT(mod.ndim() == 3 && mod.dim(0) == B && gate_idx >= 0 && gate_idx < mod.dim(1) && mod.dim(2) == N &&
+                  l.w.dim(0) == N,
               "gated_linear_add: mod {} gate {} for x {} and w {}", mod.str(), gate_idx, x.str(), l.w.str());
-  for (int64_t b = 0; b < B; ++b) {
-    const Tensor gate = mod[b][gate_idx];  // [N] f32
-    Tensor wg, bg;                         // [N, K], [N]: this sample's gated weight and bias
+  const int64_t copies = same_gates ? 1 : B;
+  if (!folds_gate(B * S, K, copies)) return false;
+  for (int64_t c = 0; c < copies; ++c) {
+    const Tensor gate = mod[c][gate_idx];  // [N] f32
+    Tensor wg, bg;                         // [N, K], [N]: the gated weight and bias
     timed(P::kOther, [&] {
       wg = cuda_scale_rows(l.w, gate);
       if (l.b.defined()) bg = cuda_scale_rows(l.b, gate);
     });
-    Tensor xb = x[b];  // [S, N] view
-    timed(P::kGemm, [&] { cuda_linear_add_(xb, in[b], wg, bg); });
+    // Every sample at once (one gate), or sample c alone: [rows, N] views of x, [rows, K] of in.
+    Tensor xr = same_gates ? x.reshape({B * S, N}) : x[c];
+    const Tensor ir = same_gates ? in.reshape({B * S, K}) : in[c];
+    timed(P::kGemm, [&] { cuda_linear_add_(xr, ir, wg, bg); });
   }
+  return true;
 }
 
 void WanDeviceModel::rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
@@ -243,11 +249,18 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   Tensor tproj_dt = linear(w_.time_proj, tproj_in);                              // [B, 6D] compute dtype
   Tensor tproj = timed(P::kOther, [&] { return cast(tproj_dt, DType::kF32); });  // [B, 6D] f32
 
+  // One timestep for the whole batch (the denoising loop's case): one modulation, so one gated copy
+  // of a weight serves every sample. Known only for host timesteps.
+  bool same_gates = B == 1;
+  if (!same_gates && timestep0.is_cpu()) {
+    const Tensor t = timestep0.to(DType::kF32);
+    same_gates = std::all_of(t.f32(), t.f32() + B, [&](float v) { return v == t.f32()[0]; });
+  }
   Tensor ffn_out, ffn_mod;  // the last block's feed-forward output, not yet added to x
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
     const WanBlockWeights& w = block_begin(i);
     OnUnwind end_on_error([&] { block_end(i); });
-    block_forward(w, x, ffn_out, ffn_mod, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+    block_forward(w, x, ffn_out, ffn_mod, same_gates, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
     block_end(i);
   }
   if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });
@@ -267,8 +280,9 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
 }
 
 void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& ffn_out, Tensor& ffn_mod,
-                                   const Tensor& tproj, const Tensor& cos, const Tensor& sin, const Tensor& text_k,
-                                   const Tensor& text_v, const SeqLayout& layout, SeqAttention& attention) const {
+                                   bool same_gates, const Tensor& tproj, const Tensor& cos, const Tensor& sin,
+                                   const Tensor& text_k, const Tensor& text_v, const SeqLayout& layout,
+                                   SeqAttention& attention) const {
   const int64_t B = x.dim(0), S = x.dim(1), D = x.dim(2);
   const int64_t H = cfg_.num_attention_heads, Dh = cfg_.attention_head_dim;
   const float eps = float(cfg_.eps);
@@ -299,9 +313,8 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
     Tensor o = timed(P::kSelfAttention, [&] { return attention.forward(q, k, v, layout); });  // [B, S, H, Dh]
     q = k = v = Tensor();
     if (o.dtype() != dt) o = timed(P::kOther, [&] { return cast(o, dt); });  // Ring/Attention2D merge in fp32
-    if (opt_.fused_residual_gemm)
-      gated_linear_add(w.attn1.o, o.reshape({B, S, D}), mod, 2, x);  // x += gate2 ⊙ (o·Woᵀ + bo)
-    else
+    // x += gate2 ⊙ (o·Woᵀ + bo) in the GEMM epilogue, or the update for the cross-attention norm.
+    if (!opt_.fused_residual_gemm || !gated_linear_add(w.attn1.o, o.reshape({B, S, D}), mod, 2, same_gates, x))
       self_out = linear(w.attn1.o, o.reshape({B, S, D}));  // [B, S, D]
     o = Tensor();
   }
@@ -344,10 +357,9 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
     Tensor h = linear(w.ffn1, n, opt_.fused_gelu);                                       // [B, S, ffn]
     n = Tensor();
     if (!opt_.fused_gelu) timed(P::kOther, [&] { gelu_tanh_(h); });
-    if (opt_.fused_residual_gemm) {
-      gated_linear_add(w.ffn2, h, mod, 5, x);  // x += gate5 ⊙ (h·W2ᵀ + b2)
-    } else {
-      ffn_out = linear(w.ffn2, h);  // [B, S, D], added by the next norm
+    // x += gate5 ⊙ (h·W2ᵀ + b2) in the GEMM epilogue, or the update for the next norm.
+    if (!opt_.fused_residual_gemm || !gated_linear_add(w.ffn2, h, mod, 5, same_gates, x)) {
+      ffn_out = linear(w.ffn2, h);  // [B, S, D]
       ffn_mod = mod;
     }
     h = Tensor();
