@@ -77,7 +77,16 @@ int main(int argc, char** argv) {
 
   CLI::App* c_plan = app.add_subcommand("plan", "validate a recipe for N ranks and print mesh, shards, estimates");
   c_plan->add_option("--recipe", plan.recipe, "recipe YAML")->required();
-  c_plan->add_option("--world", plan.world, "number of ranks")->required()->check(CLI::PositiveNumber);
+  c_plan->add_option("--world", plan.world, "number of ranks")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos && std::stoll(s) >= 1 &&
+                           s.size() <= 9
+                       ? std::string()
+                       : "--world must be a whole number of ranks >= 1, got '" + s + "'";
+          },
+          "RANKS >= 1"));
   c_plan->add_option("--set", plan.sets, "override a recipe key: key.path=value");
 
   std::vector<std::string> args = with_implicit_run(argc, argv);

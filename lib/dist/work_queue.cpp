@@ -2,6 +2,8 @@
 
 #include <mpi.h>
 
+#include <exception>
+
 #include "core/error.h"
 #include "dist/bootstrap.h"
 
@@ -29,6 +31,9 @@ WorkQueue::WorkQueue(int64_t total) : total_(total) {
 
 WorkQueue::~WorkQueue() {
   if (!use_mpi_ || !win_) return;
+  // Unwinding an error that only this rank saw: the others may never reach the barrier, and the
+  // error's handler ends the job (dist_abort), so the window is left to the process' end.
+  if (std::uncaught_exceptions() > 0) return;
   MPI_Win* w = static_cast<MPI_Win*>(win_);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(w);

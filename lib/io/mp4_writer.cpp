@@ -76,7 +76,7 @@ std::string write_raw_rgb(const std::string& path, const Tensor& frames, const V
                {"data", fs::path(rgb).filename().string()},
                {"note", "vgen was built without FFmpeg (VGEN_FFMPEG=OFF); encode with: ffmpeg -f rawvideo "
                         "-pix_fmt rgb24 -s WxH -r FPS -i FILE.rgb -c:v libx264 -pix_fmt yuv420p out.mp4"}};
-  write_text_file_atomic(stem + ".json", side.dump(2) + "\n");
+  write_text_file_atomic(stem + ".json", side.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
   return rgb;
 }
 

@@ -1,7 +1,8 @@
 // Prompt files: plain text (one prompt per line; blank and `#` lines skipped) or JSONL (extension
 // .jsonl, or a first non-blank line starting with `{`) with per-prompt overrides:
 //   {"prompt": "...", "negative_prompt": "...", "seed": 7, "num_frames": 33, "name": "cat"}
-// An invalid JSONL line does not fail the file: its item carries `error` and the batch marks it failed.
+// An invalid JSONL line, or a line that is not valid UTF-8, does not fail the file: its item carries
+// `error` and the batch marks it failed.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -29,6 +30,11 @@ struct PromptItem {
 std::vector<PromptItem> load_prompts(const std::string& path);
 // Parses prompt text; `path` decides JSONL by extension and is used in messages.
 std::vector<PromptItem> parse_prompts(const std::string& text, const std::string& path);
+
+// Offset of the first byte of `s` that is not part of well-formed UTF-8, or npos.
+size_t first_invalid_utf8(const std::string& s);
+// `s` with every ill-formed byte replaced by U+FFFD.
+std::string replace_invalid_utf8(const std::string& s);
 
 // Lowercase ASCII letters/digits, other runs collapsed to '-', trimmed, at most `max_len` chars;
 // "prompt" when nothing is left (e.g. a prompt without ASCII letters).

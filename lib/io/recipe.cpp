@@ -292,8 +292,11 @@ void apply_override(Ctx& c, YAML::Node& root, const std::string& text) {
   };
   auto k0 = find(top, parts.empty() ? "" : parts[0]);
   if (parts.empty() || k0 == top.end()) fail(parts.empty() ? path : parts[0], unknown_key_message(parts[0], top));
-  if (parts.size() > 2 || (parts.size() == 2 && !k0->section))
-    fail(path, fmt::format("unknown key ('{}' has no sub-key '{}')", parts[0], parts.size() > 1 ? parts[1] : ""));
+  if (parts.size() == 2 && !k0->section)
+    fail(path, fmt::format("unknown key ('{}' is a value, it has no sub-key '{}')", parts[0], parts[1]));
+  if (parts.size() > 2)
+    fail(path, fmt::format("unknown key (recipe keys are at most two levels deep: '{}.{}' is a value)", parts[0],
+                           parts[1]));
   if (parts.size() == 2) {
     std::vector<Key> sk = section_keys(none, dummy, parts[0]);
     if (find(sk, parts[1]) == sk.end()) fail(path, unknown_key_message(parts[1], sk));

@@ -97,7 +97,8 @@ Json mesh_to_json(const MeshShape& m) {
 }
 
 void write_run_report(const std::string& path, const RunReport& r) {
-  write_text_file_atomic(path, to_json(r).dump(2) + "\n");
+  // Text that is not UTF-8 (a prompt) is written with U+FFFD rather than failing the report.
+  write_text_file_atomic(path, to_json(r).dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 PreviousRun read_previous_run(const std::string& path) {

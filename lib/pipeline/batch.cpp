@@ -39,10 +39,19 @@ int64_t peak_rss_bytes() {
   return rss_bytes("VmHWM:");
 }
 
+// vgen's own temporaries only: "<stem>.tmp.mp4" (the MP4 being encoded) and "<name>.tmp.<pid>" (raw
+// frames, JSON reports); a user's "notes.tmp.txt" stays.
+bool is_vgen_temporary(const std::string& n) {
+  const size_t p = n.rfind(".tmp.");
+  if (p == std::string::npos || p == 0) return false;
+  const std::string tail = n.substr(p + 5);
+  return tail == "mp4" || (!tail.empty() && tail.find_first_not_of("0123456789") == std::string::npos);
+}
+
 void remove_stale_temporaries(const std::string& dir) {
   for (auto& e : fs::directory_iterator(dir)) {
     std::string n = e.path().filename().string();
-    if (e.is_regular_file() && n.find(".tmp") != std::string::npos) {
+    if (e.is_regular_file() && is_vgen_temporary(n)) {
       std::error_code ec;
       fs::remove(e.path(), ec);
       if (!ec) log_info("removed stale temporary file {}", e.path().string());
@@ -141,7 +150,8 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
       vr.index = item.index;
       vr.name = item.stem();
       vr.prompt = item.prompt;
-      vr.seed = item.seed.value_or(recipe.generation.seed + item.index);
+      // seed + index wraps in two's complement (no signed overflow) for seeds near INT64_MAX.
+      vr.seed = item.seed.value_or(int64_t(uint64_t(recipe.generation.seed) + uint64_t(item.index)));
       vr.height = recipe.generation.height;
       vr.width = recipe.generation.width;
       Timer video_timer;

@@ -6,7 +6,7 @@ namespace vgen {
 
 std::vector<VideoReport> gather_video_reports(Communicator& world, const std::vector<VideoReport>& mine) {
   Json arr = Json::array();
-  for (auto& v : mine) arr.push_back(Json::parse(to_json(v).dump()));
+  for (auto& v : mine) arr.push_back(Json::parse(to_json(v).dump(-1, ' ', false, Json::error_handler_t::replace)));
   std::string text = arr.dump();
   Tensor len = Tensor::empty({1}, DType::kI64);
   len.data<int64_t>()[0] = int64_t(text.size());

@@ -78,6 +78,11 @@ case $case_name in
     touch "$work/file"
     args=(--set "output.dir=$work/file/out")
     code=6 msg="cannot create output directory $work/file/out" ;;
+  timing_unwritable)
+    # Rank 0 fails inside the batch loop (its partial timing.json cannot replace a directory) while
+    # the other ranks wait in the replica's collectives: the job must end, not hang.
+    mkdir -p "$work/out/timing.json"
+    code=6 msg="failed to write $work/out/timing.json" ;;
   *) echo "bad_input.sh: unknown case $case_name" >&2; exit 2 ;;
 esac
 

@@ -60,12 +60,14 @@ resume)
     || fail "first run"
   rm "$W/out"/0001-*.mp4 "$W/out"/0004-*.mp4
   touch "$W/out/0002-stale.mp4.tmp.123"
+  echo keep > "$W/out/notes.tmp.txt"  # a user's file: not one of vgen's temporaries
   "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" --set parallel_config.cfg_size=1 \
     --set parallel_config.ulysses_size=1 --set output.skip_existing=true --prompts "$W/p.txt" --out "$W/out" > "$W/log2" 2>&1 \
     || fail "second run"
   [ "$(count_status "$W/out/timing.json" ok)" = 2 ] || fail "rerun should render exactly the 2 missing videos"
   [ "$(count_status "$W/out/timing.json" skipped)" = 4 ] || fail "rerun should skip 4 videos"
   [ ! -e "$W/out/0002-stale.mp4.tmp.123" ] || fail "stale temporary file left behind"
+  [ -e "$W/out/notes.tmp.txt" ] || fail "a user's file whose name contains .tmp was removed"
   [ "$(ls "$W/out"/*.mp4 | wc -l)" = 6 ] || fail "expected 6 MP4s"
   ;;
 jsonl)

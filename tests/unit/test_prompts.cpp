@@ -73,6 +73,35 @@ TEST(Prompts, JsonlWithInvalidLine) {
   EXPECT_NE(items[7].error.find("'seed' must be an integer"), std::string::npos);
 }
 
+// A plain-text line that is not UTF-8 fails only its own prompt (named by file and line), keeps a
+// printable text for the reports, and the next prompts stay usable.
+TEST(Prompts, InvalidUtf8LineIsMarkedFailed) {
+  auto items = parse_prompts("A caf\xE9 scene.\nA dog.\nNa\xC3\xAFve caf\xC3\xA9.\n", "p.txt");
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_FALSE(items[0].ok());
+  EXPECT_NE(items[0].error.find("p.txt:1"), std::string::npos) << items[0].error;
+  EXPECT_NE(items[0].error.find("UTF-8"), std::string::npos) << items[0].error;
+  EXPECT_EQ(items[0].prompt, "A caf\xEF\xBF\xBD scene.");
+  EXPECT_TRUE(items[1].ok());
+  EXPECT_EQ(items[1].prompt, "A dog.");
+  EXPECT_TRUE(items[2].ok()) << items[2].error;  // well-formed two-byte sequences
+  EXPECT_EQ(items[2].index, 2);
+}
+
+TEST(Prompts, Utf8Validation) {
+  EXPECT_EQ(first_invalid_utf8(""), std::string::npos);
+  EXPECT_EQ(first_invalid_utf8("plain ascii"), std::string::npos);
+  EXPECT_EQ(first_invalid_utf8("\xE4\xB8\xAD\xF0\x9F\x98\x80"), std::string::npos);  // U+4E2D, U+1F600
+  EXPECT_EQ(first_invalid_utf8("ab\x80"), 2u);                  // stray continuation byte
+  EXPECT_EQ(first_invalid_utf8("a\xC3"), 1u);                   // truncated
+  EXPECT_EQ(first_invalid_utf8("\xC0\xAF"), 0u);               // overlong '/'
+  EXPECT_EQ(first_invalid_utf8("\xE0\x80\xAF"), 0u);          // overlong
+  EXPECT_EQ(first_invalid_utf8("x\xED\xA0\x80"), 1u);         // surrogate U+D800
+  EXPECT_EQ(first_invalid_utf8("\xF4\x90\x80\x80"), 0u);     // past U+10FFFF
+  EXPECT_EQ(replace_invalid_utf8("a\xFF\xFE" "b"), "a\xEF\xBF\xBD\xEF\xBF\xBD" "b");
+  EXPECT_EQ(replace_invalid_utf8("\xE4\xB8\xAD"), "\xE4\xB8\xAD");
+}
+
 TEST(Prompts, JsonlDetectedByFirstLine) {
   auto items = parse_prompts("# comment\n{\"prompt\": \"hello world\"}\nplain line\n", "prompts.txt");
   ASSERT_EQ(items.size(), 2u);
