@@ -399,7 +399,7 @@ Recipe parse_recipe(const std::string& yaml_text, const std::string& path, const
 
   const auto& pc = r.parallel;
   if (pc.ring_size > 1 && (pc.attn2d_size[0] != 1 || pc.attn2d_size[1] != 1))
-    c.fail("parallel_config", root["parallel_config"],
+    c.fail("parallel_config.ring_size", YAML::Node(root["parallel_config"])["ring_size"],
            fmt::format("ring_size {} and attn2d_size [{}, {}] are exclusive (the context-parallel axis is either "
                        "a ring or a 2-D grid)",
                        pc.ring_size, pc.attn2d_size[0], pc.attn2d_size[1]));

@@ -197,7 +197,8 @@ TEST(Recipe, OutOfRange) {
       {"parallel_config:\n  dwdp_size: 0\n", "parallel_config.dwdp_size: must be >= 1"},
       {"parallel_config:\n  cfg_size: 3\n", "parallel_config.cfg_size: must be 1 or 2"},
       {"parallel_config:\n  parallel_vae_split_dim: depth\n", "parallel_config.parallel_vae_split_dim: must be one of"},
-      {"parallel_config:\n  ring_size: 2\n  attn2d_size: [2, 1]\n", "parallel_config: ring_size 2 and attn2d_size"},
+      {"parallel_config:\n  ring_size: 2\n  attn2d_size: [2, 1]\n",
+       "r.yaml:2: parallel_config.ring_size: ring_size 2 and attn2d_size"},
       {"generation:\n  height: 30\n", "generation.height: must be a positive multiple of 16"},
       {"generation:\n  width: 0\n", "generation.width: must be a positive multiple of 16"},
       {"generation:\n  width: -16\n", "generation.width: must be a positive multiple of 16"},
@@ -217,6 +218,12 @@ TEST(Recipe, OutOfRange) {
   // A ring alone, or attn2d alone, is fine.
   EXPECT_EQ(parse_recipe("parallel_config:\n  ring_size: 4\n", "r.yaml", {}).parallel.cp_size(), 4);
   EXPECT_EQ(parse_recipe("parallel_config:\n  attn2d_size: [2, 3]\n", "r.yaml", {}).parallel.cp_size(), 6);
+}
+
+// Exclusive values that came from --set are blamed on the --set, not on the file.
+TEST(Recipe, ExclusiveValuesNameTheirSource) {
+  expect_error("model: /m\n", {"parallel_config.ring_size=2", "parallel_config.attn2d_size=[2,1]"}, ExitCode::kRecipe,
+               {"--set parallel_config.ring_size=2: parallel_config.ring_size:", "are exclusive"});
 }
 
 TEST(Recipe, Overrides) {
