@@ -1,5 +1,6 @@
 // Subcommands of the vgen CLI; each returns the process exit code (DESIGN.md "Command line").
 #pragma once
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct PlanArgs {
 
 // A recipe for several ranks started as one process: say how to launch it (kRecipe).
 void check_launched_for(const ParallelConfig& pc, const DistEnv& env);
+
+// Logs an error caught from a subcommand (a vgen::Error carries its rank and host) and returns its
+// exit code (kInternal for anything else).
+int report_error(std::exception_ptr e);
 
 int cmd_run(const RunArgs& a, const DistEnv& env);
 int cmd_golden(const GoldenArgs& a, const DistEnv& env);

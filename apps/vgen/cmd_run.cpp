@@ -32,7 +32,14 @@ int cmd_run(const RunArgs& a, const DistEnv& env) {
   log_info("recipe {}: {} prompts from {}, output {}, {} rank(s)", recipe.source_path, pre.prompts.size(),
            pre.prompts_path, pre.out_dir, env.world_size);
   Mesh mesh = make_mesh(recipe.parallel, env);
-  return run_batch(recipe, mesh, opts, pre);
+  try {
+    return run_batch(recipe, mesh, opts, pre);
+  } catch (...) {
+    // An error on this rank alone ends the job here, while the mesh lives: freeing its communicators
+    // is collective in MPI, and the peers may be waiting in the batch's collectives.
+    if (env.world_size > 1) dist_abort(report_error(std::current_exception()));
+    throw;
+  }
 }
 
 }  // namespace vgen::cli

@@ -19,6 +19,28 @@ using vgen::ExitCode;
 
 extern "C" void on_signal(int) { _exit(int(ExitCode::kInterrupted)); }
 
+}  // namespace
+
+namespace vgen::cli {
+
+int report_error(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& err) {
+    log_error("{}", err.what());
+    return int(err.code());
+  } catch (const std::exception& err) {
+    log_error("[rank {} on {}] internal error: {}", process_rank(), process_host(), err.what());
+  } catch (...) {
+    log_error("[rank {} on {}] internal error: unknown exception", process_rank(), process_host());
+  }
+  return int(ExitCode::kInternal);
+}
+
+}  // namespace vgen::cli
+
+namespace {
+
 // `vgen --recipe R.yaml …` means `vgen run --recipe R.yaml …`.
 std::vector<std::string> with_implicit_run(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
@@ -81,10 +103,9 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::Validator(
           [](std::string& s) {
-            return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos && std::stoll(s) >= 1 &&
-                           s.size() <= 9
-                       ? std::string()
-                       : "--world must be a whole number of ranks >= 1, got '" + s + "'";
+            const bool ok = !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos &&
+                            std::stoll(s) >= 1;
+            return ok ? std::string() : "--world must be a whole number of ranks >= 1, got '" + s + "'";
           },
           "RANKS >= 1"));
   c_plan->add_option("--set", plan.sets, "override a recipe key: key.path=value");
@@ -106,13 +127,8 @@ int main(int argc, char** argv) {
     if (env.world_rank == 0) app.exit(e);
     code = e.get_exit_code() == 0 ? 0 : int(ExitCode::kUsage);
     failed = code != 0;
-  } catch (const vgen::Error& e) {
-    vgen::log_error("{}", e.what());
-    code = int(e.code());
-    failed = true;
-  } catch (const std::exception& e) {
-    vgen::log_error("[rank {} on {}] internal error: {}", vgen::process_rank(), vgen::process_host(), e.what());
-    code = int(ExitCode::kInternal);
+  } catch (...) {
+    code = vgen::cli::report_error(std::current_exception());
     failed = true;
   }
   if (failed && env.world_size > 1) vgen::dist_abort(code);

@@ -9,7 +9,7 @@
 
 namespace vgen {
 
-WorkQueue::WorkQueue(int64_t total) : total_(total) {
+WorkQueue::WorkQueue(int64_t total) : total_(total), uncaught_(std::uncaught_exceptions()) {
   int size = 1;
   if (dist_initialized()) MPI_Comm_size(MPI_COMM_WORLD, &size);
   use_mpi_ = size > 1;
@@ -33,7 +33,7 @@ WorkQueue::~WorkQueue() {
   if (!use_mpi_ || !win_) return;
   // Unwinding an error that only this rank saw: the others may never reach the barrier, and the
   // error's handler ends the job (dist_abort), so the window is left to the process' end.
-  if (std::uncaught_exceptions() > 0) return;
+  if (std::uncaught_exceptions() > uncaught_) return;
   MPI_Win* w = static_cast<MPI_Win*>(win_);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(w);

@@ -23,6 +23,7 @@ class WorkQueue {
   int64_t* base_ = nullptr;
   int64_t local_next_ = 0;  // without MPI: a plain counter
   bool use_mpi_ = false;
+  int uncaught_ = 0;  // std::uncaught_exceptions() at construction
 };
 
 }  // namespace vgen

@@ -186,7 +186,7 @@ std::vector<PromptItem> parse_prompts(const std::string& text0, const std::strin
     } else if (const size_t bad = first_invalid_utf8(t); bad != std::string::npos) {
       // Kept (with U+FFFD in place of the bad bytes) so the reports can name it; never rendered.
       it.prompt = replace_invalid_utf8(t);
-      it.error = fmt::format("{}:{}: the prompt is not valid UTF-8 (byte {} of the line); save the file as UTF-8",
+      it.error = fmt::format("{}:{}: the prompt is not valid UTF-8 (byte {} of the prompt); save the file as UTF-8",
                              path, it.line, bad + 1);
       log_warn("{} (prompt {} will be marked failed)", it.error, it.index);
     } else {

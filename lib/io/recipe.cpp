@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/log.h"
+#include "io/prompts.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
@@ -98,6 +99,8 @@ bool get_bool(const Ctx& c, const YAML::Node& n, const std::string& path) {
 std::string get_string(const Ctx& c, const YAML::Node& n, const std::string& path, bool null_ok = false) {
   if (null_ok && n.IsNull()) return "";
   if (!n.IsScalar()) c.fail(path, n, fmt::format("expected a string, got {}", kind_of(n)));
+  if (const size_t bad = first_invalid_utf8(n.Scalar()); bad != std::string::npos)
+    c.fail(path, n, fmt::format("not valid UTF-8 (byte {} of the value); save the recipe as UTF-8", bad + 1));
   return n.Scalar();
 }
 std::string get_choice(const Ctx& c, const YAML::Node& n, const std::string& path,
@@ -292,15 +295,15 @@ void apply_override(Ctx& c, YAML::Node& root, const std::string& text) {
   };
   auto k0 = find(top, parts.empty() ? "" : parts[0]);
   if (parts.empty() || k0 == top.end()) fail(parts.empty() ? path : parts[0], unknown_key_message(parts[0], top));
-  if (parts.size() == 2 && !k0->section)
+  if (parts.size() >= 2 && !k0->section)
     fail(path, fmt::format("unknown key ('{}' is a value, it has no sub-key '{}')", parts[0], parts[1]));
-  if (parts.size() > 2)
-    fail(path, fmt::format("unknown key (recipe keys are at most two levels deep: '{}.{}' is a value)", parts[0],
-                           parts[1]));
-  if (parts.size() == 2) {
+  if (parts.size() >= 2) {
     std::vector<Key> sk = section_keys(none, dummy, parts[0]);
     if (find(sk, parts[1]) == sk.end()) fail(path, unknown_key_message(parts[1], sk));
   }
+  if (parts.size() > 2)
+    fail(path, fmt::format("unknown key ('{}.{}' is a value, it has no sub-key '{}')", parts[0], parts[1],
+                           parts[2]));
   YAML::Node v;
   try {
     v = YAML::Load(value);

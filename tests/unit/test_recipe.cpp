@@ -312,3 +312,11 @@ TEST(Recipe, RepoRecipesParse) {
   Recipe nvl = load_recipe(std::string(VGEN_SOURCE_DIR) + "/recipes/nvl72-14b.yaml", {});
   EXPECT_EQ(nvl.parallel.world_size(), 72);
 }
+
+// A string value that is not UTF-8 (a negative prompt) is a recipe error naming the key.
+TEST(Recipe, StringsMustBeUtf8) {
+  expect_error("model: /m\ngeneration:\n  negative_prompt: \"bad \xFF\"\n", {}, ExitCode::kRecipe,
+               {"generation.negative_prompt", "not valid UTF-8"});
+  expect_error("model: /m\n", {"generation.negative_prompt=caf\xE9"}, ExitCode::kRecipe,
+               {"--set generation.negative_prompt=", "not valid UTF-8"});
+}
