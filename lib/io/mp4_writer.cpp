@@ -171,21 +171,24 @@ void write_mp4(const std::string& tmp, const Tensor& frames, const FrameDims& d,
   rc = av_frame_get_buffer(e.frame, 0);
   VGEN_CHECK(rc >= 0, ExitCode::kOutput, "{}: frame buffer: {}", tmp, av_err(rc));
 
-  std::vector<uint8_t> rgb(size_t(w2) * h2 * 3);  // padded copy: last row/column repeated
+  // Padded copy (last row/column repeated), rows at a 64-byte stride and two spare zero rows: swscale's
+  // SIMD paths read past a row's end and past the last row, and must read defined bytes.
+  const int stride = (w2 * 3 + 63) / 64 * 64;
+  std::vector<uint8_t> rgb(size_t(stride) * (h2 + 2), 0);
   const uint8_t* src = frames.data<uint8_t>();
   const size_t row = size_t(d.w) * 3;
   for (int64_t f = 0; f < d.f; ++f) {
     const uint8_t* fr = src + size_t(f) * d.h * row;
     for (int y = 0; y < h2; ++y) {
       const uint8_t* s = fr + size_t(std::min<int64_t>(y, d.h - 1)) * row;
-      uint8_t* o = rgb.data() + size_t(y) * w2 * 3;
+      uint8_t* o = rgb.data() + size_t(y) * stride;
       std::memcpy(o, s, row);
       if (w2 != d.w) std::memcpy(o + row, s + row - 3, 3);
     }
     rc = av_frame_make_writable(e.frame);
     VGEN_CHECK(rc >= 0, ExitCode::kOutput, "{}: frame buffer: {}", tmp, av_err(rc));
     const uint8_t* planes[1] = {rgb.data()};
-    const int strides[1] = {w2 * 3};
+    const int strides[1] = {stride};
     sws_scale(e.sws, planes, strides, 0, h2, e.frame->data, e.frame->linesize);
     e.frame->pts = f;
     e.encode(e.frame);

@@ -109,18 +109,14 @@ PreviousRun read_previous_run(const std::string& path) {
   for (auto& v : j["videos"]) {
     VGEN_CHECK(v.is_object() && v.contains("status") && v["status"].is_string(), ExitCode::kInput,
                "{}: a video entry lacks \"status\": {}", path, v.dump());
-    std::string st = v["status"].get<std::string>();
-    bool failed = st == "failed";
-    if (v.contains("index") && v["index"].is_number_integer()) {
-      int idx = v["index"].get<int>();
-      p.status_by_index[idx] = st;
-      if (failed) p.failed_indices.insert(idx);
+    VideoReport r;
+    try {
+      r = video_report_from_json(v);
+    } catch (const Error& e) {
+      VGEN_THROW(ExitCode::kInput, "{}: {}", path, e.message());
     }
-    if (v.contains("name") && v["name"].is_string()) {
-      std::string name = v["name"].get<std::string>();
-      p.status_by_name[name] = st;
-      if (failed) p.failed_names.insert(name);
-    }
+    if (r.status == "failed" && !r.prompt.empty()) p.failed_prompts.insert(r.prompt);
+    if (!r.name.empty()) p.by_name[r.name] = std::move(r);
   }
   return p;
 }

@@ -59,13 +59,20 @@ void write_run_report(const std::string& path, const RunReport& r);
 
 // What a previous timing.json says, for --retry-failed and resume.
 struct PreviousRun {
-  std::map<int, std::string> status_by_index;          // index → ok | failed | skipped
-  std::map<std::string, std::string> status_by_name;   // output stem → status
-  std::set<int> failed_indices;
-  std::set<std::string> failed_names;
-  bool is_failed(int index, const std::string& name) const {
-    return failed_indices.count(index) || failed_names.count(name);
+  std::map<std::string, VideoReport> by_name;  // output stem → its entry
+  // The entry of `stem` when it was made from the same prompt text, else null: after the prompt file
+  // is edited the same stem (index + slug) can name another prompt.
+  const VideoReport* same_prompt(const std::string& stem, const std::string& prompt) const {
+    auto it = by_name.find(stem);
+    return it != by_name.end() && it->second.prompt == prompt ? &it->second : nullptr;
   }
+  // Failed before: the stem's entry with this prompt failed, or (the prompt moved in the file) some
+  // entry with this prompt text failed.
+  bool is_failed(const std::string& stem, const std::string& prompt) const {
+    if (const VideoReport* v = same_prompt(stem, prompt)) return v->status == "failed";
+    return !prompt.empty() && failed_prompts.count(prompt) > 0;
+  }
+  std::set<std::string> failed_prompts;  // prompt texts of the failed entries
 };
 // Reads `path` (kInput naming the file when missing or malformed).
 PreviousRun read_previous_run(const std::string& path);

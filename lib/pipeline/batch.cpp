@@ -81,6 +81,13 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
   const std::vector<PromptItem>& prompts = pf.prompts;
   const int n = int(prompts.size());
 
+  // The seed and frame count a prompt renders with.
+  auto seed_of = [&](const PromptItem& it) {
+    // seed + index wraps in two's complement (no signed overflow) for seeds near INT64_MAX.
+    return it.seed.value_or(int64_t(uint64_t(recipe.generation.seed) + uint64_t(it.index)));
+  };
+  auto frames_of = [&](const PromptItem& it) { return it.num_frames.value_or(recipe.generation.num_frames); };
+
   // What to render is decided once, on world rank 0, and broadcast (one view of the file system).
   Tensor plan = Tensor::zeros({n}, DType::kI64);
   if (world_root) {
@@ -90,12 +97,32 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
     if (opts.retry_failed) {
       VGEN_CHECK(fs::exists(prev_path), ExitCode::kInput, "--retry-failed: no previous {}", prev_path);
       prev = read_previous_run(prev_path);
+    } else if (recipe.output.skip_existing && fs::exists(prev_path)) {
+      try {
+        prev = read_previous_run(prev_path);
+      } catch (const Error& e) {
+        log_warn("{}; existing videos are kept without checking what they were made from", e.message());
+      }
     }
     int64_t* p = plan.data<int64_t>();
     for (int i = 0; i < n; ++i) {
       const PromptItem& it = prompts[size_t(i)];
-      if (opts.retry_failed && !prev.is_failed(it.index, it.stem())) p[i] = kSkipNotFailed;
-      else if (recipe.output.skip_existing && output_exists(video_path(pf.out_dir, it))) p[i] = kSkipExisting;
+      if (opts.retry_failed) {
+        if (!prev.is_failed(it.stem(), it.prompt)) p[i] = kSkipNotFailed;
+      } else if (recipe.output.skip_existing && output_exists(video_path(pf.out_dir, it))) {
+        // A video the previous report says was made from another prompt or other settings (the file
+        // was edited: stems are index + slug) is made again.
+        const auto e = prev.by_name.find(it.stem());
+        const bool stale = e != prev.by_name.end() &&
+                           (e->second.prompt != it.prompt || e->second.seed != seed_of(it) ||
+                            (e->second.frames && e->second.frames != frames_of(it)) ||
+                            (e->second.height && e->second.height != recipe.generation.height) ||
+                            (e->second.width && e->second.width != recipe.generation.width));
+        if (stale)
+          log_info("{}: made again, its prompt or settings differ from the previous {}", it.stem(), prev_path);
+        else
+          p[i] = kSkipExisting;
+      }
     }
   }
   mesh.world->broadcast(plan, 0);
@@ -122,13 +149,19 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
     for (int i = 0; i < n; ++i) {
       int64_t s = plan.data<int64_t>()[i];
       if (s == kTodo) continue;
+      const PromptItem& it = prompts[size_t(i)];
       VideoReport r;
-      r.index = prompts[size_t(i)].index;
-      r.name = prompts[size_t(i)].stem();
-      r.prompt = prompts[size_t(i)].prompt;
+      r.index = it.index;
+      r.name = it.stem();
+      r.prompt = it.prompt;
       r.status = "skipped";
       r.error = s == kSkipExisting ? "output exists (output.skip_existing)" : "not failed in the previous run";
-      if (s == kSkipExisting) r.output = video_path(pf.out_dir, prompts[size_t(i)]);
+      // What the existing video was made with (skip_existing checked it against the previous report).
+      r.seed = seed_of(it);
+      r.frames = frames_of(it);
+      r.height = recipe.generation.height;
+      r.width = recipe.generation.width;
+      if (output_exists(video_path(pf.out_dir, it))) r.output = video_path(pf.out_dir, it);
       v.push_back(r);
     }
     return v;
@@ -150,8 +183,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
       vr.index = item.index;
       vr.name = item.stem();
       vr.prompt = item.prompt;
-      // seed + index wraps in two's complement (no signed overflow) for seeds near INT64_MAX.
-      vr.seed = item.seed.value_or(int64_t(uint64_t(recipe.generation.seed) + uint64_t(item.index)));
+      vr.seed = seed_of(item);
       vr.height = recipe.generation.height;
       vr.width = recipe.generation.width;
       Timer video_timer;
@@ -165,7 +197,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
         job.prompt = item.prompt;
         job.negative_prompt = item.negative_prompt.value_or(recipe.generation.negative_prompt);
         job.seed = vr.seed;
-        job.num_frames = item.num_frames.value_or(recipe.generation.num_frames);
+        job.num_frames = frames_of(item);
         job.height = recipe.generation.height;
         job.width = recipe.generation.width;
         auto hook = [&](const T2vJob&, const DenoiseStepInfo& info, const Tensor&) {

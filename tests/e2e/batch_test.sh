@@ -69,6 +69,27 @@ resume)
   [ ! -e "$W/out/0002-stale.mp4.tmp.123" ] || fail "stale temporary file left behind"
   [ -e "$W/out/notes.tmp.txt" ] || fail "a user's file whose name contains .tmp was removed"
   [ "$(ls "$W/out"/*.mp4 | wc -l)" = 6 ] || fail "expected 6 MP4s"
+  # Prompts whose stems do not change with their text (non-ASCII slugs to "prompt") swap places: the
+  # previous timing.json shows both videos were made from the other prompt, so both are made again.
+  run_resume() {
+    "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" --set parallel_config.cfg_size=1 \
+      --set parallel_config.ulysses_size=1 --set output.skip_existing=true --prompts "$W/p.txt" --out "$W/out" \
+      > "$W/log3" 2>&1 || fail "rerun after editing the prompts"
+  }
+  sed -i '1s/.*/一只猫在草地上/;2s/.*/一只狗在海边/' "$W/p.txt"
+  run_resume
+  [ "$(count_status "$W/out/timing.json" ok)" = 2 ] || fail "the two new prompts should be rendered"
+  sed -i '1s/.*/一只狗在海边/;2s/.*/一只猫在草地上/' "$W/p.txt"
+  run_resume
+  [ "$(count_status "$W/out/timing.json" ok)" = 2 ] || fail "swapped prompts under the same stems should be made again"
+  [ "$(count_status "$W/out/timing.json" skipped)" = 4 ] || fail "the untouched prompts should be skipped"
+  python3 - "$W/out/timing.json" <<'PY' || fail "skipped entries should keep seed, frames, size and output"
+import json, sys
+v = {x["index"]: x for x in json.load(open(sys.argv[1]))["videos"]}
+assert v[0]["prompt"] == "一只狗在海边" and v[0]["status"] == "ok", v[0]
+s = v[5]
+assert s["status"] == "skipped" and s["seed"] != 0 and s["frames"] == 5 and s["height"] == 16 and s["output"], s
+PY
   ;;
 jsonl)
   cat > "$W/p.jsonl" <<'J'

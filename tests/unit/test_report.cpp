@@ -76,17 +76,30 @@ TEST(Report, WriteAndReadBack) {
   }
   EXPECT_EQ(video_report_from_json(j["videos"][0]).seconds.total, 0.0);
 
+  // A failed entry counts for the same stem made from the same prompt only (an edited prompt file can
+  // give a stem to another prompt).
   PreviousRun prev = read_previous_run(path);
-  EXPECT_EQ(prev.failed_indices, (std::set<int>{1}));
-  EXPECT_EQ(prev.failed_names, (std::set<std::string>{"0001-dog"}));
-  EXPECT_TRUE(prev.is_failed(1, "whatever"));
-  EXPECT_FALSE(prev.is_failed(0, "0000-a-cat"));
-  EXPECT_EQ(prev.status_by_index.at(2), "skipped");
-  EXPECT_EQ(prev.status_by_name.at("0000-a-cat"), "ok");
-  // No temporary files left behind.
+  EXPECT_TRUE(prev.is_failed("0001-dog", r.videos[1].prompt));
+  EXPECT_FALSE(prev.is_failed("0001-dog", "another prompt"));
+  EXPECT_FALSE(prev.is_failed("0000-a-cat", r.videos[0].prompt));
+  EXPECT_EQ(prev.by_name.at("0000-a-cat").status, "ok");
+  EXPECT_EQ(prev.by_name.at("0000-a-cat").seed, r.videos[0].seed);
+  ASSERT_NE(prev.same_prompt("0000-a-cat", r.videos[0].prompt), nullptr);
+  EXPECT_EQ(prev.same_prompt("0000-a-cat", "a dog"), nullptr);
+  EXPECT_EQ(prev.by_name.size(), r.videos.size());
+  // A failed prompt that moved to another index is still found by its text.
+  VideoReport moved = bad;
+  moved.prompt = "a moved dog";
+  RunReport r2 = r;
+  r2.videos = {moved};
+  write_run_report((dir / "t2.json").string(), r2);
+  PreviousRun prev2 = read_previous_run((dir / "t2.json").string());
+  EXPECT_TRUE(prev2.is_failed("0000-a-moved-dog", "a moved dog"));
+  EXPECT_FALSE(prev2.is_failed("0000-a-moved-dog", "a cat"));
+  // No temporary files left behind: timing.json and t2.json only.
   int files = 0;
   for (auto& e : fs::directory_iterator(dir)) files += e.is_regular_file() ? 1 : 0;
-  EXPECT_EQ(files, 1);
+  EXPECT_EQ(files, 2);
 
   EXPECT_THROW(read_previous_run((dir / "missing.json").string()), Error);
   write_text_file_atomic((dir / "other.json").string(), "{\"a\": 1}");
