@@ -118,7 +118,8 @@ int main(int argc, char** argv) {
   bool failed = false;
   try {
     app.parse(int(cargs.size()), cargs.data());
-    vgen::log_set_level(parse_level(log_level));
+    // --log-level when given, else VGEN_LOG_LEVEL (read by the logger), else info.
+    if (app.get_option("--log-level")->count() > 0) vgen::log_set_level(parse_level(log_level));
     if (log_all) vgen::log_set_all_ranks(true);
     if (c_run->parsed()) code = vgen::cli::cmd_run(run, env);
     else if (c_golden->parsed()) code = vgen::cli::cmd_golden(golden, env);

@@ -168,7 +168,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
   };
   const std::string timing_path = (fs::path(pf.out_dir) / "timing.json").string();
 
-  Progress progress(int(todo.size()), mesh.shape.dp, leader);
+  Progress progress(int(todo.size()), mesh.shape.dp, leader, mesh.shape.world());
   bool interrupted = false;
   {
     WorkQueue queue(int64_t(todo.size()));  // collective over the world

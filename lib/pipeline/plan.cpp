@@ -1,5 +1,6 @@
 // `vgen plan`: mesh table, token shards, collective volumes and memory estimate (see plan.h).
 #include "pipeline/plan.h"
+#include "pipeline/preflight.h"
 
 #include <fmt/format.h>
 
@@ -80,6 +81,7 @@ Plan make_plan(const Recipe& recipe, int world) {
   const ParallelConfig& pc = recipe.parallel;
   const GenerationConfig& g = recipe.generation;
   validate_mesh(pc, world, 0);  // world mismatch is reported before any model file is read
+  preflight_device(recipe, /*will_run=*/false);
   Plan p;
   p.model = read_plan_model(recipe);
   const PlanModel& md = p.model;

@@ -33,8 +33,8 @@ std::string format_duration(double s) {
   return fmt::format("{}h{:02}m", t / 3600, (t % 3600) / 60);
 }
 
-Progress::Progress(int total, int replicas, bool enabled)
-    : total_(total), replicas_(replicas), enabled_(enabled), tty_(isatty(STDOUT_FILENO) && replicas == 1 && !std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("SLURM_PROCID") && !std::getenv("PMIX_RANK")) {}
+Progress::Progress(int total, int replicas, bool enabled, int world_size)
+    : total_(total), replicas_(replicas), enabled_(enabled), tty_(world_size == 1 && isatty(STDOUT_FILENO)) {}
 
 double Progress::eta_videos_seconds() const {
   if (done_ == 0) return -1;

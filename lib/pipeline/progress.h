@@ -15,7 +15,9 @@ void request_stop_for_testing();
 
 class Progress {
  public:
-  Progress(int total_videos, int replicas, bool enabled);
+  // `world_size`: ranks of the job; the step line is rewritten in place only for one process on a
+  // terminal (a launcher's environment variables are set even for a single-process mpirun).
+  Progress(int total_videos, int replicas, bool enabled, int world_size);
   void video_started(int index, const std::string& name);
   void step(const DenoiseStepInfo& info);
   void video_finished(int index, const std::string& name, const std::string& status, double seconds);
