@@ -29,6 +29,20 @@ def c_string(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def packed(items, width=116):
+    """Array initializer lines: as many items per line as fit in `width` columns (one table, so it
+    stays one file; a line per entry made the file 2,300 lines long)."""
+    out, cur = [], "   "
+    for it in items:
+        if len(cur) + 1 + len(it) > width and cur.strip():
+            out.append(cur)
+            cur = "   "
+        cur += " " + it
+    if cur.strip():
+        out.append(cur)
+    return out
+
+
 def main() -> None:
     ents = sorted(html.entities.html5.items(), key=lambda kv: kv[0].encode("utf-8"))
     charrefs = sorted(html._invalid_charrefs.items())
@@ -43,13 +57,11 @@ def main() -> None:
         "",
         "const HtmlEntity kHtml5Entities[] = {",
     ]
-    for name, value in ents:
-        lines.append("    {%s, %s}," % (c_string(name), c_string(value)))
+    lines += packed(["{%s, %s}," % (c_string(name), c_string(value)) for name, value in ents])
     lines += ["};", "const size_t kNumHtml5Entities = sizeof(kHtml5Entities) / sizeof(kHtml5Entities[0]);", ""]
     lines.append("const InvalidCharref kInvalidCharrefs[] = {")
-    for num, rep in charrefs:
-        assert len(rep) == 1
-        lines.append("    {0x%x, 0x%x}," % (num, ord(rep)))
+    assert all(len(rep) == 1 for _, rep in charrefs)
+    lines += packed(["{0x%x, 0x%x}," % (num, ord(rep)) for num, rep in charrefs])
     lines += ["};", "const size_t kNumInvalidCharrefs = sizeof(kInvalidCharrefs) / sizeof(kInvalidCharrefs[0]);", ""]
     lines.append("const char32_t kInvalidCodepoints[] = {")
     for i in range(0, len(codepoints), 8):

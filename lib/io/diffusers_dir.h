@@ -21,14 +21,16 @@ class DiffusersDir {
   Json index_;
 };
 
-// Typed reads of optional config keys (absent or null → default), with errors naming file and key.
+// Typed reads of optional config keys (absent or null → default), with errors naming the key and,
+// when given, the file (`source`).
 template <typename T>
-T json_get_or(const Json& j, const std::string& key, T dflt) {
+T json_get_or(const Json& j, const std::string& key, T dflt, const std::string& source = "") {
   if (!j.contains(key) || j[key].is_null()) return dflt;
   try {
     return j[key].get<T>();
   } catch (const std::exception&) {
-    VGEN_THROW(ExitCode::kModel, "config key '{}' has the wrong type: {}", key, j[key].dump());
+    VGEN_THROW(ExitCode::kModel, "{}{}config key '{}' has the wrong type: {}", source, source.empty() ? "" : ": ", key,
+               j[key].dump());
   }
 }
 

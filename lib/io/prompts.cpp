@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/utf8.h"
 #include "io/recipe.h"
 
 namespace vgen {
@@ -45,52 +46,6 @@ std::string trim(const std::string& s) {
 }
 
 bool skip_line(const std::string& t) { return t.empty() || t[0] == '#'; }
-
-// Length of the well-formed UTF-8 sequence at s[i] (1-4), or 0 when it is ill-formed (a stray
-// continuation byte, a truncated sequence, an overlong form, a surrogate, a code point past U+10FFFF).
-size_t utf8_sequence(const std::string& s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  const size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  if (c == 0xE0 && b(i + 1) < 0xA0) return 0;   // overlong
-  if (c == 0xED && b(i + 1) >= 0xA0) return 0;  // surrogate
-  if (c == 0xF0 && b(i + 1) < 0x90) return 0;   // overlong
-  if (c == 0xF4 && b(i + 1) >= 0x90) return 0;  // past U+10FFFF
-  return n;
-}
-
-}  // namespace
-
-size_t first_invalid_utf8(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = utf8_sequence(s, i);
-    if (n == 0) return i;
-    i += n;
-  }
-  return std::string::npos;
-}
-
-std::string replace_invalid_utf8(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = utf8_sequence(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD
-      ++i;
-    } else {
-      out.append(s, i, n);
-      i += n;
-    }
-  }
-  return out;
-}
-
-namespace {
 
 // One JSONL line → item; problems go to item.error (the file stays usable).
 void parse_json_item(const std::string& line, PromptItem& it) {

@@ -31,11 +31,6 @@ std::vector<PromptItem> load_prompts(const std::string& path);
 // Parses prompt text; `path` decides JSONL by extension and is used in messages.
 std::vector<PromptItem> parse_prompts(const std::string& text, const std::string& path);
 
-// Offset of the first byte of `s` that is not part of well-formed UTF-8, or npos.
-size_t first_invalid_utf8(const std::string& s);
-// `s` with every ill-formed byte replaced by U+FFFD.
-std::string replace_invalid_utf8(const std::string& s);
-
 // Lowercase ASCII letters/digits, other runs collapsed to '-', trimmed, at most `max_len` chars;
 // "prompt" when nothing is left (e.g. a prompt without ASCII letters).
 std::string slugify(const std::string& text, size_t max_len = 48);

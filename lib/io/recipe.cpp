@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "core/log.h"
-#include "io/prompts.h"
+#include "core/utf8.h"
 
 namespace vgen {
 namespace fs = std::filesystem;

@@ -28,12 +28,7 @@ void check_weights(const DiffusersDir& dir, const std::string& component) {
 
 int transformer_heads(const DiffusersDir& dir, const std::string& component) {
   Json c = dir.component_config(component);
-  int heads = 40;
-  try {
-    heads = json_get_or(c, "num_attention_heads", 40);
-  } catch (const Error& e) {
-    VGEN_THROW(ExitCode::kModel, "{}/{}/config.json: {}", dir.root(), component, e.message());
-  }
+  const int heads = json_get_or(c, "num_attention_heads", 40, dir.root() + "/" + component + "/config.json");
   VGEN_CHECK(heads >= 1, ExitCode::kModel, "{}/{}/config.json: num_attention_heads must be >= 1, got {}", dir.root(),
              component, heads);
   return heads;

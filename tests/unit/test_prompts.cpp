@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "io/prompts.h"
 
 using namespace vgen;

@@ -8,68 +8,6 @@
 
 namespace vgen {
 
-std::u32string utf8_decode(const std::string& s) {
-  // Well-formed UTF-8 only (Unicode table 3-7); each maximal ill-formed subpart becomes one U+FFFD,
-  // as Python's bytes.decode("utf-8", errors="replace") does.
-  std::u32string out;
-  out.reserve(s.size());
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  size_t n = s.size(), i = 0;
-  while (i < n) {
-    unsigned c = p[i];
-    if (c < 0x80) {
-      out.push_back(c);
-      ++i;
-      continue;
-    }
-    int len = 0;
-    unsigned lo2 = 0x80, hi2 = 0xBF;  // allowed range of the second byte
-    char32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F, lo2 = c == 0xE0 ? 0xA0 : 0x80, hi2 = c == 0xED ? 0x9F : 0xBF;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07, lo2 = c == 0xF0 ? 0x90 : 0x80, hi2 = c == 0xF4 ? 0x8F : 0xBF;
-    int k = 1;
-    while (len > 0 && k < len && i + k < n) {
-      unsigned b = p[i + k];
-      bool ok = k == 1 ? (b >= lo2 && b <= hi2) : (b >= 0x80 && b <= 0xBF);
-      if (!ok) break;
-      cp = (cp << 6) | (b & 0x3F);
-      ++k;
-    }
-    if (len == 0 || k < len) {
-      out.push_back(0xFFFD);
-      i += size_t(k);
-      continue;
-    }
-    out.push_back(cp);
-    i += size_t(len);
-  }
-  return out;
-}
-
-std::string utf8_encode(const std::u32string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char32_t c : s) {
-    if (c < 0x80) {
-      out.push_back(char(c));
-    } else if (c < 0x800) {
-      out.push_back(char(0xC0 | (c >> 6)));
-      out.push_back(char(0x80 | (c & 0x3F)));
-    } else if (c < 0x10000) {
-      out.push_back(char(0xE0 | (c >> 12)));
-      out.push_back(char(0x80 | ((c >> 6) & 0x3F)));
-      out.push_back(char(0x80 | (c & 0x3F)));
-    } else {
-      out.push_back(char(0xF0 | (c >> 18)));
-      out.push_back(char(0x80 | ((c >> 12) & 0x3F)));
-      out.push_back(char(0x80 | ((c >> 6) & 0x3F)));
-      out.push_back(char(0x80 | (c & 0x3F)));
-    }
-  }
-  return out;
-}
-
 bool py_isspace(char32_t c) {
   return std::binary_search(html::kPyWhitespace, html::kPyWhitespace + html::kNumPyWhitespace, c);
 }

@@ -6,12 +6,9 @@
 #pragma once
 #include <string>
 
-namespace vgen {
+#include "core/utf8.h"  // utf8_decode / utf8_encode
 
-// UTF-8 ⇄ code points. Ill-formed UTF-8 (overlong forms, surrogates, bytes past U+10FFFF,
-// truncated sequences) decodes to U+FFFD per bad sequence, like bytes.decode(errors="replace").
-std::u32string utf8_decode(const std::string& s);
-std::string utf8_encode(const std::u32string& s);
+namespace vgen {
 
 // chr(c).isspace() in Python.
 bool py_isspace(char32_t c);

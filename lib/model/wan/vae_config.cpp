@@ -11,15 +11,6 @@ const std::vector<float> kWan21Mean = {-0.7571f, -0.7089f, -0.9113f, 0.1075f,  -
                                        0.4134f,  -0.0715f, 0.5517f,  -0.3632f, -0.1922f, -0.9497f, 0.2503f,  -0.2921f};
 const std::vector<float> kWan21Std = {2.8184f, 1.4541f, 2.3275f, 2.6558f, 1.2196f, 1.7708f, 2.6052f, 2.0743f,
                                       3.2687f, 2.1526f, 2.8652f, 1.5579f, 1.6382f, 1.1253f, 2.8251f, 1.9160f};
-
-template <typename T>
-T get_or(const Json& j, const std::string& key, T dflt, const std::string& source) {
-  try {
-    return json_get_or<T>(j, key, dflt);
-  } catch (const Error& e) {
-    VGEN_THROW(ExitCode::kModel, "{}: {}", source, e.message());
-  }
-}
 }  // namespace
 
 std::vector<int> WanVaeConfig::decoder_dims() const {
@@ -41,23 +32,23 @@ int WanVaeConfig::spatial_upscale() const { return 1 << (num_up_blocks() - 1); }
 WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
   VGEN_CHECK(j.is_object(), ExitCode::kModel, "{}: expected a JSON object", source);
   WanVaeConfig c;
-  c.base_dim = get_or<int>(j, "base_dim", c.base_dim, source);
-  c.decoder_base_dim = get_or<int>(j, "decoder_base_dim", c.base_dim, source);
-  c.z_dim = get_or<int>(j, "z_dim", c.z_dim, source);
-  c.dim_mult = get_or<std::vector<int>>(j, "dim_mult", c.dim_mult, source);
-  c.num_res_blocks = get_or<int>(j, "num_res_blocks", c.num_res_blocks, source);
-  c.attn_scales = get_or<std::vector<double>>(j, "attn_scales", c.attn_scales, source);
-  c.temperal_downsample = get_or<std::vector<bool>>(j, "temperal_downsample", c.temperal_downsample, source);
-  c.is_residual = get_or<bool>(j, "is_residual", c.is_residual, source);
-  c.in_channels = get_or<int>(j, "in_channels", c.in_channels, source);
-  c.out_channels = get_or<int>(j, "out_channels", c.out_channels, source);
-  c.patch_size = get_or<int>(j, "patch_size", 0, source);
-  c.scale_factor_temporal = get_or<int>(j, "scale_factor_temporal", c.scale_factor_temporal, source);
-  c.scale_factor_spatial = get_or<int>(j, "scale_factor_spatial", c.scale_factor_spatial, source);
-  c.latents_mean = get_or<std::vector<float>>(j, "latents_mean", kWan21Mean, source);
-  c.latents_std = get_or<std::vector<float>>(j, "latents_std", kWan21Std, source);
+  c.base_dim = json_get_or<int>(j, "base_dim", c.base_dim, source);
+  c.decoder_base_dim = json_get_or<int>(j, "decoder_base_dim", c.base_dim, source);
+  c.z_dim = json_get_or<int>(j, "z_dim", c.z_dim, source);
+  c.dim_mult = json_get_or<std::vector<int>>(j, "dim_mult", c.dim_mult, source);
+  c.num_res_blocks = json_get_or<int>(j, "num_res_blocks", c.num_res_blocks, source);
+  c.attn_scales = json_get_or<std::vector<double>>(j, "attn_scales", c.attn_scales, source);
+  c.temperal_downsample = json_get_or<std::vector<bool>>(j, "temperal_downsample", c.temperal_downsample, source);
+  c.is_residual = json_get_or<bool>(j, "is_residual", c.is_residual, source);
+  c.in_channels = json_get_or<int>(j, "in_channels", c.in_channels, source);
+  c.out_channels = json_get_or<int>(j, "out_channels", c.out_channels, source);
+  c.patch_size = json_get_or<int>(j, "patch_size", 0, source);
+  c.scale_factor_temporal = json_get_or<int>(j, "scale_factor_temporal", c.scale_factor_temporal, source);
+  c.scale_factor_spatial = json_get_or<int>(j, "scale_factor_spatial", c.scale_factor_spatial, source);
+  c.latents_mean = json_get_or<std::vector<float>>(j, "latents_mean", kWan21Mean, source);
+  c.latents_std = json_get_or<std::vector<float>>(j, "latents_std", kWan21Std, source);
   if (j.contains("dropout") && !j["dropout"].is_null()) {
-    double dropout = get_or<double>(j, "dropout", 0.0, source);
+    double dropout = json_get_or<double>(j, "dropout", 0.0, source);
     VGEN_CHECK(dropout >= 0 && dropout < 1, ExitCode::kModel, "{}: key 'dropout' = {} out of range", source, dropout);
   }
 
