@@ -21,6 +21,7 @@
 #include "kernels/attention/attention.cuh"
 #include "kernels/attention/attention_cudnn.cuh"
 #include "kernels/common/convert.cuh"
+#include "ops/attention_backend.h"
 
 using namespace vgen;
 
@@ -28,6 +29,7 @@ namespace {
 
 constexpr int kWarmup = 2, kReps = 5;
 constexpr int64_t kCheckTokens = 512;  // query tokens compared between the backends
+bool g_split = false;                  // --split: time the parts of the remainder key split
 bool g_native = true;                  // --cudnn-only: skip the (slow) native kernel
 int64_t g_heads = 40;                  // --heads N (Wan2.1-14B: 40)
 int64_t g_kv = 0;                      // --kv N: keys per query row (0: S, self-attention)
@@ -199,6 +201,47 @@ void bench_shape(int64_t S, int64_t H, int64_t D) {
   }
 }
 
+// --split: the parts of the remainder key split at S tokens, each timed alone, interleaved: the
+// 128-aligned main range (cuDNN, LSE), the remainder range (cuDNN, LSE; native, LSE), the LSE merge
+// of the two, and the whole dispatch (cuda_attention_auto). What do the remainder and merge cost?
+void bench_split(int64_t S, int64_t H, int64_t D) {
+  const int64_t main_keys = S / 128 * 128, tail = S - main_keys;
+  Tensor q = random_bf16({1, S, H, D}, 1, 2.0f), k = random_bf16({1, S, H, D}, 2, 2.0f),
+         v = random_bf16({1, S, H, D}, 3, 1.0f);
+  Tensor o = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
+  Tensor o2 = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
+  Tensor l = Tensor::empty({1, H, S}, DType::kF32, Device::kCUDA), l2 = Tensor::empty({1, H, S}, DType::kF32, Device::kCUDA);
+  auto args = [&](int64_t c0, int64_t len, Tensor& out, Tensor& lse) {
+    kern::AttnArgs a;
+    a.q = q.raw(), a.k = static_cast<const char*>(k.raw()) + c0 * H * D * 2;
+    a.v = static_cast<const char*>(v.raw()) + c0 * H * D * 2, a.out = out.raw(), a.lse = lse.f32();
+    a.B = 1, a.Sq = S, a.Skv = len, a.H = H, a.D = D, a.num_valid_kv = len, a.scale = 1.0f / std::sqrt(float(D));
+    return a;
+  };
+  const kern::AttnArgs am = args(0, main_keys, o, l), ar = args(main_keys, tail, o2, l2);
+  const void* parts[2] = {o.raw(), o2.raw()};
+  const float* lses[2] = {l.f32(), l2.f32()};
+  const std::vector<std::pair<std::string, std::function<cudaError_t()>>> fns = {
+      {"main_cudnn", [&] { return kern::attention_fwd_cudnn(am, kern::AttnOut::kBF16, compute_stream()); }},
+      {"tail_cudnn", [&] { return kern::attention_fwd_cudnn(ar, kern::AttnOut::kBF16, compute_stream()); }},
+      {"tail_native", [&] { return kern::attention_fwd_bf16(ar, kern::AttnOut::kBF16, compute_stream()); }},
+      {"merge", [&] { return kern::attention_merge_parts_bf16(parts, lses, 2, o.raw(), nullptr, 1, S, H, D, compute_stream()); }},
+      {"whole", [&] {
+         cuda_attention_auto(q, k, v, o, &l, S, 1.0f / std::sqrt(float(D)), AttentionBackend::kAuto);
+         return cudaSuccess;
+       }}};
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 0; i < fns.size(); ++i) {
+      const auto& [name, fn] = fns[round ? fns.size() - 1 - i : i];
+      cudaError_t st = cudaSuccess;
+      const double ms = median_ms(fn, &st);
+      std::printf("{\"bench\":\"attention_split\",\"part\":\"%s\",\"S\":%ld,\"main\":%ld,\"tail\":%ld,\"status\":\"%s\","
+                  "\"median_ms\":%.3f}\n",
+                  name.c_str(), long(S), long(main_keys), long(tail), st == cudaSuccess ? "ok" : cudaGetErrorString(st), ms);
+      std::fflush(stdout);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -207,6 +250,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0)
       quick = true;
+    else if (std::strcmp(argv[i], "--split") == 0)
+      g_split = true;
     else if (std::strcmp(argv[i], "--cudnn-only") == 0)
       g_native = false;
     else if (std::strcmp(argv[i], "--heads") == 0 && i + 1 < argc)
@@ -235,7 +280,9 @@ int main(int argc, char** argv) {
       long(kern::attention_cudnn_version()));
   // 480x832x81 -> 32,760 tokens; 720x1280x81 -> 75,600 tokens (Wan2.1-14B: 40 heads x 128).
   for (int64_t S : sizes)
-    if (g_groups > 0)
+    if (g_split)
+      bench_split(S, g_heads, 128);
+    else if (g_groups > 0)
       bench_head_groups(S, g_heads, 128, g_groups);
     else
       bench_shape(S, g_heads, 128);
