@@ -3,7 +3,7 @@
 // H = 40 (--heads), D = 128, non-causal, with and without LSE. Median of 5 CUDA-event timings after warm-up
 // (the warm-up also builds the cuDNN graph), on random data. The two backends' outputs are
 // compared on the first query tokens and on every LSE, so a fast wrong kernel shows.
-// Usage: attention_bench [--quick] [--cudnn-only] [--heads N] [--kv N] [--lse-seq 01] [S ...]   (default S: 32760 75600; --quick: 32760 only)
+// Usage: attention_bench [--quick] [--cudnn-only] [--split] [--heads N] [--kv N] [--lse-seq 01] [S ...]   (default S: 32760 75600; --quick: 32760 only)
 // Prints one JSON line per measurement; TFLOP/s = 4·S·Skv·D·H / t.
 #include <cuda_runtime.h>
 

@@ -10,8 +10,12 @@
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--out FILE] [--tag TEXT]
-//        mpirun -np 2 vgen_dit_bench --mode cfg|ulysses|ring|attn2d [--async-ulysses] [--dwdp 2] ...   (two GPUs;
-//        --dwdp 2: the two ranks share one copy of the blocks, DWDP)
+//        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
+//   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,
+//   attn2d1x2; a bare name means 2, attn2d 1x2), e.g. cfg2-ulysses4, cfg2-ulysses2-attn2d1x2; N is
+//   their product. --cfg-step: each measurement is one CFG step, the two forwards of the two text
+//   streams (with cfg 2 they run on the two halves of the mesh, as always). --dwdp D: groups of D
+//   ranks share one copy of the blocks (DWDP).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -50,6 +54,7 @@ struct Args {
   std::vector<std::string> shapes = {"480p", "720p"};
   int layers = 40, reps = 3, warmup = 1, dwdp = 1;
   bool fp32 = false, fused_gelu = true, fused_residual = true, profile = true, async_ulysses = false;
+  bool cfg_step = false;
   std::string mode = "single", out, tag;
 };
 
@@ -85,6 +90,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--no-profile") a.profile = false;
     else if (k == "--mode") a.mode = val();
     else if (k == "--async-ulysses") a.async_ulysses = true;
+    else if (k == "--cfg-step") a.cfg_step = true;
     else if (k == "--dwdp") a.dwdp = std::max(1, std::atoi(val().c_str()));
     else if (k == "--out") a.out = val();
     else if (k == "--tag") a.tag = val();
@@ -103,6 +109,39 @@ VideoShape parse_shape(const std::string& s) {
   VideoShape v{};
   if (std::sscanf(s.c_str(), "%dx%dx%d", &v.height, &v.width, &v.frames) != 3) usage("bad shape " + s);
   return v;
+}
+
+// --mode: "single", or factors such as cfg2-ulysses4 (see the header).
+ParallelConfig parse_mesh(const std::string& mode) {
+  ParallelConfig pc;
+  if (mode == "single") return pc;
+  for (size_t p = 0; p <= mode.size();) {
+    size_t q = mode.find('-', p);
+    if (q == std::string::npos) q = mode.size();
+    const std::string f = mode.substr(p, q - p);
+    p = q + 1;
+    std::string name, num;
+    for (const char* known : {"attn2d", "cfg", "ulysses", "ring"})  // attn2d first: its name holds a digit
+      if (f.rfind(known, 0) == 0) {
+        name = known;
+        num = f.substr(name.size());
+        break;
+      }
+    int n = 2, r = 1, c = 2;
+    if (name == "attn2d") {
+      if (!num.empty() && std::sscanf(num.c_str(), "%dx%d", &r, &c) != 2) usage("bad attn2d size in --mode " + mode);
+      pc.attn2d_size = {r, c};
+      continue;
+    }
+    if (!num.empty()) n = std::atoi(num.c_str());
+    if (n < 1) usage("bad size in --mode " + mode);
+    if (name == "cfg") pc.cfg_size = n;
+    else if (name == "ulysses") pc.ulysses_size = n;
+    else if (name == "ring") pc.ring_size = n;
+    else usage("unknown mesh factor '" + f + "' in --mode " + mode + " (cfg, ulysses, ring, attn2d)");
+  }
+  if (pc.ring_size > 1 && pc.attn2d_size[0] * pc.attn2d_size[1] > 1) usage("--mode: ring and attn2d exclude each other");
+  return pc;
 }
 
 std::string utc_now() {
@@ -188,12 +227,7 @@ int main(int argc, char** argv) {
       if (multi) dist_finalize();
       return 0;
     }
-    ParallelConfig pc;
-    if (a.mode == "cfg") pc.cfg_size = 2;
-    else if (a.mode == "ulysses") pc.ulysses_size = 2;
-    else if (a.mode == "ring") pc.ring_size = 2;
-    else if (a.mode == "attn2d") pc.attn2d_size = {1, 2};
-    else if (a.mode != "single") usage("unknown --mode " + a.mode);
+    ParallelConfig pc = parse_mesh(a.mode);
     pc.async_ulysses = a.async_ulysses;
     pc.dwdp_size = a.dwdp;
     VGEN_CHECK(pc.world_size() == env.world_size, ExitCode::kUsage,
@@ -228,18 +262,31 @@ int main(int argc, char** argv) {
       cuda_fill_normal(x, 1, 0.0f, 1.0f);
       Tensor ctx = Tensor::empty({1, L, cfg.text_dim}, DType::kBF16, Device::kCUDA);
       cuda_fill_normal(ctx, 2 + uint64_t(host_mesh.coord.cfg), 0.0f, 1.0f);
+      // --cfg-step without cfg parallelism: the second stream runs after the first on every rank.
+      const bool two_streams = a.cfg_step && pc.cfg_size == 1;
+      Tensor ctx_uncond;
+      if (two_streams) {
+        ctx_uncond = Tensor::empty({1, L, cfg.text_dim}, DType::kBF16, Device::kCUDA);
+        cuda_fill_normal(ctx_uncond, 3, 0.0f, 1.0f);
+      }
+      const int forwards = pc.cfg_size > 1 ? pc.cfg_size : (two_streams ? 2 : 1);  // per measurement
       Tensor t = Tensor::from_vector({500.0f}, {1}).to(Device::kCUDA);
       Communicator& seq = *mesh->seq;
       const SeqLayout layout = SeqLayout::make(S, seq.size(), seq.rank());
 
       // One forward as the peer measures it: text embedding + K/V, blocks, head, gathered tokens,
       // unpatchified prediction (on the device). CFG mode adds the exchange of the two predictions.
-      auto forward = [&]() {
-        TextContext text = model->prepare_text(ctx);
+      auto forward_stream = [&](const Tensor& c) {
+        TextContext text = model->prepare_text(c);
         Tensor local = model->forward_local(x, t, text, layout, *attention);
         Tensor tokens = seq.size() == 1 && layout.padded == S ? local : gather_seq_tokens(seq, local, layout);
-        Tensor pred = model->unpatchify(tokens, T, Hl, Wl);  // [1, 16, T, Hl, Wl] f32 (device)
-        if (pc.cfg_size > 1) {
+        return model->unpatchify(tokens, T, Hl, Wl);  // [1, 16, T, Hl, Wl] f32 (device)
+      };
+      auto forward = [&]() {
+        Tensor pred = forward_stream(ctx);
+        if (two_streams) {
+          Tensor uncond = forward_stream(ctx_uncond);
+        } else if (pc.cfg_size > 1) {
           Tensor host = pred.to(Device::kCPU);
           Tensor both = Tensor::empty({2, host.numel()}, DType::kF32);
           host_mesh.cfg->all_gather(host, both);
@@ -282,7 +329,9 @@ int main(int argc, char** argv) {
 
       const Flops fl = count_flops(cfg, double(S), double(L));
       const double sec = median(secs);
-      const int ranks_per_forward = pc.cfg_size > 1 ? 1 : seq.size();
+      // FLOPs per rank in one forward() call: the sequence ranks share a stream's forward, and
+      // --cfg-step without cfg parallelism runs two streams in it.
+      const double share = double(two_streams ? 2 : 1) / double(seq.size());
       Json j;
       j["bench"] = "dit_forward";
       j["impl"] = "vgen";
@@ -300,10 +349,13 @@ int main(int argc, char** argv) {
       j["tokens"] = S, j["layers"] = a.layers;
       j["seconds"] = sec;
       j["seconds_all"] = secs;
-      j["forwards_per_measurement"] = pc.cfg_size;  // cfg 2: both CFG streams in one measurement
+      j["mesh"] = {{"cfg", pc.cfg_size}, {"ulysses", pc.ulysses_size}, {"ring", pc.ring_size},
+                   {"attn2d", {pc.attn2d_size[0], pc.attn2d_size[1]}}};
+      j["cfg_step"] = forwards == 2;
+      j["forwards_per_measurement"] = forwards;  // 2: both CFG streams in one measurement
       j["text_prepare_seconds"] = median(text_secs);
       j["host_enqueue_seconds"] = median(host_secs);
-      j["tflops_total"] = fl.total() * pc.cfg_size / sec / 1e12;
+      j["tflops_total"] = fl.total() * forwards / sec / 1e12;
       j["flops"] = {{"gemm", fl.gemm}, {"self_attention", fl.self_attn}, {"cross_attention", fl.cross_attn}};
       {  // GEMMs whose bias/activation ran in the separate kernel (a fused epilogue was not offered)
         const kern::GemmCacheStats gs = kern::gemm_cache_stats();
@@ -326,9 +378,9 @@ int main(int argc, char** argv) {
                      ca = prof.seconds(WanPhaseProfiler::kCrossAttention), o = prof.seconds(WanPhaseProfiler::kOther);
         j["phases_seconds"] = {{"gemm", g}, {"self_attention", sa}, {"cross_attention", ca}, {"other", o}};
         // Per rank: the sequence ranks share the work of one forward.
-        j["gemm_tflops"] = fl.gemm / ranks_per_forward / g / 1e12;
-        j["self_attention_tflops"] = fl.self_attn / ranks_per_forward / sa / 1e12;
-        j["cross_attention_tflops"] = fl.cross_attn / ranks_per_forward / ca / 1e12;
+        j["gemm_tflops"] = fl.gemm * share / g / 1e12;
+        j["self_attention_tflops"] = fl.self_attn * share / sa / 1e12;
+        j["cross_attention_tflops"] = fl.cross_attn * share / ca / 1e12;
         if (root)
           std::printf("# %s: phases gemm %.3f s (%.0f TFLOP/s), self-attn %.3f s (%.0f TFLOP/s%s), cross-attn %.3f s, "
                       "other %.3f s\n",
@@ -337,7 +389,7 @@ int main(int argc, char** argv) {
       }
       if (root)
         std::printf("# %s (%lld tokens): %.3f s per forward%s (median of %d), text %.3f s, peak %.1f GiB\n",
-                    shape_name.c_str(), (long long)S, sec, pc.cfg_size > 1 ? " pair (CFG)" : "", a.reps,
+                    shape_name.c_str(), (long long)S, sec, forwards == 2 ? " pair (CFG step)" : "", a.reps,
                     median(text_secs), double(j["peak_mem_gib"]));
       emit(j, a, root);
       VGEN_CHECK(finite, ExitCode::kInternal, "the {} forward produced non-finite values", shape_name);

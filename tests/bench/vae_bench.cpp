@@ -6,12 +6,17 @@
 // one decode (weights, latents and the f32 output video included, like torch's
 // max_memory_allocated for the peer) and its reserved bytes. The output is checked finite and
 // non-zero. One JSON line per shape (stdout, and appended to --out).
-// --conv-profile adds, per shape, one line per distinct conv of the decoder (the causal convs as
-// called: 2 cached frames + 1 new one) with its time on the selected backend, its call count per
-// decode and TFLOP/s, and the estimated conv total, so a slow layer shows.
+// Under mpirun with N > 1 ranks it measures the parallel VAE (parallel_vae_size = N): every rank
+// builds the same random decoder and latents, the frame is split along --split-dim (default: the
+// recipe's) and parallel_vae_decode_device runs over NCCL; each time is the slowest rank's (world
+// barrier, CUDA events, max over the ranks) and rank 0 prints.
+// --conv-profile (single GPU only) adds, per shape, one line per distinct conv of the decoder (the
+// causal convs as called: 2 cached frames + 1 new one) with its time on the selected backend, its
+// call count per decode and TFLOP/s, and the estimated conv total, so a slow layer shows.
 // Usage: vgen_vae_bench [--shapes 480p,720p] [--dtype bf16|fp32] [--reps 3] [--frames 81]
 //                       [--cache-copy] [--backend auto|cudnn|gemm] [--autotune] [--conv-profile]
 //                       [--out FILE] [--tag TAG]
+//        mpirun -np N vgen_vae_bench [--split-dim width|height] ...   (N GPUs, parallel_vae_size N)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -28,10 +33,13 @@
 
 #include "core/cuda_stream.h"
 #include "core/device_allocator.h"
+#include "core/error.h"
 #include "core/json.h"
+#include "dist/bootstrap.h"
 #include "model/wan/vae_device.h"
 #include "ops/dit_device_ops.h"
 #include "ops/vae_device_ops.h"
+#include "parallel/parallel_vae_device.h"
 
 using namespace vgen;
 
@@ -39,7 +47,8 @@ namespace {
 
 struct Args {
   std::vector<std::string> shapes = {"480p", "720p"};
-  std::string dtype = "bf16", backend = "auto", out, tag = "single";
+  std::string dtype = "bf16", backend = "auto", out, tag;  // tag: "single" or "parallel_vae_N" unless given
+  std::string split_dim = ParallelConfig{}.parallel_vae_split_dim;  // the recipe default
   int reps = 3, frames = 81;
   bool cache_copy = false, autotune = false, conv_profile = false;
 };
@@ -70,6 +79,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--backend") a.backend = val();
     else if (k == "--out") a.out = val();
     else if (k == "--tag") a.tag = val();
+    else if (k == "--split-dim") a.split_dim = val();
     else if (k == "--cache-copy") a.cache_copy = true;
     else if (k == "--autotune") a.autotune = true;
     else if (k == "--conv-profile") a.conv_profile = true;
@@ -78,7 +88,26 @@ Args parse(int argc, char** argv) {
       std::exit(2);
     }
   }
+  if (a.split_dim != "width" && a.split_dim != "height") {
+    std::fprintf(stderr, "vgen_vae_bench: --split-dim must be width or height, got %s\n", a.split_dim.c_str());
+    std::exit(2);
+  }
   return a;
+}
+
+// Started by mpirun / srun (Open MPI, MPICH/PMI, PMIx); a plain run never initialises MPI.
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+// The slowest rank's seconds (f32 through the reduction); one rank keeps its double unchanged.
+double slowest(Communicator& world, double s) {
+  if (world.size() == 1) return s;
+  Tensor t = Tensor::from_vector({float(s)}, {1});
+  world.all_reduce_max(t);
+  return double(t.f32()[0]);
 }
 
 std::string utc_now() {
@@ -182,12 +211,39 @@ double conv_profile(const WanVaeConfig& cfg, DType dt, int64_t T, int64_t h, int
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Args args = parse(argc, argv);
+  Args args = parse(argc, argv);
+  const bool launched = launched_by_mpi();
+  DistEnv env;
+  if (launched) {
+    try {
+      env = dist_init(&argc, &argv);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "vgen_vae_bench: %s\n", e.what());
+      return int(e.code());
+    }
+  }
+  const bool multi = env.world_size > 1, root = env.world_rank == 0;
+  if (args.tag.empty()) args.tag = multi ? "parallel_vae_" + std::to_string(env.world_size) : "single";
   try {
     if (cuda_device_count() == 0) {
-      std::printf("[  SKIPPED ] vgen_vae_bench: no CUDA device\n");  // ctest reports a skip
+      if (root) std::printf("[  SKIPPED ] vgen_vae_bench: no CUDA device\n");  // ctest reports a skip
+      if (launched) dist_finalize();
       return 0;
     }
+    VGEN_CHECK(!(multi && args.conv_profile), ExitCode::kUsage,
+               "--conv-profile times the single-GPU convs; run it without mpirun");
+    // The VAE group is ranks 0..P-1 of the cfg-0 group, so the sequence axis (ulysses here; the
+    // DiT is not built) spans the world to let P = N.
+    ParallelConfig pc;
+    pc.ulysses_size = pc.parallel_vae_size = env.world_size;
+    pc.parallel_vae_split_dim = args.split_dim;
+    Mesh host_mesh = make_mesh(pc, env);  // self communicators for one rank
+    Communicator& world = *host_mesh.world;
+    // NCCL over the VAE group (= the world), as the pipeline builds it; selects this rank's GPU.
+    // Only the VAE group is needed, so no device_mesh (its sequence NCCL groups would sit idle).
+    std::shared_ptr<Communicator> vae;
+    if (multi) vae = device_vae_communicator(host_mesh);
+    const VaeSplitDim split = parse_vae_split_dim(args.split_dim);
     cudaDeviceProp prop{};
     VGEN_CUDA_CHECK(cudaGetDeviceProperties(&prop, cuda_current_device()));
     const char* commit = std::getenv("VGEN_COMMIT");
@@ -200,37 +256,45 @@ int main(int argc, char** argv) {
     VaeDeviceOptions opt;
     opt.dtype = args.dtype == "fp32" ? DType::kF32 : DType::kBF16;
     opt.cache_copy = args.cache_copy;
-    auto dec = WanVaeDeviceDecoder::random(cfg, opt, 1234);
+    auto dec = WanVaeDeviceDecoder::random(cfg, opt, 1234);  // same seed, same weights on every rank
     sync_compute_stream();
+    // Every rank of the group ends with the full video (the output is all-gathered).
+    auto decode = [&](const Tensor& z) {
+      return multi ? parallel_vae_decode_device(*dec, z, *vae, split) : dec->decode(z);  // [1, 3, F, H, W] f32
+    };
 
     for (const std::string& shape : args.shapes) {
       const int64_t H = shape == "720p" ? 720 : 480, W = shape == "720p" ? 1280 : 832;
       const int64_t T = (args.frames - 1) / 4 + 1, h = H / 8, w = W / 8;
-      std::mt19937 g{uint32_t(H)};
+      std::mt19937 g{uint32_t(H)};  // same latents on every rank
       std::normal_distribution<float> nd;
       std::vector<float> zv(size_t(cfg.z_dim * T * h * w));
       for (auto& x : zv) x = nd(g);
-      Tensor z = Tensor::from_vector(zv, {1, cfg.z_dim, T, h, w}).to(opt.dtype).to(Device::kCUDA);
+      Tensor z = Tensor::from_vector(zv, {1, cfg.z_dim, T, h, w}).to(opt.dtype).to(Device::kCUDA);  // [1, Z, T, h, w]
 
       const VaeConvCounts c0 = vae_conv_counts();
+      world.barrier();
       auto t_warm = std::chrono::steady_clock::now();
-      { Tensor v = dec->decode(z); }
+      { Tensor v = decode(z); }
       sync_compute_stream();
-      const double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_warm).count();
+      const double warm_s =
+          slowest(world, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_warm).count());
       const VaeConvCounts c1 = vae_conv_counts();
 
       std::vector<double> secs;
       size_t peak_in_use = 0, peak_reserved = 0;
-      Tensor video;
+      Tensor video;  // [1, 3, F, H, W] f32 (device)
       CudaEventTimer timer;
       for (int r = 0; r < args.reps; ++r) {
         video = Tensor();
         sync_compute_stream();
         DeviceAllocator::instance().reset_peak();
+        world.barrier();
         timer.start();
-        video = dec->decode(z);
+        video = decode(z);
         timer.stop();
-        secs.push_back(timer.seconds());
+        secs.push_back(slowest(world, timer.seconds()));  // the slowest rank sets the time
+        // This rank's allocator; rank 0's is reported (the ranks decode equal parts, ±1 col/row).
         const DeviceAllocatorStats s = DeviceAllocator::instance().stats();
         peak_in_use = std::max(peak_in_use, s.peak_in_use_bytes);
         peak_reserved = std::max(peak_reserved, s.peak_reserved_bytes);
@@ -241,7 +305,8 @@ int main(int argc, char** argv) {
       size_t free_b = 0, total_b = 0;
       VGEN_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
 
-      // Sanity of the output (not timed): finite, not all zero.
+      // Sanity of the output (not timed): finite, not all zero; checked on every rank (each holds
+      // the full video), the ranks agree on the verdict.
       Tensor hv = video.to(Device::kCPU);
       int64_t bad = 0;
       double abs_sum = 0;
@@ -250,6 +315,7 @@ int main(int argc, char** argv) {
         if (!std::isfinite(x)) ++bad;
         else abs_sum += std::fabs(x);
       }
+      const bool any_bad = any_rank_failed(world, bad != 0);
       Json j;
       j["bench"] = "vae_decode";
       j["impl"] = "vgen";
@@ -257,6 +323,9 @@ int main(int argc, char** argv) {
       j["date"] = utc_now();
       j["gpu"] = prop.name;
       j["commit"] = commit ? commit : "unknown";
+      j["ranks"] = env.world_size;
+      j["parallel_vae_size"] = multi ? vae->size() : 1;
+      j["split_dim"] = multi ? args.split_dim : "none";
       j["height"] = H;
       j["width"] = W;
       j["frames"] = cfg.output_frames(T);
@@ -278,22 +347,32 @@ int main(int argc, char** argv) {
       j["cudnn_unfused_bias_plans"] = c1.cudnn_unfused_bias;
       j["output_nonfinite"] = bad;
       j["output_mean_abs"] = hv.numel() ? abs_sum / double(hv.numel()) : 0.0;
-      const std::string line = j.dump();
-      std::printf("%s\n", line.c_str());
-      std::printf("# vae %s %s%s: %.3f s (median of %d), peak %.2f GiB, warm-up %.1f s, conv calls cudnn %llu gemm %llu%s\n",
-                  shape.c_str(), args.dtype.c_str(), args.cache_copy ? " cache-copy" : "", med, args.reps,
-                  double(peak_in_use) / double(1ull << 30), warm_s, (unsigned long long)(c1.cudnn - c0.cudnn),
-                  (unsigned long long)(c1.gemm - c0.gemm), bad ? "  NON-FINITE OUTPUT" : "");
-      std::fflush(stdout);
-      if (!args.out.empty()) std::ofstream(args.out, std::ios::app) << line << "\n";
+      if (root) {
+        const std::string line = j.dump();
+        std::printf("%s\n", line.c_str());
+        std::printf("# vae %s %s%s%s: %.3f s (median of %d), peak %.2f GiB, warm-up %.1f s, conv calls cudnn %llu gemm "
+                    "%llu%s\n",
+                    shape.c_str(), args.dtype.c_str(), args.cache_copy ? " cache-copy" : "",
+                    multi ? (" on " + std::to_string(env.world_size) + " GPUs split " + args.split_dim).c_str() : "",
+                    med, args.reps, double(peak_in_use) / double(1ull << 30), warm_s,
+                    (unsigned long long)(c1.cudnn - c0.cudnn), (unsigned long long)(c1.gemm - c0.gemm),
+                    any_bad ? "  NON-FINITE OUTPUT" : "");
+        std::fflush(stdout);
+        if (!args.out.empty()) std::ofstream(args.out, std::ios::app) << line << "\n";
+      }
       video = Tensor();
       hv = Tensor();
       if (args.conv_profile) conv_profile(cfg, opt.dtype, T, h, w, shape, args);
-      if (bad) return 1;
+      if (any_bad) {
+        if (launched) dist_finalize();
+        return 1;
+      }
     }
-    return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "vgen_vae_bench: %s\n", e.message().c_str());
+    if (multi) dist_abort(int(e.code()));
     return int(e.code());
   }
+  if (launched) dist_finalize();
+  return 0;
 }
