@@ -16,6 +16,8 @@ and time it. BENCHMARKS ONLY: the weights are random, the videos are noise.
 
 Sizes (bf16): transformer 14,288,491,584 params = 28.6 GB, text encoder 5,680,910,336 = 11.4 GB,
 VAE 126,892,531 = 0.25 GB (encoder included; vgen reads only the decoder). Needs numpy only.
+On the lent GPU machine generate it there (it cannot travel with the working tree): 40.2 GB of
+the 64 GiB disk of a one-H200 machine; the writer is disk-bound (~0.4-0.6 GB/s with 2 jobs here).
 
 Names/shapes follow vgen's loaders (lib/model/wan/transformer_weights.cpp, umt5.cpp, vae_decoder.cpp,
 vae_layers.cpp) and diffusers' VAE encoder layout; `--selftest` applies the same rules to the tiny
@@ -192,13 +194,16 @@ def write_tensor(f, name, shape, seed, std):
         f.write(memoryview(table[idx]))
 
 
+def nbytes(shape):
+    return 2 * int(np.prod(shape, dtype=np.int64))
+
+
 def write_shard(job):
     path, tensors, std = job
     header, off = {"__metadata__": {"format": "pt"}}, 0
     for name, shape, _ in tensors:
-        nb = 2 * int(np.prod(shape, dtype=np.int64))
-        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [off, off + nb]}
-        off += nb
+        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [off, off + nbytes(shape)]}
+        off += nbytes(shape)
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * (-(len(h) + 8) % 8)  # data section starts 8-byte aligned
     with open(path + ".tmp", "wb") as f:
@@ -208,10 +213,6 @@ def write_shard(job):
         assert f.tell() == 8 + len(h) + off, path
     os.replace(path + ".tmp", path)
     return off
-
-
-def nbytes(shape):
-    return 2 * int(np.prod(shape, dtype=np.int64))
 
 
 def plan_shards(tensors, max_bytes):
@@ -225,32 +226,24 @@ def plan_shards(tensors, max_bytes):
     return shards + [cur]
 
 
-def load_cfg(src, comp, fname, over):
-    with open(os.path.join(src, comp, fname)) as f:
-        cfg = json.load(f)
-    cfg.update(over)
-    return cfg
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
 
 
 def selftest(src):
     ok = True
     for comp, fname, _, rule, _ in COMPONENTS:
-        with open(os.path.join(src, comp, fname)) as f:
-            want_cfg = json.load(f)
-        d = os.path.join(src, comp)
-        got = {}
-        for fn in sorted(os.listdir(d)):
-            if fn.endswith(".safetensors"):
-                with open(os.path.join(d, fn), "rb") as f:
-                    hl = struct.unpack("<Q", f.read(8))[0]
-                    got.update({k: v["shape"] for k, v in json.loads(f.read(hl)).items() if k != "__metadata__"})
-        mine = dict(rule(want_cfg))
-        same = mine == got
-        ok &= same
-        print(f"selftest {comp}: {len(mine)} derived vs {len(got)} in the fixture: {'OK' if same else 'MISMATCH'}")
-        for k in sorted(set(mine) | set(got)):
-            if mine.get(k) != got.get(k):
-                print(f"  {k}: derived {mine.get(k)} fixture {got.get(k)}")
+        d, got = os.path.join(src, comp), {}
+        for fn in [fn for fn in sorted(os.listdir(d)) if fn.endswith(".safetensors")]:
+            with open(os.path.join(d, fn), "rb") as f:
+                h = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+            got.update({k: v["shape"] for k, v in h.items() if k != "__metadata__"})
+        mine = dict(rule(read_json(os.path.join(d, fname))))
+        ok &= mine == got
+        print(f"selftest {comp}: {len(mine)} derived, {len(got)} in {d}: {'OK' if mine == got else 'MISMATCH'}")
+        for k in sorted(k for k in set(mine) | set(got) if mine.get(k) != got.get(k)):
+            print(f"  {k}: derived {mine.get(k)} fixture {got.get(k)}")
     return ok
 
 
@@ -276,7 +269,7 @@ def main():
     over = {"transformer": {"num_layers": a.layers}, "text_encoder": {"num_layers": a.text_layers}}
     plans, total = [], 0
     for ci, (comp, fname, stem, rule, cfg_over) in enumerate(COMPONENTS):
-        cfg = load_cfg(a.src, comp, fname, {**cfg_over, **over.get(comp, {})})
+        cfg = {**read_json(os.path.join(a.src, comp, fname)), **cfg_over, **over.get(comp, {})}
         tensors = [(n, s, [a.seed, ci, i]) for i, (n, s) in enumerate(rule(cfg))]
         params = sum(int(np.prod(s, dtype=np.int64)) for _, s, _ in tensors)
         shards = plan_shards(tensors, int(a.shard_gb * 1e9))
