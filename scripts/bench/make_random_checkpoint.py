@@ -46,6 +46,7 @@ rows, so denoising is unaffected. Scheduler: UniPC, flow_shift 3.0 (as the real 
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import struct
@@ -53,7 +54,6 @@ import sys
 import time
 from multiprocessing import Pool
 
-import numpy as np
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CHUNK = 64 << 20  # elements per generated chunk
@@ -176,12 +176,14 @@ def fill_value(name):
 
 
 def to_bf16_bits(x):
+    import numpy as np  # only the writer needs numpy (--selftest and --dry-run run without it)
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
     return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)  # round to nearest even
 
 
 def write_tensor(f, name, shape, seed, std):
-    n = int(np.prod(shape, dtype=np.int64))
+    import numpy as np
+    n = math.prod(shape)
     const = fill_value(name)
     if const is not None:
         f.write(np.full(n, to_bf16_bits(np.float32(const)), dtype=np.uint16).tobytes())
@@ -195,7 +197,7 @@ def write_tensor(f, name, shape, seed, std):
 
 
 def nbytes(shape):
-    return 2 * int(np.prod(shape, dtype=np.int64))
+    return 2 * math.prod(shape)
 
 
 def write_shard(job):
@@ -271,7 +273,7 @@ def main():
     for ci, (comp, fname, stem, rule, cfg_over) in enumerate(COMPONENTS):
         cfg = {**read_json(os.path.join(a.src, comp, fname)), **cfg_over, **over.get(comp, {})}
         tensors = [(n, s, [a.seed, ci, i]) for i, (n, s) in enumerate(rule(cfg))]
-        params = sum(int(np.prod(s, dtype=np.int64)) for _, s, _ in tensors)
+        params = sum(math.prod(s) for _, s, _ in tensors)
         shards = plan_shards(tensors, int(a.shard_gb * 1e9))
         total += 2 * params
         print(f"{comp:13s} {len(tensors):5d} tensors {params:15,d} params {2 * params:17,d} bytes "
