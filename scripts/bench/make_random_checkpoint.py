@@ -282,7 +282,16 @@ def main():
     print(f"{'total':13s} {total:45,d} bytes ({total / 1e9:.2f} GB)")
     if a.dry_run:
         return 0
+    try:
+        import numpy  # noqa: F401  (the writer needs it: fail before anything is written)
+    except ImportError:
+        sys.exit("numpy is needed to write the weights (pip install numpy)")
     os.makedirs(a.out, exist_ok=True)
+    index_path = os.path.join(a.out, "model_index.json")
+    if os.path.exists(index_path):  # written last: its presence marks a complete checkpoint
+        if not a.overwrite:
+            sys.exit(f"{index_path} exists (pass --overwrite to replace the checkpoint)")
+        os.remove(index_path)
     for comp, *_ in plans:
         d = os.path.join(a.out, comp)
         if os.path.exists(d):
@@ -296,7 +305,6 @@ def main():
         os.makedirs(os.path.join(a.out, sub), exist_ok=True)
         for fn in os.listdir(os.path.join(a.src, sub)):
             shutil.copyfile(os.path.join(a.src, sub, fn), os.path.join(a.out, sub, fn))
-    shutil.copyfile(os.path.join(a.src, "model_index.json"), os.path.join(a.out, "model_index.json"))
     jobs = []
     for comp, fname, stem, cfg, shards in plans:
         d = os.path.join(a.out, comp)
@@ -317,6 +325,7 @@ def main():
     with Pool(max(1, min(a.jobs, len(jobs)))) as pool:
         written = sum(pool.imap_unordered(write_shard, jobs))
     dt = time.time() - t0
+    shutil.copyfile(os.path.join(a.src, "model_index.json"), index_path)  # last: the checkpoint is complete
     print(f"wrote {written:,d} bytes in {len(jobs)} file(s) to {a.out} in {dt:.1f} s "
           f"({written / dt / 1e6:.0f} MB/s, {written / 2 / dt / 1e6:.0f} M elements/s, {a.jobs} jobs)")
     return 0

@@ -61,20 +61,26 @@ ranks_of() {
   done
   echo $n
 }
-# The recipe --set arguments of a mesh (for vgen golden / run).
+# The recipe --set arguments of a mesh, one per line (for vgen golden: mapfile, no word splitting or
+# globbing of "[1,2]"); the parallel VAE spans the cfg-0 group (DESIGN.md), here all its ranks.
 sets_of() {
-  local f out=()
+  local f out=() cfg=1
   for f in ${1//-/ }; do
     local n=${f##*[a-z]}; n=${n:-2}  # a bare name means 2 (attn2d: 1x2)
     case $f in
-      cfg*) out+=(--set "parallel_config.cfg_size=$n") ;;
+      cfg*) out+=(--set "parallel_config.cfg_size=$n"); cfg=$n ;;
       ulysses*) out+=(--set "parallel_config.ulysses_size=$n") ;;
       ring*) out+=(--set "parallel_config.ring_size=$n") ;;
       attn2d*) local rc=${f#attn2d}; rc=${rc:-1x2}; out+=(--set "parallel_config.attn2d_size=[${rc%x*},${rc#*x}]") ;;
     esac
   done
-  echo "${out[@]}"
+  out+=(--set "parallel_config.parallel_vae_size=$(( $(ranks_of "$1") / cfg ))")
+  printf '%s\n' "${out[@]}"
 }
+# The height of a --shapes entry (720p, 480p or HxWxF).
+height_of() { case $1 in 720p) echo 720 ;; 480p) echo 480 ;; *) echo "${1%%x*}" ;; esac; }
+# Whether an earlier call measured MESH at SHAPE with LAYERS (vgen's JSON: sorted keys, no spaces).
+measured() { grep -q "\"height\":$(height_of "$2"),.*\"layers\":$LAYERS,.*\"mode\":\"$1\",.*\"tag\":\"scaling\"" "$DIR/dit.jsonl" 2>/dev/null; }
 case $NGPU in
   8) DEF_MESHES="cfg2-ulysses4 cfg2-ulysses2-attn2d1x2 cfg2-attn2d2x2 cfg2-ring4 ulysses8" ;;
   4) DEF_MESHES="cfg2-ulysses2 ulysses4 cfg2-attn2d1x2 cfg2-ring2" ;;
@@ -88,7 +94,8 @@ if want build; then
   if ! VGEN_GPU_BUILD=$BUILD OUT=$DIR/logs "$ROOT/scripts/device/gpu_check.sh" --configure-only > "$DIR/logs/configure.log" 2>&1; then
     tail -20 "$DIR/logs/configure.log"; say "configure failed (configure.log)"; finish 3
   fi
-  if ! cmake --build "$BUILD" -j "$(nproc)" --target vgen vgen_dit_bench vgen_vae_bench > "$DIR/logs/build.log" 2>&1; then
+  if ! timeout $(( $(left) - 10 )) cmake --build "$BUILD" -j "$(nproc)" --target vgen vgen_dit_bench vgen_vae_bench \
+       > "$DIR/logs/build.log" 2>&1; then
     grep -E "error" "$DIR/logs/build.log" | head -20; say "build failed (build.log)"; finish 3
   fi
   say "build done at $(( $(date +%s) - T0 )) s"
@@ -100,10 +107,12 @@ if want dit; then
   for mesh in single $MESHES; do
     np=1; [ "$mesh" != single ] && np=$(ranks_of "$mesh")
     if [ "$np" -gt "$NGPU" ]; then say "SKIPPED dit $mesh: needs $np GPUs"; continue; fi
-    if grep -q "\"mode\":\"$mesh\".*\"tag\":\"scaling\"" "$DIR/dit.jsonl" 2>/dev/null; then say "dit $mesh: measured in an earlier call"; continue; fi
+    todo=""
+    for sh in ${SHAPES//,/ }; do measured "$mesh" "$sh" || todo+="${todo:+,}$sh"; done
+    if [ -z "$todo" ]; then say "dit $mesh: measured in an earlier call"; continue; fi
     need=90; [ "$mesh" = single ] && need=200  # one GPU: two 10 s forwards per measurement at 720p
-    enough $need "dit $mesh" || break
-    cmd=("$DIT" --mode "$mesh" --cfg-step --shapes "$SHAPES" --layers "$LAYERS" --reps "$REPS" --warmup 1 --no-profile
+    enough $need "dit $mesh" || continue
+    cmd=("$DIT" --mode "$mesh" --cfg-step --shapes "$todo" --layers "$LAYERS" --reps "$REPS" --warmup 1 --no-profile
          --out "$DIR/dit.jsonl" --tag scaling)
     [ "$np" -gt 1 ] && cmd=(mpirun -np "$np" --bind-to none "${cmd[@]}")
     timeout $(( $(left) - 10 )) "${cmd[@]}" > "$DIR/logs/dit_$mesh.log" 2>&1
@@ -127,24 +136,29 @@ if want golden; then
   for mesh in $MESHES; do
     np=$(ranks_of "$mesh"); [ "$np" -gt "$NGPU" ] && continue
     enough 40 "golden $mesh" || break
-    # shellcheck disable=SC2046
-    timeout 120 mpirun -np "$np" --bind-to none "$BUILD/bin/vgen" golden --fixtures "$ROOT/tests/golden" \
-      --set device=cuda --set precision=bf16 $(sets_of "$mesh") > "$DIR/logs/golden_$mesh.log" 2>&1
+    mapfile -t sets < <(sets_of "$mesh")
+    t=$(( $(left) - 10 )); [ "$t" -gt 120 ] && t=120
+    timeout $t mpirun -np "$np" --bind-to none "$BUILD/bin/vgen" golden --fixtures "$ROOT/tests/golden" \
+      --set device=cuda --set precision=bf16 "${sets[@]}" > "$DIR/logs/golden_$mesh.log" 2>&1
     rc=$?
     why=$(grep -o "does not divide the number of attention heads [0-9]*" "$DIR/logs/golden_$mesh.log" | head -1)
-    say "golden bf16 $mesh rc $rc: $(tail -1 "$DIR/logs/golden_$mesh.log")${why:+ (cases needing Ulysses: Ulysses size $why in the fixture)}"
+    say "golden bf16 $mesh (${sets[*]}) rc $rc: $(tail -1 "$DIR/logs/golden_$mesh.log")${why:+ (cases needing Ulysses: Ulysses size $why in the fixture)}"
   done
 fi
 
 if want e2e && [ "$NGPU" -ge 2 ]; then
   MODEL=${MODEL:-$BUILD/random-wan21-14b}
   if [ ! -f "$MODEL/model_index.json" ] && [ "${MAKE_MODEL:-0}" = 1 ] && enough 300 "random checkpoint"; then
-    python3 "$ROOT/scripts/bench/make_random_checkpoint.py" --out "$MODEL" > "$DIR/logs/make_model.log" 2>&1
-    say "random checkpoint rc $?: $(du -sh "$MODEL" 2>/dev/null | cut -f1)"
+    # model_index.json is written last, so a cut-off write is never taken for a model.
+    timeout $(( $(left) - 10 )) python3 "$ROOT/scripts/bench/make_random_checkpoint.py" --out "$MODEL" --overwrite \
+      > "$DIR/logs/make_model.log" 2>&1
+    rc=$?
+    say "random checkpoint rc $rc: $(du -sh "$MODEL" 2>/dev/null | cut -f1) ($(tail -1 "$DIR/logs/make_model.log"))"
+    [ "$rc" -ne 0 ] && rm -rf "$MODEL"
   fi
   if [ ! -f "$MODEL/model_index.json" ]; then
     say "SKIPPED e2e: no model in $MODEL (MAKE_MODEL=1 makes a random one)"
-  elif enough 240 "e2e"; then
+  elif enough $(( 40 * 21 / NGPU + 150 )) "e2e"; then  # ~20.5 s per CFG step on one GPU, + load and decode
     u=$(( NGPU / 2 ))
     sets=${E2E_SETS:-"--set parallel_config.cfg_size=2 --set parallel_config.ulysses_size=$u --set parallel_config.parallel_vae_size=$u"}
     printf 'a red fox running through fresh snow at dawn\n' > "$DIR/e2e_prompt.txt"

@@ -9,16 +9,19 @@
 // the GPU, sets the pace (launch gaps).
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
-//                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--out FILE] [--tag TEXT]
+//                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--cfg-step]
+//                       [--out FILE] [--tag TEXT]
 //        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
 //   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,
 //   attn2d1x2; a bare name means 2, attn2d 1x2), e.g. cfg2-ulysses4, cfg2-ulysses2-attn2d1x2; N is
 //   their product. --cfg-step: each measurement is one CFG step, the two forwards of the two text
 //   streams (with cfg 2 they run on the two halves of the mesh, as always). --dwdp D: groups of D
-//   ranks share one copy of the blocks (DWDP).
+//   ranks share one copy of the blocks (DWDP). phases_seconds are one rank's: both streams with
+//   --cfg-step on a mesh without cfg, one stream per rank with cfg 2.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,7 +29,9 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/cuda_stream.h"
@@ -111,10 +116,18 @@ VideoShape parse_shape(const std::string& s) {
   return v;
 }
 
-// --mode: "single", or factors such as cfg2-ulysses4 (see the header).
+// A whole decimal number >= 1, or -1 (std::from_chars: no sign, no trailing characters).
+int parse_size(std::string_view v) {
+  int n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  return ec == std::errc() && end == v.data() + v.size() && n >= 1 && !v.empty() ? n : -1;
+}
+
+// --mode: "single", or factors such as cfg2-ulysses4 (see the header), each named once.
 ParallelConfig parse_mesh(const std::string& mode) {
   ParallelConfig pc;
   if (mode == "single") return pc;
+  std::set<std::string> seen;
   for (size_t p = 0; p <= mode.size();) {
     size_t q = mode.find('-', p);
     if (q == std::string::npos) q = mode.size();
@@ -127,18 +140,22 @@ ParallelConfig parse_mesh(const std::string& mode) {
         num = f.substr(name.size());
         break;
       }
-    int n = 2, r = 1, c = 2;
+    if (name.empty())
+      usage("unknown mesh factor '" + f + "' in --mode " + mode + " (cfg, ulysses, ring, attn2d)");
+    if (!seen.insert(name).second) usage("--mode " + mode + " names " + name + " twice");
     if (name == "attn2d") {
-      if (!num.empty() && std::sscanf(num.c_str(), "%dx%d", &r, &c) != 2) usage("bad attn2d size in --mode " + mode);
+      const size_t x = num.find('x');
+      const int r = num.empty() ? 1 : x == std::string::npos ? -1 : parse_size(std::string_view(num).substr(0, x));
+      const int c = num.empty() ? 2 : x == std::string::npos ? -1 : parse_size(std::string_view(num).substr(x + 1));
+      if (r < 1 || c < 1) usage("bad attn2d size '" + num + "' in --mode " + mode + " (RxC, e.g. attn2d1x2)");
       pc.attn2d_size = {r, c};
       continue;
     }
-    if (!num.empty()) n = std::atoi(num.c_str());
-    if (n < 1) usage("bad size in --mode " + mode);
+    const int n = num.empty() ? 2 : parse_size(num);
+    if (n < 1) usage("bad size '" + num + "' of " + name + " in --mode " + mode);
     if (name == "cfg") pc.cfg_size = n;
     else if (name == "ulysses") pc.ulysses_size = n;
-    else if (name == "ring") pc.ring_size = n;
-    else usage("unknown mesh factor '" + f + "' in --mode " + mode + " (cfg, ulysses, ring, attn2d)");
+    else pc.ring_size = n;
   }
   if (pc.ring_size > 1 && pc.attn2d_size[0] * pc.attn2d_size[1] > 1) usage("--mode: ring and attn2d exclude each other");
   return pc;
