@@ -371,6 +371,7 @@ int main(int argc, char** argv) {
   } catch (const Error& e) {
     std::fprintf(stderr, "vgen_vae_bench: %s\n", e.message().c_str());
     if (multi) dist_abort(int(e.code()));
+    if (launched) dist_finalize();  // one rank under mpirun: end MPI cleanly, then the error's code
     return int(e.code());
   }
   if (launched) dist_finalize();
