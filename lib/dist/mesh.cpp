@@ -99,10 +99,18 @@ void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
              "share one copy of the DiT blocks)",
              pc.dwdp_size, world);
 
-  if (num_heads > 0) {
-    VGEN_CHECK(num_heads % pc.ulysses_size == 0, ExitCode::kRecipe,
-               "parallel_config.ulysses_size {} does not divide the model's {} attention heads",
-               pc.ulysses_size, num_heads);
+  if (num_heads > 0 && num_heads % pc.ulysses_size != 0) {
+    // Keep the sequence degree: the largest Ulysses size that divides both it and the heads, the
+    // rest as ring or Attention2D (they split the sequence, not the heads).
+    const int sp = cp * pc.ulysses_size;
+    int u = 1;
+    for (int d = 1; d <= sp; ++d)
+      if (sp % d == 0 && num_heads % d == 0) u = d;
+    VGEN_THROW(ExitCode::kRecipe,
+               "parallel_config.ulysses_size {} does not divide the model's {} attention heads; for the same "
+               "sequence degree {} use ulysses_size {} with ring_size {} or attn2d_size [1, {}] (they split the "
+               "sequence, not the heads)",
+               pc.ulysses_size, num_heads, sp, u, sp / u, sp / u);
   }
 
   // The VAE group is ranks 0..P-1 of a replica's cfg-0 group (DESIGN.md), so P <= the seq size.

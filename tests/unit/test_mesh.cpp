@@ -170,6 +170,15 @@ TEST(Mesh, WorldMismatch) {
 TEST(Mesh, UlyssesMustDivideHeads) {
   expect_recipe_error(make_pc(1, 1, 3, 1, 1, 1), 3, 40, "parallel_config.ulysses_size 3 does not divide");
   expect_recipe_error(make_pc(1, 1, 4, 1, 1, 1), 4, 14, "14 attention heads");
+  // The message names a mesh of the same sequence degree that fits: Wan2.1-1.3B's 12 heads on 8.
+  expect_recipe_error(make_pc(1, 1, 8, 1, 1, 1), 8, 12,
+                      "for the same sequence degree 8 use ulysses_size 4 with ring_size 2 or attn2d_size [1, 2]");
+  expect_recipe_error(make_pc(1, 2, 8, 1, 1, 1), 16, 12, "sequence degree 8 use ulysses_size 4 with ring_size 2");
+  expect_recipe_error(make_pc(1, 1, 8, 1, 2, 1), 16, 12, "sequence degree 16 use ulysses_size 4 with ring_size 4");
+  expect_recipe_error(make_pc(1, 1, 3, 1, 1, 1), 3, 40, "use ulysses_size 1 with ring_size 3 or attn2d_size [1, 3]");
+  // ... and that suggestion passes.
+  EXPECT_NO_THROW(validate_mesh(make_pc(1, 1, 4, 2, 1, 1), 8, 12));
+  EXPECT_NO_THROW(validate_mesh(make_pc(1, 1, 4, 1, 1, 2), 8, 12));
 }
 
 TEST(Mesh, RingExclusiveWithAttn2d) {
