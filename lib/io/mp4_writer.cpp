@@ -123,6 +123,33 @@ struct Encoder {
   }
 };
 
+// The H.264 encoder (libx264, else any H.264 encoder of this FFmpeg) opened for w2 x h2 yuv420p at
+// opt's fps, crf and preset; kOutput naming `what` when there is none or it refuses the settings.
+AVCodecContext* open_encoder(int w2, int h2, const VideoOptions& opt, bool global_header, const std::string& what) {
+  const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
+  if (!codec) codec = avcodec_find_encoder(AV_CODEC_ID_H264);
+  VGEN_CHECK(codec, ExitCode::kOutput, "{}: this FFmpeg has no H.264 encoder (libx264)", what);
+  AVCodecContext* ctx = avcodec_alloc_context3(codec);
+  VGEN_CHECK(ctx, ExitCode::kOutput, "{}: out of memory setting up the encoder", what);
+  ctx->width = w2;
+  ctx->height = h2;
+  ctx->pix_fmt = AV_PIX_FMT_YUV420P;
+  ctx->time_base = AVRational{1, opt.fps};
+  ctx->framerate = AVRational{opt.fps, 1};
+  if (global_header) ctx->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  AVDictionary* copts = nullptr;
+  av_dict_set(&copts, "crf", std::to_string(opt.crf).c_str(), 0);
+  av_dict_set(&copts, "preset", opt.preset.c_str(), 0);
+  const int rc = avcodec_open2(ctx, codec, &copts);
+  av_dict_free(&copts);
+  if (rc < 0) {
+    avcodec_free_context(&ctx);
+    VGEN_THROW(ExitCode::kOutput, "{}: cannot open the {} encoder ({}x{}, crf {}, preset {}): {}", what, codec->name,
+               w2, h2, opt.crf, opt.preset, av_err(rc));
+  }
+  return ctx;
+}
+
 void write_mp4(const std::string& tmp, const Tensor& frames, const FrameDims& d, const VideoOptions& opt) {
   static std::once_flag quiet;
   std::call_once(quiet, [] { av_log_set_level(AV_LOG_ERROR); });
@@ -131,25 +158,9 @@ void write_mp4(const std::string& tmp, const Tensor& frames, const FrameDims& d,
   e.tmp = tmp;
   int rc = avformat_alloc_output_context2(&e.oc, nullptr, "mp4", tmp.c_str());
   VGEN_CHECK(rc >= 0 && e.oc, ExitCode::kOutput, "{}: cannot create an MP4 muxer: {}", tmp, av_err(rc));
-  const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
-  if (!codec) codec = avcodec_find_encoder(AV_CODEC_ID_H264);
-  VGEN_CHECK(codec, ExitCode::kOutput, "{}: this FFmpeg has no H.264 encoder (libx264)", tmp);
   e.st = avformat_new_stream(e.oc, nullptr);
-  e.ctx = avcodec_alloc_context3(codec);
-  VGEN_CHECK(e.st && e.ctx, ExitCode::kOutput, "{}: out of memory setting up the encoder", tmp);
-  e.ctx->width = w2;
-  e.ctx->height = h2;
-  e.ctx->pix_fmt = AV_PIX_FMT_YUV420P;
-  e.ctx->time_base = AVRational{1, opt.fps};
-  e.ctx->framerate = AVRational{opt.fps, 1};
-  if (e.oc->oformat->flags & AVFMT_GLOBALHEADER) e.ctx->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  AVDictionary* copts = nullptr;
-  av_dict_set(&copts, "crf", std::to_string(opt.crf).c_str(), 0);
-  av_dict_set(&copts, "preset", opt.preset.c_str(), 0);
-  rc = avcodec_open2(e.ctx, codec, &copts);
-  av_dict_free(&copts);
-  VGEN_CHECK(rc >= 0, ExitCode::kOutput, "{}: cannot open the {} encoder ({}x{}): {}", tmp, codec->name, w2, h2,
-             av_err(rc));
+  VGEN_CHECK(e.st, ExitCode::kOutput, "{}: out of memory setting up the MP4 stream", tmp);
+  e.ctx = open_encoder(w2, h2, opt, (e.oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, tmp);
   rc = avcodec_parameters_from_context(e.st->codecpar, e.ctx);
   VGEN_CHECK(rc >= 0, ExitCode::kOutput, "{}: encoder parameters: {}", tmp, av_err(rc));
   e.st->time_base = e.ctx->time_base;
@@ -204,6 +215,15 @@ void write_mp4(const std::string& tmp, const Tensor& frames, const FrameDims& d,
 
 bool mp4_supported() { return true; }
 
+void check_video_encoder(int64_t width, int64_t height, const VideoOptions& opt, const std::string& what) {
+  static std::once_flag quiet;
+  std::call_once(quiet, [] { av_log_set_level(AV_LOG_ERROR); });
+  VGEN_CHECK(opt.fps >= 1 && width >= 1 && height >= 1, ExitCode::kInternal, "{}: {}x{} at {} fps", what, width,
+             height, opt.fps);
+  AVCodecContext* ctx = open_encoder(int(width + width % 2), int(height + height % 2), opt, true, what);
+  avcodec_free_context(&ctx);
+}
+
 std::string write_video(const std::string& path, const Tensor& frames, const VideoOptions& opt) {
   FrameDims d = check_frames(frames, path);
   VGEN_CHECK(opt.fps >= 1, ExitCode::kInternal, "{}: fps must be >= 1, got {}", path, opt.fps);
@@ -224,6 +244,8 @@ std::string write_video(const std::string& path, const Tensor& frames, const Vid
 #else  // no FFmpeg
 
 bool mp4_supported() { return false; }
+
+void check_video_encoder(int64_t, int64_t, const VideoOptions&, const std::string&) {}  // raw RGB needs none
 
 std::string write_video(const std::string& path, const Tensor& frames, const VideoOptions& opt) {
   static std::once_flag warned;

@@ -17,6 +17,11 @@ struct VideoOptions {
 // True when MP4 encoding is compiled in.
 bool mp4_supported();
 
+// Opens (and closes) the encoder write_video would use for width x height frames with `opt`, so a
+// batch learns before rendering that its videos could not be written (an FFmpeg without H.264, a
+// preset it refuses). kOutput naming `what` and the reason; nothing to check without FFmpeg.
+void check_video_encoder(int64_t width, int64_t height, const VideoOptions& opt, const std::string& what);
+
 // frames: u8 CPU tensor [F, H, W, 3] (RGB). Odd H/W are padded to even by repeating the last
 // row/column (yuv420p needs even sizes). Returns the path written: `path` itself with FFmpeg,
 // `<path without .mp4>.rgb` without. Errors: kOutput naming the file.

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "dist/mesh.h"
 #include "io/diffusers_dir.h"
+#include "io/mp4_writer.h"
 #include "io/safetensors.h"
 
 namespace vgen {
@@ -129,6 +130,14 @@ PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, int 
 
   r.out_dir = absolute(opts.out_override.empty() ? recipe.output.dir : opts.out_override);
   check_output_dir(r.out_dir);
+  {  // the encoder write_video will use: an FFmpeg that cannot write these videos fails now, not per video
+    VideoOptions vopt;
+    vopt.fps = recipe.output.fps.value_or(16);
+    vopt.crf = recipe.output.crf;
+    check_video_encoder(recipe.generation.width, recipe.generation.height, vopt,
+                        "output (H.264 for " + std::to_string(recipe.generation.width) + "x" +
+                            std::to_string(recipe.generation.height) + " videos)");
+  }
   if (opts.retry_failed) {
     std::string timing = (fs::path(r.out_dir) / "timing.json").string();
     VGEN_CHECK(fs::is_regular_file(timing), ExitCode::kInput,

@@ -120,6 +120,27 @@ TEST(Mp4, EvenSizeAndUnwritableDir) {
   fs::remove_all(dir);
 }
 
+// The preflight check of the encoder: the sizes and settings a batch uses open; settings the
+// encoder refuses are kOutput naming the caller's `what` and the settings, before any rendering.
+TEST(Mp4, EncoderCheck) {
+  if (!mp4_supported()) {
+    EXPECT_NO_THROW(check_video_encoder(1280, 720, VideoOptions{}, "x"));  // raw RGB needs no encoder
+    return;
+  }
+  EXPECT_NO_THROW(check_video_encoder(1280, 720, VideoOptions{}, "x"));
+  EXPECT_NO_THROW(check_video_encoder(33, 17, VideoOptions{}, "x"));  // odd sizes are padded, as write_video does
+  VideoOptions bad;
+  bad.preset = "no-such-preset";
+  try {
+    check_video_encoder(64, 64, bad, "output (H.264 for 64x64 videos)");
+    FAIL() << "a preset libx264 does not know was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kOutput);
+    EXPECT_NE(e.message().find("output (H.264 for 64x64 videos)"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("preset no-such-preset"), std::string::npos) << e.message();
+  }
+}
+
 TEST(Mp4, FloatToU8TruncatesLikeExportToVideo) {
   Tensor f = Tensor::from_vector({0.f, 0.5f, 0.999f, 1.f, -0.1f, 1.5f, NAN, 0.00392f, 0.2f, 0.8f, 0.3f, 0.7f},
                                  {1, 2, 2, 3});
