@@ -196,8 +196,8 @@ WanTransformerConfig wan21_14b(int layers) {
   return c;
 }
 
-// FLOPs of one forward (multiply-add = 2) for S video tokens and L text tokens on `parts` ranks
-// sharing the sequence evenly.
+// FLOPs of one whole forward (multiply-add = 2) for S video tokens and L text tokens; the callers
+// divide by the ranks that share it.
 struct Flops {
   double gemm = 0, self_attn = 0, cross_attn = 0;
   double total() const { return gemm + self_attn + cross_attn; }
