@@ -123,6 +123,15 @@ struct Encoder {
   }
 };
 
+// FFmpeg's own log lines only for errors (vgen reports what failed itself).
+void quiet_ffmpeg_logs() {
+  static std::once_flag quiet;
+  std::call_once(quiet, [] { av_log_set_level(AV_LOG_ERROR); });
+}
+
+// yuv420p needs even sizes: odd ones are padded by one row/column.
+int even_up(int64_t n) { return int(n + n % 2); }
+
 // The H.264 encoder (libx264, else any H.264 encoder of this FFmpeg) opened for w2 x h2 yuv420p at
 // opt's fps, crf and preset; kOutput naming `what` when there is none or it refuses the settings.
 AVCodecContext* open_encoder(int w2, int h2, const VideoOptions& opt, bool global_header, const std::string& what) {
@@ -151,9 +160,8 @@ AVCodecContext* open_encoder(int w2, int h2, const VideoOptions& opt, bool globa
 }
 
 void write_mp4(const std::string& tmp, const Tensor& frames, const FrameDims& d, const VideoOptions& opt) {
-  static std::once_flag quiet;
-  std::call_once(quiet, [] { av_log_set_level(AV_LOG_ERROR); });
-  const int w2 = int(d.w + d.w % 2), h2 = int(d.h + d.h % 2);  // yuv420p needs even sizes
+  quiet_ffmpeg_logs();
+  const int w2 = even_up(d.w), h2 = even_up(d.h);
   Encoder e;
   e.tmp = tmp;
   int rc = avformat_alloc_output_context2(&e.oc, nullptr, "mp4", tmp.c_str());
@@ -216,11 +224,10 @@ void write_mp4(const std::string& tmp, const Tensor& frames, const FrameDims& d,
 bool mp4_supported() { return true; }
 
 void check_video_encoder(int64_t width, int64_t height, const VideoOptions& opt, const std::string& what) {
-  static std::once_flag quiet;
-  std::call_once(quiet, [] { av_log_set_level(AV_LOG_ERROR); });
+  quiet_ffmpeg_logs();
   VGEN_CHECK(opt.fps >= 1 && width >= 1 && height >= 1, ExitCode::kInternal, "{}: {}x{} at {} fps", what, width,
              height, opt.fps);
-  AVCodecContext* ctx = open_encoder(int(width + width % 2), int(height + height % 2), opt, true, what);
+  AVCodecContext* ctx = open_encoder(even_up(width), even_up(height), opt, true, what);
   avcodec_free_context(&ctx);
 }
 

@@ -96,13 +96,6 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// Started by mpirun / srun (Open MPI, MPICH/PMI, PMIx); a plain run never initialises MPI.
-bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
-    if (std::getenv(v)) return true;
-  return false;
-}
-
 // The slowest rank's seconds (f32 through the reduction); one rank keeps its double unchanged.
 double slowest(Communicator& world, double s) {
   if (world.size() == 1) return s;
@@ -213,22 +206,19 @@ double conv_profile(const WanVaeConfig& cfg, DType dt, int64_t T, int64_t h, int
 
 int main(int argc, char** argv) {
   Args args = parse(argc, argv);
-  const bool launched = launched_by_mpi();
   DistEnv env;
-  if (launched) {
-    try {
-      env = dist_init(&argc, &argv);
-    } catch (const Error& e) {
-      std::fprintf(stderr, "vgen_vae_bench: %s\n", e.what());
-      return int(e.code());
-    }
+  try {
+    env = dist_init(&argc, &argv);  // as vgen does: one process without mpirun is a world of one
+  } catch (const Error& e) {
+    std::fprintf(stderr, "vgen_vae_bench: %s\n", e.what());
+    return int(e.code());
   }
   const bool multi = env.world_size > 1, root = env.world_rank == 0;
   if (args.tag.empty()) args.tag = multi ? "parallel_vae_" + std::to_string(env.world_size) : "single";
   try {
     if (cuda_device_count() == 0) {
       if (root) std::printf("[  SKIPPED ] vgen_vae_bench: no CUDA device\n");  // ctest reports a skip
-      if (launched) dist_finalize();
+      dist_finalize();
       return 0;
     }
     VGEN_CHECK(!(multi && args.conv_profile), ExitCode::kUsage,
@@ -384,16 +374,16 @@ int main(int argc, char** argv) {
       hv = Tensor();
       if (args.conv_profile) conv_profile(cfg, opt.dtype, T, h, w, shape, args);
       if (any_bad) {
-        if (launched) dist_finalize();
+        dist_finalize();
         return 1;
       }
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "vgen_vae_bench: %s\n", e.message().c_str());
     if (multi) dist_abort(int(e.code()));
-    if (launched) dist_finalize();  // one rank under mpirun: end MPI cleanly, then the error's code
+    dist_finalize();  // one rank: end MPI cleanly, then the error's code
     return int(e.code());
   }
-  if (launched) dist_finalize();
+  dist_finalize();
   return 0;
 }
