@@ -52,30 +52,38 @@ finish() {
   fi
   exit "$1"
 }
-# The product of a mesh's factors (cfg2-ulysses2-attn2d1x2 -> 8).
-ranks_of() {
-  local n=1 f
+# The recipe --set arguments of a mesh's factors, one per line (cfg2-ulysses2-attn2d1x2: cfg_size 2,
+# ulysses_size 2, attn2d_size [1,2]; a bare name means 2, attn2d 1x2). One per line so vgen golden
+# gets them through mapfile, without word splitting or globbing of "[1,2]".
+mesh_sets() {
+  local f n rc
   for f in ${1//-/ }; do
-    if [[ $f == attn2d* ]]; then local rc=${f#attn2d}; rc=${rc:-1x2}; n=$(( n * ${rc%x*} * ${rc#*x} ))
-    elif [[ $f =~ [0-9]+$ ]]; then n=$(( n * ${BASH_REMATCH[0]} )); else n=$(( n * 2 )); fi
-  done
-  echo $n
-}
-# The recipe --set arguments of a mesh, one per line (for vgen golden: mapfile, no word splitting or
-# globbing of "[1,2]"); the parallel VAE spans the cfg-0 group (DESIGN.md), here all its ranks.
-sets_of() {
-  local f out=() cfg=1
-  for f in ${1//-/ }; do
-    local n=${f##*[a-z]}; n=${n:-2}  # a bare name means 2 (attn2d: 1x2)
+    n=${f##*[a-z]}; n=${n:-2}
     case $f in
-      cfg*) out+=(--set "parallel_config.cfg_size=$n"); cfg=$n ;;
-      ulysses*) out+=(--set "parallel_config.ulysses_size=$n") ;;
-      ring*) out+=(--set "parallel_config.ring_size=$n") ;;
-      attn2d*) local rc=${f#attn2d}; rc=${rc:-1x2}; out+=(--set "parallel_config.attn2d_size=[${rc%x*},${rc#*x}]") ;;
+      cfg*) printf '%s\n' --set "parallel_config.cfg_size=$n" ;;
+      ulysses*) printf '%s\n' --set "parallel_config.ulysses_size=$n" ;;
+      ring*) printf '%s\n' --set "parallel_config.ring_size=$n" ;;
+      attn2d*) rc=${f#attn2d}; rc=${rc:-1x2}; printf '%s\n' --set "parallel_config.attn2d_size=[${rc%x*},${rc#*x}]" ;;
     esac
   done
-  out+=(--set "parallel_config.parallel_vae_size=$(( $(ranks_of "$1") / cfg ))")
-  printf '%s\n' "${out[@]}"
+}
+# The ranks of a mesh: the product of its sizes (cfg2-ulysses2-attn2d1x2 -> 8).
+ranks_of() {
+  local n=1 a rc
+  while read -r a; do
+    case $a in
+      parallel_config.attn2d_size=*) rc=${a#*[}; rc=${rc%]}; n=$(( n * ${rc%,*} * ${rc#*,} )) ;;
+      parallel_config.*) n=$(( n * ${a#*=} )) ;;
+    esac
+  done < <(mesh_sets "$1")
+  echo $n
+}
+# mesh_sets plus the parallel VAE over the cfg-0 group (DESIGN.md), here all its ranks.
+sets_of() {
+  local cfg
+  cfg=$(mesh_sets "$1" | sed -n 's/^parallel_config.cfg_size=//p')
+  mesh_sets "$1"
+  printf '%s\n' --set "parallel_config.parallel_vae_size=$(( $(ranks_of "$1") / ${cfg:-1} ))"
 }
 # The height of a --shapes entry (720p, 480p or HxWxF).
 height_of() { case $1 in 720p) echo 720 ;; 480p) echo 480 ;; *) echo "${1%%x*}" ;; esac; }
