@@ -52,4 +52,18 @@ cudaError_t attention_merge_parts_bf16(const void* const* parts, const float* co
                                        float* lse_out, int64_t B, int64_t S, int64_t H, int64_t D,
                                        cudaStream_t stream);
 
+// Folds the attention over a short key range into the result over the other keys, in place (the
+// remainder of a 128-aligned key split). On entry args.out [B,Sq,H,D] bf16 holds the normalised
+// attention over the other keys and lse_in [B,H,Sq] its LSE (−inf: no key there, and that out row
+// is ignored); args.k/args.v hold the range's num_valid_kv keys (1..kAttnTailMaxKeys; batch stride
+// Skv tokens, as in every call here). On return args.out holds the attention over both and
+// args.lse (may be null or lse_in) its LSE. The same as the range's attention followed by
+// attention_merge_parts_bf16, except that the range's partial is neither rounded to bf16 nor
+// written: one pass over q and out. cudaErrorNotSupported, with nothing launched, outside
+// attention_tail_merge_supports: bf16, 8 <= D <= 128 with D % 8 == 0, token strides multiples of 8
+// elements and 16-byte aligned pointers.
+constexpr int64_t kAttnTailMaxKeys = 128;
+bool attention_tail_merge_supports(const AttnArgs& args);
+cudaError_t attention_tail_merge_bf16(const AttnArgs& args, const float* lse_in, cudaStream_t stream);
+
 }  // namespace vgen::kern

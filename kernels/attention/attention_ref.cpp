@@ -100,4 +100,11 @@ void attention_merge_parts_ref(const float* const* parts, const float* const* ls
       }
 }
 
+void attention_tail_merge_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
+                              int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale) {
+  std::vector<float> o2(size_t(B * Sq * H * D)), l2(size_t(B * H * Sq));
+  attention_ref(q, k, v, o2.data(), l2.data(), B, Sq, Skv, H, D, num_valid_kv, scale);
+  attention_merge_ref(out, lse, o2.data(), l2.data(), B, Sq, H, D);
+}
+
 }  // namespace vgen::kern

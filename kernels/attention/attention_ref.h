@@ -22,4 +22,10 @@ void attention_merge_ref(float* o1, float* lse1, const float* o2, const float* l
 void attention_merge_parts_ref(const float* const* parts, const float* const* lses, int n, float* out, float* lse_out,
                                int64_t B, int64_t S, int64_t H, int64_t D);
 
+// attention_tail_merge_bf16 in fp32: out/lse hold the attention over other keys ([B,Sq,H,D],
+// [B,H,Sq]; lse −inf: none) and become the attention over those and k/v's first num_valid_kv keys:
+// attention_ref over the range merged in by attention_merge_ref.
+void attention_tail_merge_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
+                              int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale);
+
 }  // namespace vgen::kern

@@ -54,6 +54,25 @@ int64_t attention_kv_chunk() {
   return v;
 }
 
+namespace {
+std::atomic<int> g_tail_fold{-1};  // read VGEN_ATTN_TAIL on first use
+}  // namespace
+
+void set_attention_tail_fold(bool fold) { g_tail_fold.store(fold ? 1 : 0); }
+
+bool attention_tail_fold() {
+  int v = g_tail_fold.load();
+  if (v < 0) {
+    const char* e = std::getenv("VGEN_ATTN_TAIL");
+    const std::string s = e ? e : "";
+    VGEN_CHECK(s.empty() || s == "fold" || s == "cudnn", ExitCode::kUsage,
+               "VGEN_ATTN_TAIL={}: expected fold (the remainder keys merged in one pass) or cudnn", s);
+    v = s == "cudnn" ? 0 : 1;
+    g_tail_fold.store(v);
+  }
+  return v == 1;
+}
+
 std::vector<std::pair<int64_t, int64_t>> attention_kv_plan(int64_t num_valid, int64_t chunk) {
   constexpr int64_t kAlign = 128, kMaxParts = 16;
   const int64_t main = num_valid / kAlign * kAlign, tail = num_valid - main;

@@ -37,6 +37,12 @@ constexpr int64_t kKvSplitMinKeys = 4096;
 void set_attention_kv_chunk(int64_t tokens);
 int64_t attention_kv_chunk();
 
+// The remainder of a split (< 128 keys) is folded into the cuDNN ranges' result by one pass of
+// the own kernel (attention_tail_merge_bf16: the remainder's attention, started from their LSE)
+// instead of a cuDNN call plus an LSE merge. Default from VGEN_ATTN_TAIL (fold | cudnn), else fold.
+void set_attention_tail_fold(bool fold);
+bool attention_tail_fold();
+
 // The key ranges [begin, begin + len) one attention over `num_valid` keys runs as under `chunk`
 // (the setting above); one range means no split. At most 16 ranges.
 std::vector<std::pair<int64_t, int64_t>> attention_kv_plan(int64_t num_valid, int64_t chunk);

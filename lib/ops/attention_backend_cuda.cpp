@@ -74,22 +74,28 @@ kern::AttnArgs range_args(const kern::AttnArgs& a, int64_t c0, int64_t len) {
   return c;
 }
 
-// cuDNN over the key ranges of attention_kv_plan, merged into a.out (and a.lse) by LSE.
+// cuDNN over the key ranges of attention_kv_plan, merged into a.out (and a.lse) by LSE; the
+// remainder range (< 128 keys) folded in by attention_tail_merge_bf16 where it serves the call.
 // cudaErrorNotSupported when the plan is one range or a range is outside cuDNN's support surface
 // (checked before anything is launched; the caller then runs one call).
 cudaError_t cudnn_chunked(const kern::AttnArgs& a, cudaStream_t stream) {
   const auto plan = attention_kv_plan(std::min(a.num_valid_kv, a.Skv), attention_kv_chunk());
   if (plan.size() < 2 || a.o_stride != 0) return cudaErrorNotSupported;
-  for (const auto& [c0, len] : plan)
-    if (!kern::attention_cudnn_supports(range_args(a, c0, len), kern::AttnOut::kBF16)) return cudaErrorNotSupported;
+  const kern::AttnArgs tail = range_args(a, plan.back().first, plan.back().second);
+  const bool fold = attention_tail_fold() && tail.num_valid_kv <= kern::kAttnTailMaxKeys &&
+                    kern::attention_tail_merge_supports(tail);
+  const size_t n_cudnn = plan.size() - (fold ? 1 : 0);
+  for (size_t i = 0; i < n_cudnn; ++i)
+    if (!kern::attention_cudnn_supports(range_args(a, plan[i].first, plan[i].second), kern::AttnOut::kBF16))
+      return cudaErrorNotSupported;
   std::vector<Tensor> parts, lses;
   std::vector<const void*> pp;
   std::vector<const float*> lp;
-  for (const auto& [c0, len] : plan) {
+  for (size_t i = 0; i < n_cudnn; ++i) {
     // The first range writes a.out itself, merged in place (one [B, Sq, H, D] buffer less).
     if (!pp.empty()) parts.push_back(Tensor::empty({a.B, a.Sq, a.H, a.D}, DType::kBF16, Device::kCUDA));
     lses.push_back(Tensor::empty({a.B, a.H, a.Sq}, DType::kF32, Device::kCUDA));  // [B, H, Sq]
-    kern::AttnArgs c = range_args(a, c0, len);
+    kern::AttnArgs c = range_args(a, plan[i].first, plan[i].second);
     c.out = pp.empty() ? a.out : parts.back().raw();  // [B, Sq, H, D]
     c.lse = lses.back().f32();
     const cudaError_t e = kern::attention_fwd_cudnn(c, kern::AttnOut::kBF16, stream);
@@ -97,11 +103,29 @@ cudaError_t cudnn_chunked(const kern::AttnArgs& a, cudaStream_t stream) {
     pp.push_back(c.out);
     lp.push_back(lses.back().f32());
   }
-  const cudaError_t e = kern::attention_merge_parts_bf16(pp.data(), lp.data(), int(pp.size()), a.out, a.lse, a.B,
-                                                         a.Sq, a.H, a.D, stream);
-  if (e != cudaSuccess)
-    VGEN_THROW(ExitCode::kInternal, "attention_merge_parts_bf16 of {} key ranges (B {} Sq {} H {} D {}) failed: {}",
-               pp.size(), a.B, a.Sq, a.H, a.D, cudaGetErrorString(e));
+  const float* lse_cudnn = lp[0];  // the LSE over the cuDNN ranges
+  if (pp.size() > 1) {
+    float* lse_merged = a.lse;
+    if (fold) {  // the remainder still follows: it needs the merged LSE
+      lses.push_back(Tensor::empty({a.B, a.H, a.Sq}, DType::kF32, Device::kCUDA));  // [B, H, Sq]
+      lse_merged = lses.back().f32();
+      lse_cudnn = lse_merged;
+    }
+    const cudaError_t e = kern::attention_merge_parts_bf16(pp.data(), lp.data(), int(pp.size()), a.out, lse_merged,
+                                                           a.B, a.Sq, a.H, a.D, stream);
+    if (e != cudaSuccess)
+      VGEN_THROW(ExitCode::kInternal, "attention_merge_parts_bf16 of {} key ranges (B {} Sq {} H {} D {}) failed: {}",
+                 pp.size(), a.B, a.Sq, a.H, a.D, cudaGetErrorString(e));
+  }
+  if (fold) {
+    kern::AttnArgs c = tail;
+    c.out = a.out;
+    c.lse = a.lse;
+    const cudaError_t e = kern::attention_tail_merge_bf16(c, lse_cudnn, stream);
+    if (e != cudaSuccess)
+      VGEN_THROW(ExitCode::kInternal, "attention_tail_merge_bf16 of {} keys (B {} Sq {} H {} D {}) failed: {}",
+                 c.num_valid_kv, a.B, a.Sq, a.H, a.D, cudaGetErrorString(e));
+  }
   return cudaSuccess;
 }
 

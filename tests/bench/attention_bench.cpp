@@ -203,7 +203,8 @@ void bench_shape(int64_t S, int64_t H, int64_t D) {
 
 // --split: the parts of the remainder key split at S tokens, each timed alone, interleaved: the
 // 128-aligned main range (cuDNN, LSE), the remainder range (cuDNN, LSE; native, LSE), the LSE merge
-// of the two, and the whole dispatch (cuda_attention_auto). What do the remainder and merge cost?
+// of the two, the remainder folded in by attention_tail_merge_bf16 instead, and the whole dispatch
+// (cuda_attention_auto) both ways. What do the remainder and merge cost?
 void bench_split(int64_t S, int64_t H, int64_t D) {
   const int64_t main_keys = S / 128 * 128, tail = S - main_keys;
   Tensor q = random_bf16({1, S, H, D}, 1, 2.0f), k = random_bf16({1, S, H, D}, 2, 2.0f),
@@ -226,8 +227,20 @@ void bench_split(int64_t S, int64_t H, int64_t D) {
       {"tail_cudnn", [&] { return kern::attention_fwd_cudnn(ar, kern::AttnOut::kBF16, compute_stream()); }},
       {"tail_native", [&] { return kern::attention_fwd_bf16(ar, kern::AttnOut::kBF16, compute_stream()); }},
       {"merge", [&] { return kern::attention_merge_parts_bf16(parts, lses, 2, o.raw(), nullptr, 1, S, H, D, compute_stream()); }},
+      {"tail_fold", [&] {  // the remainder folded into the main range's o (in place, l as lse_in)
+         kern::AttnArgs a = ar;
+         a.out = o.raw(), a.lse = nullptr;
+         return kern::attention_tail_merge_bf16(a, l.f32(), compute_stream());
+       }},
       {"whole", [&] {
+         set_attention_tail_fold(true);
          cuda_attention_auto(q, k, v, o, &l, S, 1.0f / std::sqrt(float(D)), AttentionBackend::kAuto);
+         return cudaSuccess;
+       }},
+      {"whole_tail_cudnn", [&] {
+         set_attention_tail_fold(false);
+         cuda_attention_auto(q, k, v, o, &l, S, 1.0f / std::sqrt(float(D)), AttentionBackend::kAuto);
+         set_attention_tail_fold(true);
          return cudaSuccess;
        }}};
   for (int round = 0; round < 2; ++round)
@@ -240,6 +253,26 @@ void bench_split(int64_t S, int64_t H, int64_t D) {
                   name.c_str(), long(S), long(main_keys), long(tail), st == cudaSuccess ? "ok" : cudaGetErrorString(st), ms);
       std::fflush(stdout);
     }
+  // Both ways of the remainder on the same inputs, and the split against the native kernel over all
+  // keys in one call (fp32 softmax, its own rounding): how far apart are they at this shape?
+  const float scale = 1.0f / std::sqrt(float(D));
+  Tensor lf = Tensor::empty({1, H, S}, DType::kF32, Device::kCUDA), lc = Tensor::empty({1, H, S}, DType::kF32, Device::kCUDA);
+  Tensor of = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA), oc = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
+  set_attention_tail_fold(true);
+  cuda_attention_auto(q, k, v, of, &lf, S, scale, AttentionBackend::kAuto);
+  set_attention_tail_fold(false);
+  cuda_attention_auto(q, k, v, oc, &lc, S, scale, AttentionBackend::kAuto);
+  set_attention_tail_fold(true);
+  kern::AttnArgs an = args(0, S, o, l);
+  VGEN_CUDA_CHECK(kern::attention_fwd_bf16(an, kern::AttnOut::kBF16, compute_stream()));
+  const int64_t n = std::min(S, kCheckTokens);
+  const std::vector<float> vf = host(of[0].narrow(0, n)), vc = host(oc[0].narrow(0, n)), vn = host(o[0].narrow(0, n));
+  const std::vector<float> hf = host(lf), hc = host(lc), hn = host(l);
+  std::printf("{\"bench\":\"attention_split_check\",\"S\":%ld,\"tokens\":%ld,\"fold_vs_cudnn_tail_rel_l2\":%.3e,"
+              "\"fold_vs_native_rel_l2\":%.3e,\"cudnn_tail_vs_native_rel_l2\":%.3e,\"fold_vs_cudnn_tail_lse_max_abs\":%.3e,"
+              "\"fold_vs_native_lse_max_abs\":%.3e}\n",
+              long(S), long(n), rel_l2(vf, vc), rel_l2(vf, vn), rel_l2(vc, vn), max_abs_diff(hf, hc), max_abs_diff(hf, hn));
+  std::fflush(stdout);
 }
 
 }  // namespace

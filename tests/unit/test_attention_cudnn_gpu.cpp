@@ -265,7 +265,8 @@ TEST(AttentionCudnnGpu, GraphsAreCached) {
 }
 
 // Key-chunked cuDNN attention (set_attention_kv_chunk): chunks of 128-multiples over the valid keys,
-// merged once (attention_merge_parts_bf16), with and without LSE, excluded keys loud; same bounds
+// merged once (attention_merge_parts_bf16), the remainder folded in by the own kernel or run on
+// cuDNN and merged (set_attention_tail_fold), with and without LSE, excluded keys loud; same bounds
 // as one call (the bf16 partials add at most half an ulp before the fp32 merge).
 TEST(AttentionCudnnGpu, KeyChunksMatchRef) {
   VGEN_REQUIRE_CUDNN();
@@ -279,17 +280,24 @@ TEST(AttentionCudnnGpu, KeyChunksMatchRef) {
       Tensor q = device_tensor(d.q, {c.B, c.Sq, c.H, c.D}, DType::kBF16);
       Tensor k = device_tensor(d.k, {c.B, c.Skv, c.H, c.D}, DType::kBF16);
       Tensor v = device_tensor(d.v, {c.B, c.Skv, c.H, c.D}, DType::kBF16);
+      for (bool fold : {true, false})
       for (bool with_lse : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "fold " << fold << " lse " << with_lse);
         Tensor out = Tensor::empty({c.B, c.Sq, c.H, c.D}, DType::kBF16, Device::kCUDA);
         Tensor lse = Tensor::empty({c.B, c.H, c.Sq}, DType::kF32, Device::kCUDA);
         set_attention_kv_chunk(chunk);
+        set_attention_tail_fold(fold);
         const uint64_t calls0 = kern::attention_cudnn_stats().calls;
         const AttentionBackend used =
             cuda_attention_auto(q, k, v, out, with_lse ? &lse : nullptr, c.nvalid, scale, "cudnn");
         set_attention_kv_chunk(-1);
+        set_attention_tail_fold(true);
         EXPECT_EQ(used, AttentionBackend::kCudnn);
-        // One cuDNN call per key range: the split really ran (a silent single call would also match).
-        EXPECT_EQ(kern::attention_cudnn_stats().calls - calls0, attention_kv_plan(c.nvalid, chunk).size());
+        // One cuDNN call per key range, but the last (<= 128 keys) when it is folded in: the
+        // split really ran (a silent single call would also match).
+        const auto plan = attention_kv_plan(c.nvalid, chunk);
+        const size_t folded = fold && plan.size() > 1 && plan.back().second <= kern::kAttnTailMaxKeys ? 1 : 0;
+        EXPECT_EQ(kern::attention_cudnn_stats().calls - calls0, plan.size() - folded);
         const std::vector<float> o = host_f32(out);
         if (with_lse) {
           const std::vector<float> l = host_f32(lse);

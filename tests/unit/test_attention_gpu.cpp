@@ -1,6 +1,7 @@
 // Flash attention (bf16, tensor cores), fp32 attention and the LSE merge on the device against
 // attention_ref / attention_merge_ref: odd lengths, heads and head dims, num_valid < Skv with NaN in
-// the excluded keys, no valid key, strided (fused QKV) inputs, and a split-KV merge.
+// the excluded keys, no valid key, strided (fused QKV) inputs, a split-KV merge, and the remainder of a
+// key split folded into the main range (attention_tail_merge_bf16 against attention_tail_merge_ref).
 #include "gpu_test_util.h"
 
 #ifdef VGEN_WITH_CUDA
@@ -275,6 +276,96 @@ TEST(AttentionGpu, MergePartsBf16MatchesRef) {
         ASSERT_NEAR(gl[i], want_lse[i], 2e-6 * (1.0 + std::fabs(want_lse[i]))) << "n " << n << " lse at " << i;
     }
   }
+}
+
+// The remainder of a key split folded into the main range's bf16 result (attention_tail_merge_bf16)
+// against attention_tail_merge_ref on the same bf16 values: 1 to 128 keys (every count of 16-key
+// groups), head dims 8 to 128 (D <= 64 takes the 64-column kernel), several blocks of 1,024 queries
+// and a partial one, rows whose main range was empty (lse −inf and NaN in out: ignored), NaN keys
+// after the range (never read), the lse written apart, in place over lse_in, or not at all. Bounds
+// as the flash kernel's: the fp32 scores, a bf16 P on the range's weights, one rounding of the output.
+TEST(AttentionGpu, TailMergeMatchesRef) {
+  VGEN_REQUIRE_GPU();
+  struct TailCfg {
+    int64_t B, Sq, M, T, H, D;  // M keys in the main range, T in the folded one
+    float amp;
+  };
+  const TailCfg cfgs[] = {{1, 1, 3, 1, 1, 128, 1.0f},      {2, 37, 50, 5, 3, 64, 2.0f},  {1, 1100, 300, 80, 2, 128, 3.0f},
+                          {1, 130, 20, 128, 2, 128, 1.0f},  {2, 77, 64, 17, 3, 40, 4.0f}, {1, 2100, 129, 120, 1, 128, 2.0f},
+                          {1, 19, 7, 33, 2, 8, 1.0f},       {3, 45, 100, 96, 2, 96, 3.0f}, {1, 50, 40, 48, 2, 72, 2.0f},
+                          {1, 60, 30, 112, 1, 128, 2.0f}};
+  const float inf = std::numeric_limits<float>::infinity();
+  uint32_t seed = 900;
+  for (const TailCfg& c : cfgs)
+    for (int lse_mode : {0, 1, 2}) {  // lse_out apart, in place over lse_in, none
+      SCOPED_TRACE(::testing::Message() << "B " << c.B << " Sq " << c.Sq << " M " << c.M << " T " << c.T << " H "
+                                        << c.H << " D " << c.D << " lse_mode " << lse_mode);
+      const int64_t Skv = c.M + c.T + 3, HD = c.H * c.D;
+      const float scale = 1.0f / std::sqrt(float(c.D));
+      auto q = rounded_bf16(random_vec(size_t(c.B * c.Sq * HD), seed += 3, -c.amp, c.amp));
+      auto k = rounded_bf16(random_vec(size_t(c.B * Skv * HD), seed + 1, -c.amp, c.amp));
+      auto v = rounded_bf16(random_vec(k.size(), seed + 2));
+      for (int64_t b = 0; b < c.B; ++b)
+        for (int64_t j = c.M + c.T; j < Skv; ++j)
+          for (int64_t i = 0; i < HD; ++i) k[size_t((b * Skv + j) * HD + i)] = v[size_t((b * Skv + j) * HD + i)] = kNaN;
+      // The main range's result as cuDNN leaves it: bf16 out, fp32 lse; every 5th row empty.
+      std::vector<float> o(q.size()), l(size_t(c.B * c.H * c.Sq));
+      kern::attention_ref(q.data(), k.data(), v.data(), o.data(), l.data(), c.B, c.Sq, Skv, c.H, c.D, c.M, scale);
+      o = rounded_bf16(o);
+      for (int64_t b = 0; b < c.B; ++b)
+        for (int64_t h = 0; h < c.H; ++h)
+          for (int64_t i = 0; i < c.Sq; ++i) {
+            const size_t li = size_t((b * c.H + h) * c.Sq + i);
+            if (li % 5 != 2) continue;
+            l[li] = -inf;
+            for (int64_t x = 0; x < c.D; ++x) o[size_t(((b * c.Sq + i) * c.H + h) * c.D + x)] = kNaN;
+          }
+      Tensor dq = device_tensor(q, {c.B, c.Sq, c.H, c.D}, DType::kBF16);
+      Tensor dk = device_tensor(k, {c.B, Skv, c.H, c.D}, DType::kBF16);
+      Tensor dv = device_tensor(v, {c.B, Skv, c.H, c.D}, DType::kBF16);
+      Tensor dout = device_tensor(o, {c.B, c.Sq, c.H, c.D}, DType::kBF16);
+      Tensor dlse_in = device_tensor(l, {c.B, c.H, c.Sq}, DType::kF32);
+      Tensor dlse_out = poisoned({c.B, c.H, c.Sq}, DType::kF32);
+      kern::AttnArgs a;
+      a.q = dq.raw();
+      a.k = static_cast<const char*>(dk.raw()) + c.M * HD * 2;
+      a.v = static_cast<const char*>(dv.raw()) + c.M * HD * 2;
+      a.out = dout.raw();
+      a.lse = lse_mode == 0 ? dlse_out.f32() : lse_mode == 1 ? dlse_in.f32() : nullptr;
+      a.B = c.B, a.Sq = c.Sq, a.Skv = Skv, a.H = c.H, a.D = c.D, a.num_valid_kv = c.T, a.scale = scale;
+      ASSERT_TRUE(kern::attention_tail_merge_supports(a));
+      ASSERT_EQ(kern::attention_tail_merge_bf16(a, dlse_in.f32(), compute_stream()), cudaSuccess);
+      const std::vector<float> go = host_f32(dout);
+      const std::vector<float> gl = host_f32(lse_mode == 0 ? dlse_out : dlse_in);
+
+      std::vector<float> want = o, want_lse = l;
+      kern::attention_tail_merge_ref(q.data(), k.data() + c.M * HD, v.data() + c.M * HD, want.data(), want_lse.data(),
+                                     c.B, c.Sq, Skv, c.H, c.D, c.T, scale);
+      // |q·k| <= D·amp², |v| <= 1.
+      const double es = double(c.D) * std::ldexp(1.0, -24) * scale * double(c.D) * c.amp * c.amp;
+      const double sum_err = double(c.T + 4) * std::ldexp(1.0, -24);
+      int bad = 0;
+      for (size_t i = 0; i < want.size(); ++i) {
+        double tol = 2.0 * es + 2.0 * sum_err + std::ldexp(1.0, -8) + 1e-6;
+        tol += std::ldexp(1.0, -8) * (std::fabs(want[i]) + tol);
+        if (!(std::fabs(go[i] - want[i]) <= tol) && ++bad <= 5)
+          ADD_FAILURE() << "out at " << i << ": " << go[i] << ", expected " << want[i] << " ± " << tol;
+      }
+      if (lse_mode != 2)
+        for (size_t i = 0; i < want_lse.size(); ++i) {
+          const double ltol = es + 2.0 * sum_err + 4e-6 * (1.0 + std::fabs(want_lse[i]));
+          if (!(std::fabs(gl[i] - want_lse[i]) <= ltol) && ++bad <= 5)
+            ADD_FAILURE() << "lse at " << i << ": " << gl[i] << ", expected " << want_lse[i] << " ± " << ltol;
+        }
+      else
+        EXPECT_EQ(gl, l) << "lse_in changed without an lse output";
+      EXPECT_EQ(bad, 0);
+    }
+  // Outside the kernel's surface nothing is launched.
+  kern::AttnArgs a;
+  a.B = 1, a.Sq = 4, a.Skv = 200, a.H = 1, a.D = 64, a.num_valid_kv = 129;
+  EXPECT_FALSE(kern::attention_tail_merge_supports(a));
+  EXPECT_EQ(kern::attention_tail_merge_bf16(a, nullptr, compute_stream()), cudaErrorNotSupported);
 }
 
 TEST(AttentionGpu, SplitKvMergeEqualsFullAttention) {
