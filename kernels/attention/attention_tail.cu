@@ -4,10 +4,11 @@
 //
 // A block of 8 warps owns one (batch, head) and 1,024 queries; the range's K and V (at most 128
 // keys, padded to 16 with zero rows) sit in shared memory for the whole block. Each warp walks its
-// 16-query tiles on its own: Q through a double-buffered cp.async copy, S = Q·Kᵀ and P·V on
-// mma.sync m16n8k16, the softmax started from the main range's LSE, and the main range's bf16
-// output read, rescaled and overwritten by the same lane. The pass is bound by reading q and
-// out and writing out once.
+// 16-query tiles on its own: Q (double-buffered, one tile ahead) and the main range's bf16 output
+// come in by cp.async while the warp computes, S = Q·Kᵀ and P·V run on mma.sync m16n8k16, the
+// softmax starts from the main range's LSE, and the merged tile is written back into shared memory
+// and stored by whole rows with 16-byte stores (4-byte accesses in the fragment layout spread each
+// warp access over 8 rows). The pass is bound by reading q and out and writing out once.
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -49,8 +50,8 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-template <int DP, int KG>
-constexpr int kSmemBytes = (2 * KG * 16 + kWarps * 2 * 16) * (DP + 8) * int(sizeof(__nv_bfloat16));
+template <int DP, int KG>  // K and V, then per warp Q (two tiles) and out (one tile)
+constexpr int kSmemBytes = (2 * KG * 16 + kWarps * 3 * 16) * (DP + 8) * int(sizeof(__nv_bfloat16));
 // Two blocks per SM where their shared memory fits (228 KiB, 1 KiB reserved per block); then the
 // registers are capped to fit too, otherwise the kernel may use more and not spill.
 template <int DP, int KG>
@@ -70,7 +71,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
   __nv_bfloat16* sK = reinterpret_cast<__nv_bfloat16*>(smem_raw);  // [KN][LDS]
   __nv_bfloat16* sV = sK + KN * LDS;                                // [KN][LDS]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __nv_bfloat16* sQ = sV + KN * LDS + warp * 2 * 16 * LDS;  // this warp's [2][16][LDS]
+  __nv_bfloat16* sQ = sV + KN * LDS + warp * 3 * 16 * LDS;  // this warp's Q tiles [2][16][LDS]
+  __nv_bfloat16* sO = sQ + 2 * 16 * LDS;                     // and its out tile [16][LDS]
   const int h = blockIdx.y, b = blockIdx.z;
 
   const __nv_bfloat16* gk = p.k + int64_t(b) * p.Skv * p.k_rs + int64_t(h) * p.D;
@@ -85,17 +87,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
 
   const int row_base = blockIdx.x * kRowsPerBlock;
   auto tile_row = [&](int t) { return row_base + (t * kWarps + warp) * 16; };
-  auto load_q = [&](int t) {
-    const int m0 = tile_row(t);
-    __nv_bfloat16* dst = sQ + (t & 1) * 16 * LDS;
+  // One cp.async group: rows [m0, m0 + 16) of head h of g (token stride rs) into dst [16][LDS].
+  auto load_rows = [&](const __nv_bfloat16* g, int64_t rs, int m0, __nv_bfloat16* dst) {
     for (int c = lane; c < 16 * CPR; c += 32) {
       const int r = c / CPR, col = (c % CPR) * 8;
       const bool ok = m0 + r < p.Sq && col < p.D;
-      const __nv_bfloat16* src = ok ? p.q + (int64_t(b) * p.Sq + m0 + r) * p.q_rs + int64_t(h) * p.D + col : p.q;
+      const __nv_bfloat16* src = ok ? g + (int64_t(b) * p.Sq + m0 + r) * rs + int64_t(h) * p.D + col : g;
       cp_async16(smem_u32(dst + r * LDS + col), src, ok ? 16 : 0);
     }
     cp_async_commit();
   };
+  auto load_q = [&](int t) { load_rows(p.q, p.q_rs, tile_row(t), sQ + (t & 1) * 16 * LDS); };
   if (tile_row(0) < p.Sq) load_q(0);
   cp_async_wait<0>();
   __syncthreads();  // K and V are shared by the warps; nothing below synchronises the block
@@ -104,11 +106,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
   for (int t = 0; t < kTilesPerWarp; ++t) {
     const int m0 = tile_row(t);
     if (m0 >= p.Sq) break;  // uniform per warp; later tiles lie further on
-    if (t + 1 < kTilesPerWarp && tile_row(t + 1) < p.Sq) {
-      load_q(t + 1);  // into the buffer the last iteration read (a __syncwarp ago)
-      cp_async_wait<1>();
+    // Groups in flight: Q(t) (unless done), then out(t), then Q(t + 1) into the buffer the last
+    // iteration read (a __syncwarp ago).
+    load_rows(p.out, p.o_rs, m0, sO);
+    const bool next = t + 1 < kTilesPerWarp && tile_row(t + 1) < p.Sq;
+    if (next) {
+      load_q(t + 1);
+      cp_async_wait<2>();
     } else {
-      cp_async_wait<0>();
+      cp_async_wait<1>();
     }
     __syncwarp();
     const __nv_bfloat16* cQ = sQ + (t & 1) * 16 * LDS;
@@ -186,20 +192,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
       pa[kk][3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
     }
 
+    if (next)
+      cp_async_wait<1>();
+    else
+      cp_async_wait<0>();
+    __syncwarp();  // out(t) is in sO
 #pragma unroll
     for (int d0 = 0; d0 < DP; d0 += HALF) {
-      // The main range's output of these columns, loaded before the products that hide it.
-      __nv_bfloat162 om[2][DT];
-#pragma unroll
-      for (int r = 0; r < 2; ++r)
-#pragma unroll
-        for (int dt = 0; dt < DT; ++dt) {
-          const int col = d0 + dt * 8 + (lane & 3) * 2;
-          om[r][dt] = __floats2bfloat162_rn(0.0f, 0.0f);
-          if (row[r] < p.Sq && col < p.D && w_in[r] > 0.0f)
-            om[r][dt] = *reinterpret_cast<const __nv_bfloat162*>(p.out + (int64_t(b) * p.Sq + row[r]) * p.o_rs +
-                                                                 int64_t(h) * p.D + col);
-        }
       float o[DT][4];
 #pragma unroll
       for (int i = 0; i < DT; ++i)
@@ -215,21 +214,30 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
           mma_bf16(o[2 * dp], pa[kk], b0, b1);
           mma_bf16(o[2 * dp + 1], pa[kk], b2, b3);
         }
+      // Merge over the main range's values in sO, in place (each element read and written by
+      // the same lane); a main range without keys (w_in 0) may hold anything there.
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        if (row[r] >= p.Sq) continue;
-        __nv_bfloat16* out = p.out + (int64_t(b) * p.Sq + row[r]) * p.o_rs + int64_t(h) * p.D;
+      for (int r = 0; r < 2; ++r)
 #pragma unroll
         for (int dt = 0; dt < DT; ++dt) {
-          const int col = d0 + dt * 8 + (lane & 3) * 2;
-          if (col >= p.D) continue;
-          const float2 m = __bfloat1622float2(om[r][dt]);
-          *reinterpret_cast<__nv_bfloat162*>(out + col) = __floats2bfloat162_rn(
-              (w_in[r] * m.x + o[dt][2 * r]) * inv[r], (w_in[r] * m.y + o[dt][2 * r + 1]) * inv[r]);
+          __nv_bfloat162* at =
+              reinterpret_cast<__nv_bfloat162*>(sO + ((lane >> 2) + r * 8) * LDS + d0 + dt * 8 + (lane & 3) * 2);
+          float2 m = make_float2(0.0f, 0.0f);
+          if (w_in[r] > 0.0f) {
+            m = __bfloat1622float2(*at);
+            m.x *= w_in[r], m.y *= w_in[r];
+          }
+          *at = __floats2bfloat162_rn((m.x + o[dt][2 * r]) * inv[r], (m.y + o[dt][2 * r + 1]) * inv[r]);
         }
-      }
     }
-    __syncwarp();  // the next iteration's prefetch overwrites the buffer read above
+    __syncwarp();
+    for (int c = lane; c < 16 * CPR; c += 32) {  // whole rows out: 16-byte stores
+      const int r = c / CPR, col = (c % CPR) * 8;
+      if (m0 + r < p.Sq && col < p.D)
+        *reinterpret_cast<uint4*>(p.out + (int64_t(b) * p.Sq + m0 + r) * p.o_rs + int64_t(h) * p.D + col) =
+            *reinterpret_cast<const uint4*>(sO + r * LDS + col);
+    }
+    __syncwarp();  // the next iteration's copies overwrite sO and the Q buffer read above
   }
 }
 
