@@ -6,10 +6,11 @@
 namespace vgen::kern {
 namespace {
 
-enum BinOp : int { kAdd = 0, kCfg = 1 };
+enum BinOp : int { kAdd = 0, kCfg = 1, kSub = 2 };
 
 template <int kOp> __device__ __forceinline__ float bin(float a, float b, float scale) {
   if constexpr (kOp == kAdd) return a + b;
+  else if constexpr (kOp == kSub) return a - b;
   else return b + scale * (a - b);  // a = cond, b = uncond
 }
 
@@ -93,6 +94,10 @@ __global__ void gated_kernel(const T* x, const T* y, const float* __restrict__ g
 
 cudaError_t add(const void* a, const void* b, void* out, FloatType type, int64_t n, cudaStream_t stream) {
   VGEN_DISPATCH_FB(type, T, { return launch_binary<T, kAdd>(a, b, out, n, 0.0f, stream); });
+}
+
+cudaError_t sub(const void* a, const void* b, void* out, FloatType type, int64_t n, cudaStream_t stream) {
+  VGEN_DISPATCH_FB(type, T, { return launch_binary<T, kSub>(a, b, out, n, 0.0f, stream); });
 }
 
 cudaError_t cfg_combine(const void* cond, const void* uncond, void* out, FloatType type, int64_t n, float scale,

@@ -15,6 +15,9 @@ namespace vgen::kern {
 // out = a + b; a, b, out of `type`.
 cudaError_t add(const void* a, const void* b, void* out, FloatType type, int64_t n, cudaStream_t stream);
 
+// out = a − b; a, b, out of `type`.
+cudaError_t sub(const void* a, const void* b, void* out, FloatType type, int64_t n, cudaStream_t stream);
+
 // out[r, i] = x[r, i] + row[i]; x of x_type, row fp32, out of out_type.
 cudaError_t add_row(const void* x, FloatType x_type, const float* row, void* out, FloatType out_type, int64_t rows,
                     int64_t width, cudaStream_t stream);

@@ -7,6 +7,10 @@ void add_ref(const float* a, const float* b, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
+void sub_ref(const float* a, const float* b, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = a[i] - b[i];
+}
+
 void add_row_ref(const float* x, const float* row, float* out, int64_t rows, int64_t width) {
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r)

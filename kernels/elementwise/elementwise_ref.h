@@ -8,6 +8,9 @@ namespace vgen::kern {
 // out = a + b.
 void add_ref(const float* a, const float* b, float* out, int64_t n);
 
+// out = a − b.
+void sub_ref(const float* a, const float* b, float* out, int64_t n);
+
 // out[r, i] = x[r, i] + row[i] for rows × width (a row vector broadcast over rows).
 void add_row_ref(const float* x, const float* row, float* out, int64_t rows, int64_t width);
 

@@ -224,6 +224,14 @@ std::vector<Key> attention_keys(const Ctx& c, AttentionConfig& a) {
   return {{"backend", [&](auto& n, auto& p) { a.backend = get_choice(c, n, p, {"auto", "native", "cudnn"}); }}};
 }
 
+std::vector<Key> cache_keys(const Ctx& c, CacheConfig& k) {
+  return {{"first_block_threshold", [&](auto& n, auto& p) {
+             k.first_block_threshold = get_double(c, n, p);
+             if (!(k.first_block_threshold >= 0.0) || !std::isfinite(k.first_block_threshold))
+               c.fail(p, n, fmt::format("must be a finite number >= 0 (0 = off), got {}", k.first_block_threshold));
+           }}};
+}
+
 std::vector<Key> output_keys(const Ctx& c, OutputConfig& o) {
   return {
       {"dir", [&](auto& n, auto& p) { o.dir = get_string(c, n, p); }},
@@ -255,6 +263,7 @@ std::vector<Key> section_keys(const Ctx& c, Recipe& r, const std::string& sectio
   if (section == "generation") return generation_keys(c, r.generation);
   if (section == "parallel_config") return parallel_keys(c, r.parallel);
   if (section == "attention_config") return attention_keys(c, r.attention);
+  if (section == "cache_config") return cache_keys(c, r.cache);
   if (section == "output") return output_keys(c, r.output);
   if (section == "text") return text_keys(c, r.text);
   return {};
@@ -267,7 +276,7 @@ std::vector<Key> top_keys(const Ctx& c, Recipe& r) {
       {"precision", [&](auto& n, auto& p) { r.precision = get_choice(c, n, p, {"fp32", "bf16"}); }},
       {"prompts", [&](auto& n, auto& p) { r.prompts = get_string(c, n, p, true); }},
   };
-  for (const char* s : {"generation", "parallel_config", "attention_config", "output", "text"}) {
+  for (const char* s : {"generation", "parallel_config", "attention_config", "cache_config", "output", "text"}) {
     std::string name = s;
     keys.push_back({name,
                     [&c, &r, name](auto& n, auto& p) { parse_map(c, n, p, section_keys(c, r, name)); },
@@ -369,6 +378,7 @@ Json recipe_to_json(const Recipe& r) {
                           {"parallel_vae_split_dim", pc.parallel_vae_split_dim},
                           {"dwdp_size", pc.dwdp_size}};
   j["attention_config"] = {{"backend", r.attention.backend}};
+  j["cache_config"] = {{"first_block_threshold", r.cache.first_block_threshold}};
   j["output"] = {{"dir", r.output.dir},
                  {"fps", r.output.fps ? Json(*r.output.fps) : Json(nullptr)},
                  {"crf", r.output.crf},
@@ -406,6 +416,13 @@ Recipe parse_recipe(const std::string& yaml_text, const std::string& path, const
            fmt::format("ring_size {} and attn2d_size [{}, {}] are exclusive (the context-parallel axis is either "
                        "a ring or a 2-D grid)",
                        pc.ring_size, pc.attn2d_size[0], pc.attn2d_size[1]));
+  // DWDP streams every block's weights in a fixed order on all ranks of its group; a skipped block
+  // would leave its peers' copies unmatched.
+  if (r.cache.first_block_threshold > 0 && pc.dwdp_size > 1)
+    c.fail("cache_config.first_block_threshold", YAML::Node(root["cache_config"])["first_block_threshold"],
+           fmt::format("the first-block cache ({}) does not run with parallel_config.dwdp_size {} (set one of them "
+                       "off: first_block_threshold 0 or dwdp_size 1)",
+                       r.cache.first_block_threshold, pc.dwdp_size));
   r.model = resolve_path(r.model);
   r.prompts = resolve_path(r.prompts);
   r.generation.initial_latents = resolve_path(r.generation.initial_latents);

@@ -45,6 +45,14 @@ struct AttentionConfig {
   std::string backend = "auto";  // auto | native | cudnn
 };
 
+// First-Block Cache (cache_config): per CFG stream, a denoising step whose first block changes x
+// by less than first_block_threshold (relative L1 against the last fully computed step, over the
+// whole sequence) reuses that step's residual of the other blocks instead of running them.
+// 0 (default) is off: every block runs every step. Approximate: speed traded for fidelity.
+struct CacheConfig {
+  double first_block_threshold = 0.0;
+};
+
 struct OutputConfig {
   std::string dir = "outputs";
   std::optional<int> fps;  // default: the model's native fps (16 for Wan 2.1 / 2.2 A14B)
@@ -66,6 +74,7 @@ struct Recipe {
   GenerationConfig generation;
   ParallelConfig parallel;
   AttentionConfig attention;
+  CacheConfig cache;
   OutputConfig output;
   TextConfig text;
   std::string prompts;

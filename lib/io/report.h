@@ -36,6 +36,9 @@ struct VideoReport {
   VideoSeconds seconds;
   int64_t peak_memory_bytes = 0;
   int64_t rss_bytes = 0;  // resident set after the video (host memory over a long batch)
+  // First-block cache: DiT forwards that reached its decision and those it cut short ("first_block_cache"
+  // in the JSON, only when it ran).
+  int64_t cache_forwards = 0, cache_hits = 0;
 };
 
 struct RunReport {

@@ -25,6 +25,8 @@ Tensor cuda_rms_norm_rope(const Tensor&, const Tensor&, const Tensor&, const Ten
 }
 void cuda_rope_(Tensor&, const Tensor&, const Tensor&) { no_cuda("rope"); }
 void cuda_add_inplace(Tensor&, const Tensor&) { no_cuda("add_inplace"); }
+Tensor cuda_sub(const Tensor&, const Tensor&) { no_cuda("sub"); }
+Tensor cuda_abs_diff_sums(const Tensor&, const Tensor&) { no_cuda("abs_diff_sums"); }
 Tensor cuda_add_row(const Tensor&, const Tensor&) { no_cuda("add_row"); }
 void cuda_gated_residual_(Tensor&, const Tensor&, const Tensor&, int) { no_cuda("gated_residual_"); }
 Tensor cuda_cfg_combine(const Tensor&, const Tensor&, float) { no_cuda("cfg_combine"); }

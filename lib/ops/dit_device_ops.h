@@ -30,6 +30,9 @@ Tensor cuda_rms_norm_rope(const Tensor& x, const Tensor& weight, const Tensor& c
 void cuda_rope_(Tensor& x, const Tensor& cos, const Tensor& sin);
 
 void cuda_add_inplace(Tensor& x, const Tensor& y);
+Tensor cuda_sub(const Tensor& a, const Tensor& b);
+// f32 [2] on the device: Σ|a − b|, Σ|b| (kernels/reduce; deterministic).
+Tensor cuda_abs_diff_sums(const Tensor& a, const Tensor& b);
 Tensor cuda_add_row(const Tensor& x, const Tensor& row);
 void cuda_gated_residual_(Tensor& x, const Tensor& y, const Tensor& mod, int gate_idx);
 Tensor cuda_cfg_combine(const Tensor& cond, const Tensor& uncond, float scale);

@@ -7,6 +7,7 @@
 #include "kernels/embed/timestep_embed.cuh"
 #include "kernels/init/random_init.cuh"
 #include "kernels/norm/norm.cuh"
+#include "kernels/reduce/reduce.cuh"
 #include "kernels/rope/rope.cuh"
 #include "ops/device_op_checks.h"
 #include "ops/dit_device_ops.h"
@@ -183,6 +184,27 @@ void cuda_add_inplace(Tensor& x, const Tensor& y) {
   VGEN_ASSERT(act_type(y, "add_inplace", "y") == t && x.numel() == y.numel(), "add_inplace: {} vs {}", x.str(),
               y.str());
   launched(kern::add(x.raw(), y.raw(), x.raw(), t, x.numel(), compute_stream()), "add_inplace", x);
+}
+
+Tensor cuda_sub(const Tensor& a, const Tensor& b) {
+  const kern::FloatType t = act_type(a, "sub", "a");
+  VGEN_ASSERT(act_type(b, "sub", "b") == t && a.numel() == b.numel(), "sub: {} vs {}", a.str(), b.str());
+  Tensor out = Tensor::empty(a.shape(), a.dtype(), Device::kCUDA);
+  launched(kern::sub(a.raw(), b.raw(), out.raw(), t, a.numel(), compute_stream()), "sub", a);
+  return out;
+}
+
+Tensor cuda_abs_diff_sums(const Tensor& a, const Tensor& b) {
+  const kern::FloatType t = act_type(a, "abs_diff_sums", "a");
+  VGEN_ASSERT(act_type(b, "abs_diff_sums", "b") == t && a.numel() == b.numel(), "abs_diff_sums: {} vs {}", a.str(),
+              b.str());
+  // Doubles in f32 storage (the device allocator's blocks are 256-byte aligned).
+  Tensor ws = Tensor::empty({2 * kern::kAbsDiffWorkspace}, DType::kF32, Device::kCUDA);
+  Tensor out = Tensor::empty({2}, DType::kF32, Device::kCUDA);
+  launched(kern::abs_diff_sums(a.raw(), b.raw(), t, a.numel(), reinterpret_cast<double*>(ws.raw()), out.f32(),
+                               compute_stream()),
+           "abs_diff_sums", a);
+  return out;
 }
 
 Tensor cuda_add_row(const Tensor& x, const Tensor& row) {

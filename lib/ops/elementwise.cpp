@@ -1,6 +1,7 @@
 #include "ops/elementwise.h"
 
 #include "kernels/elementwise/elementwise_ref.h"
+#include "kernels/reduce/reduce_ref.h"
 #include "ops/check.h"
 #include "ops/dit_device_ops.h"
 #include "ops/norm.h"
@@ -13,6 +14,28 @@ void add_inplace(Tensor& x, const Tensor& y) {
   check_cpu_f32(y, "add_inplace", "y");
   VGEN_ASSERT(x.numel() == y.numel(), "add_inplace: {} vs {}", x.str(), y.str());
   kern::add_ref(x.f32(), y.f32(), x.f32(), x.numel());
+}
+
+Tensor sub(const Tensor& a, const Tensor& b) {
+  if (a.defined() && !a.is_cpu()) return cuda_sub(a, b);
+  check_cpu_f32(a, "sub", "a");
+  check_cpu_f32(b, "sub", "b");
+  VGEN_ASSERT(a.numel() == b.numel(), "sub: {} vs {}", a.str(), b.str());
+  Tensor out = Tensor::empty(a.shape(), DType::kF32);
+  kern::sub_ref(a.f32(), b.f32(), out.f32(), a.numel());
+  return out;
+}
+
+Tensor abs_diff_sums(const Tensor& a, const Tensor& b) {
+  if (a.defined() && !a.is_cpu()) return cuda_abs_diff_sums(a, b);
+  check_cpu_f32(a, "abs_diff_sums", "a");
+  check_cpu_f32(b, "abs_diff_sums", "b");
+  VGEN_ASSERT(a.numel() == b.numel(), "abs_diff_sums: {} vs {}", a.str(), b.str());
+  double d = 0, r = 0;
+  kern::abs_diff_sums_ref(a.f32(), b.f32(), a.numel(), &d, &r);
+  Tensor out = Tensor::empty({2}, DType::kF32);
+  out.f32()[0] = float(d), out.f32()[1] = float(r);
+  return out;
 }
 
 Tensor add_row(const Tensor& x, const Tensor& row) {

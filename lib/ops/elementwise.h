@@ -6,6 +6,9 @@
 namespace vgen {
 
 void add_inplace(Tensor& x, const Tensor& y);  // x += y (same numel)
+Tensor sub(const Tensor& a, const Tensor& b);    // a − b (same numel), a's shape
+// Σ|a − b| and Σ|b| (same numel) as f32 [2] on a's device (kernels/reduce, double sums).
+Tensor abs_diff_sums(const Tensor& a, const Tensor& b);
 // x [..., D] + row [D] broadcast over the leading dims → new tensor of x's shape.
 Tensor add_row(const Tensor& x, const Tensor& row);
 // Gated residual in place: x += y · mod[.., gate_idx]; x, y [B, S, D]; mod [B, M, D] or [B, S, M, D].

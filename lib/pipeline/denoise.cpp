@@ -70,10 +70,26 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     return e.ctx;
   };
 
+  // A fresh cache per stream and expert: each compares only with its own earlier steps.
+  FirstBlockCache caches[2][2] = {{FirstBlockCache(settings.first_block_threshold),
+                                   FirstBlockCache(settings.first_block_threshold)},
+                                  {FirstBlockCache(settings.first_block_threshold),
+                                   FirstBlockCache(settings.first_block_threshold)}};
+  auto cache = [&](int expert, int stream) -> FirstBlockCache* {
+    return caches[expert][stream].enabled() ? &caches[expert][stream] : nullptr;
+  };
+  auto hits = [&] {
+    int64_t n = 0;
+    for (auto& e : caches)
+      for (auto& c : e) n += c.hits();
+    return n;
+  };
+
   Tensor latents = initial_latents.dtype() == DType::kF32 ? initial_latents.clone() : initial_latents.to(DType::kF32);
   const int64_t B = latents.dim(0);
   for (int i = 0; i < int(timesteps.size()); ++i) {
     Timer step_timer;
+    const int64_t hits_before = hits();
     const double t = timesteps[size_t(i)];
     const int expert = two_experts && t < boundary ? 1 : 0;
     const WanTransformer& model = expert ? *models.transformer_2 : *models.transformer;
@@ -83,16 +99,18 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     Tensor v;  // [B, C, T, H, W] flow prediction after guidance
     if (cfg_parallel) {
       const int stream = mesh.coord.cfg;  // 0 cond, 1 uncond
-      Tensor mine = dit_predict(model, latents, tvec, context(expert, stream), *mesh.seq, *attention);
+      Tensor mine =
+          dit_predict(model, latents, tvec, context(expert, stream), *mesh.seq, *attention, cache(expert, stream));
       Shape both = mine.shape();
       both.insert(both.begin(), 2);
       Tensor gathered = Tensor::empty(both, DType::kF32);  // [2, B, C, T, H, W]: cond, uncond
       mesh.cfg->all_gather(mine, gathered);
       v = cfg_combine(gathered[0], gathered[1], float(g));
     } else {
-      Tensor cond = dit_predict(model, latents, tvec, context(expert, 0), *mesh.seq, *attention);
+      Tensor cond = dit_predict(model, latents, tvec, context(expert, 0), *mesh.seq, *attention, cache(expert, 0));
       if (run_uncond) {
-        Tensor uncond = dit_predict(model, latents, tvec, context(expert, 1), *mesh.seq, *attention);
+        Tensor uncond =
+            dit_predict(model, latents, tvec, context(expert, 1), *mesh.seq, *attention, cache(expert, 1));
         v = cfg_combine(cond, uncond, float(g));
       } else {
         v = cond;
@@ -107,10 +125,21 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     info.expert = expert;
     info.guidance = do_cfg ? g : 1.0;
     info.seconds = step_timer.seconds();
+    info.cache_hits = int(hits() - hits_before);
     res.steps.push_back(info);
     log_debug("step {}/{} t={} expert {} {:.3f}s", i + 1, info.total, t, expert, info.seconds);
     if (on_step) on_step(info, latents);
   }
+  for (auto& e : caches)
+    for (auto& c : e) res.cache_forwards += c.forwards(), res.cache_hits += c.hits();
+  if (cfg_parallel) {  // each CFG rank ran one stream: the report counts both
+    Tensor n = Tensor::from_vector({float(res.cache_forwards), float(res.cache_hits)}, {2});
+    mesh.cfg->all_reduce_sum(n);
+    res.cache_forwards = int64_t(n.f32()[0]), res.cache_hits = int64_t(n.f32()[1]);
+  }
+  if (settings.first_block_threshold > 0)
+    log_info("first-block cache: {} of {} forwards skipped their later blocks (threshold {})", res.cache_hits,
+             res.cache_forwards, settings.first_block_threshold);
   res.latents = latents;
   res.seconds = total.seconds();
   return res;

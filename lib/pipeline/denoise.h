@@ -20,6 +20,8 @@ struct DenoiseSettings {
   double guidance_scale = 5.0;
   std::optional<double> guidance_scale_2;  // low-noise expert; defaults to guidance_scale
   std::optional<double> boundary_ratio;    // null: one expert for every step
+  // First-block cache (model/wan/first_block_cache.h), one per stream and expert; 0: off.
+  double first_block_threshold = 0.0;
 };
 
 struct DenoiseModels {
@@ -34,6 +36,7 @@ struct DenoiseStepInfo {
   int expert = 0;       // 0 = transformer, 1 = transformer_2
   double guidance = 1;  // scale used (1 when CFG is off)
   double seconds = 0;   // wall time of this step (model, gathers, scheduler)
+  int cache_hits = 0;   // this rank's forwards of the step that the first-block cache cut short
 };
 // Called on every rank after each step with the new latents [B, C, T, H, W].
 using DenoiseCallback = std::function<void(const DenoiseStepInfo&, const Tensor& latents)>;
@@ -43,6 +46,9 @@ struct DenoiseResult {
   std::vector<DenoiseStepInfo> steps;
   double text_prepare_seconds = 0;  // text K/V of both streams and experts
   double seconds = 0;               // whole loop
+  // First-block cache over both streams (summed over the CFG group): forwards that reached its
+  // decision, and those whose later blocks it skipped. 0 / 0 when off.
+  int64_t cache_forwards = 0, cache_hits = 0;
 };
 
 // prompt_embeds / negative_prompt_embeds [B, L, text_dim] (negative may be undefined when CFG is

@@ -13,8 +13,9 @@ namespace vgen {
 // Shard of this rank: SeqLayout::make(S, seq.size(), seq.rank()). For a model on the device
 // (WanTransformer::to_device), `seq` must move device tensors (an NCCL group of
 // dist/device_mesh.h, or a group of one) and the prediction is copied to the host at the end.
+// `cache` (may be null): this stream's first-block cache; its decision is summed over `seq`.
 Tensor dit_predict(const WanTransformer& model, const Tensor& latents, const Tensor& timestep, const TextContext& text,
-                   Communicator& seq, SeqAttention& attention);
+                   Communicator& seq, SeqAttention& attention, FirstBlockCache* cache = nullptr);
 
 // local [B, S_loc, P] of every rank of `seq` → [B, layout.tokens, P] (padding rows dropped).
 // Host f32 tokens or device tokens of any dtype (then `seq` must be a device communicator).

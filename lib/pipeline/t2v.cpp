@@ -158,6 +158,7 @@ T2vOutput T2vPipeline::render(const T2vJob& job, const T2vStepHook& hook) {
   ds.guidance_scale = g.guidance_scale;
   ds.guidance_scale_2 = g.guidance_scale_2;
   ds.boundary_ratio = boundary_ratio_;
+  ds.first_block_threshold = recipe_.cache.first_block_threshold;
   DenoiseModels models{transformer_.get(), transformer_2_.get()};
   const AttentionConfig attn_cfg = recipe_.attention;
   SeqAttentionFactory factory = [attn_cfg](Mesh& m) { return make_seq_attention(m, attn_cfg); };
@@ -174,6 +175,7 @@ T2vOutput T2vPipeline::render(const T2vJob& job, const T2vStepHook& hook) {
   out.latents = dr.latents;
   out.seconds.denoise = dr.seconds;
   for (auto& s : dr.steps) out.step_timesteps.push_back(s.timestep);
+  out.cache_forwards = dr.cache_forwards, out.cache_hits = dr.cache_hits;
 
   Timer t_vae;
   if (mesh_.in_vae_group() || mesh_.is_replica_leader()) {

@@ -37,6 +37,7 @@ struct T2vOutput {
   Tensor latents;  // f32 [1, C, T, h, w] after the last step (every rank)
   std::vector<double> step_timesteps;
   VideoSeconds seconds;
+  int64_t cache_forwards = 0, cache_hits = 0;  // first-block cache (DenoiseResult)
 };
 
 // Per-step hook: (job, step info, latents after the step) on every rank of the replica.

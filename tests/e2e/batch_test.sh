@@ -4,7 +4,8 @@
 # within 60 s, --retry-failed, and resident memory stays flat over 200 videos.
 # dwdp: the same batch with the DiT blocks shared over all 4 ranks (DWDP on the CPU) gives the same
 # latents for every prompt as without.
-# Usage: batch_test.sh <vgen> <source dir> <case>   (case: dp|resume|jsonl|kill|signal|memory|dwdp)
+# fbcache: the first-block cache takes one rank's decisions on cfg 2 x ulysses 2 and on ring 2.
+# Usage: batch_test.sh <vgen> <source dir> <case>   (case: dp|resume|jsonl|kill|signal|memory|dwdp|fbcache)
 set -u
 VGEN=$1; SRC=$2; CASE=$3
 MPIRUN=${MPIRUN:-mpirun}
@@ -22,6 +23,47 @@ count_status() {  # timing.json status → count
 }
 
 case $CASE in
+fbcache)
+  # The first-block cache decides alike on every mesh: the same skips per video as one rank (from
+  # timing.json), some but not all forwards skipped, and the same latents within the parallel
+  # tolerance (one rank against cfg 2 x ulysses 2 on 4 processes, and ring 2 on 2).
+  prompts 3 "$W/p.txt"
+  fb=(--set model="$SRC/tests/golden/wan21-tiny" --set generation.height=32 --set generation.width=48
+      --set generation.num_frames=9 --set generation.num_inference_steps=8 --set generation.max_sequence_length=8
+      --set cache_config.first_block_threshold=0.1 --set output.save_tensors=true --prompts "$W/p.txt")
+  run_fb() {  # name np parallel sets...
+    local name=$1 np=$2; shift 2
+    timeout 300 $MPIRUN -np "$np" --oversubscribe "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${fb[@]}" \
+      --set parallel_config.cfg_size=1 --set parallel_config.ulysses_size=1 "$@" --out "$W/$name" > "$W/log_$name" 2>&1 \
+      || { tail -20 "$W/log_$name"; fail "$name run exited non-zero"; }
+  }
+  run_fb one 1
+  run_fb cfg2_u2 4 --set parallel_config.cfg_size=2 --set parallel_config.ulysses_size=2
+  run_fb ring2 2 --set parallel_config.ring_size=2
+  grep -q "first-block cache: .* forwards skipped" "$W/log_one" || fail "no first-block cache line in the log"
+  python3 - "$W" <<'PY' || fail "first-block cache across meshes"
+import array, json, math, os, struct, sys
+w = sys.argv[1]
+def latents(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        h = json.loads(f.read(n)); t = h["latents"]; f.seek(8 + n + t["data_offsets"][0])
+        a = array.array("f"); a.frombytes(f.read(t["data_offsets"][1] - t["data_offsets"][0])); return a
+def videos(run):
+    return {v["name"]: v for v in json.load(open(os.path.join(w, run, "timing.json")))["videos"]}
+one = videos("one")
+assert len(one) == 3 and all(v["status"] == "ok" for v in one.values()), one
+assert any(0 < v["first_block_cache"]["hits"] < v["first_block_cache"]["forwards"] for v in one.values()), one
+for run in ("cfg2_u2", "ring2"):
+    got = videos(run)
+    for name, v in one.items():
+        assert got[name]["first_block_cache"] == v["first_block_cache"], (run, name, got[name], v)
+        a, b = latents(os.path.join(w, run, name + ".safetensors")), latents(os.path.join(w, "one", name + ".safetensors"))
+        num = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b))); den = math.sqrt(sum(y * y for y in b))
+        assert num <= 1e-4 * den, (run, name, num / den)
+print("first-block cache: same decisions and latents on every mesh")
+PY
+  ;;
 dwdp)
   prompts 8 "$W/p.txt"
   for d in 1 4; do

@@ -26,7 +26,8 @@ struct ThreadGroup {
   std::vector<const Tensor*> slots;
 };
 
-// Only all_gather is implemented (what the DiT runners and the test attention use).
+// all_gather and an f32 all_reduce_sum (in group-rank order, the same on every rank) are
+// implemented: what the DiT runners, the test attention and the first-block cache use.
 class ThreadComm : public Communicator {
  public:
   ThreadComm(std::shared_ptr<ThreadGroup> g, int rank) : g_(std::move(g)), rank_(rank) {}
@@ -44,7 +45,16 @@ class ThreadComm : public Communicator {
   void all_to_all(const Tensor&, Tensor&) override { fail("all_to_all"); }
   void all_gather_v(const Tensor&, Tensor&, const std::vector<int64_t>&) override { fail("all_gather_v"); }
   void reduce_scatter(const Tensor&, Tensor&) override { fail("reduce_scatter"); }
-  void all_reduce_sum(Tensor&) override { fail("all_reduce_sum"); }
+  void all_reduce_sum(Tensor& t) override {
+    VGEN_ASSERT(t.dtype() == DType::kF32 && t.is_cpu(), "ThreadComm::all_reduce_sum: host f32 only, got {}", t.str());
+    g_->slots[size_t(rank_)] = &t;
+    g_->bar.arrive_and_wait();
+    std::vector<float> sum(size_t(t.numel()), 0.0f);
+    for (int r = 0; r < g_->size; ++r)
+      for (size_t i = 0; i < sum.size(); ++i) sum[i] += g_->slots[size_t(r)]->f32()[i];
+    g_->bar.arrive_and_wait();  // every rank has read every input before any is overwritten
+    std::memcpy(t.f32(), sum.data(), sum.size() * sizeof(float));
+  }
   void all_reduce_max(Tensor&) override { fail("all_reduce_max"); }
   void broadcast(Tensor&, int) override { fail("broadcast"); }
   void barrier() override { g_->bar.arrive_and_wait(); }

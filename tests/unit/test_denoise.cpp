@@ -1,5 +1,6 @@
 // The denoising loop: CFG, the Wan 2.2 expert/guidance switch, CFG-parallel and sequence-parallel
-// meshes (threads as ranks) against a hand-written single-rank loop; latent helpers.
+// meshes (threads as ranks) against a hand-written single-rank loop; the first-block cache (off,
+// always, sometimes; meshes decide as one rank); latent helpers.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,6 +17,10 @@
 namespace vgen {
 namespace {
 namespace fs = std::filesystem;
+
+// A first-block cache threshold at which the tiny model's 8-step loop below skips some later blocks
+// and runs others (cache_hits strictly between 0 and all).
+constexpr double kMeshThreshold = 0.1;
 
 struct Inputs {
   Tensor cond, uncond, latents;
@@ -106,14 +111,14 @@ TEST(Denoise, Wan22ExpertAndGuidanceSwitch) {
   EXPECT_THROW(denoise(only_one, *s2, in.cond, in.uncond, in.latents, st, mesh, nullptr), Error);
 }
 
-// Runs denoise on cfg × seq thread-ranks (rank = cfg·seq + s); returns every rank's latents.
-std::vector<Tensor> run_mesh(const DenoiseModels& models, const Inputs& in, const DenoiseSettings& st, int cfg,
+// Runs denoise on cfg × seq thread-ranks (rank = cfg·seq + s); returns every rank's result.
+std::vector<DenoiseResult> run_mesh(const DenoiseModels& models, const Inputs& in, const DenoiseSettings& st, int cfg,
                              int seq) {
   const int n = cfg * seq;
   std::vector<std::shared_ptr<test::ThreadGroup>> cfg_groups, seq_groups;
   for (int s = 0; s < seq; ++s) cfg_groups.push_back(std::make_shared<test::ThreadGroup>(cfg));
   for (int c = 0; c < cfg; ++c) seq_groups.push_back(std::make_shared<test::ThreadGroup>(seq));
-  std::vector<Tensor> out(static_cast<size_t>(n));
+  std::vector<DenoiseResult> out(static_cast<size_t>(n));
   std::vector<std::thread> threads;
   for (int rank = 0; rank < n; ++rank)
     threads.emplace_back([&, rank] {
@@ -131,7 +136,7 @@ std::vector<Tensor> run_mesh(const DenoiseModels& models, const Inputs& in, cons
         if (m.seq->size() == 1) return make_local_attention();
         return std::make_unique<test::GatherKvAttention>(m.seq);
       };
-      out[size_t(rank)] = denoise(models, *sched, in.cond, in.uncond, in.latents, st, mesh, factory).latents;
+      out[size_t(rank)] = denoise(models, *sched, in.cond, in.uncond, in.latents, st, mesh, factory);
     });
   for (auto& t : threads) t.join();
   return out;
@@ -148,12 +153,95 @@ TEST(Denoise, CfgAndSequenceParallelMatchSingleRank) {
   auto s = scheduler("wan21-tiny");
   Tensor want = denoise(models, *s, in.cond, in.uncond, in.latents, st, mesh, nullptr).latents;
   // CFG parallel alone computes exactly what one rank does.
-  for (const Tensor& t : run_mesh(models, in, st, 2, 1)) EXPECT_TRUE(test::bitwise_equal(t, want));
+  for (const DenoiseResult& r : run_mesh(models, in, st, 2, 1)) EXPECT_TRUE(test::bitwise_equal(r.latents, want));
   for (auto [cfg, seq] : {std::pair{1, 2}, std::pair{2, 2}, std::pair{1, 4}}) {
-    std::vector<Tensor> got = run_mesh(models, in, st, cfg, seq);
+    std::vector<DenoiseResult> got = run_mesh(models, in, st, cfg, seq);
     for (size_t r = 0; r < got.size(); ++r) {
-      EXPECT_LT(test::rel_l2(got[r], want), 1e-5) << "cfg " << cfg << " seq " << seq << " rank " << r;
-      EXPECT_TRUE(test::bitwise_equal(got[r], got[0])) << "ranks diverged";  // lock-step
+      EXPECT_LT(test::rel_l2(got[r].latents, want), 1e-5) << "cfg " << cfg << " seq " << seq << " rank " << r;
+      EXPECT_TRUE(test::bitwise_equal(got[r].latents, got[0].latents)) << "ranks diverged";  // lock-step
+    }
+  }
+}
+
+// First-block cache (cache_config.first_block_threshold). Off (0) and a threshold no step can meet
+// change nothing, bit for bit, though the second runs the whole decision every forward; a threshold
+// every step meets runs the first forward of each stream in full and cuts every later one short.
+TEST(FirstBlockCache, OffAndUnreachableThresholdChangeNothing) {
+  auto m = WanTransformer::load(test::golden_dir() + "/wan21-tiny/transformer");
+  DenoiseModels models{m.get(), nullptr};
+  Inputs in = inputs(3, 4, 6, 50);
+  Mesh mesh = test::single_rank_mesh();
+  DenoiseSettings st;
+  st.num_inference_steps = 5;
+  st.guidance_scale = 5.0;
+  auto s = scheduler("wan21-tiny");
+  const DenoiseResult plain = denoise(models, *s, in.cond, in.uncond, in.latents, st, mesh, nullptr);
+  EXPECT_EQ(plain.cache_forwards, 0);
+  st.first_block_threshold = 1e-30;
+  const DenoiseResult tiny = denoise(models, *s, in.cond, in.uncond, in.latents, st, mesh, nullptr);
+  EXPECT_TRUE(test::bitwise_equal(tiny.latents, plain.latents));
+  EXPECT_EQ(tiny.cache_forwards, 2 * 5);  // both streams, every step
+  EXPECT_EQ(tiny.cache_hits, 0);
+  st.first_block_threshold = 1e30;
+  const DenoiseResult all = denoise(models, *s, in.cond, in.uncond, in.latents, st, mesh, nullptr);
+  EXPECT_EQ(all.cache_hits, 2 * 5 - 2);  // the first forward of each stream has no reference
+  for (size_t i = 0; i < all.steps.size(); ++i) EXPECT_EQ(all.steps[i].cache_hits, i == 0 ? 0 : 2) << "step " << i;
+  EXPECT_GT(test::rel_l2(all.latents, plain.latents), 1e-4);  // the skips really changed the result
+}
+
+// A skipped forward adds the later blocks' update of the reference step to block 0's output: on
+// the same inputs it reproduces the full forward (up to the fp32 rounding of x1 + (x − x1)).
+TEST(FirstBlockCache, SkippedForwardReusesTheReferenceUpdate) {
+  auto m = WanTransformer::load(test::golden_dir() + "/wan21-tiny/transformer");
+  Inputs in = inputs(3, 4, 6, 60);
+  const int64_t S = m->num_tokens(in.latents.shape());
+  TextContext text = m->prepare_text(in.cond);
+  auto attention = make_local_attention();
+  const SeqLayout layout = SeqLayout::make(S, 1, 0);
+  Tensor tv = Tensor::from_vector({700.0f}, {1});
+  FirstBlockCache cache(1e30);
+  Tensor full = m->forward_local(in.latents, tv, text, layout, *attention, &cache);
+  EXPECT_EQ(cache.hits(), 0);
+  EXPECT_EQ(cache.last_change(), -1.0);
+  Tensor again = m->forward_local(in.latents, tv, text, layout, *attention, &cache);
+  EXPECT_EQ(cache.hits(), 1);
+  EXPECT_EQ(cache.last_change(), 0.0);  // the same block-0 update
+  EXPECT_LT(test::rel_l2(again, full), 1e-6);
+  // Another timestep: block 0 changes, the later blocks are still skipped (threshold 1e30).
+  Tensor other = m->forward_local(in.latents, Tensor::from_vector({300.0f}, {1}), text, layout, *attention, &cache);
+  EXPECT_EQ(cache.hits(), 2);
+  EXPECT_GT(cache.last_change(), 0.0);
+  FirstBlockCache off;
+  Tensor want = m->forward_local(in.latents, Tensor::from_vector({300.0f}, {1}), text, layout, *attention, &off);
+  EXPECT_GT(test::rel_l2(other, want), 1e-6);  // an approximation, not the full forward
+}
+
+// Every mesh takes the decisions one rank takes (the change is summed over the real tokens of the
+// whole sequence, pad rows excluded), so the cached result matches one rank's as the plain one does.
+TEST(FirstBlockCache, MeshesDecideAsOneRank) {
+  auto m = WanTransformer::load(test::golden_dir() + "/wan21-tiny/transformer");
+  DenoiseModels models{m.get(), nullptr};
+  Inputs in = inputs(3, 2, 6, 70);  // 9 tokens: padded on 2 and 4 ranks
+  DenoiseSettings st;
+  st.num_inference_steps = 8;
+  st.guidance_scale = 5.0;
+  st.first_block_threshold = kMeshThreshold;
+  Mesh mesh = test::single_rank_mesh();
+  auto s = scheduler("wan21-tiny");
+  const DenoiseResult want = denoise(models, *s, in.cond, in.uncond, in.latents, st, mesh, nullptr);
+  // Some forwards skip and some do not: the decisions are what is compared.
+  ASSERT_GT(want.cache_hits, 0);
+  ASSERT_LT(want.cache_hits, want.cache_forwards - 2);
+  for (auto [cfg, seq] : {std::pair{2, 1}, std::pair{1, 2}, std::pair{2, 2}, std::pair{1, 4}}) {
+    std::vector<DenoiseResult> got = run_mesh(models, in, st, cfg, seq);
+    for (size_t r = 0; r < got.size(); ++r) {
+      SCOPED_TRACE(::testing::Message() << "cfg " << cfg << " seq " << seq << " rank " << r);
+      EXPECT_EQ(got[r].cache_hits, want.cache_hits);
+      EXPECT_EQ(got[r].cache_forwards, want.cache_forwards);
+      for (size_t i = 0; i < want.steps.size() && cfg == 1; ++i)
+        EXPECT_EQ(got[r].steps[i].cache_hits, want.steps[i].cache_hits) << "step " << i;
+      EXPECT_LT(test::rel_l2(got[r].latents, want.latents), 1e-5);
+      EXPECT_TRUE(test::bitwise_equal(got[r].latents, got[0].latents)) << "ranks diverged";
     }
   }
 }

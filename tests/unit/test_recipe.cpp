@@ -168,6 +168,28 @@ TEST(Recipe, TextDevice) {
   expect_error("text:\n  device: gpu\n", {}, ExitCode::kRecipe, {"text.device"});
 }
 
+// cache_config.first_block_threshold: off by default, a number >= 0, resolved into timing.json, and
+// refused together with DWDP (from the file or from --set, blamed on its source).
+TEST(Recipe, FirstBlockCache) {
+  EXPECT_EQ(parse_recipe("", "r.yaml", {}).cache.first_block_threshold, 0.0);
+  Recipe r = parse_recipe("cache_config:\n  first_block_threshold: 0.08\n", "r.yaml", {});
+  EXPECT_DOUBLE_EQ(r.cache.first_block_threshold, 0.08);
+  EXPECT_DOUBLE_EQ(double(r.resolved["cache_config"]["first_block_threshold"]), 0.08);
+  EXPECT_DOUBLE_EQ(parse_recipe("", "r.yaml", {"cache_config.first_block_threshold=0.2"}).cache.first_block_threshold,
+                   0.2);
+  expect_error("cache_config:\n  first_block_threshold: -0.1\n", {}, ExitCode::kRecipe,
+               {"r.yaml:2: cache_config.first_block_threshold: must be a finite number >= 0"});
+  expect_error("cache_config:\n  first_block_threshold: fast\n", {}, ExitCode::kRecipe,
+               {"cache_config.first_block_threshold: expected a number"});
+  expect_error("cache_config:\n  threshold: 0.1\n", {}, ExitCode::kRecipe, {"cache_config.threshold"});
+  expect_error("cache_config:\n  first_block_threshold: 0.1\nparallel_config:\n  dwdp_size: 2\n", {},
+               ExitCode::kRecipe, {"r.yaml:2: cache_config.first_block_threshold", "dwdp_size 2"});
+  expect_error("parallel_config:\n  dwdp_size: 2\n", {"cache_config.first_block_threshold=0.1"}, ExitCode::kRecipe,
+               {"--set cache_config.first_block_threshold=0.1", "dwdp_size 2"});
+  // Off, it does not conflict with DWDP.
+  EXPECT_EQ(parse_recipe("parallel_config:\n  dwdp_size: 2\n", "r.yaml", {}).parallel.dwdp_size, 2);
+}
+
 TEST(Recipe, WrongTypes) {
   expect_error("generation:\n  height: abc\n", {}, ExitCode::kRecipe,
                {"r.yaml:2: generation.height: expected an integer"});

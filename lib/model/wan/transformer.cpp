@@ -70,8 +70,8 @@ TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states) co
 }
 
 Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& timestep0, const TextContext& text,
-                                     const SeqLayout& layout, SeqAttention& attention) const {
-  if (device_) return device_->forward_local(latents0, timestep0, text, layout, attention);
+                                     const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache) const {
+  if (device_) return device_->forward_local(latents0, timestep0, text, layout, attention, cache);
   Tensor latents = as_f32(latents0);
   Tensor timestep = as_f32(timestep0);
   const int64_t S = num_tokens(latents.shape());
@@ -104,12 +104,23 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
   Tensor temb = apply(w_.time_linear_2, t1);                                  // [B, D]
   Tensor tproj = apply(w_.time_proj, silu(temb)).reshape({B, 6, D});          // [B, 6, D]
 
+  const bool caching = cache && cache->enabled();
+  VGEN_CHECK(!caching || !host_dwdp_, ExitCode::kUsage,
+             "the first-block cache does not run with DWDP (cache_config.first_block_threshold with "
+             "parallel_config.dwdp_size > 1)");
+  Tensor x0 = caching ? x.clone() : Tensor();  // block 0's input
+  Tensor x1;                                   // the other blocks' input
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
+    if (i == 1 && caching) {
+      if (cache->try_skip(x0, x, layout)) break;
+      x1 = x.clone();
+    }
     const WanBlockWeights& w = host_block_begin(i);
     OnUnwind end_on_error([&] { host_block_end(i); });
     wan_block_forward(cfg_, w, x, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
     host_block_end(i);
   }
+  if (x1.defined()) cache->store(x1, x);
 
   // Head: shift/scale = table [2, D] + temb per sample, AdaLN, proj_out on the shard.
   Tensor head_mod = Tensor::empty({B, 2, D}, DType::kF32);  // [B, 2, D]

@@ -10,6 +10,7 @@
 
 #include "core/tensor.h"
 #include "model/wan/rope_tables.h"
+#include "model/wan/first_block_cache.h"
 #include "model/wan/transformer_config.h"
 #include "model/wan/transformer_device.h"
 #include "model/wan/transformer_weights.h"
@@ -43,8 +44,10 @@ class WanTransformer {
   // latents [B, C_in, T, H, W] (full, identical on every rank), timestep [B] f32 (or i64).
   // Returns this rank's proj_out tokens [B, layout.local(), pt·ph·pw·C_out] for global tokens
   // [layout.begin(), layout.end()); rows of padding tokens (>= layout.tokens) are meaningless.
+  // `cache` (may be null): the first-block cache of this stream (first_block_cache.h); enabled, it
+  // may skip every block after the first.
   Tensor forward_local(const Tensor& latents, const Tensor& timestep, const TextContext& text,
-                       const SeqLayout& layout, SeqAttention& attention) const;
+                       const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache = nullptr) const;
 
   // tokens [B, S, pt·ph·pw·C_out] (padding removed) → [B, C_out, T, H, W] (latent frame/size).
   Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const;

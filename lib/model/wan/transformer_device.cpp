@@ -201,7 +201,7 @@ TextContext WanDeviceModel::prepare_text(const Tensor& encoder_hidden_states) co
 }
 
 Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& timestep0, const TextContext& text,
-                                     const SeqLayout& layout, SeqAttention& attention) const {
+                                     const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache) const {
   const auto& p = cfg_.patch_size;
   const Shape& ls = latents0.shape();
   VGEN_CHECK(ls.size() == 5 && ls[1] == cfg_.in_channels && ls[2] % p[0] == 0 && ls[3] % p[1] == 0 &&
@@ -257,7 +257,20 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
     same_gates = std::all_of(t.f32(), t.f32() + B, [&](float v) { return v == t.f32()[0]; });
   }
   Tensor ffn_out, ffn_mod;  // the last block's feed-forward output, not yet added to x
+  const bool caching = cache && cache->enabled();
+  VGEN_CHECK(!caching || !dwdp_, ExitCode::kUsage,
+             "the first-block cache does not run with DWDP (cache_config.first_block_threshold with "
+             "parallel_config.dwdp_size > 1)");
+  Tensor x0 = caching ? x.clone() : Tensor();  // block 0's input
+  Tensor x1;                                   // the other blocks' input
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
+    if (i == 1 && caching) {
+      // Block 0's pending FFN residual first: the cache compares and stores whole updates of x.
+      if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });
+      ffn_out = ffn_mod = Tensor();
+      if (timed(P::kOther, [&] { return cache->try_skip(x0, x, layout); })) break;
+      x1 = x.clone();
+    }
     const WanBlockWeights& w = block_begin(i);
     OnUnwind end_on_error([&] { block_end(i); });
     block_forward(w, x, ffn_out, ffn_mod, same_gates, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
@@ -265,6 +278,7 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   }
   if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });
   ffn_out = Tensor();
+  if (x1.defined()) timed(P::kOther, [&] { cache->store(x1, x); });
 
   // Head: shift/scale = table [2, D] + float(temb) per sample, AdaLN, proj_out.
   Tensor temb_f = cast(temb, DType::kF32);  // the rounded temb, as diffusers adds it

@@ -16,6 +16,7 @@
 
 #include "core/cuda_stream.h"
 #include "core/tensor.h"
+#include "model/wan/first_block_cache.h"
 #include "model/wan/rope_tables.h"
 #include "model/wan/transformer_config.h"
 #include "model/wan/transformer_weights.h"
@@ -101,7 +102,7 @@ class WanDeviceModel {
   // compute dtype; unpatchify → [B, C_out, T, H, W] f32.
   TextContext prepare_text(const Tensor& encoder_hidden_states) const;
   Tensor forward_local(const Tensor& latents, const Tensor& timestep, const TextContext& text,
-                       const SeqLayout& layout, SeqAttention& attention) const;
+                       const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache = nullptr) const;
   Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const;
 
   // Attach a profiler to later calls (null detaches). Not thread-safe with concurrent forwards.

@@ -1,0 +1,47 @@
+// First-Block Cache of the DiT (recipe cache_config.first_block_threshold): ParaAttention's FBCache
+// scheme, made to decide the same on every mesh. One cache serves one CFG stream of one expert for
+// one denoising loop. After block 0, the forward compares block 0's update of x (r = x1 − x0) with
+// the one of the last fully computed step: change = Σ|r − r_ref| / Σ|r_ref| over the real tokens of
+// the whole sequence, gathered over the sequence group and summed in one order on every rank, so
+// every rank of the group takes the same decision and a mesh takes the one a single rank takes. Below the threshold the other blocks are
+// skipped and x gains their update of that step instead; otherwise they run and the step becomes
+// the reference. Approximate by design: it trades fidelity for speed.
+#pragma once
+#include <cstdint>
+
+#include "core/tensor.h"
+#include "dist/communicator.h"
+#include "parallel/seq_attention.h"
+
+namespace vgen {
+
+class FirstBlockCache {
+ public:
+  explicit FirstBlockCache(double threshold = 0.0) : threshold_(threshold) {}
+  bool enabled() const { return threshold_ > 0.0; }
+  double threshold() const { return threshold_; }
+  // The sequence group of the forwards (null or a group of one: this rank alone). Device forwards
+  // need a group that moves device tensors.
+  void set_group(Communicator* seq) { group_ = seq; }
+
+  // x0: block 0's input, x: its output, both [B, S_loc, D] of this rank's shard. true: the other
+  // blocks are skipped and x already holds their cached update; false: run them, then store().
+  bool try_skip(const Tensor& x0, Tensor& x, const SeqLayout& layout);
+  // After the other blocks ran: x1 their input (block 0's output), x their output.
+  void store(const Tensor& x1, const Tensor& x);
+
+  int64_t hits() const { return hits_; }          // forwards whose other blocks were skipped
+  int64_t forwards() const { return forwards_; }  // forwards that reached the decision
+  double last_change() const { return last_change_; }  // of the last decision; −1 before a reference
+
+ private:
+  double threshold_ = 0.0;
+  Communicator* group_ = nullptr;
+  Tensor first_ref_;  // block 0's update at the reference step [B, S_loc, D]
+  Tensor rest_;       // the other blocks' update at the reference step [B, S_loc, D]
+  Tensor pending_;    // this forward's block 0 update until store()
+  int64_t hits_ = 0, forwards_ = 0;
+  double last_change_ = -1.0;
+};
+
+}  // namespace vgen
