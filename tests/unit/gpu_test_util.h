@@ -66,6 +66,20 @@ inline std::vector<float> host_f32(const Tensor& t) {
   return v;
 }
 
+// ‖out − ref‖ / ‖ref‖ over host f32 copies (any device, any float dtype); infinite when out has a
+// non-finite value.
+inline double rel_l2(const Tensor& out, const Tensor& ref) {
+  const std::vector<float> o = host_f32(out), r = host_f32(ref);
+  EXPECT_EQ(o.size(), r.size());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < o.size() && i < r.size(); ++i) {
+    if (!std::isfinite(o[i])) return INFINITY;
+    num += (double(o[i]) - r[i]) * (double(o[i]) - r[i]);
+    den += double(r[i]) * r[i];
+  }
+  return std::sqrt(num / (den > 0 ? den : 1.0));
+}
+
 #ifdef VGEN_WITH_CUDA
 inline kern::FloatType ft(DType dt) { return dt == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16; }
 

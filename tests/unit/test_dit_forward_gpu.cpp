@@ -21,18 +21,6 @@ namespace {
 
 std::string fixtures() { return std::string(VGEN_SOURCE_DIR) + "/tests/golden"; }
 
-double rel_l2(const Tensor& out, const Tensor& ref) {
-  std::vector<float> o = host_f32(out), r = host_f32(ref);
-  EXPECT_EQ(o.size(), r.size());
-  double num = 0, den = 0;
-  for (size_t i = 0; i < o.size() && i < r.size(); ++i) {
-    if (!std::isfinite(o[i])) return INFINITY;
-    num += (double(o[i]) - r[i]) * (double(o[i]) - r[i]);
-    den += double(r[i]) * r[i];
-  }
-  return std::sqrt(num / (den > 0 ? den : 1.0));
-}
-
 // One dit_predict on a single rank (self group, local attention), host f32 result.
 Tensor predict(const WanTransformer& m, const Tensor& x, const Tensor& t, const Tensor& ctx) {
   auto seq = make_self_communicator();

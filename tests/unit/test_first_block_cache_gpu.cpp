@@ -21,17 +21,6 @@ namespace {
 
 std::string fixtures() { return std::string(VGEN_SOURCE_DIR) + "/tests/golden"; }
 
-double rel_l2(const Tensor& a, const Tensor& b) {
-  const std::vector<float> x = host_f32(a), y = host_f32(b);
-  double num = 0, den = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (!std::isfinite(x[i])) return INFINITY;
-    num += (double(x[i]) - y[i]) * (double(x[i]) - y[i]);
-    den += double(y[i]) * y[i];
-  }
-  return std::sqrt(num / (den > 0 ? den : 1.0));
-}
-
 struct Pred {
   Tensor out;
   int64_t hits;
