@@ -61,7 +61,8 @@ cudaError_t attention_merge_parts_bf16(const void* const* parts, const float* co
 // attention_merge_parts_bf16, except that the range's partial is neither rounded to bf16 nor
 // written: one pass over q and out. cudaErrorNotSupported, with nothing launched, outside
 // attention_tail_merge_supports: bf16, 8 <= D <= 128 with D % 8 == 0, token strides multiples of 8
-// elements and 16-byte aligned pointers.
+// elements, 16-byte aligned pointers, and the block's shared memory (up to 170 KiB for 128 keys at
+// D = 128) within what the current device grants.
 constexpr int64_t kAttnTailMaxKeys = 128;
 bool attention_tail_merge_supports(const AttnArgs& args);
 cudaError_t attention_tail_merge_bf16(const AttnArgs& args, const float* lse_in, cudaStream_t stream);

@@ -50,8 +50,10 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-template <int DP, int KG>  // K and V, then per warp Q (two tiles) and out (one tile)
-constexpr int kSmemBytes = (2 * KG * 16 + kWarps * 3 * 16) * (DP + 8) * int(sizeof(__nv_bfloat16));
+// K and V, then per warp Q (two tiles) and out (one tile).
+constexpr int smem_bytes(int DP, int KG) { return (2 * KG * 16 + kWarps * 3 * 16) * (DP + 8) * 2; }
+template <int DP, int KG>
+constexpr int kSmemBytes = smem_bytes(DP, KG);
 // Two blocks per SM where their shared memory fits (228 KiB, 1 KiB reserved per block); then the
 // registers are capped to fit too, otherwise the kernel may use more and not spill.
 template <int DP, int KG>
@@ -270,6 +272,18 @@ cudaError_t dispatch_tail(const TailParams& p, int B, cudaStream_t stream) {
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
 
+// Whether the current device grants `bytes` of shared memory to one block (opt-in): up to 227 KiB
+// on sm_90, less on other GPUs, where large key counts then take the caller's other path.
+bool smem_fits(int bytes) {
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+    (void)cudaGetLastError();  // leave no sticky status behind
+    return false;
+  }
+  return bytes <= optin;
+}
+
 }  // namespace
 
 static_assert(kAttnTailMaxKeys == 8 * 16, "dispatch_tail instantiates up to 8 groups of 16 keys");
@@ -283,7 +297,8 @@ bool attention_tail_merge_supports(const AttnArgs& a) {
          nk <= kAttnTailMaxKeys && a.B <= 65535 && a.H <= 65535 && a.Sq < (int64_t(1) << 30) &&
          a.Skv < (int64_t(1) << 30) && q_rs >= dense && k_rs >= dense && v_rs >= dense && o_rs >= dense &&
          q_rs % 8 == 0 && k_rs % 8 == 0 && v_rs % 8 == 0 && o_rs % 8 == 0 && a.q && a.k && a.v && a.out &&
-         aligned16(a.q) && aligned16(a.k) && aligned16(a.v) && aligned16(a.out);
+         aligned16(a.q) && aligned16(a.k) && aligned16(a.v) && aligned16(a.out) &&
+         smem_fits(smem_bytes(a.D <= 64 ? 64 : 128, int((nk + 15) / 16)));
 }
 
 cudaError_t attention_tail_merge_bf16(const AttnArgs& a, const float* lse_in, cudaStream_t stream) {

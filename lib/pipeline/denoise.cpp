@@ -92,6 +92,8 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     const int64_t hits_before = hits();
     const double t = timesteps[size_t(i)];
     const int expert = two_experts && t < boundary ? 1 : 0;
+    if (expert == 1)  // timesteps fall: the high-noise expert's caches are not used again
+      for (auto& c : caches[0]) c.release();
     const WanTransformer& model = expert ? *models.transformer_2 : *models.transformer;
     const double g = expert ? settings.guidance_scale_2.value_or(settings.guidance_scale) : settings.guidance_scale;
     Tensor tvec = Tensor::from_vector(std::vector<float>(size_t(B), float(t)), {B});  // [B]
@@ -132,7 +134,7 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
   }
   for (auto& e : caches)
     for (auto& c : e) res.cache_forwards += c.forwards(), res.cache_hits += c.hits();
-  if (cfg_parallel) {  // each CFG rank ran one stream: the report counts both
+  if (cfg_parallel && settings.first_block_threshold > 0) {  // each CFG rank ran one stream: count both
     Tensor n = Tensor::from_vector({float(res.cache_forwards), float(res.cache_hits)}, {2});
     mesh.cfg->all_reduce_sum(n);
     res.cache_forwards = int64_t(n.f32()[0]), res.cache_hits = int64_t(n.f32()[1]);

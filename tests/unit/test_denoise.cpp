@@ -216,6 +216,45 @@ TEST(FirstBlockCache, SkippedForwardReusesTheReferenceUpdate) {
   EXPECT_GT(test::rel_l2(other, want), 1e-6);  // an approximation, not the full forward
 }
 
+// The change is summed over the real tokens only: pad rows of the last rank (here huge, and
+// different between the two forwards) do not enter it, so two ranks measure what one rank does.
+TEST(FirstBlockCache, PadRowsDoNotCount) {
+  const int64_t S = 5, D = 4;
+  const Tensor x0 = randn({1, S, D}, 80), a1 = randn({1, S, D}, 81), a2 = randn({1, S, D}, 82);
+  const Tensor done = randn({1, S, D}, 83);  // the other blocks' output at the first forward
+  auto measure = [&](FirstBlockCache& c, const SeqLayout& l, float pad) {
+    auto shard = [&](const Tensor& full, float fill) {  // this rank's rows, pad rows = fill
+      Tensor t = Tensor::zeros({1, l.local(), D}, DType::kF32);
+      for (int64_t r = 0; r < l.local(); ++r)
+        for (int64_t d = 0; d < D; ++d)
+          t.f32()[r * D + d] = l.begin() + r < S ? full.f32()[(l.begin() + r) * D + d] : fill * float(d + 1);
+      return t;
+    };
+    Tensor s0 = shard(x0, pad), x = shard(a1, 2 * pad);
+    EXPECT_FALSE(c.try_skip(s0, x, l));  // no reference yet
+    c.store(x, shard(done, 3 * pad));
+    x = shard(a2, -5 * pad);
+    c.try_skip(s0, x, l);
+    return c.last_change();
+  };
+  FirstBlockCache one(1e-30);
+  const double want = measure(one, SeqLayout::make(S, 1, 0), 0.0f);
+  ASSERT_GT(want, 0.0);
+  auto group = std::make_shared<test::ThreadGroup>(2);
+  double got[2] = {0, 0};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      test::ThreadComm comm(group, r);
+      FirstBlockCache c(1e-30);
+      c.set_group(&comm);
+      got[r] = measure(c, SeqLayout::make(S, 2, r), 1e6f);  // rank 1: rows 3, 4 and one pad row
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(got[0], got[1]);
+  EXPECT_NEAR(got[0], want, 1e-6 * want);
+}
+
 // Every mesh takes the decisions one rank takes (the change is summed over the real tokens of the
 // whole sequence, pad rows excluded), so the cached result matches one rank's as the plain one does.
 TEST(FirstBlockCache, MeshesDecideAsOneRank) {

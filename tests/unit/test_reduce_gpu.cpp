@@ -1,6 +1,7 @@
 // The first-block cache's device ops against their CPU references: sub (kernels/elementwise) and
-// abs_diff_sums (kernels/reduce) in f32 and bf16, odd sizes, unaligned views (the scalar path),
-// an empty input, and the same sums on a second run (a fixed reduction order).
+// abs_diff_sums (kernels/reduce) in f32 and bf16, odd sizes up to several passes of the grid,
+// unaligned views of one or both inputs (the scalar path), an empty input, and the same sums on a
+// second run (a fixed reduction order).
 #include "gpu_test_util.h"
 
 #ifdef VGEN_WITH_CUDA
@@ -19,14 +20,15 @@ TEST(ReduceGpu, SubAndAbsDiffSumsMatchRef) {
   VGEN_REQUIRE_GPU();
   uint32_t seed = 90;
   for (DType dt : kTypes)
-    for (int64_t n : {1, 7, 4096, 100003})
-      for (int64_t offset : {0, 1}) {  // 1: views 2 bytes (bf16) or 4 bytes (f32) off 16-byte alignment
+    for (int64_t n : {int64_t(1), int64_t(7), int64_t(4096), int64_t(100003), (int64_t(1) << 20) + 3})
+      for (int64_t offset : {0, 1, 2}) {  // 1: both views off 16-byte alignment; 2: only b
         SCOPED_TRACE(::testing::Message() << dtype_name(dt) << " n " << n << " offset " << offset);
-        auto a = maybe_round(random_vec(size_t(n + offset), ++seed, -3.0f, 3.0f), dt);
-        auto b = maybe_round(random_vec(size_t(n + offset), ++seed, -2.0f, 2.0f), dt);
-        Tensor da = device_tensor(a, {n + offset}, dt).narrow(offset, n);
-        Tensor db = device_tensor(b, {n + offset}, dt).narrow(offset, n);
-        std::vector<float> ha(a.begin() + offset, a.end()), hb(b.begin() + offset, b.end());
+        const int64_t oa = offset == 1 ? 1 : 0, ob = offset >= 1 ? 1 : 0;
+        auto a = maybe_round(random_vec(size_t(n + oa), ++seed, -3.0f, 3.0f), dt);
+        auto b = maybe_round(random_vec(size_t(n + ob), ++seed, -2.0f, 2.0f), dt);
+        Tensor da = device_tensor(a, {n + oa}, dt).narrow(oa, n);
+        Tensor db = device_tensor(b, {n + ob}, dt).narrow(ob, n);
+        std::vector<float> ha(a.begin() + oa, a.end()), hb(b.begin() + ob, b.end());
 
         std::vector<float> want(static_cast<size_t>(n));
         kern::sub_ref(ha.data(), hb.data(), want.data(), n);

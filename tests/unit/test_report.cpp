@@ -33,6 +33,7 @@ TEST(Report, WriteAndReadBack) {
   ok.seconds.steps = {0.1, 0.2};
   ok.seconds.denoise = 0.3;
   ok.seconds.total = NAN;  // not finite → null, file stays valid JSON
+  ok.cache_forwards = 16, ok.cache_hits = 9;  // the first-block cache ran
   VideoReport bad;
   bad.index = 1;
   bad.name = "0001-dog";
@@ -62,6 +63,9 @@ TEST(Report, WriteAndReadBack) {
   EXPECT_EQ(v["seconds"]["steps"].size(), 2u);
   EXPECT_TRUE(v["seconds"]["total"].is_null());
   EXPECT_EQ(j["videos"][1]["error"], "p.jsonl:2: malformed JSON");
+  EXPECT_EQ(v["first_block_cache"]["forwards"], 16);
+  EXPECT_EQ(v["first_block_cache"]["hits"], 9);
+  EXPECT_FALSE(j["videos"][1].contains("first_block_cache"));  // only where the cache ran
 
   // Round trip through JSON (null error/output and non-finite times come back as defaults).
   for (size_t i = 0; i < r.videos.size(); ++i) {
@@ -73,6 +77,8 @@ TEST(Report, WriteAndReadBack) {
     EXPECT_EQ(back.output, r.videos[i].output);
     EXPECT_EQ(back.seconds.steps, r.videos[i].seconds.steps);
     EXPECT_EQ(back.frames, r.videos[i].frames);
+    EXPECT_EQ(back.cache_forwards, r.videos[i].cache_forwards);
+    EXPECT_EQ(back.cache_hits, r.videos[i].cache_hits);
   }
   EXPECT_EQ(video_report_from_json(j["videos"][0]).seconds.total, 0.0);
 

@@ -3,7 +3,9 @@
 // one denoising loop. After block 0, the forward compares block 0's update of x (r = x1 − x0) with
 // the one of the last fully computed step: change = Σ|r − r_ref| / Σ|r_ref| over the real tokens of
 // the whole sequence, gathered over the sequence group and summed in one order on every rank, so
-// every rank of the group takes the same decision and a mesh takes the one a single rank takes. Below the threshold the other blocks are
+// every rank of the group takes the same decision bit for bit (ranks that disagreed would wait on
+// each other's attention). A mesh takes one rank's decisions unless a change lies within float
+// rounding (~1e-6 relative) of the threshold. Below the threshold the other blocks are
 // skipped and x gains their update of that step instead; otherwise they run and the step becomes
 // the reference. Approximate by design: it trades fidelity for speed.
 #pragma once
@@ -29,6 +31,10 @@ class FirstBlockCache {
   bool try_skip(const Tensor& x0, Tensor& x, const SeqLayout& layout);
   // After the other blocks ran: x1 their input (block 0's output), x their output.
   void store(const Tensor& x1, const Tensor& x);
+
+  // Drops the reference tensors (two [B, S_loc, D] per cache) and keeps the counts: for a cache
+  // that will not run again (the high-noise expert after the Wan 2.2 switch).
+  void release() { first_ref_ = rest_ = pending_ = Tensor(); }
 
   int64_t hits() const { return hits_; }          // forwards whose other blocks were skipped
   int64_t forwards() const { return forwards_; }  // forwards that reached the decision
