@@ -166,6 +166,10 @@ Plan make_plan(const Recipe& recipe, int world) {
   p.memory.push_back({fmt::format("text K/V cache ({} layers × {} stream(s) × {} tokens)", md.layers, streams,
                                   md.text_len),
                       L * streams * 2.0 * md.text_len * D * b});
+  if (recipe.cache.first_block_threshold > 0)  // one expert's caches at a time (denoise releases the other's)
+    p.memory.push_back({fmt::format("first-block cache ({} stream(s) × 2 of [{}, {}], + 3 per forward)", streams,
+                                    t.per_rank, md.dim()),
+                        (streams * 2.0 + 3.0) * s * D * b});
   double act = s * D * 4 /*fp32 residual*/ + 5 * s * D * b /*norm, q, k, v, attn out*/ + 2 * s * md.ffn * b;
   act += 4 * cp_tokens * d_u * b;  // attention inputs/outputs after the all-to-all
   if (m.ring && m.cols > 1) act += 4 * cp_tokens * d_u * b + cp_tokens * d_u * 4;

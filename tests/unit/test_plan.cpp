@@ -152,6 +152,17 @@ TEST(Plan, PaddingRingAndTwoExperts) {
   bool ring = false;
   for (auto& c : p2.comm) ring = ring || c.what == "ring K/V exchange";
   EXPECT_TRUE(ring);
+  // The first-block cache's tensors appear in the memory table only when it is on: here two streams
+  // (CFG on, cfg 1) of 4235 tokens × 5120 in bf16 → (2·2 + 3) · 4235 · 5120 · 2 bytes.
+  auto cache_bytes = [](const Plan& pl) {
+    double v = -1;
+    for (auto& item : pl.memory)
+      if (item.first.rfind("first-block cache", 0) == 0) v = item.second;
+    return v;
+  };
+  EXPECT_EQ(cache_bytes(p2), -1.0);
+  r2.cache.first_block_threshold = 0.05;
+  EXPECT_DOUBLE_EQ(cache_bytes(make_plan(r2, 7)), (2 * 2 + 3) * 4235.0 * 5120 * 2);
 }
 
 TEST(Plan, TinyModelUsesHeaders) {
