@@ -28,6 +28,16 @@ struct AttnArgs {
   int64_t q_stride = 0, k_stride = 0, v_stride = 0, o_stride = 0;
 };
 
+// The token strides of q, k, v and out with 0 resolved to the dense H·D.
+struct AttnStrides {
+  int64_t q, k, v, o;
+};
+inline AttnStrides attn_strides(const AttnArgs& a) {
+  const int64_t dense = a.H * a.D;
+  return {a.q_stride ? a.q_stride : dense, a.k_stride ? a.k_stride : dense, a.v_stride ? a.v_stride : dense,
+          a.o_stride ? a.o_stride : dense};
+}
+
 enum class AttnOut : uint8_t { kBF16, kF32 };
 
 // bf16 q/k/v, fp32 accumulation and softmax statistics on tensor cores (flash attention, online

@@ -119,10 +119,8 @@ cudaError_t attention_fwd_f32(const AttnArgs& a, cudaStream_t stream) {
   p.v = static_cast<const float*>(a.v);
   p.out = static_cast<float*>(a.out);
   p.lse = a.lse;
-  p.q_rs = a.q_stride ? a.q_stride : dense;
-  p.k_rs = a.k_stride ? a.k_stride : dense;
-  p.v_rs = a.v_stride ? a.v_stride : dense;
-  p.o_rs = a.o_stride ? a.o_stride : dense;
+  const AttnStrides st = attn_strides(a);
+  p.q_rs = st.q, p.k_rs = st.k, p.v_rs = st.v, p.o_rs = st.o;
   if (p.q_rs < dense || p.k_rs < dense || p.v_rs < dense || p.o_rs < dense) return cudaErrorInvalidValue;
   p.Sq = int(a.Sq), p.Skv = int(a.Skv), p.H = int(a.H), p.D = int(a.D);
   p.nk = int(a.num_valid_kv < 0 ? 0 : (a.num_valid_kv > a.Skv ? a.Skv : a.num_valid_kv));

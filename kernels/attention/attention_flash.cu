@@ -278,8 +278,8 @@ cudaError_t attention_fwd_bf16(const AttnArgs& a, AttnOut out_type, cudaStream_t
   if (a.H > 65535 || a.B > 65535 || a.Sq > (int64_t(1) << 30) || a.Skv > (int64_t(1) << 30))
     return cudaErrorInvalidValue;
   const int64_t dense = a.H * a.D;
-  const int64_t q_rs = a.q_stride ? a.q_stride : dense, k_rs = a.k_stride ? a.k_stride : dense;
-  const int64_t v_rs = a.v_stride ? a.v_stride : dense, o_rs = a.o_stride ? a.o_stride : dense;
+  const AttnStrides st = attn_strides(a);
+  const int64_t q_rs = st.q, k_rs = st.k, v_rs = st.v, o_rs = st.o;
   if (q_rs < dense || k_rs < dense || v_rs < dense || o_rs < dense) return cudaErrorInvalidValue;
   const bool out_f32 = out_type == AttnOut::kF32;
   const int64_t nk = a.num_valid_kv < 0 ? 0 : (a.num_valid_kv > a.Skv ? a.Skv : a.num_valid_kv);

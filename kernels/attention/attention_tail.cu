@@ -290,8 +290,8 @@ static_assert(kAttnTailMaxKeys == 8 * 16, "dispatch_tail instantiates up to 8 gr
 
 bool attention_tail_merge_supports(const AttnArgs& a) {
   const int64_t dense = a.H * a.D;
-  const int64_t q_rs = a.q_stride ? a.q_stride : dense, k_rs = a.k_stride ? a.k_stride : dense;
-  const int64_t v_rs = a.v_stride ? a.v_stride : dense, o_rs = a.o_stride ? a.o_stride : dense;
+  const AttnStrides st = attn_strides(a);
+  const int64_t q_rs = st.q, k_rs = st.k, v_rs = st.v, o_rs = st.o;
   const int64_t nk = a.num_valid_kv > a.Skv ? a.Skv : a.num_valid_kv;
   return a.B >= 1 && a.Sq >= 1 && a.H >= 1 && a.D >= 8 && a.D <= 128 && a.D % 8 == 0 && nk >= 1 &&
          nk <= kAttnTailMaxKeys && a.B <= 65535 && a.H <= 65535 && a.Sq < (int64_t(1) << 30) &&
@@ -303,7 +303,6 @@ bool attention_tail_merge_supports(const AttnArgs& a) {
 
 cudaError_t attention_tail_merge_bf16(const AttnArgs& a, const float* lse_in, cudaStream_t stream) {
   if (!lse_in || !attention_tail_merge_supports(a)) return cudaErrorNotSupported;
-  const int64_t dense = a.H * a.D;
   TailParams p;
   p.q = static_cast<const __nv_bfloat16*>(a.q);
   p.k = static_cast<const __nv_bfloat16*>(a.k);
@@ -311,8 +310,8 @@ cudaError_t attention_tail_merge_bf16(const AttnArgs& a, const float* lse_in, cu
   p.out = static_cast<__nv_bfloat16*>(a.out);
   p.lse_in = lse_in;
   p.lse_out = a.lse;
-  p.q_rs = a.q_stride ? a.q_stride : dense, p.k_rs = a.k_stride ? a.k_stride : dense;
-  p.v_rs = a.v_stride ? a.v_stride : dense, p.o_rs = a.o_stride ? a.o_stride : dense;
+  const AttnStrides st = attn_strides(a);
+  p.q_rs = st.q, p.k_rs = st.k, p.v_rs = st.v, p.o_rs = st.o;
   p.Sq = int(a.Sq), p.Skv = int(a.Skv), p.H = int(a.H), p.D = int(a.D);
   p.nk = int(a.num_valid_kv > a.Skv ? a.Skv : a.num_valid_kv);
   p.scale_log2 = a.scale * kLog2e;
