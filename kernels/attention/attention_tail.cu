@@ -12,6 +12,8 @@
 #include <cuda_bf16.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "kernels/attention/attention.cuh"
 #include "kernels/attention/mma_bf16.cuh"
@@ -50,18 +52,27 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-// K and V, then per warp Q (two tiles) and out (one tile).
-constexpr int smem_bytes(int DP, int KG) { return (2 * KG * 16 + kWarps * 3 * 16) * (DP + 8) * 2; }
-template <int DP, int KG>
-constexpr int kSmemBytes = smem_bytes(DP, KG);
+// K and V, then per warp QB tiles of Q and one of out.
+constexpr int smem_bytes(int DP, int KG, int QB) { return (2 * KG * 16 + kWarps * (QB + 1) * 16) * (DP + 8) * 2; }
+
+// Q tiles per warp (experiment switch VGEN_EXP_TAIL_QBUF, read once): 2 (default, measured) loads
+// the next tile while this one is computed; 1 loads it after this tile's scores (less shared
+// memory: two blocks per SM at 80 keys instead of one).
+int q_buffers() {
+  static const int n = [] {
+    const char* e = std::getenv("VGEN_EXP_TAIL_QBUF");
+    return e && std::string(e) == "1" ? 1 : 2;
+  }();
+  return n;
+}
 // Two blocks per SM where their shared memory fits (228 KiB, 1 KiB reserved per block); then the
 // registers are capped to fit too, otherwise the kernel may use more and not spill.
-template <int DP, int KG>
-constexpr int kMinBlocks = 2 * (kSmemBytes<DP, KG> + 1024) <= 228 * 1024 ? 2 : 1;
+template <int DP, int KG, int QB>
+constexpr int kMinBlocks = 2 * (smem_bytes(DP, KG, QB) + 1024) <= 228 * 1024 ? 2 : 1;
 
-// DP: head dim padded to 64 or 128; KG: the range's keys in groups of 16.
-template <int DP, int KG>
-__global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kernel(const TailParams p) {
+// DP: head dim padded to 64 or 128; KG: the range's keys in groups of 16; QB: Q tiles per warp.
+template <int DP, int KG, int QB>
+__global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG, QB>) tail_merge_kernel(const TailParams p) {
   constexpr int LDS = DP + 8;   // +16 bytes per row: ldmatrix rows hit distinct banks
   constexpr int KN = KG * 16;   // keys, padded
   constexpr int CPR = DP / 8;   // 16-byte chunks per row
@@ -73,8 +84,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
   __nv_bfloat16* sK = reinterpret_cast<__nv_bfloat16*>(smem_raw);  // [KN][LDS]
   __nv_bfloat16* sV = sK + KN * LDS;                                // [KN][LDS]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __nv_bfloat16* sQ = sV + KN * LDS + warp * 3 * 16 * LDS;  // this warp's Q tiles [2][16][LDS]
-  __nv_bfloat16* sO = sQ + 2 * 16 * LDS;                     // and its out tile [16][LDS]
+  __nv_bfloat16* sQ = sV + KN * LDS + warp * (QB + 1) * 16 * LDS;  // this warp's Q tiles [QB][16][LDS]
+  __nv_bfloat16* sO = sQ + QB * 16 * LDS;                           // and its out tile [16][LDS]
   const int h = blockIdx.y, b = blockIdx.z;
 
   const __nv_bfloat16* gk = p.k + int64_t(b) * p.Skv * p.k_rs + int64_t(h) * p.D;
@@ -99,7 +110,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
     }
     cp_async_commit();
   };
-  auto load_q = [&](int t) { load_rows(p.q, p.q_rs, tile_row(t), sQ + (t & 1) * 16 * LDS); };
+  auto q_tile = [&](int t) { return sQ + (QB == 2 ? t & 1 : 0) * 16 * LDS; };
+  auto load_q = [&](int t) { load_rows(p.q, p.q_rs, tile_row(t), q_tile(t)); };
   if (tile_row(0) < p.Sq) load_q(0);
   cp_async_wait<0>();
   __syncthreads();  // K and V are shared by the warps; nothing below synchronises the block
@@ -108,18 +120,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
   for (int t = 0; t < kTilesPerWarp; ++t) {
     const int m0 = tile_row(t);
     if (m0 >= p.Sq) break;  // uniform per warp; later tiles lie further on
-    // Groups in flight: Q(t) (unless done), then out(t), then Q(t + 1) into the buffer the last
-    // iteration read (a __syncwarp ago).
+    // Groups in flight: Q(t) (unless done), then out(t), then (QB 2) Q(t + 1) into the buffer the
+    // last iteration read (a __syncwarp ago). QB 1 loads Q(t + 1) after the scores below.
     load_rows(p.out, p.o_rs, m0, sO);
     const bool next = t + 1 < kTilesPerWarp && tile_row(t + 1) < p.Sq;
-    if (next) {
+    if (QB == 2 && next) {
       load_q(t + 1);
       cp_async_wait<2>();
     } else {
       cp_async_wait<1>();
     }
     __syncwarp();
-    const __nv_bfloat16* cQ = sQ + (t & 1) * 16 * LDS;
+    const __nv_bfloat16* cQ = q_tile(t);
 
     // S = Q·Kᵀ: 16 queries x KN keys.
     float s[NT][4];
@@ -140,6 +152,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
         mma_bf16(s[2 * np], qf, b0, b1);
         mma_bf16(s[2 * np + 1], qf, b2, b3);
       }
+    }
+
+    if (QB == 1 && next) {  // the only Q buffer is read: the next tile's copy may start
+      __syncwarp();
+      load_q(t + 1);
     }
 
     // Softmax in the log2 domain, started from the main range: its weight is exp2(lse_in - m).
@@ -243,10 +260,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
   }
 }
 
-template <int DP, int KG>
+template <int DP, int KG, int QB>
 cudaError_t launch_tail(const TailParams& p, int B, cudaStream_t stream) {
-  constexpr int smem = kSmemBytes<DP, KG>;
-  auto kern = tail_merge_kernel<DP, KG>;
+  constexpr int smem = smem_bytes(DP, KG, QB);
+  auto kern = tail_merge_kernel<DP, KG, QB>;
   if (smem > 48 * 1024) {  // opt in to more than the default 48 KB of dynamic shared memory
     const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
@@ -256,17 +273,17 @@ cudaError_t launch_tail(const TailParams& p, int B, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-template <int DP>
+template <int DP, int QB>
 cudaError_t dispatch_tail(const TailParams& p, int B, cudaStream_t stream) {
   switch ((p.nk + 15) / 16) {
-    case 1: return launch_tail<DP, 1>(p, B, stream);
-    case 2: return launch_tail<DP, 2>(p, B, stream);
-    case 3: return launch_tail<DP, 3>(p, B, stream);
-    case 4: return launch_tail<DP, 4>(p, B, stream);
-    case 5: return launch_tail<DP, 5>(p, B, stream);
-    case 6: return launch_tail<DP, 6>(p, B, stream);
-    case 7: return launch_tail<DP, 7>(p, B, stream);
-    default: return launch_tail<DP, 8>(p, B, stream);
+    case 1: return launch_tail<DP, 1, QB>(p, B, stream);
+    case 2: return launch_tail<DP, 2, QB>(p, B, stream);
+    case 3: return launch_tail<DP, 3, QB>(p, B, stream);
+    case 4: return launch_tail<DP, 4, QB>(p, B, stream);
+    case 5: return launch_tail<DP, 5, QB>(p, B, stream);
+    case 6: return launch_tail<DP, 6, QB>(p, B, stream);
+    case 7: return launch_tail<DP, 7, QB>(p, B, stream);
+    default: return launch_tail<DP, 8, QB>(p, B, stream);
   }
 }
 
@@ -298,7 +315,7 @@ bool attention_tail_merge_supports(const AttnArgs& a) {
          a.Skv < (int64_t(1) << 30) && q_rs >= dense && k_rs >= dense && v_rs >= dense && o_rs >= dense &&
          q_rs % 8 == 0 && k_rs % 8 == 0 && v_rs % 8 == 0 && o_rs % 8 == 0 && a.q && a.k && a.v && a.out &&
          aligned16(a.q) && aligned16(a.k) && aligned16(a.v) && aligned16(a.out) &&
-         smem_fits(smem_bytes(a.D <= 64 ? 64 : 128, int((nk + 15) / 16)));
+         smem_fits(smem_bytes(a.D <= 64 ? 64 : 128, int((nk + 15) / 16), q_buffers()));
 }
 
 cudaError_t attention_tail_merge_bf16(const AttnArgs& a, const float* lse_in, cudaStream_t stream) {
@@ -315,7 +332,9 @@ cudaError_t attention_tail_merge_bf16(const AttnArgs& a, const float* lse_in, cu
   p.Sq = int(a.Sq), p.Skv = int(a.Skv), p.H = int(a.H), p.D = int(a.D);
   p.nk = int(a.num_valid_kv > a.Skv ? a.Skv : a.num_valid_kv);
   p.scale_log2 = a.scale * kLog2e;
-  return a.D <= 64 ? dispatch_tail<64>(p, int(a.B), stream) : dispatch_tail<128>(p, int(a.B), stream);
+  if (q_buffers() == 1)
+    return a.D <= 64 ? dispatch_tail<64, 1>(p, int(a.B), stream) : dispatch_tail<128, 1>(p, int(a.B), stream);
+  return a.D <= 64 ? dispatch_tail<64, 2>(p, int(a.B), stream) : dispatch_tail<128, 2>(p, int(a.B), stream);
 }
 
 }  // namespace vgen::kern
