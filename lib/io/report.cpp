@@ -33,7 +33,8 @@ OrderedJson to_json(const VideoReport& v) {
   j["seconds"] = secs;
   j["peak_memory_bytes"] = v.peak_memory_bytes;
   j["rss_bytes"] = v.rss_bytes;
-  if (v.cache_forwards > 0) j["first_block_cache"] = {{"forwards", v.cache_forwards}, {"hits", v.cache_hits}};
+  if (v.cache_forwards > 0)
+    j["first_block_cache"] = {{"forwards", v.cache_forwards}, {"hits", v.cache_hits}, {"steps", v.cache_step_hits}};
   return j;
 }
 
@@ -81,6 +82,10 @@ VideoReport video_report_from_json(const Json& j) {
   if (j.contains("first_block_cache") && j["first_block_cache"].is_object()) {
     v.cache_forwards = field<int64_t>(j["first_block_cache"], "forwards", 0);
     v.cache_hits = field<int64_t>(j["first_block_cache"], "hits", 0);
+    const Json& st = j["first_block_cache"].value("steps", Json::array());
+    if (st.is_array())
+      for (const Json& h : st)
+        if (h.is_number_integer()) v.cache_step_hits.push_back(h.get<int64_t>());
   }
   if (j.contains("seconds") && j["seconds"].is_object()) {
     const Json& s = j["seconds"];

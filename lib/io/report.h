@@ -36,9 +36,10 @@ struct VideoReport {
   VideoSeconds seconds;
   int64_t peak_memory_bytes = 0;
   int64_t rss_bytes = 0;  // resident set after the video (host memory over a long batch)
-  // First-block cache: DiT forwards that reached its decision and those it cut short ("first_block_cache"
-  // in the JSON, only when it ran).
+  // First-block cache: DiT forwards that reached its decision and those it cut short, and the cut
+  // forwards per step ("first_block_cache": {"forwards", "hits", "steps"} in the JSON, only when it ran).
   int64_t cache_forwards = 0, cache_hits = 0;
+  std::vector<int64_t> cache_step_hits;  // per denoising step, both streams ("steps")
 };
 
 struct RunReport {

@@ -209,6 +209,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
           T2vOutput out = pipe.render(job, hook);
           vr.seconds = out.seconds;
           vr.cache_forwards = out.cache_forwards, vr.cache_hits = out.cache_hits;
+          vr.cache_step_hits = out.cache_step_hits;
           vr.frames = out.frames.defined() ? int(out.frames.dim(0)) : 0;
           if (leader) {
             Timer t_mp4;

@@ -49,6 +49,7 @@ struct DenoiseResult {
   // First-block cache over both streams (summed over the CFG group): forwards that reached its
   // decision, and those whose later blocks it skipped. 0 / 0 when off.
   int64_t cache_forwards = 0, cache_hits = 0;
+  std::vector<int64_t> cache_step_hits;  // per step, both streams (empty when off)
 };
 
 // prompt_embeds / negative_prompt_embeds [B, L, text_dim] (negative may be undefined when CFG is

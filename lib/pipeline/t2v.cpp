@@ -176,6 +176,7 @@ T2vOutput T2vPipeline::render(const T2vJob& job, const T2vStepHook& hook) {
   out.seconds.denoise = dr.seconds;
   for (auto& s : dr.steps) out.step_timesteps.push_back(s.timestep);
   out.cache_forwards = dr.cache_forwards, out.cache_hits = dr.cache_hits;
+  out.cache_step_hits = dr.cache_step_hits;
 
   Timer t_vae;
   if (mesh_.in_vae_group() || mesh_.is_replica_leader()) {

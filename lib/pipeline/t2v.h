@@ -38,6 +38,7 @@ struct T2vOutput {
   std::vector<double> step_timesteps;
   VideoSeconds seconds;
   int64_t cache_forwards = 0, cache_hits = 0;  // first-block cache (DenoiseResult)
+  std::vector<int64_t> cache_step_hits;
 };
 
 // Per-step hook: (job, step info, latents after the step) on every rank of the replica.

@@ -186,6 +186,8 @@ TEST(FirstBlockCache, OffAndUnreachableThresholdChangeNothing) {
   const DenoiseResult all = denoise(models, *s, in.cond, in.uncond, in.latents, st, mesh, nullptr);
   EXPECT_EQ(all.cache_hits, 2 * 5 - 2);  // the first forward of each stream has no reference
   for (size_t i = 0; i < all.steps.size(); ++i) EXPECT_EQ(all.steps[i].cache_hits, i == 0 ? 0 : 2) << "step " << i;
+  EXPECT_EQ(all.cache_step_hits, (std::vector<int64_t>{0, 2, 2, 2, 2}));
+  EXPECT_TRUE(plain.cache_step_hits.empty());
   EXPECT_GT(test::rel_l2(all.latents, plain.latents), 1e-4);  // the skips really changed the result
 }
 
@@ -277,6 +279,7 @@ TEST(FirstBlockCache, MeshesDecideAsOneRank) {
       SCOPED_TRACE(::testing::Message() << "cfg " << cfg << " seq " << seq << " rank " << r);
       EXPECT_EQ(got[r].cache_hits, want.cache_hits);
       EXPECT_EQ(got[r].cache_forwards, want.cache_forwards);
+      EXPECT_EQ(got[r].cache_step_hits, want.cache_step_hits);  // both streams, also under CFG parallel
       for (size_t i = 0; i < want.steps.size() && cfg == 1; ++i)
         EXPECT_EQ(got[r].steps[i].cache_hits, want.steps[i].cache_hits) << "step " << i;
       EXPECT_LT(test::rel_l2(got[r].latents, want.latents), 1e-5);

@@ -34,6 +34,7 @@ TEST(Report, WriteAndReadBack) {
   ok.seconds.denoise = 0.3;
   ok.seconds.total = NAN;  // not finite → null, file stays valid JSON
   ok.cache_forwards = 16, ok.cache_hits = 9;  // the first-block cache ran
+  ok.cache_step_hits = {0, 1, 2, 2, 2, 2, 0, 0};
   VideoReport bad;
   bad.index = 1;
   bad.name = "0001-dog";
@@ -65,6 +66,7 @@ TEST(Report, WriteAndReadBack) {
   EXPECT_EQ(j["videos"][1]["error"], "p.jsonl:2: malformed JSON");
   EXPECT_EQ(v["first_block_cache"]["forwards"], 16);
   EXPECT_EQ(v["first_block_cache"]["hits"], 9);
+  EXPECT_EQ(v["first_block_cache"]["steps"].size(), 8u);
   EXPECT_FALSE(j["videos"][1].contains("first_block_cache"));  // only where the cache ran
 
   // Round trip through JSON (null error/output and non-finite times come back as defaults).
@@ -79,6 +81,7 @@ TEST(Report, WriteAndReadBack) {
     EXPECT_EQ(back.frames, r.videos[i].frames);
     EXPECT_EQ(back.cache_forwards, r.videos[i].cache_forwards);
     EXPECT_EQ(back.cache_hits, r.videos[i].cache_hits);
+    EXPECT_EQ(back.cache_step_hits, r.videos[i].cache_step_hits);
   }
   EXPECT_EQ(video_report_from_json(j["videos"][0]).seconds.total, 0.0);
 
