@@ -20,8 +20,6 @@ using namespace mma;
 constexpr int kBM = 64;  // queries per block
 constexpr int kBN = 64;  // keys per tile
 constexpr int kThreads = 128;
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
 
 struct FlashParams {
   const __nv_bfloat16* q;
@@ -81,10 +79,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
   uint32_t qf[KT][4];
   float o[DT][4];
-#pragma unroll
-  for (int i = 0; i < DT; ++i)
-#pragma unroll
-    for (int c = 0; c < 4; ++c) o[i][c] = 0.0f;
+  zero_acc(o);
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
 
   for (int t = 0; t < n_tiles; ++t) {
@@ -114,10 +109,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
     // S = Q·Kᵀ for this warp's 16 rows x 64 keys.
     float s[NT][4];
-#pragma unroll
-    for (int i = 0; i < NT; ++i)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) s[i][c] = 0.0f;
+    zero_acc(s);
 #pragma unroll
     for (int ks = 0; ks < KT; ++ks) {
 #pragma unroll

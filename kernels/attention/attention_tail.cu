@@ -28,8 +28,6 @@ constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kTilesPerWarp = 8;                           // 16-query tiles per warp
 constexpr int kRowsPerBlock = kWarps * kTilesPerWarp * 16;  // queries per block
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
 
 struct TailParams {
   const __nv_bfloat16* q;
@@ -135,10 +133,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG, QB>) tail_merge_k
 
     // S = Q·Kᵀ: 16 queries x KN keys.
     float s[NT][4];
-#pragma unroll
-    for (int i = 0; i < NT; ++i)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) s[i][c] = 0.0f;
+    zero_acc(s);
 #pragma unroll
     for (int ks = 0; ks < KT; ++ks) {
       uint32_t qf[4];
@@ -219,10 +214,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG, QB>) tail_merge_k
 #pragma unroll
     for (int d0 = 0; d0 < DP; d0 += HALF) {
       float o[DT][4];
-#pragma unroll
-      for (int i = 0; i < DT; ++i)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) o[i][c] = 0.0f;
+      zero_acc(o);
 #pragma unroll
       for (int kk = 0; kk < KG; ++kk)
 #pragma unroll

@@ -1,11 +1,24 @@
 // Warp-level tensor-core helpers of the attention kernels (sm_80+): cp.async copies, ldmatrix
-// loads and the mma.sync m16n8k16 bf16 product with fp32 accumulators. Device code only.
+// loads, the mma.sync m16n8k16 bf16 product with fp32 accumulators, and the log2-domain softmax
+// constants. Device code only.
 #pragma once
 #include <cuda_bf16.h>
 
 #include <cstdint>
 
 namespace vgen::kern::mma {
+
+constexpr float kLog2e = 1.4426950408889634f;  // scores scaled into the log2 domain (exp2)
+constexpr float kLn2 = 0.6931471805599453f;    // and an LSE back to natural log
+
+// Sets N m16n8 accumulator tiles (4 fp32 per lane) to zero.
+template <int N>
+__device__ __forceinline__ void zero_acc(float (&c)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) c[i][j] = 0.0f;
+}
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));

@@ -132,22 +132,22 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     log_debug("step {}/{} t={} expert {} {:.3f}s", i + 1, info.total, t, expert, info.seconds);
     if (on_step) on_step(info, latents);
   }
-  for (auto& e : caches)
-    for (auto& c : e) res.cache_forwards += c.forwards(), res.cache_hits += c.hits();
   if (settings.first_block_threshold > 0) {
+    for (auto& e : caches)
+      for (auto& c : e) res.cache_forwards += c.forwards();
     for (const DenoiseStepInfo& s : res.steps) res.cache_step_hits.push_back(s.cache_hits);
     if (cfg_parallel) {  // each CFG rank ran one stream: count both
-      std::vector<float> n = {float(res.cache_forwards), float(res.cache_hits)};
+      std::vector<float> n = {float(res.cache_forwards)};
       for (int64_t h : res.cache_step_hits) n.push_back(float(h));
       Tensor t = Tensor::from_vector(n, {int64_t(n.size())});
       mesh.cfg->all_reduce_sum(t);
-      res.cache_forwards = int64_t(t.f32()[0]), res.cache_hits = int64_t(t.f32()[1]);
-      for (size_t i = 0; i < res.cache_step_hits.size(); ++i) res.cache_step_hits[i] = int64_t(t.f32()[2 + i]);
+      res.cache_forwards = int64_t(t.f32()[0]);
+      for (size_t i = 0; i < res.cache_step_hits.size(); ++i) res.cache_step_hits[i] = int64_t(t.f32()[1 + i]);
     }
-  }
-  if (settings.first_block_threshold > 0)
+    for (int64_t h : res.cache_step_hits) res.cache_hits += h;
     log_info("first-block cache: {} of {} forwards skipped their later blocks (threshold {})", res.cache_hits,
              res.cache_forwards, settings.first_block_threshold);
+  }
   res.latents = latents;
   res.seconds = total.seconds();
   return res;

@@ -27,11 +27,14 @@ Tensor shard_sums(const Tensor& a, const Tensor& b, const SeqLayout& layout) {
 
 }  // namespace
 
-bool FirstBlockCache::try_skip(const Tensor& x0, Tensor& x, const SeqLayout& layout) {
-  VGEN_ASSERT(x.ndim() == 3 && x0.shape() == x.shape() && x.dim(1) == layout.local(),
-              "first-block cache: x {} and x0 {} for a shard of {} tokens", x.str(), x0.str(), layout.local());
+void FirstBlockCache::begin(const Tensor& x) { x0_ = x.clone(); }
+
+bool FirstBlockCache::try_skip(Tensor& x, const SeqLayout& layout) {
+  VGEN_ASSERT(x.ndim() == 3 && x0_.shape() == x.shape() && x.dim(1) == layout.local(),
+              "first-block cache: x {} and block 0's input {} for a shard of {} tokens", x.str(), x0_.str(),
+              layout.local());
   ++forwards_;
-  Tensor r = sub(x, x0);  // [B, S_loc, D]
+  Tensor r = sub(x, x0_);  // [B, S_loc, D]
   const bool comparable = first_ref_.defined() && first_ref_.shape() == r.shape() &&
                           first_ref_.dtype() == r.dtype() && first_ref_.device() == r.device();
   if (comparable) {
@@ -55,14 +58,17 @@ bool FirstBlockCache::try_skip(const Tensor& x0, Tensor& x, const SeqLayout& lay
     }
   }
   pending_ = std::move(r);
+  x1_ = x.clone();
   return false;
 }
 
-void FirstBlockCache::store(const Tensor& x1, const Tensor& x) {
-  VGEN_ASSERT(pending_.defined() && x1.shape() == x.shape(), "first-block cache: store without a decision");
-  rest_ = sub(x, x1);
-  first_ref_ = std::move(pending_);
-  pending_ = Tensor();
+void FirstBlockCache::end(const Tensor& x) {
+  if (x1_.defined()) {  // the other blocks ran: this forward becomes the reference
+    VGEN_ASSERT(x1_.shape() == x.shape(), "first-block cache: end with x {} after {}", x.str(), x1_.str());
+    rest_ = sub(x, x1_);
+    first_ref_ = std::move(pending_);
+  }
+  x0_ = x1_ = pending_ = Tensor();
 }
 
 }  // namespace vgen

@@ -26,15 +26,17 @@ class FirstBlockCache {
   // need a group that moves device tensors.
   void set_group(Communicator* seq) { group_ = seq; }
 
-  // x0: block 0's input, x: its output, both [B, S_loc, D] of this rank's shard. true: the other
-  // blocks are skipped and x already holds their cached update; false: run them, then store().
-  bool try_skip(const Tensor& x0, Tensor& x, const SeqLayout& layout);
-  // After the other blocks ran: x1 their input (block 0's output), x their output.
-  void store(const Tensor& x1, const Tensor& x);
+  // One forward of an enabled cache, x [B, S_loc, D] of this rank's shard: begin(x) with block
+  // 0's input; try_skip(x) with its output (true: the other blocks are skipped and x already holds
+  // their cached update; false: run them); end(x) after the last block, which makes a fully
+  // computed forward the reference.
+  void begin(const Tensor& x);
+  bool try_skip(Tensor& x, const SeqLayout& layout);
+  void end(const Tensor& x);
 
   // Drops the reference tensors (two [B, S_loc, D] per cache) and keeps the counts: for a cache
   // that will not run again (the high-noise expert after the Wan 2.2 switch).
-  void release() { first_ref_ = rest_ = pending_ = Tensor(); }
+  void release() { first_ref_ = rest_ = x0_ = x1_ = pending_ = Tensor(); }
 
   int64_t hits() const { return hits_; }          // forwards whose other blocks were skipped
   int64_t forwards() const { return forwards_; }  // forwards that reached the decision
@@ -45,7 +47,8 @@ class FirstBlockCache {
   Communicator* group_ = nullptr;
   Tensor first_ref_;  // block 0's update at the reference step [B, S_loc, D]
   Tensor rest_;       // the other blocks' update at the reference step [B, S_loc, D]
-  Tensor pending_;    // this forward's block 0 update until store()
+  Tensor x0_, x1_;    // this forward's block 0 input and (not skipped) output
+  Tensor pending_;    // this forward's block 0 update until end()
   int64_t hits_ = 0, forwards_ = 0;
   double last_change_ = -1.0;
 };

@@ -108,19 +108,15 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
   VGEN_CHECK(!caching || !host_dwdp_, ExitCode::kUsage,
              "the first-block cache does not run with DWDP (cache_config.first_block_threshold with "
              "parallel_config.dwdp_size > 1)");
-  Tensor x0 = caching ? x.clone() : Tensor();  // block 0's input
-  Tensor x1;                                   // the other blocks' input
+  if (caching) cache->begin(x);
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
-    if (i == 1 && caching) {
-      if (cache->try_skip(x0, x, layout)) break;
-      x1 = x.clone();
-    }
+    if (i == 1 && caching && cache->try_skip(x, layout)) break;
     const WanBlockWeights& w = host_block_begin(i);
     OnUnwind end_on_error([&] { host_block_end(i); });
     wan_block_forward(cfg_, w, x, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
     host_block_end(i);
   }
-  if (x1.defined()) cache->store(x1, x);
+  if (caching) cache->end(x);
 
   // Head: shift/scale = table [2, D] + temb per sample, AdaLN, proj_out on the shard.
   Tensor head_mod = Tensor::empty({B, 2, D}, DType::kF32);  // [B, 2, D]

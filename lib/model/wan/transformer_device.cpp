@@ -261,15 +261,13 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   VGEN_CHECK(!caching || !dwdp_, ExitCode::kUsage,
              "the first-block cache does not run with DWDP (cache_config.first_block_threshold with "
              "parallel_config.dwdp_size > 1)");
-  Tensor x0 = caching ? x.clone() : Tensor();  // block 0's input
-  Tensor x1;                                   // the other blocks' input
+  if (caching) timed(P::kOther, [&] { cache->begin(x); });
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
     if (i == 1 && caching) {
       // Block 0's pending FFN residual first: the cache compares and stores whole updates of x.
       if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });
       ffn_out = ffn_mod = Tensor();
-      if (timed(P::kOther, [&] { return cache->try_skip(x0, x, layout); })) break;
-      x1 = x.clone();
+      if (timed(P::kOther, [&] { return cache->try_skip(x, layout); })) break;
     }
     const WanBlockWeights& w = block_begin(i);
     OnUnwind end_on_error([&] { block_end(i); });
@@ -278,7 +276,7 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   }
   if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });
   ffn_out = Tensor();
-  if (x1.defined()) timed(P::kOther, [&] { cache->store(x1, x); });
+  if (caching) timed(P::kOther, [&] { cache->end(x); });
 
   // Head: shift/scale = table [2, D] + float(temb) per sample, AdaLN, proj_out.
   Tensor temb_f = cast(temb, DType::kF32);  // the rounded temb, as diffusers adds it
