@@ -1,4 +1,7 @@
 // RoPE and fused RMSNorm + RoPE on the device (contracts in rope.cuh).
+#include <cstdlib>
+#include <string>
+
 #include "kernels/common/elem_io.cuh"
 #include "kernels/common/row_regs.cuh"
 #include "kernels/rope/rope.cuh"
@@ -101,7 +104,10 @@ __global__ void rms_rope_kernel(const T* x, const TW* __restrict__ weight, const
 
 // The register version of rms_rope_kernel (row_regs.cuh) for rows with a register shape; with
 // kRope, head_dim % 8 == 0 so each vector of 8 lies in one head and reads 8 table entries.
-template <typename T, typename TW, bool kRope, int V>
+// kSameD: threads·8 is a multiple of head_dim, so every vector of a thread sits at the same place
+// in its head (5120 = 160 threads × 4 vectors × 8, head_dim 128: column (v·160 + t)·8 ≡ 8·(t % 16))
+// and the thread reads its 8 cos and 8 sin entries once per row instead of once per vector.
+template <typename T, typename TW, bool kRope, int V, bool kSameD = false>
 __global__ void __launch_bounds__(1024)
     rms_regs_kernel(const T* x, const TW* __restrict__ weight, const float* __restrict__ cos,
                     const float* __restrict__ sin, T* y, int64_t rows, int64_t seq, int64_t width, int64_t head_dim,
@@ -112,6 +118,12 @@ __global__ void __launch_bounds__(1024)
     row.load(x + r * width);
     const float ss = dev::row_sum(row, [](float v) { return v * v; });
     const float rs = 1.0f / sqrtf(dev::block_sum(ss, scratch) / float(width) + eps);
+    float cs0[8], sn0[8];
+    if constexpr (kRope && kSameD) {
+      const int64_t t = (r % seq) * head_dim + dev::row_index(0, 0) % head_dim;
+      dev::load8<float>(cos + t, cs0);
+      dev::load8<float>(sin + t, sn0);
+    }
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const int64_t c = dev::row_index(i, 0);
@@ -125,10 +137,15 @@ __global__ void __launch_bounds__(1024)
         for (int j = 0; j < 8; ++j) n[j] = dev::round_as<T>(n[j] * w[j]);
       }
       if constexpr (kRope) {
-        const int64_t d = c % head_dim, t = (r % seq) * head_dim + d;
         float cs[8], sn[8], o[8];
-        dev::load8<float>(cos + t, cs);
-        dev::load8<float>(sin + t, sn);
+        if constexpr (kSameD) {
+#pragma unroll
+          for (int j = 0; j < 8; ++j) cs[j] = cs0[j], sn[j] = sn0[j];
+        } else {
+          const int64_t t = (r % seq) * head_dim + c % head_dim;
+          dev::load8<float>(cos + t, cs);
+          dev::load8<float>(sin + t, sn);
+        }
 #pragma unroll
         for (int p = 0; p < 8; p += 2) rotate(n[p], n[p + 1], cs, sn, p, o[p], o[p + 1]);
         dev::store8<T>(y + r * width + c, o);
@@ -139,6 +156,15 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
+// Experiment switch for device run 51 (VGEN_EXP_ROPE_NO_HOIST=1: the per-vector table loads).
+bool exp_no_hoist() {
+  static const bool v = [] {
+    const char* e = std::getenv("VGEN_EXP_ROPE_NO_HOIST");
+    return e && std::string(e) == "1";
+  }();
+  return v;
+}
+
 template <typename T, typename TW>
 cudaError_t launch_rms(const void* x, const void* w, const float* cos, const float* sin, void* y, int64_t rows,
                        int64_t seq, int64_t width, int64_t head_dim, float eps, cudaStream_t stream) {
@@ -146,8 +172,10 @@ cudaError_t launch_rms(const void* x, const void* w, const float* cos, const flo
   int threads = 0, vecs = 0;
   if (dev::row_regs_shape(width, &threads, &vecs) && dev::aligned16(x) && dev::aligned16(y) && dev::aligned16(w) &&
       (!rope || (head_dim % 8 == 0 && dev::aligned16(cos) && dev::aligned16(sin)))) {
+    const bool same_d = rope && (int64_t(threads) * 8) % head_dim == 0 && !exp_no_hoist();
     VGEN_DISPATCH_ROW_V(vecs, V, {
-      auto kernel = rope ? rms_regs_kernel<T, TW, true, V> : rms_regs_kernel<T, TW, false, V>;
+      auto kernel = same_d ? rms_regs_kernel<T, TW, true, V, true>
+                           : rope ? rms_regs_kernel<T, TW, true, V> : rms_regs_kernel<T, TW, false, V>;
       kernel<<<dev::row_grid(rows), threads, 0, stream>>>(static_cast<const T*>(x), static_cast<const TW*>(w), cos, sin,
                                            static_cast<T*>(y), rows, seq, width, head_dim, eps);
       return cudaGetLastError();
