@@ -4,16 +4,14 @@
 //
 // A block of 8 warps owns one (batch, head) and 1,024 queries; the range's K and V (at most 128
 // keys, padded to 16 with zero rows) sit in shared memory for the whole block. Each warp walks its
-// 16-query tiles on its own: Q (double-buffered, one tile ahead) and the main range's bf16 output
-// come in by cp.async while the warp computes, S = Q·Kᵀ and P·V run on mma.sync m16n8k16, the
+// 16-query tiles on its own: the main range's bf16 output, and the next Q tile once this tile's
+// scores are done, come in by cp.async while the warp computes, S = Q·Kᵀ and P·V run on mma.sync m16n8k16, the
 // softmax starts from the main range's LSE, and the merged tile is written back into shared memory
 // and stored by whole rows with 16-byte stores (4-byte accesses in the fragment layout spread each
 // warp access over 8 rows). The pass is bound by reading q and out and writing out once.
 #include <cuda_bf16.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <string>
 
 #include "kernels/attention/attention.cuh"
 #include "kernels/attention/mma_bf16.cuh"
@@ -50,27 +48,20 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-// K and V, then per warp QB tiles of Q and one of out.
-constexpr int smem_bytes(int DP, int KG, int QB) { return (2 * KG * 16 + kWarps * (QB + 1) * 16) * (DP + 8) * 2; }
+// K and V, then per warp one tile of Q and one of out. One Q buffer (the next tile's copy starts
+// after this tile's scores) leaves room for two blocks per SM at 80 keys: the 720p fold took
+// 0.72-0.82 ms against 0.90-1.03 ms with two buffers, which overlap the copy with the scores but fit
+// one block per SM (device run 52).
+constexpr int smem_bytes(int DP, int KG) { return (2 * KG * 16 + kWarps * 2 * 16) * (DP + 8) * 2; }
 
-// Q tiles per warp (experiment switch VGEN_EXP_TAIL_QBUF, read once): 2 (default, measured) loads
-// the next tile while this one is computed; 1 loads it after this tile's scores (less shared
-// memory: two blocks per SM at 80 keys instead of one).
-int q_buffers() {
-  static const int n = [] {
-    const char* e = std::getenv("VGEN_EXP_TAIL_QBUF");
-    return e && std::string(e) == "1" ? 1 : 2;
-  }();
-  return n;
-}
 // Two blocks per SM where their shared memory fits (228 KiB, 1 KiB reserved per block); then the
 // registers are capped to fit too, otherwise the kernel may use more and not spill.
-template <int DP, int KG, int QB>
-constexpr int kMinBlocks = 2 * (smem_bytes(DP, KG, QB) + 1024) <= 228 * 1024 ? 2 : 1;
+template <int DP, int KG>
+constexpr int kMinBlocks = 2 * (smem_bytes(DP, KG) + 1024) <= 228 * 1024 ? 2 : 1;
 
-// DP: head dim padded to 64 or 128; KG: the range's keys in groups of 16; QB: Q tiles per warp.
-template <int DP, int KG, int QB>
-__global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG, QB>) tail_merge_kernel(const TailParams p) {
+// DP: head dim padded to 64 or 128; KG: the range's keys in groups of 16.
+template <int DP, int KG>
+__global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kernel(const TailParams p) {
   constexpr int LDS = DP + 8;   // +16 bytes per row: ldmatrix rows hit distinct banks
   constexpr int KN = KG * 16;   // keys, padded
   constexpr int CPR = DP / 8;   // 16-byte chunks per row
@@ -82,8 +73,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG, QB>) tail_merge_k
   __nv_bfloat16* sK = reinterpret_cast<__nv_bfloat16*>(smem_raw);  // [KN][LDS]
   __nv_bfloat16* sV = sK + KN * LDS;                                // [KN][LDS]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __nv_bfloat16* sQ = sV + KN * LDS + warp * (QB + 1) * 16 * LDS;  // this warp's Q tiles [QB][16][LDS]
-  __nv_bfloat16* sO = sQ + QB * 16 * LDS;                           // and its out tile [16][LDS]
+  __nv_bfloat16* sQ = sV + KN * LDS + warp * 2 * 16 * LDS;  // this warp's Q tile [16][LDS]
+  __nv_bfloat16* sO = sQ + 16 * LDS;                         // and its out tile [16][LDS]
   const int h = blockIdx.y, b = blockIdx.z;
 
   const __nv_bfloat16* gk = p.k + int64_t(b) * p.Skv * p.k_rs + int64_t(h) * p.D;
@@ -108,8 +99,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG, QB>) tail_merge_k
     }
     cp_async_commit();
   };
-  auto q_tile = [&](int t) { return sQ + (QB == 2 ? t & 1 : 0) * 16 * LDS; };
-  auto load_q = [&](int t) { load_rows(p.q, p.q_rs, tile_row(t), q_tile(t)); };
+  auto load_q = [&](int t) { load_rows(p.q, p.q_rs, tile_row(t), sQ); };
   if (tile_row(0) < p.Sq) load_q(0);
   cp_async_wait<0>();
   __syncthreads();  // K and V are shared by the warps; nothing below synchronises the block
@@ -118,18 +108,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG, QB>) tail_merge_k
   for (int t = 0; t < kTilesPerWarp; ++t) {
     const int m0 = tile_row(t);
     if (m0 >= p.Sq) break;  // uniform per warp; later tiles lie further on
-    // Groups in flight: Q(t) (unless done), then out(t), then (QB 2) Q(t + 1) into the buffer the
-    // last iteration read (a __syncwarp ago). QB 1 loads Q(t + 1) after the scores below.
+    // Groups in flight: Q(t) (unless done), then out(t); Q(t + 1) starts after the scores below.
     load_rows(p.out, p.o_rs, m0, sO);
     const bool next = t + 1 < kTilesPerWarp && tile_row(t + 1) < p.Sq;
-    if (QB == 2 && next) {
-      load_q(t + 1);
-      cp_async_wait<2>();
-    } else {
-      cp_async_wait<1>();
-    }
+    cp_async_wait<1>();
     __syncwarp();
-    const __nv_bfloat16* cQ = q_tile(t);
+    const __nv_bfloat16* cQ = sQ;
 
     // S = Q·Kᵀ: 16 queries x KN keys.
     float s[NT][4];
@@ -149,7 +133,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG, QB>) tail_merge_k
       }
     }
 
-    if (QB == 1 && next) {  // the only Q buffer is read: the next tile's copy may start
+    if (next) {  // the Q buffer is read: the next tile's copy may start
       __syncwarp();
       load_q(t + 1);
     }
@@ -252,10 +236,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG, QB>) tail_merge_k
   }
 }
 
-template <int DP, int KG, int QB>
+template <int DP, int KG>
 cudaError_t launch_tail(const TailParams& p, int B, cudaStream_t stream) {
-  constexpr int smem = smem_bytes(DP, KG, QB);
-  auto kern = tail_merge_kernel<DP, KG, QB>;
+  constexpr int smem = smem_bytes(DP, KG);
+  auto kern = tail_merge_kernel<DP, KG>;
   if (smem > 48 * 1024) {  // opt in to more than the default 48 KB of dynamic shared memory
     const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
@@ -265,17 +249,17 @@ cudaError_t launch_tail(const TailParams& p, int B, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-template <int DP, int QB>
+template <int DP>
 cudaError_t dispatch_tail(const TailParams& p, int B, cudaStream_t stream) {
   switch ((p.nk + 15) / 16) {
-    case 1: return launch_tail<DP, 1, QB>(p, B, stream);
-    case 2: return launch_tail<DP, 2, QB>(p, B, stream);
-    case 3: return launch_tail<DP, 3, QB>(p, B, stream);
-    case 4: return launch_tail<DP, 4, QB>(p, B, stream);
-    case 5: return launch_tail<DP, 5, QB>(p, B, stream);
-    case 6: return launch_tail<DP, 6, QB>(p, B, stream);
-    case 7: return launch_tail<DP, 7, QB>(p, B, stream);
-    default: return launch_tail<DP, 8, QB>(p, B, stream);
+    case 1: return launch_tail<DP, 1>(p, B, stream);
+    case 2: return launch_tail<DP, 2>(p, B, stream);
+    case 3: return launch_tail<DP, 3>(p, B, stream);
+    case 4: return launch_tail<DP, 4>(p, B, stream);
+    case 5: return launch_tail<DP, 5>(p, B, stream);
+    case 6: return launch_tail<DP, 6>(p, B, stream);
+    case 7: return launch_tail<DP, 7>(p, B, stream);
+    default: return launch_tail<DP, 8>(p, B, stream);
   }
 }
 
@@ -307,7 +291,7 @@ bool attention_tail_merge_supports(const AttnArgs& a) {
          a.Skv < (int64_t(1) << 30) && q_rs >= dense && k_rs >= dense && v_rs >= dense && o_rs >= dense &&
          q_rs % 8 == 0 && k_rs % 8 == 0 && v_rs % 8 == 0 && o_rs % 8 == 0 && a.q && a.k && a.v && a.out &&
          aligned16(a.q) && aligned16(a.k) && aligned16(a.v) && aligned16(a.out) &&
-         smem_fits(smem_bytes(a.D <= 64 ? 64 : 128, int((nk + 15) / 16), q_buffers()));
+         smem_fits(smem_bytes(a.D <= 64 ? 64 : 128, int((nk + 15) / 16)));
 }
 
 cudaError_t attention_tail_merge_bf16(const AttnArgs& a, const float* lse_in, cudaStream_t stream) {
@@ -324,9 +308,7 @@ cudaError_t attention_tail_merge_bf16(const AttnArgs& a, const float* lse_in, cu
   p.Sq = int(a.Sq), p.Skv = int(a.Skv), p.H = int(a.H), p.D = int(a.D);
   p.nk = int(a.num_valid_kv > a.Skv ? a.Skv : a.num_valid_kv);
   p.scale_log2 = a.scale * kLog2e;
-  if (q_buffers() == 1)
-    return a.D <= 64 ? dispatch_tail<64, 1>(p, int(a.B), stream) : dispatch_tail<128, 1>(p, int(a.B), stream);
-  return a.D <= 64 ? dispatch_tail<64, 2>(p, int(a.B), stream) : dispatch_tail<128, 2>(p, int(a.B), stream);
+  return a.D <= 64 ? dispatch_tail<64>(p, int(a.B), stream) : dispatch_tail<128>(p, int(a.B), stream);
 }
 
 }  // namespace vgen::kern
