@@ -10,14 +10,18 @@
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--cfg-step]
-//                       [--out FILE] [--tag TEXT]
+//                       [--first-block-cache] [--out FILE] [--tag TEXT]
 //        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
 //   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,
 //   attn2d1x2; a bare name means 2, attn2d 1x2), e.g. cfg2-ulysses4, cfg2-ulysses2-attn2d1x2; N is
 //   their product. --cfg-step: each measurement is one CFG step, the two forwards of the two text
 //   streams (with cfg 2 they run on the two halves of the mesh, as always). --dwdp D: groups of D
 //   ranks share one copy of the blocks (DWDP). phases_seconds are one rank's: both streams with
-//   --cfg-step on a mesh without cfg, one stream per rank with cfg 2.
+//   --cfg-step on a mesh without cfg, one stream per rank with cfg 2. --first-block-cache: after
+//   the plain forwards, the cost of a forward the first-block cache cuts short (block 0, the
+//   decision over the sequence group, the cached update, the head) against the forward that fills
+//   the cache, in first_block_cache {fill_seconds, hit_seconds}; one stream per rank (not with
+//   --cfg-step or --dwdp). Random weights: the decision itself is forced (an infinite threshold).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -29,6 +33,7 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <set>
 #include <string>
 #include <string_view>
@@ -59,7 +64,7 @@ struct Args {
   std::vector<std::string> shapes = {"480p", "720p"};
   int layers = 40, reps = 3, warmup = 1, dwdp = 1;
   bool fp32 = false, fused_gelu = true, fused_residual = true, profile = true, async_ulysses = false;
-  bool cfg_step = false;
+  bool cfg_step = false, first_block_cache = false;
   std::string mode = "single", out, tag;
 };
 
@@ -96,12 +101,14 @@ Args parse(int argc, char** argv) {
     else if (k == "--mode") a.mode = val();
     else if (k == "--async-ulysses") a.async_ulysses = true;
     else if (k == "--cfg-step") a.cfg_step = true;
+    else if (k == "--first-block-cache") a.first_block_cache = true;
     else if (k == "--dwdp") a.dwdp = std::max(1, std::atoi(val().c_str()));
     else if (k == "--out") a.out = val();
     else if (k == "--tag") a.tag = val();
     else usage("unknown argument " + k);
   }
   if (a.layers < 1) usage("--layers must be >= 1");
+  if (a.first_block_cache && (a.cfg_step || a.dwdp > 1)) usage("--first-block-cache runs one stream without DWDP");
   return a;
 }
 
@@ -293,9 +300,10 @@ int main(int argc, char** argv) {
 
       // One forward as the peer measures it: text embedding + K/V, blocks, head, gathered tokens,
       // unpatchified prediction (on the device). CFG mode adds the exchange of the two predictions.
+      FirstBlockCache* cache = nullptr;  // set for the --first-block-cache forwards only
       auto forward_stream = [&](const Tensor& c) {
         TextContext text = model->prepare_text(c);
-        Tensor local = model->forward_local(x, t, text, layout, *attention);
+        Tensor local = model->forward_local(x, t, text, layout, *attention, cache);
         Tensor tokens = seq.size() == 1 && layout.padded == S ? local : gather_seq_tokens(seq, local, layout);
         return model->unpatchify(tokens, T, Hl, Wl);  // [1, 16, T, Hl, Wl] f32 (device)
       };
@@ -385,6 +393,21 @@ int main(int argc, char** argv) {
       j["output_rms"] = std::sqrt(sumsq / double(std::max<int64_t>(1, hpred.numel())));
       if (!a.tag.empty()) j["tag"] = a.tag;
 
+      if (a.first_block_cache) {
+        FirstBlockCache fbc(std::numeric_limits<double>::infinity());  // every decision after the first cuts
+        fbc.set_group(&seq);
+        cache = &fbc;
+        const double fill = timed([&] { pred = forward(); });
+        std::vector<double> hit;
+        for (int i = 0; i < std::max(a.reps, 3); ++i) hit.push_back(timed([&] { pred = forward(); }));
+        cache = nullptr;
+        VGEN_CHECK(fbc.hits() == int64_t(hit.size()), ExitCode::kInternal, "first-block cache: {} hits of {} forwards",
+                   fbc.hits(), hit.size());
+        j["first_block_cache"] = {{"fill_seconds", fill}, {"hit_seconds", median(hit)}, {"hits", fbc.hits()}};
+        if (root)
+          std::printf("# %s: first-block cache fill %.3f s, cut forward %.3f s (median of %zu)\n", shape_name.c_str(),
+                      fill, median(hit), hit.size());
+      }
       if (a.profile) {  // one more forward with every op bracketed by events
         WanPhaseProfiler prof;
         dm.set_profiler(&prof);
