@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device run 51 (session 9, one H200): correctness first. Run 49's plan (every gpu test, including
+# Device run 51 (session 9, one H200; it replaces runs 49 and 50, prepared in session 8 and never run): correctness first. The plan (every gpu test, including
 # the first-block cache's device path and the reduce kernels that never ran on a GPU; vgen golden in
 # fp32 and bf16; the tiny model with the cache on, CPU against CUDA), then the tail kernel with one
 # Q tile per warp (VGEN_EXP_TAIL_QBUF=1) through its tests, and the hoisted RoPE table loads (new
