@@ -19,6 +19,11 @@ struct GoldenArgs {
   std::vector<std::string> sets;
 };
 
+struct CompareArgs {
+  std::string dir_a, dir_b, json;
+  double min_psnr = -1.0, max_rel_l2 = -1.0;
+};
+
 struct PlanArgs {
   std::string recipe;
   int world = 0;
@@ -35,5 +40,6 @@ int report_error(std::exception_ptr e);
 int cmd_run(const RunArgs& a, const DistEnv& env);
 int cmd_golden(const GoldenArgs& a, const DistEnv& env);
 int cmd_plan(const PlanArgs& a, const DistEnv& env);
+int cmd_compare(const CompareArgs& a, const DistEnv& env);
 
 }  // namespace vgen::cli

@@ -45,7 +45,7 @@ namespace {
 std::vector<std::string> with_implicit_run(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   for (size_t i = 1; i < args.size(); ++i)
-    if (args[i] == "run" || args[i] == "golden" || args[i] == "plan" || args[i] == "-h" || args[i] == "--help")
+    if (args[i] == "run" || args[i] == "golden" || args[i] == "plan" || args[i] == "compare" || args[i] == "-h" || args[i] == "--help")
       return args;
   if (args.size() > 1) args.insert(args.begin() + 1, "run");
   return args;
@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   vgen::cli::RunArgs run;
   vgen::cli::GoldenArgs golden;
   vgen::cli::PlanArgs plan;
+  vgen::cli::CompareArgs compare;
   std::string log_level = "info";
   bool log_all = false;
 
@@ -110,6 +111,16 @@ int main(int argc, char** argv) {
           "RANKS >= 1"));
   c_plan->add_option("--set", plan.sets, "override a recipe key: key.path=value");
 
+  CLI::App* c_compare = app.add_subcommand(
+      "compare", "compare two output directories rendered with output.save_tensors: latents rel-L2, video PSNR");
+  c_compare->add_option("dir_a", compare.dir_a, "reference output directory")->required();
+  c_compare->add_option("dir_b", compare.dir_b, "output directory to compare with it")->required();
+  c_compare->add_option("--min-psnr", compare.min_psnr, "fail (exit 10) when a video's PSNR is below this (dB)")
+      ->check(CLI::NonNegativeNumber);
+  c_compare->add_option("--max-rel-l2", compare.max_rel_l2, "fail (exit 10) when a video's latents differ more")
+      ->check(CLI::NonNegativeNumber);
+  c_compare->add_option("--json", compare.json, "also write the comparison as JSON to this file");
+
   std::vector<std::string> args = with_implicit_run(argc, argv);
   std::vector<const char*> cargs;
   for (auto& s : args) cargs.push_back(s.c_str());
@@ -124,6 +135,7 @@ int main(int argc, char** argv) {
     if (c_run->parsed()) code = vgen::cli::cmd_run(run, env);
     else if (c_golden->parsed()) code = vgen::cli::cmd_golden(golden, env);
     else if (c_plan->parsed()) code = vgen::cli::cmd_plan(plan, env);
+    else if (c_compare->parsed()) code = vgen::cli::cmd_compare(compare, env);
   } catch (const CLI::ParseError& e) {
     if (env.world_rank == 0) app.exit(e);
     code = e.get_exit_code() == 0 ? 0 : int(ExitCode::kUsage);

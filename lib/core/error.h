@@ -19,6 +19,7 @@ enum class ExitCode : int {
   kPromptsFailed = 7,  // the batch finished but some prompts failed
   kDistributed = 8,    // MPI/NCCL failure or a peer rank died
   kGoldenFailed = 9,   // `vgen golden`: at least one case failed
+  kCompareFailed = 10, // `vgen compare`: a video beyond a bound, not finite, or on one side only
   kInterrupted = 130,  // SIGINT/SIGTERM
 };
 

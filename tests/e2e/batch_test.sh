@@ -4,7 +4,8 @@
 # within 60 s, --retry-failed, and resident memory stays flat over 200 videos.
 # dwdp: the same batch with the DiT blocks shared over all 4 ranks (DWDP on the CPU) gives the same
 # latents for every prompt as without.
-# fbcache: the first-block cache takes one rank's decisions on cfg 2 x ulysses 2 and on ring 2.
+# fbcache: the first-block cache takes one rank's decisions on cfg 2 x ulysses 2 and on ring 2; and
+# vgen compare on those outputs.
 # Usage: batch_test.sh <vgen> <source dir> <case>   (case: dp|resume|jsonl|kill|signal|memory|dwdp|fbcache)
 set -u
 VGEN=$1; SRC=$2; CASE=$3
@@ -63,6 +64,36 @@ for run in ("cfg2_u2", "ring2"):
         num = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b))); den = math.sqrt(sum(y * y for y in b))
         assert num <= 1e-4 * den, (run, name, num / den)
 print("first-block cache: same decisions and latents on every mesh")
+PY
+  # vgen compare on the same outputs: the mesh within the bound (exit 0, JSON), the cache against a
+  # render without it (finite PSNR, not identical), and a video missing on one side (exit 10).
+  "$VGEN" compare "$W/one" "$W/cfg2_u2" --max-rel-l2 1e-4 --json "$W/cmp_mesh.json" > "$W/log_cmp" 2>&1 \
+    || { cat "$W/log_cmp"; fail "vgen compare one cfg2_u2 exited non-zero"; }
+  run_fb off 1 --set cache_config.first_block_threshold=0
+  "$VGEN" compare "$W/off" "$W/one" --json "$W/cmp_cache.json" > "$W/log_cmp2" 2>&1 \
+    || { cat "$W/log_cmp2"; fail "vgen compare off one exited non-zero"; }
+  mkdir "$W/partial" && cp "$W"/one/0000-*.safetensors "$W"/one/0001-*.safetensors "$W/partial/"
+  "$VGEN" compare "$W/one" "$W/partial" > "$W/log_cmp3" 2>&1; rc=$?
+  [ $rc -eq 10 ] || { cat "$W/log_cmp3"; fail "vgen compare with a missing video: exit $rc, expected 10"; }
+  grep -q "only_in_a" "$W/log_cmp3" || fail "vgen compare did not name the missing video"
+  python3 - "$W" <<'PY' || fail "vgen compare results"
+import json, math, os, sys
+w = sys.argv[1]
+mesh = json.load(open(os.path.join(w, "cmp_mesh.json")))
+assert mesh["compared"] == 3 and mesh["failed"] == 0, mesh
+assert all(v["status"] == "ok" and v["latents_rel_l2"] <= 1e-4 for v in mesh["videos"]), mesh
+cache = json.load(open(os.path.join(w, "cmp_cache.json")))
+assert cache["compared"] == 3 and cache["failed"] == 0, cache
+# A video with cut forwards differs from the uncached render, by a finite PSNR; one without is identical.
+hits = {v["name"]: v["first_block_cache"]["hits"] for v in json.load(open(os.path.join(w, "one", "timing.json")))["videos"]}
+assert any(hits.values()), hits
+for v in cache["videos"]:
+    if hits[v["name"]] > 0:
+        assert v["video_psnr_db"] is not None and 0 < v["video_psnr_db"] < 200 and v["latents_rel_l2"] > 0, v
+    else:
+        assert v["identical"], v
+print("vgen compare: mesh rel-L2 max %.2e; cache 0.1 against none: PSNR %s dB" % (
+    max(v["latents_rel_l2"] for v in mesh["videos"]), [v["video_psnr_db"] for v in cache["videos"]]))
 PY
   ;;
 dwdp)
