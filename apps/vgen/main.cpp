@@ -3,7 +3,9 @@
 // dist_abort(code) ends every rank of the job within seconds; a single rank exits normally.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <unistd.h>
@@ -43,10 +45,20 @@ namespace {
 
 // `vgen --recipe R.yaml …` means `vgen run --recipe R.yaml …`.
 std::vector<std::string> with_implicit_run(int argc, char** argv) {
+  // The subcommand is the first argument that is neither a global flag nor its value, so a value
+  // that reads like a subcommand (`--out compare`) is not taken for one.
   std::vector<std::string> args(argv, argv + argc);
-  for (size_t i = 1; i < args.size(); ++i)
-    if (args[i] == "run" || args[i] == "golden" || args[i] == "plan" || args[i] == "compare" || args[i] == "-h" || args[i] == "--help")
-      return args;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") return args;
+    if (a == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (a == "--log-all-ranks" || a.rfind("--log-level=", 0) == 0) continue;
+    if (a == "run" || a == "golden" || a == "plan" || a == "compare") return args;
+    break;
+  }
   if (args.size() > 1) args.insert(args.begin() + 1, "run");
   return args;
 }
@@ -115,10 +127,18 @@ int main(int argc, char** argv) {
       "compare", "compare two output directories rendered with output.save_tensors: latents rel-L2, video PSNR");
   c_compare->add_option("dir_a", compare.dir_a, "reference output directory")->required();
   c_compare->add_option("dir_b", compare.dir_b, "output directory to compare with it")->required();
+  const CLI::Validator finite_bound(
+      [](std::string& s) {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool ok = end && *end == '\0' && !s.empty() && std::isfinite(v) && v >= 0.0;
+        return ok ? std::string() : "a bound must be a finite number >= 0, got '" + s + "'";
+      },
+      "NUMBER >= 0");
   c_compare->add_option("--min-psnr", compare.min_psnr, "fail (exit 10) when a video's PSNR is below this (dB)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_bound);
   c_compare->add_option("--max-rel-l2", compare.max_rel_l2, "fail (exit 10) when a video's latents differ more")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_bound);
   c_compare->add_option("--json", compare.json, "also write the comparison as JSON to this file");
 
   std::vector<std::string> args = with_implicit_run(argc, argv);

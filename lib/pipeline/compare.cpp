@@ -25,10 +25,13 @@ std::set<std::string> stems_in(const std::string& dir, const char* side) {
   std::error_code ec;
   VGEN_CHECK(fs::is_directory(dir, ec), ExitCode::kInput, "vgen compare: {} '{}' is not a directory", side, dir);
   std::set<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_regular_file(ec) && name.size() > std::strlen(kExt) && e.path().extension() == kExt)
-      out.insert(e.path().stem().string());
+  fs::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    // An entry that cannot be stat'ed (a dangling link) is not a video: skipped, not an error.
+    std::error_code entry_ec;
+    const std::string name = it->path().filename().string();
+    if (it->is_regular_file(entry_ec) && name.size() > std::strlen(kExt) && it->path().extension() == kExt)
+      out.insert(it->path().stem().string());
   }
   VGEN_CHECK(!ec, ExitCode::kInput, "vgen compare: cannot list {} '{}': {}", side, dir, ec.message());
   return out;
@@ -96,6 +99,8 @@ VideoComparison compare_one(const std::string& stem, const std::string& dir_a, c
   const Tensor va = load_f32(pa, "video"), vb = load_f32(pb, "video");  // [1, 3, F, H, W] in [-1, 1]
   check_same_shape(la, lb, pa, pb, "latents");
   check_same_shape(va, vb, pa, pb, "video");
+  VGEN_CHECK(la.numel() > 0 && va.numel() > 0, ExitCode::kInput, "vgen compare: {} holds an empty tensor ({} / {})",
+             pa, la.str(), va.str());
   v.frames = va.ndim() >= 3 ? va.dim(va.ndim() - 3) : 0;
   if (!finite_all(la) || !finite_all(lb) || !finite_all(va) || !finite_all(vb)) {
     v.status = "nan";
@@ -147,18 +152,20 @@ std::string format_comparison(const Comparison& c) {
   s += fmt::format("{:<48} {:>6} {:>14} {:>11} {:>10}  {}\n", "video", "frames", "latents rel-L2", "video PSNR",
                    "max |diff|", "status");
   double min_psnr = std::numeric_limits<double>::infinity(), max_rel = 0.0, sum_psnr = 0.0;
-  int finite_psnr = 0;
+  int measured = 0, finite_psnr = 0;  // videos with metrics; those of them not identical
   for (const VideoComparison& v : c.videos) {
     s += fmt::format("{:<48} {:>6} {:>14} {:>8} dB {:>10}  {}\n", v.name, v.frames, num(v.latents_rel_l2, "{:.3e}"),
                      num(v.video_psnr_db, "{:.2f}"), num(v.video_max_abs, "{:.2e}"), v.status);
     if (v.status != "ok" && v.status != "over") continue;
+    ++measured;
     min_psnr = std::min(min_psnr, v.video_psnr_db);
     max_rel = std::max(max_rel, v.latents_rel_l2);
     if (std::isfinite(v.video_psnr_db)) sum_psnr += v.video_psnr_db, ++finite_psnr;
   }
-  s += fmt::format("{} compared, {} failed; worst latents rel-L2 {}, lowest PSNR {} dB, mean PSNR {} dB", c.compared,
-                   c.failed, num(max_rel, "{:.3e}"), c.compared ? num(min_psnr, "{:.2f}") : "-",
-                   finite_psnr ? num(sum_psnr / finite_psnr, "{:.2f}") : (c.compared ? "inf" : "-"));
+  // The mean PSNR is over the videos that differ (an identical one has no finite PSNR).
+  s += fmt::format("{} compared, {} failed; worst latents rel-L2 {}, lowest PSNR {} dB, mean PSNR of the differing {} dB",
+                   c.compared, c.failed, measured ? num(max_rel, "{:.3e}") : "-", measured ? num(min_psnr, "{:.2f}") : "-",
+                   finite_psnr ? num(sum_psnr / finite_psnr, "{:.2f}") : (measured ? "inf" : "-"));
   if (c.options.min_psnr_db >= 0.0) s += fmt::format(" (bound >= {} dB)", c.options.min_psnr_db);
   if (c.options.max_rel_l2 >= 0.0) s += fmt::format(" (bound rel-L2 <= {})", c.options.max_rel_l2);
   return s + "\n";

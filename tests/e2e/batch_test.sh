@@ -66,12 +66,16 @@ for run in ("cfg2_u2", "ring2"):
 print("first-block cache: same decisions and latents on every mesh")
 PY
   # vgen compare on the same outputs: the mesh within the bound (exit 0, JSON), the cache against a
-  # render without it (finite PSNR, not identical), and a video missing on one side (exit 10).
+  # render without it (finite PSNR, not identical; beyond a bound: exit 10), and a video missing on
+  # one side (exit 10).
   "$VGEN" compare "$W/one" "$W/cfg2_u2" --max-rel-l2 1e-4 --json "$W/cmp_mesh.json" > "$W/log_cmp" 2>&1 \
     || { cat "$W/log_cmp"; fail "vgen compare one cfg2_u2 exited non-zero"; }
   run_fb off 1 --set cache_config.first_block_threshold=0
   "$VGEN" compare "$W/off" "$W/one" --json "$W/cmp_cache.json" > "$W/log_cmp2" 2>&1 \
     || { cat "$W/log_cmp2"; fail "vgen compare off one exited non-zero"; }
+  "$VGEN" compare "$W/off" "$W/one" --min-psnr 200 > "$W/log_cmp4" 2>&1; rc=$?
+  [ $rc -eq 10 ] || { cat "$W/log_cmp4"; fail "vgen compare beyond --min-psnr: exit $rc, expected 10"; }
+  grep -q " over$" "$W/log_cmp4" || fail "vgen compare did not mark the video beyond the bound"
   mkdir "$W/partial" && cp "$W"/one/0000-*.safetensors "$W"/one/0001-*.safetensors "$W/partial/"
   "$VGEN" compare "$W/one" "$W/partial" > "$W/log_cmp3" 2>&1; rc=$?
   [ $rc -eq 10 ] || { cat "$W/log_cmp3"; fail "vgen compare with a missing video: exit $rc, expected 10"; }

@@ -143,6 +143,47 @@ TEST_F(CompareTest, OneSidedAndNonFiniteVideosFail) {
   EXPECT_EQ(j["failed"].get<int>(), 3);
 }
 
+TEST_F(CompareTest, NonFiniteValuesOnEitherSideFail) {
+  std::vector<float> nan_vid = vid_, inf_lat = lat_;
+  nan_vid[5] = std::numeric_limits<float>::quiet_NaN();
+  inf_lat[3] = std::numeric_limits<float>::infinity();
+  write(a_, "0000-video-nan-in-a", lat_, nan_vid);
+  write(b_, "0000-video-nan-in-a", lat_, vid_);
+  write(a_, "0001-latents-inf-in-b", lat_, vid_);
+  write(b_, "0001-latents-inf-in-b", inf_lat, vid_);
+  const Comparison c = compare_outputs(a_.string(), b_.string(), {});
+  ASSERT_EQ(c.videos.size(), 2u);
+  EXPECT_EQ(c.videos[0].status, "nan");
+  EXPECT_EQ(c.videos[1].status, "nan");
+  EXPECT_EQ(c.failed, 2);
+  // No video has metrics: the summary says so instead of printing a perfect score.
+  const std::string text = format_comparison(c);
+  EXPECT_NE(text.find("2 compared, 2 failed; worst latents rel-L2 -, lowest PSNR - dB"), std::string::npos) << text;
+}
+
+TEST_F(CompareTest, SummaryOverMeasuredVideos) {
+  std::vector<float> vid2 = vid_;
+  for (float& x : vid2) x += 0.02f;  // 40 dB
+  write(a_, "0000-same", lat_, vid_);
+  write(b_, "0000-same", lat_, vid_);
+  write(a_, "0001-differs", lat_, vid_);
+  write(b_, "0001-differs", lat_, vid2);
+  write(a_, "0002-only-a", lat_, vid_);
+  const std::string text = format_comparison(compare_outputs(a_.string(), b_.string(), {}));
+  EXPECT_NE(text.find("2 compared, 1 failed;"), std::string::npos) << text;
+  EXPECT_NE(text.find("lowest PSNR 40.00 dB, mean PSNR of the differing 40.00 dB"), std::string::npos) << text;
+}
+
+TEST_F(CompareTest, DanglingLinksAreNotVideos) {
+  write(a_, "0000-a", lat_, vid_);
+  write(b_, "0000-a", lat_, vid_);
+  fs::create_symlink(root_ / "gone.safetensors", a_ / "0001-dangling.safetensors");
+  fs::create_symlink(root_ / "gone.mp4", a_ / "latest.mp4");
+  const Comparison c = compare_outputs(a_.string(), b_.string(), {});
+  ASSERT_EQ(c.videos.size(), 1u);
+  EXPECT_EQ(c.failed, 0);
+}
+
 TEST_F(CompareTest, BadInputNamesTheProblem) {
   std::string msg;
   EXPECT_EQ(code_of([&] { compare_outputs((root_ / "none").string(), b_.string(), {}); }, &msg), ExitCode::kInput);
@@ -155,6 +196,18 @@ TEST_F(CompareTest, BadInputNamesTheProblem) {
   EXPECT_EQ(code_of([&] { compare_outputs(a_.string(), b_.string(), {}); }, &msg), ExitCode::kInput);
   EXPECT_NE(msg.find("'video'"), std::string::npos) << msg;
   EXPECT_NE(msg.find((b_ / "0000-a.safetensors").string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[1,3,2,3,4]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[1,3,1,3,4]"), std::string::npos) << msg;
+
+  save_safetensors((b_ / "0000-a.safetensors").string(),
+                   {{"latents", Tensor::from_vector(lat_, {1, 4, 1, 2, 5})},
+                    {"video", Tensor::from_vector({}, {1, 3, 0, 3, 4})}});
+  save_safetensors((a_ / "0000-a.safetensors").string(),
+                   {{"latents", Tensor::from_vector(lat_, {1, 4, 1, 2, 5})},
+                    {"video", Tensor::from_vector({}, {1, 3, 0, 3, 4})}});
+  EXPECT_EQ(code_of([&] { compare_outputs(a_.string(), b_.string(), {}); }, &msg), ExitCode::kInput);
+  EXPECT_NE(msg.find("empty tensor"), std::string::npos) << msg;
+  write(a_, "0000-a", lat_, vid_);
 
   save_safetensors((b_ / "0000-a.safetensors").string(), {{"video", Tensor::from_vector(vid_, {1, 3, 2, 3, 4})}});
   EXPECT_EQ(code_of([&] { compare_outputs(a_.string(), b_.string(), {}); }, &msg), ExitCode::kInput);
