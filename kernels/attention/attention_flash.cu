@@ -126,34 +126,18 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
     // Scale to log2 units, mask keys past the valid count, online softmax.
     const int kv0 = t * kBN;
     float mx[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int key = kv0 + nt * 8 + (lane & 3) * 2 + (c & 1);
-        const float v = key < p.nk ? s[nt][c] * p.scale_log2 : -INFINITY;
-        s[nt][c] = v;
-        mx[c >> 1] = fmaxf(mx[c >> 1], v);
-      }
+    scale_mask_max(s, lane, kv0, p.nk, p.scale_log2, mx);
     float m_use[2], alpha[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      mx[r] = quad_max(mx[r]);
       const float m_new = fmaxf(m_run[r], mx[r]);
       m_use[r] = m_new == -INFINITY ? 0.0f : m_new;  // a fully masked row keeps p = 0
       alpha[r] = exp2f(m_run[r] - m_use[r]);
       m_run[r] = m_new;
     }
     float rsum[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const float pv = exp2f(s[nt][c] - m_use[c >> 1]);
-        s[nt][c] = pv;
-        rsum[c >> 1] += pv;
-      }
+    exp2_rows(s, m_use, rsum);
 #pragma unroll
     for (int r = 0; r < 2; ++r) l_run[r] = l_run[r] * alpha[r] + rsum[r];
 #pragma unroll
@@ -165,10 +149,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk) {
       uint32_t a[4];
-      a[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-      a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-      a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      p_frag(s, kk, a);
 #pragma unroll
       for (int dp = 0; dp < DP / 16; ++dp) {
         uint32_t b0, b1, b2, b3;
@@ -184,10 +165,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const FlashParams p
 
   // Row sums over the quad of lanes sharing a row, normalise, store.
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
-    l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
-  }
+  for (int r = 0; r < 2; ++r) l_run[r] = quad_sum(l_run[r]);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = m0 + warp * 16 + (lane >> 2) + r * 8;

@@ -39,15 +39,6 @@ struct TailParams {
   float scale_log2;
 };
 
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-
 // K and V, then per warp one tile of Q and one of out. One Q buffer (the next tile's copy starts
 // after this tile's scores) leaves room for two blocks per SM at 80 keys: the 720p fold took
 // 0.72-0.82 ms against 0.90-1.03 ms with two buffers, which overlap the copy with the scores but fit
@@ -147,29 +138,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
       lin[r] = row[r] < p.Sq ? p.lse_in[lse_base + row[r]] * kLog2e : -INFINITY;
       mx[r] = lin[r];
     }
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int key = nt * 8 + (lane & 3) * 2 + (c & 1);
-        const float v = key < p.nk ? s[nt][c] * p.scale_log2 : -INFINITY;
-        s[nt][c] = v;
-        mx[c >> 1] = fmaxf(mx[c >> 1], v);
-      }
+    scale_mask_max(s, lane, 0, p.nk, p.scale_log2, mx);
     float mu[2], rsum[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       mx[r] = quad_max(mx[r]);
       mu[r] = mx[r] == -INFINITY ? 0.0f : mx[r];
     }
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const float pv = exp2f(s[nt][c] - mu[c >> 1]);
-        s[nt][c] = pv;
-        rsum[c >> 1] += pv;
-      }
+    exp2_rows(s, mu, rsum);
     float w_in[2], inv[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -183,12 +159,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<DP, KG>) tail_merge_kerne
     // P in bf16 as A fragments: the score tiles of 16 keys, as in the flash kernel.
     uint32_t pa[KG][4];
 #pragma unroll
-    for (int kk = 0; kk < KG; ++kk) {
-      pa[kk][0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-      pa[kk][1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-      pa[kk][2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      pa[kk][3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    }
+    for (int kk = 0; kk < KG; ++kk) p_frag(s, kk, pa[kk]);
 
     if (next)
       cp_async_wait<1>();

@@ -1,6 +1,7 @@
 // Warp-level tensor-core helpers of the attention kernels (sm_80+): cp.async copies, ldmatrix
 // loads, the mma.sync m16n8k16 bf16 product with fp32 accumulators, and the log2-domain softmax
-// constants. Device code only.
+// steps on its accumulator layout (row max / sum over a lane quad, exp2, P as an A fragment).
+// Device code only.
 #pragma once
 #include <cuda_bf16.h>
 
@@ -53,6 +54,54 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], 
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);  // .x (low half) = lo
   return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// Row reductions over the quad of lanes that holds one row of an m16n8 accumulator.
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+// Scores of NT tiles of 8 keys (key0 + nt·8 + …) into the log2 domain; keys from nk on become
+// −inf. mx[r] (the caller's start) takes the max of this lane's values of row r (r = c >> 1).
+template <int NT>
+__device__ __forceinline__ void scale_mask_max(float (&s)[NT][4], int lane, int key0, int nk, float scale_log2,
+                                               float (&mx)[2]) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const int key = key0 + nt * 8 + (lane & 3) * 2 + (c & 1);
+      const float v = key < nk ? s[nt][c] * scale_log2 : -INFINITY;
+      s[nt][c] = v;
+      mx[c >> 1] = fmaxf(mx[c >> 1], v);
+    }
+}
+
+// s = exp2(s − m[row]); rsum[row] += this lane's share of the row sum.
+template <int NT>
+__device__ __forceinline__ void exp2_rows(float (&s)[NT][4], const float (&m)[2], float (&rsum)[2]) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const float pv = exp2f(s[nt][c] - m[c >> 1]);
+      s[nt][c] = pv;
+      rsum[c >> 1] += pv;
+    }
+}
+
+// P in bf16 as the A fragment of keys [16·kk, 16·kk + 16): score tiles 2kk and 2kk + 1.
+template <int NT>
+__device__ __forceinline__ void p_frag(const float (&s)[NT][4], int kk, uint32_t (&a)[4]) {
+  a[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+  a[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+  a[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+  a[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
 }
 
 }  // namespace vgen::kern::mma
