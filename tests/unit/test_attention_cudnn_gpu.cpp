@@ -333,5 +333,5 @@ TEST(AttentionCudnnGpu, RequestedBackendIsHonoured) {
 }
 
 #else
-TEST(AttentionCudnnGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(AttentionCudnnGpu)
 #endif

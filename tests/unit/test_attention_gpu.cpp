@@ -397,5 +397,5 @@ TEST(AttentionGpu, SplitKvMergeEqualsFullAttention) {
 }
 
 #else
-TEST(AttentionGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(AttentionGpu)
 #endif

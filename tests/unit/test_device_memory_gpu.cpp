@@ -150,5 +150,5 @@ TEST(ConvertGpu, BitExactWithHostConversions) {
 }
 
 #else
-TEST(DeviceMemoryGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(DeviceMemoryGpu)
 #endif

@@ -194,5 +194,5 @@ TEST(DitForwardGpu, ResidualInGemmEpilogueMatchesNorms) {
 }
 
 #else
-TEST(DitForwardGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(DitForwardGpu)
 #endif

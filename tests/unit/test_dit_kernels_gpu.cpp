@@ -446,5 +446,5 @@ TEST(DitKernelsGpu, RandomFills) {
 }
 
 #else
-TEST(DitKernelsGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(DitKernelsGpu)
 #endif

@@ -77,5 +77,5 @@ TEST(FirstBlockCacheGpu, DeviceForwardSkipsAsTheCpuForward) {
 }  // namespace
 
 #else
-TEST(FirstBlockCacheGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(FirstBlockCacheGpu)
 #endif

@@ -231,5 +231,5 @@ TEST(GemmGpu, PlanCacheReuse) {
 }
 
 #else
-TEST(GemmGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(GemmGpu)
 #endif

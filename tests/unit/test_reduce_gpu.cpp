@@ -51,5 +51,5 @@ TEST(ReduceGpu, SubAndAbsDiffSumsMatchRef) {
 }  // namespace
 
 #else
-TEST(ReduceGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(ReduceGpu)
 #endif

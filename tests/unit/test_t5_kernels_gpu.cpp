@@ -275,5 +275,5 @@ TEST(T5KernelsGpu, BiasAttention) {
 }
 
 #else
-TEST(T5KernelsGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(T5KernelsGpu)
 #endif

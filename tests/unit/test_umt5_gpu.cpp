@@ -283,6 +283,6 @@ TEST(T5EncoderGpu, NoCudaBackendRefusesDeviceEncoder) {
     EXPECT_EQ(e.code(), vgen::ExitCode::kUsage);
   }
 }
-TEST(T5EncoderGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(T5EncoderGpu)
 #endif
 

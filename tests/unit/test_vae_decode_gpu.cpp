@@ -213,5 +213,5 @@ TEST(VaeDecodeGpu, RandomWeightsDecodeIsFinite) {
 }  // namespace
 
 #else
-TEST(VaeDecodeGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(VaeDecodeGpu)
 #endif

@@ -458,5 +458,5 @@ TEST(VaeAttnGpu, SoftmaxRows) {
 }  // namespace
 
 #else
-TEST(VaeKernelsGpu, NoCudaBackend) { GTEST_SKIP() << "no CUDA device (built without the CUDA backend)"; }
+VGEN_GPU_TESTS_NEED_CUDA(VaeKernelsGpu)
 #endif
