@@ -37,13 +37,19 @@ std::set<std::string> stems_in(const std::string& dir, const char* side) {
   return out;
 }
 
-// Tensor `name` of `path` as f32; any problem of the file is the user's input (kInput).
-Tensor load_f32(const std::string& path, const char* name) {
+// The saved `latents` and `video` of `path` as f32 (the file opened once); any problem of the file
+// is the user's input (kInput).
+struct Saved {
+  Tensor latents, video;  // video [1, 3, F, H, W] in [-1, 1]
+};
+Saved load_saved(const std::string& path) {
   try {
     WeightStore s = WeightStore::open(path);
-    VGEN_CHECK(s.has(name), ExitCode::kInput,
-               "vgen compare: {} has no tensor '{}' (written by vgen run with output.save_tensors: true)", path, name);
-    return s.get_f32(name);
+    for (const char* name : {"latents", "video"})
+      VGEN_CHECK(s.has(name), ExitCode::kInput,
+                 "vgen compare: {} has no tensor '{}' (written by vgen run with output.save_tensors: true)", path,
+                 name);
+    return {s.get_f32("latents"), s.get_f32("video")};
   } catch (const Error& e) {
     if (e.code() == ExitCode::kInput) throw;
     VGEN_THROW(ExitCode::kInput, "vgen compare: cannot read {}: {}", path, e.message());
@@ -95,8 +101,8 @@ VideoComparison compare_one(const std::string& stem, const std::string& dir_a, c
   const std::string pa = (fs::path(dir_a) / (stem + kExt)).string(), pb = (fs::path(dir_b) / (stem + kExt)).string();
   VideoComparison v;
   v.name = stem;
-  const Tensor la = load_f32(pa, "latents"), lb = load_f32(pb, "latents");
-  const Tensor va = load_f32(pa, "video"), vb = load_f32(pb, "video");  // [1, 3, F, H, W] in [-1, 1]
+  const Saved a = load_saved(pa), b = load_saved(pb);
+  const Tensor &la = a.latents, &lb = b.latents, &va = a.video, &vb = b.video;
   check_same_shape(la, lb, pa, pb, "latents");
   check_same_shape(va, vb, pa, pb, "video");
   VGEN_CHECK(la.numel() > 0 && va.numel() > 0, ExitCode::kInput, "vgen compare: {} holds an empty tensor ({} / {})",
