@@ -44,6 +44,13 @@ enum class AttnOut : uint8_t { kBF16, kF32 };
 // softmax); out is bf16 or fp32 (fp32 keeps partial results of Ring/Attention2D unrounded).
 cudaError_t attention_fwd_bf16(const AttnArgs& args, AttnOut out_type, cudaStream_t stream);
 
+// The same on Hopper (sm_90a: TMA, wgmma, warp-specialised) for D = 128, bf16 out:
+// cudaErrorNotSupported, with nothing launched, outside attention_wgmma_supports (another GPU,
+// another D, token strides not multiples of 8 elements, q/k/v not 16-byte aligned, no valid key).
+bool attention_wgmma_supports(const AttnArgs& args);
+cudaError_t attention_fwd_wgmma_bf16(const AttnArgs& args, cudaStream_t stream);
+uint64_t attention_wgmma_calls();  // launches so far (process-wide), for tests of the dispatch
+
 // fp32 q/k/v/out on CUDA cores, for precision fp32 (slower; accurate exp/log).
 cudaError_t attention_fwd_f32(const AttnArgs& args, cudaStream_t stream);
 

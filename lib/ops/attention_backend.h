@@ -1,9 +1,12 @@
 // Attention kernel selection on the device (attention_config.backend: auto | native | cudnn).
-//   native: the project's flash kernel (kernels/attention/attention.cuh), any supported shape.
+//   native: the project's own kernels (kernels/attention/attention.cuh): the Hopper kernel
+//           (attention_fwd_wgmma_bf16: sm_90, bf16 in and out, D = 128) where it serves the call,
+//           the flash kernel (any supported shape) otherwise.
 //   cudnn:  cuDNN's fused SDPA (kernels/attention/attention_cudnn.cuh) where it serves the call
-//           (bf16 q/k/v and out, D a multiple of 8 up to 128, ...), the native kernel otherwise;
+//           (bf16 q/k/v and out, D a multiple of 8 up to 128, ...), the flash kernel otherwise;
 //           a build or device without cuDNN is a kUsage error naming attention_config.backend.
-//   auto:   cudnn when available and the call is served, native otherwise.
+//   auto:   the Hopper kernel where it serves the call (the fastest measured), else cudnn when
+//           available and the call is served, else the flash kernel.
 // Both keep the contract of cuda_attention (ops/device_ops.h), which also checks the arguments.
 #pragma once
 #include <string>
@@ -52,7 +55,7 @@ std::vector<std::pair<int64_t, int64_t>> attention_kv_plan(int64_t num_valid, in
 bool cudnn_attention_available(std::string* why = nullptr);
 
 // cuda_attention through the backend named by `backend` (attention_config.backend). Returns the
-// kernel that ran (kNative or kCudnn).
+// kernel family that ran (kNative: the Hopper or the flash kernel; kCudnn).
 AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
                                      int64_t num_valid_kv, float scale, const std::string& backend);
 AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,

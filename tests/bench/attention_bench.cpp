@@ -3,7 +3,7 @@
 // H = 40 (--heads), D = 128, non-causal, with and without LSE. Median of 5 CUDA-event timings after warm-up
 // (the warm-up also builds the cuDNN graph), on random data. The two backends' outputs are
 // compared on the first query tokens and on every LSE, so a fast wrong kernel shows.
-// Usage: attention_bench [--quick] [--cudnn-only] [--split] [--heads N] [--kv N] [--lse-seq 01] [S ...]   (default S: 32760 75600; --quick: 32760 only)
+// Usage: attention_bench [--quick] [--cudnn-only] [--wgmma] [--split] [--heads N] [--kv N] [--lse-seq 01] [S ...]   (default S: 32760 75600; --quick: 32760 only)
 // Prints one JSON line per measurement; TFLOP/s = 4·S·Skv·D·H / t.
 #include <cuda_runtime.h>
 
@@ -31,6 +31,7 @@ constexpr int kWarmup = 2, kReps = 5;
 constexpr int64_t kCheckTokens = 512;  // query tokens compared between the backends
 bool g_split = false;                  // --split: time the parts of the remainder key split
 bool g_native = true;                  // --cudnn-only: skip the (slow) native kernel
+bool g_wgmma = false;                  // --wgmma: also the Hopper kernel (attention_fwd_wgmma_bf16)
 int64_t g_heads = 40;                  // --heads N (Wan2.1-14B: 40)
 int64_t g_kv = 0;                      // --kv N: keys per query row (0: S, self-attention)
 int64_t g_valid = 0;                   // --valid N: cuDNN padding mask over the first N keys (0: all)
@@ -157,7 +158,9 @@ void bench_shape(int64_t S, int64_t H, int64_t D) {
     a.B = B, a.Sq = S, a.Skv = Skv, a.H = H, a.D = D, a.num_valid_kv = g_valid > 0 ? g_valid : Skv, a.scale = 1.0f / std::sqrt(float(D));
     return a;
   };
-  double ms_native[2] = {0, 0}, ms_cudnn[2] = {0, 0};
+  Tensor o_wgmma = Tensor::empty({B, S, H, D}, DType::kBF16, Device::kCUDA);
+  Tensor l_wgmma = Tensor::empty({B, H, S}, DType::kF32, Device::kCUDA);
+  double ms_native[2] = {0, 0}, ms_cudnn[2] = {0, 0}, ms_wgmma[2] = {0, 0};
   for (char c : g_lse_seq) {  // later runs of the same kind overwrite earlier ones in ms_*
     const bool with_lse = c == '1';
     const kern::AttnArgs an = args(o_native, with_lse ? &l_native : nullptr);
@@ -186,6 +189,26 @@ void bench_shape(int64_t S, int64_t H, int64_t D) {
     }
     print_line("cudnn", S, H, D, with_lse, st, ms_cudnn[with_lse], why);
     if (st != cudaSuccess) ms_cudnn[with_lse] = 0;
+    if (g_wgmma) {
+      const kern::AttnArgs aw = args(o_wgmma, with_lse ? &l_wgmma : nullptr);
+      ms_wgmma[with_lse] =
+          median_ms([&] { return kern::attention_fwd_wgmma_bf16(aw, compute_stream()); }, &st);
+      print_line("wgmma", S, H, D, with_lse, st, ms_wgmma[with_lse], st == cudaSuccess ? "" : cudaGetErrorString(st));
+      if (st != cudaSuccess) ms_wgmma[with_lse] = 0;
+    }
+  }
+  // The Hopper kernel against cuDNN (with LSE): first and last query tokens, every LSE.
+  if (ms_wgmma[1] > 0 && ms_cudnn[1] > 0) {
+    const int64_t n = std::min(S, kCheckTokens);
+    const std::vector<float> w0 = host(o_wgmma[0].narrow(0, n)), c0 = host(o_cudnn[0].narrow(0, n));
+    const std::vector<float> w1 = host(o_wgmma[0].narrow(S - n, n)), c1 = host(o_cudnn[0].narrow(S - n, n));
+    const std::vector<float> lw = host(l_wgmma), lc = host(l_cudnn);
+    std::printf(
+        "{\"bench\":\"attention_check_wgmma\",\"S\":%ld,\"tokens\":%ld,\"first_rel_l2\":%.3e,\"last_rel_l2\":%.3e,"
+        "\"out_max_abs\":%.3e,\"lse_max_abs\":%.3e,\"wgmma_over_cudnn_lse\":%.4f}\n",
+        long(S), long(n), rel_l2(w0, c0), rel_l2(w1, c1), std::max(max_abs_diff(w0, c0), max_abs_diff(w1, c1)),
+        max_abs_diff(lw, lc), ms_wgmma[1] / ms_cudnn[1]);
+    std::fflush(stdout);
   }
   // Agreement of the last (with-LSE) runs of both backends.
   if (ms_native[1] > 0 && ms_cudnn[1] > 0) {
@@ -287,6 +310,8 @@ int main(int argc, char** argv) {
       g_split = true;
     else if (std::strcmp(argv[i], "--cudnn-only") == 0)
       g_native = false;
+    else if (std::strcmp(argv[i], "--wgmma") == 0)
+      g_wgmma = true;
     else if (std::strcmp(argv[i], "--heads") == 0 && i + 1 < argc)
       g_heads = std::atoll(argv[++i]);
     else if (std::strcmp(argv[i], "--head-groups") == 0 && i + 1 < argc)

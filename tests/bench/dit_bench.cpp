@@ -10,7 +10,7 @@
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--cfg-step]
-//                       [--first-block-cache] [--out FILE] [--tag TEXT]
+//                       [--first-block-cache] [--attention auto|native|cudnn] [--out FILE] [--tag TEXT]
 //        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
 //   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,
 //   attn2d1x2; a bare name means 2, attn2d 1x2), e.g. cfg2-ulysses4, cfg2-ulysses2-attn2d1x2; N is
@@ -24,6 +24,7 @@
 //   0, the decision over the sequence group and the cached update instead of the blocks), in
 //   first_block_cache {fill_seconds, hit_seconds}; one stream per rank (not with --cfg-step or
 //   --dwdp). Random weights: the decision itself is forced (an infinite threshold).
+//   --attention: attention_config.backend of the run (default auto), recorded as "attention".
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -48,6 +49,7 @@
 #include "dist/device_mesh.h"
 #include "kernels/gemm/gemm.cuh"
 #include "model/wan/transformer.h"
+#include "ops/attention_backend.h"
 #include "ops/device_ops.h"
 #include "ops/dit_device_ops.h"
 #include "parallel/local_attention.h"
@@ -67,7 +69,7 @@ struct Args {
   int layers = 40, reps = 3, warmup = 1, dwdp = 1;
   bool fp32 = false, fused_gelu = true, fused_residual = true, profile = true, async_ulysses = false;
   bool cfg_step = false, first_block_cache = false;
-  std::string mode = "single", out, tag;
+  std::string mode = "single", out, tag, attention = "auto";
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -107,6 +109,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--dwdp") a.dwdp = std::max(1, std::atoi(val().c_str()));
     else if (k == "--out") a.out = val();
     else if (k == "--tag") a.tag = val();
+    else if (k == "--attention") a.attention = val();
     else usage("unknown argument " + k);
   }
   if (a.layers < 1) usage("--layers must be >= 1");
@@ -248,6 +251,7 @@ int main(int argc, char** argv) {
   if (multi) env = dist_init(&argc, &argv);
   const bool root = env.world_rank == 0;
   try {
+    set_attention_backend(parse_attention_backend(a.attention));
     if (cuda_device_count() == 0) {
       std::printf("# no CUDA device: nothing to measure\n");
       if (multi) dist_finalize();
@@ -394,6 +398,7 @@ int main(int argc, char** argv) {
       j["output_finite"] = finite;
       j["output_rms"] = std::sqrt(sumsq / double(std::max<int64_t>(1, hpred.numel())));
       if (!a.tag.empty()) j["tag"] = a.tag;
+      j["attention"] = a.attention;
 
       if (a.first_block_cache) {
         FirstBlockCache fbc(std::numeric_limits<double>::infinity());  // every decision after the first cuts

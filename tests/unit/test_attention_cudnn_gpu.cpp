@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "kernels/attention/attention.cuh"
 #include "kernels/attention/attention_cudnn.cuh"
 #include "kernels/attention/attention_ref.h"
 #include "ops/attention_backend.h"
@@ -225,10 +226,15 @@ TEST(AttentionCudnnGpu, BackendDispatchAndFallback) {
     for (const char* backend : {"auto", "cudnn", "native"}) {
       Tensor out = Tensor::empty({c.B, c.Sq, c.H, c.D}, DType::kBF16, Device::kCUDA);
       Tensor lse = Tensor::empty({c.B, c.H, c.Sq}, DType::kF32, Device::kCUDA);
+      const uint64_t wgmma0 = kern::attention_wgmma_calls();
       const AttentionBackend used = cuda_attention_auto(q, k, v, out, &lse, c.nvalid, scale, backend);
-      const bool expect_cudnn = c.D % 8 == 0 && std::string(backend) != "native";
+      // auto and native take the own Hopper kernel where it serves the call (D = 128 on sm_90).
+      kern::AttnArgs a = args_of(c, q, k, v, out, &lse, scale);
+      const bool hopper = std::string(backend) != "cudnn" && kern::attention_wgmma_supports(a);
+      const bool expect_cudnn = c.D % 8 == 0 && !hopper && std::string(backend) != "native";
       EXPECT_EQ(used, expect_cudnn ? AttentionBackend::kCudnn : AttentionBackend::kNative)
           << backend << " D=" << c.D;
+      EXPECT_EQ(kern::attention_wgmma_calls() - wgmma0, hopper ? 1u : 0u) << backend << " D=" << c.D;
       const std::vector<float> o = host_f32(out), l = host_f32(lse);
       compare(c, r, o, &l, backend);
     }

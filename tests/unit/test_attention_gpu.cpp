@@ -87,7 +87,7 @@ Bounds bounds(const Cfg& c, const Data& d, float scale) {
   return r;
 }
 
-enum class Kind { kBf16OutBf16, kBf16OutF32, kF32 };
+enum class Kind { kBf16OutBf16, kBf16OutF32, kF32, kWgmma };
 
 void check_case(const Cfg& c, Kind kind, uint32_t seed) {
   SCOPED_TRACE(::testing::Message() << "B=" << c.B << " Sq=" << c.Sq << " Skv=" << c.Skv << " H=" << c.H
@@ -96,13 +96,20 @@ void check_case(const Cfg& c, Kind kind, uint32_t seed) {
   const float scale = 1.0f / std::sqrt(float(c.D));
   Data d = make_data(c, bf16_in, seed);
   const DType in_dt = bf16_in ? DType::kBF16 : DType::kF32;
-  const DType out_dt = kind == Kind::kBf16OutBf16 ? DType::kBF16 : DType::kF32;
+  const DType out_dt = kind == Kind::kBf16OutBf16 || kind == Kind::kWgmma ? DType::kBF16 : DType::kF32;
   Tensor q = device_tensor(d.q, {c.B, c.Sq, c.H, c.D}, in_dt);
   Tensor k = device_tensor(d.k, {c.B, c.Skv, c.H, c.D}, in_dt);
   Tensor v = device_tensor(d.v, {c.B, c.Skv, c.H, c.D}, in_dt);
   Tensor out = Tensor::empty({c.B, c.Sq, c.H, c.D}, out_dt, Device::kCUDA);
   Tensor lse = Tensor::empty({c.B, c.H, c.Sq}, DType::kF32, Device::kCUDA);
-  cuda_attention(q, k, v, out, &lse, c.nvalid, scale);
+  if (kind == Kind::kWgmma) {
+    kern::AttnArgs a;
+    a.q = q.raw(), a.k = k.raw(), a.v = v.raw(), a.out = out.raw(), a.lse = lse.f32();
+    a.B = c.B, a.Sq = c.Sq, a.Skv = c.Skv, a.H = c.H, a.D = c.D, a.num_valid_kv = c.nvalid, a.scale = scale;
+    ASSERT_EQ(kern::attention_fwd_wgmma_bf16(a, compute_stream()), cudaSuccess);
+  } else {
+    cuda_attention(q, k, v, out, &lse, c.nvalid, scale);
+  }
   std::vector<float> o = host_f32(out), l = host_f32(lse);
 
   std::vector<float> ro(o.size()), rl(l.size());
@@ -157,6 +164,23 @@ TEST(AttentionGpu, Bf16FlashMatchesRef) {
   }
 }
 
+// The Hopper kernel (D = 128 only): one and many key tiles, partial query and key tiles, keys past
+// nvalid holding NaN, several batch entries and heads, peaked rows.
+TEST(AttentionGpu, WgmmaMatchesRef) {
+  VGEN_REQUIRE_GPU();
+  kern::AttnArgs probe;
+  probe.B = probe.Sq = probe.Skv = probe.H = probe.num_valid_kv = 1, probe.D = 128;
+  probe.q = probe.k = probe.v = probe.out = reinterpret_cast<void*>(uintptr_t(256));
+  if (!kern::attention_wgmma_supports(probe)) GTEST_SKIP() << "the wgmma attention kernel needs an sm_90 GPU";
+  const Cfg cfgs[] = {
+      {1, 1, 1, 1, 128, 1, 1.0f},     {1, 128, 128, 1, 128, 128, 2.0f}, {1, 130, 130, 2, 128, 130, 2.0f},
+      {2, 200, 1000, 3, 128, 999, 1.0f}, {1, 31, 7, 2, 128, 3, 4.0f},   {2, 257, 384, 2, 128, 300, 3.0f},
+      {1, 300, 513, 1, 128, 513, 1.0f}, {3, 64, 129, 2, 128, 129, 2.0f},
+  };
+  uint32_t seed = 900;
+  for (const Cfg& c : cfgs) check_case(c, Kind::kWgmma, seed += 5);
+}
+
 TEST(AttentionGpu, Fp32MatchesRef) {
   VGEN_REQUIRE_GPU();
   uint32_t seed = 500;
@@ -200,6 +224,46 @@ TEST(AttentionGpu, StridedFusedQkv) {
   // |q·k| ≤ 64 here, so the score error bound is tiny; P rounding dominates (2⁻⁸·max|v| ≤ 2⁻⁸).
   for (size_t i = 0; i < o.size(); ++i) ASSERT_NEAR(o[i], ro[i], std::ldexp(1.0, -8) + 1e-5) << "at " << i;
   for (size_t i = 0; i < l.size(); ++i) ASSERT_NEAR(l[i], rl[i], 1e-4) << "lse at " << i;
+}
+
+// The Hopper kernel on q, k, v inside one [B, S, 3, H, 128] buffer (token stride 3·H·D, as the DiT's
+// fused QKV projection writes them) and an out with its own token stride.
+TEST(AttentionGpu, WgmmaStridedFusedQkv) {
+  VGEN_REQUIRE_GPU();
+  const int64_t B = 2, S = 300, H = 3, D = 128, nvalid = 290, OS = H * D + 64;
+  const float scale = 1.0f / std::sqrt(float(D));
+  auto qkv = rounded_bf16(random_vec(size_t(B * S * 3 * H * D), 23, -2.0f, 2.0f));
+  Tensor dqkv = device_tensor(qkv, {B, S, 3, H, D}, DType::kBF16);
+  Tensor out = Tensor::empty({B, S, OS}, DType::kBF16, Device::kCUDA);
+  Tensor lse = Tensor::empty({B, H, S}, DType::kF32, Device::kCUDA);
+  const char* base = static_cast<const char*>(dqkv.raw());
+  kern::AttnArgs a;
+  a.q = base, a.k = base + H * D * 2, a.v = base + 2 * H * D * 2;
+  a.out = out.raw(), a.lse = lse.f32();
+  a.B = B, a.Sq = S, a.Skv = S, a.H = H, a.D = D, a.num_valid_kv = nvalid, a.scale = scale;
+  a.q_stride = a.k_stride = a.v_stride = 3 * H * D;
+  a.o_stride = OS;
+  if (!kern::attention_wgmma_supports(a)) GTEST_SKIP() << "the wgmma attention kernel needs an sm_90 GPU";
+  ASSERT_EQ(kern::attention_fwd_wgmma_bf16(a, compute_stream()), cudaSuccess);
+  std::vector<float> q(size_t(B * S * H * D)), k(q.size()), v(q.size());
+  for (int64_t t = 0; t < B * S; ++t)
+    for (int64_t i = 0; i < H * D; ++i) {
+      q[size_t(t * H * D + i)] = qkv[size_t((t * 3 + 0) * H * D + i)];
+      k[size_t(t * H * D + i)] = qkv[size_t((t * 3 + 1) * H * D + i)];
+      v[size_t(t * H * D + i)] = qkv[size_t((t * 3 + 2) * H * D + i)];
+    }
+  std::vector<float> ro(q.size()), rl(size_t(B * H * S));
+  kern::attention_ref(q.data(), k.data(), v.data(), ro.data(), rl.data(), B, S, S, H, D, nvalid, scale);
+  std::vector<float> o = host_f32(out), l = host_f32(lse);
+  // bf16 P (2⁻⁸·max|v|) and the bf16 output (2⁻⁸·|o|) dominate; the fp32 scores of bf16 inputs with
+  // |q·k|·scale ≤ 46 here add ≤ 128·2⁻²⁴·46.
+  for (int64_t t = 0; t < B * S; ++t)
+    for (int64_t i = 0; i < H * D; ++i) {
+      const double ref = ro[size_t(t * H * D + i)];
+      ASSERT_NEAR(o[size_t(t * OS + i)], ref, std::ldexp(1.0, -8) * (2.0 + std::fabs(ref)) + 1e-4)
+          << "token " << t << " at " << i;
+    }
+  for (size_t i = 0; i < l.size(); ++i) ASSERT_NEAR(l[i], rl[i], 1e-3) << "lse at " << i;
 }
 
 TEST(AttentionGpu, MergeMatchesRef) {
