@@ -47,9 +47,19 @@ __device__ __forceinline__ float ex2_ftz(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
 }
-__device__ __forceinline__ void named_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
-__device__ __forceinline__ void named_arrive(int id, int n) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+// Named barriers 1 and 2 (immediate ids) over the 256 consumer threads: warpgroup `cw` waits at
+// its own, arrives at the other's.
+__device__ __forceinline__ void turn_sync(int cw) {
+  if (cw == 0)
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 2, 256;\n" ::: "memory");
+}
+__device__ __forceinline__ void turn_arrive_other(int cw) {
+  if (cw == 0)
+    asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+  else
+    asm volatile("bar.arrive 1, 256;\n" ::: "memory");
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
@@ -133,9 +143,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   // Ping-pong: the two consumer warpgroups take turns at issuing their GEMMs (named barriers 1, 2),
   // so that one's softmax runs while the tensor cores work on the other's products.
-  auto turn_begin = [&]() { named_sync(1 + cw, 256); };
+  auto turn_begin = [&]() { turn_sync(cw); };
   auto turn_end = [&](bool last) {
-    if (!(last && cw == 1)) named_arrive(2 - cw, 256);  // each arrive meets one sync of the other
+    if (!(last && cw == 1)) turn_arrive_other(cw);  // each arrive meets one sync of the other
   };
   auto release = [&](uint32_t bar_empty) {
     __syncwarp();
@@ -172,7 +182,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < 32; ++i) pa[i] = mma::pack_bf16(s[2 * i], s[2 * i + 1]);
   };
 
-  if (cw == 1) named_arrive(1, 256);  // warpgroup 0 goes first
+  if (cw == 1) turn_arrive_other(cw);  // warpgroup 0 goes first
   mbar_wait(bar_q, 0);
   {
     // ldmatrix x4 per k16 step from the swizzled tile: 16-byte chunk c of row r sits at c ^ (r & 7).
@@ -285,16 +295,17 @@ bool make_map(CUtensorMap* map, const void* ptr, int64_t B, int64_t S, int64_t s
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 // 1 where the kernel body exists in the code the device runs (an sm_90a cubin), else 0.
-__global__ void wgmma_probe_kernel(int* built) {
+__device__ int g_wgmma_built = 0;
+__global__ void wgmma_probe_kernel() {
 #ifdef VGEN_WGMMA_ATTN_DEVICE
-  *built = 1;
-#else
-  *built = 0;
+  g_wgmma_built = 1;
 #endif
 }
 
 // Whether the current device runs the kernel: compute capability 9.0, an sm_90a build, the shared
-// memory (the kernel's limit raised), and the driver's tensor-map encoder. Checked once per device.
+// memory (the kernel's limit raised), and the driver's tensor-map encoder. Checked once per device;
+// a check that fails for a passing reason (an error pending from other work, a failed launch) is
+// not remembered.
 bool device_ok() {
   constexpr int kMaxDev = 64;
   static std::mutex mu;
@@ -302,25 +313,22 @@ bool device_ok() {
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDev) return false;
   std::lock_guard<std::mutex> lock(mu);
-  if (state[dev] == 0) {
-    bool ok = false;
-    cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess && prop.major == 9 && prop.minor == 0 && encode_fn() &&
-        size_t(prop.sharedMemPerBlockOptin) >= kSmemBytes) {
-      int* d = nullptr;
-      int built = 0;
-      if (cudaMalloc(&d, sizeof(int)) == cudaSuccess) {
-        wgmma_probe_kernel<<<1, 1>>>(d);
-        ok = cudaMemcpy(&built, d, sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess && built == 1;
-        cudaFree(d);
-      }
-      ok = ok && cudaFuncSetAttribute(attn_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      int(kSmemBytes)) == cudaSuccess;
-    }
-    cudaGetLastError();  // a failed probe leaves no sticky error behind
-    state[dev] = ok ? 1 : -1;
+  if (state[dev] != 0) return state[dev] == 1;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return false;
+  if (prop.major != 9 || prop.minor != 0 || !encode_fn() || size_t(prop.sharedMemPerBlockOptin) < kSmemBytes) {
+    state[dev] = -1;
+    return false;
   }
-  return state[dev] == 1;
+  if (cudaPeekAtLastError() != cudaSuccess) return false;  // not ours to consume; ask again later
+  wgmma_probe_kernel<<<1, 1>>>();
+  int built = 0;
+  if (cudaGetLastError() != cudaSuccess || cudaMemcpyFromSymbol(&built, g_wgmma_built, sizeof(int)) != cudaSuccess)
+    return false;
+  const bool ok = built == 1 && cudaFuncSetAttribute(attn_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     int(kSmemBytes)) == cudaSuccess;
+  state[dev] = ok ? 1 : -1;
+  return ok;
 }
 
 std::atomic<uint64_t> g_calls{0};
@@ -333,8 +341,11 @@ bool attention_wgmma_supports(const AttnArgs& a) {
   if (!device_ok()) return false;
   const AttnStrides st = attn_strides(a);
   const int64_t nk = std::min(a.num_valid_kv, a.Skv);
+  // int token indices in the kernel stay below 2^31 with a tile to spare; the row max is taken on
+  // raw scores, which needs scale > 0.
+  constexpr int64_t kMaxTokens = (int64_t(1) << 31) - 2 * kBM;
   return a.D == kD && a.B >= 1 && a.Sq >= 1 && nk >= 1 && a.H >= 1 && a.H <= 65535 && a.B <= 65535 &&
-         (a.Sq + kBM - 1) / kBM <= 0x7fffffff && a.Sq < (int64_t(1) << 31) && a.Skv < (int64_t(1) << 31) &&
+         a.Sq <= kMaxTokens && a.Skv <= kMaxTokens && a.scale > 0.0f && std::isfinite(a.scale) &&
          st.q % 8 == 0 && st.k % 8 == 0 && st.v % 8 == 0 && st.o % 2 == 0 && aligned16(a.q) && aligned16(a.k) &&
          aligned16(a.v) && (reinterpret_cast<uintptr_t>(a.out) & 3) == 0;
 }
@@ -346,7 +357,7 @@ cudaError_t attention_fwd_wgmma_bf16(const AttnArgs& a, cudaStream_t stream) {
   CUtensorMap tq, tk, tv;
   if (!make_map(&tq, a.q, a.B, a.Sq, a.Sq, a.H, st.q) || !make_map(&tk, a.k, a.B, nk, a.Skv, a.H, st.k) ||
       !make_map(&tv, a.v, a.B, nk, a.Skv, a.H, st.v))
-    return cudaErrorInvalidValue;
+    return cudaErrorNotSupported;  // the driver refused a tensor map: another kernel serves the call
   Params p;
   p.out = static_cast<__nv_bfloat16*>(a.out);
   p.lse = a.lse;

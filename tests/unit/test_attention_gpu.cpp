@@ -264,6 +264,22 @@ TEST(AttentionGpu, WgmmaStridedFusedQkv) {
           << "token " << t << " at " << i;
     }
   for (size_t i = 0; i < l.size(); ++i) ASSERT_NEAR(l[i], rl[i], 1e-3) << "lse at " << i;
+  // Without an LSE (cross-attention): the same output, bit for bit.
+  Tensor out2 = Tensor::zeros({B, S, OS}, DType::kBF16, Device::kCUDA);
+  a.out = out2.raw(), a.lse = nullptr;
+  ASSERT_EQ(kern::attention_fwd_wgmma_bf16(a, compute_stream()), cudaSuccess);
+  const std::vector<float> o2 = host_f32(out2);
+  for (int64_t t = 0; t < B * S; ++t) {
+    for (int64_t i = 0; i < H * D; ++i)
+      ASSERT_EQ(o2[size_t(t * OS + i)], o[size_t(t * OS + i)]) << "token " << t << " at " << i;
+    for (int64_t i = H * D; i < OS; ++i) ASSERT_EQ(o2[size_t(t * OS + i)], 0.0f) << "gap of token " << t << " written";
+  }
+  // The row max is taken on raw scores: a scale that is not positive is left to the other kernels.
+  for (float bad : {-0.1f, 0.0f, std::numeric_limits<float>::infinity()}) {
+    a.scale = bad;
+    EXPECT_FALSE(kern::attention_wgmma_supports(a)) << "scale " << bad;
+    EXPECT_EQ(kern::attention_fwd_wgmma_bf16(a, compute_stream()), cudaErrorNotSupported) << "scale " << bad;
+  }
 }
 
 TEST(AttentionGpu, MergeMatchesRef) {
