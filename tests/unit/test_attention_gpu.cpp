@@ -195,22 +195,24 @@ TEST(AttentionGpu, NoValidKey) {
   }
 }
 
-TEST(AttentionGpu, StridedFusedQkv) {
-  VGEN_REQUIRE_GPU();
-  // q, k, v interleaved per token in one [B, S, 3, H, D] buffer (token stride 3·H·D).
-  const int64_t B = 2, S = 77, H = 3, D = 64, nvalid = 70;
-  const float scale = 0.125f;
-  auto qkv = rounded_bf16(random_vec(size_t(B * S * 3 * H * D), 21));
-  Tensor dqkv = device_tensor(qkv, {B, S, 3, H, D}, DType::kBF16);
-  Tensor out = Tensor::empty({B, S, H, D}, DType::kF32, Device::kCUDA);
-  Tensor lse = Tensor::empty({B, H, S}, DType::kF32, Device::kCUDA);
-  const char* base = static_cast<const char*>(dqkv.raw());
-  kern::AttnArgs a;
+// q, k, v interleaved per token in one [B, S, 3, H, D] bf16 buffer on the device (token stride
+// 3·H·D, as the DiT's fused QKV projection writes them), the arguments pointing into it (out and lse
+// left to the caller) and attention_ref's result on the same values.
+struct FusedQkv {
+  Tensor dev;
+  kern::AttnArgs args;
+  std::vector<float> ref_out, ref_lse;  // [B, S, H, D], [B, H, S]
+};
+FusedQkv fused_qkv(int64_t B, int64_t S, int64_t H, int64_t D, int64_t nvalid, float scale, uint32_t seed,
+                   float amp) {
+  FusedQkv f;
+  const auto qkv = rounded_bf16(random_vec(size_t(B * S * 3 * H * D), seed, -amp, amp));
+  f.dev = device_tensor(qkv, {B, S, 3, H, D}, DType::kBF16);
+  const char* base = static_cast<const char*>(f.dev.raw());
+  kern::AttnArgs& a = f.args;
   a.q = base, a.k = base + H * D * 2, a.v = base + 2 * H * D * 2;
-  a.out = out.raw(), a.lse = lse.f32();
   a.B = B, a.Sq = S, a.Skv = S, a.H = H, a.D = D, a.num_valid_kv = nvalid, a.scale = scale;
   a.q_stride = a.k_stride = a.v_stride = 3 * H * D;
-  ASSERT_EQ(kern::attention_fwd_bf16(a, kern::AttnOut::kF32, compute_stream()), cudaSuccess);
   std::vector<float> q(size_t(B * S * H * D)), k(q.size()), v(q.size());
   for (int64_t t = 0; t < B * S; ++t)
     for (int64_t i = 0; i < H * D; ++i) {
@@ -218,52 +220,49 @@ TEST(AttentionGpu, StridedFusedQkv) {
       k[size_t(t * H * D + i)] = qkv[size_t((t * 3 + 1) * H * D + i)];
       v[size_t(t * H * D + i)] = qkv[size_t((t * 3 + 2) * H * D + i)];
     }
-  std::vector<float> ro(q.size()), rl(size_t(B * H * S));
-  kern::attention_ref(q.data(), k.data(), v.data(), ro.data(), rl.data(), B, S, S, H, D, nvalid, scale);
-  std::vector<float> o = host_f32(out), l = host_f32(lse);
-  // |q·k| ≤ 64 here, so the score error bound is tiny; P rounding dominates (2⁻⁸·max|v| ≤ 2⁻⁸).
-  for (size_t i = 0; i < o.size(); ++i) ASSERT_NEAR(o[i], ro[i], std::ldexp(1.0, -8) + 1e-5) << "at " << i;
-  for (size_t i = 0; i < l.size(); ++i) ASSERT_NEAR(l[i], rl[i], 1e-4) << "lse at " << i;
+  f.ref_out.resize(q.size());
+  f.ref_lse.resize(size_t(B * H * S));
+  kern::attention_ref(q.data(), k.data(), v.data(), f.ref_out.data(), f.ref_lse.data(), B, S, S, H, D, nvalid, scale);
+  return f;
 }
 
-// The Hopper kernel on q, k, v inside one [B, S, 3, H, 128] buffer (token stride 3·H·D, as the DiT's
-// fused QKV projection writes them) and an out with its own token stride.
+TEST(AttentionGpu, StridedFusedQkv) {
+  VGEN_REQUIRE_GPU();
+  const int64_t B = 2, S = 77, H = 3, D = 64, nvalid = 70;
+  FusedQkv f = fused_qkv(B, S, H, D, nvalid, 0.125f, 21, 1.0f);
+  Tensor out = Tensor::empty({B, S, H, D}, DType::kF32, Device::kCUDA);
+  Tensor lse = Tensor::empty({B, H, S}, DType::kF32, Device::kCUDA);
+  kern::AttnArgs a = f.args;
+  a.out = out.raw(), a.lse = lse.f32();
+  ASSERT_EQ(kern::attention_fwd_bf16(a, kern::AttnOut::kF32, compute_stream()), cudaSuccess);
+  std::vector<float> o = host_f32(out), l = host_f32(lse);
+  // |q·k| ≤ 64 here, so the score error bound is tiny; P rounding dominates (2⁻⁸·max|v| ≤ 2⁻⁸).
+  for (size_t i = 0; i < o.size(); ++i) ASSERT_NEAR(o[i], f.ref_out[i], std::ldexp(1.0, -8) + 1e-5) << "at " << i;
+  for (size_t i = 0; i < l.size(); ++i) ASSERT_NEAR(l[i], f.ref_lse[i], 1e-4) << "lse at " << i;
+}
+
+// The Hopper kernel on the fused QKV buffer and an out with its own token stride.
 TEST(AttentionGpu, WgmmaStridedFusedQkv) {
   VGEN_REQUIRE_GPU();
   const int64_t B = 2, S = 300, H = 3, D = 128, nvalid = 290, OS = H * D + 64;
-  const float scale = 1.0f / std::sqrt(float(D));
-  auto qkv = rounded_bf16(random_vec(size_t(B * S * 3 * H * D), 23, -2.0f, 2.0f));
-  Tensor dqkv = device_tensor(qkv, {B, S, 3, H, D}, DType::kBF16);
+  FusedQkv f = fused_qkv(B, S, H, D, nvalid, 1.0f / std::sqrt(float(D)), 23, 2.0f);
   Tensor out = Tensor::empty({B, S, OS}, DType::kBF16, Device::kCUDA);
   Tensor lse = Tensor::empty({B, H, S}, DType::kF32, Device::kCUDA);
-  const char* base = static_cast<const char*>(dqkv.raw());
-  kern::AttnArgs a;
-  a.q = base, a.k = base + H * D * 2, a.v = base + 2 * H * D * 2;
+  kern::AttnArgs a = f.args;
   a.out = out.raw(), a.lse = lse.f32();
-  a.B = B, a.Sq = S, a.Skv = S, a.H = H, a.D = D, a.num_valid_kv = nvalid, a.scale = scale;
-  a.q_stride = a.k_stride = a.v_stride = 3 * H * D;
   a.o_stride = OS;
   if (!kern::attention_wgmma_supports(a)) GTEST_SKIP() << "the wgmma attention kernel needs an sm_90 GPU";
   ASSERT_EQ(kern::attention_fwd_wgmma_bf16(a, compute_stream()), cudaSuccess);
-  std::vector<float> q(size_t(B * S * H * D)), k(q.size()), v(q.size());
-  for (int64_t t = 0; t < B * S; ++t)
-    for (int64_t i = 0; i < H * D; ++i) {
-      q[size_t(t * H * D + i)] = qkv[size_t((t * 3 + 0) * H * D + i)];
-      k[size_t(t * H * D + i)] = qkv[size_t((t * 3 + 1) * H * D + i)];
-      v[size_t(t * H * D + i)] = qkv[size_t((t * 3 + 2) * H * D + i)];
-    }
-  std::vector<float> ro(q.size()), rl(size_t(B * H * S));
-  kern::attention_ref(q.data(), k.data(), v.data(), ro.data(), rl.data(), B, S, S, H, D, nvalid, scale);
   std::vector<float> o = host_f32(out), l = host_f32(lse);
   // bf16 P (2⁻⁸·max|v|) and the bf16 output (2⁻⁸·|o|) dominate; the fp32 scores of bf16 inputs with
   // |q·k|·scale ≤ 46 here add ≤ 128·2⁻²⁴·46.
   for (int64_t t = 0; t < B * S; ++t)
     for (int64_t i = 0; i < H * D; ++i) {
-      const double ref = ro[size_t(t * H * D + i)];
+      const double ref = f.ref_out[size_t(t * H * D + i)];
       ASSERT_NEAR(o[size_t(t * OS + i)], ref, std::ldexp(1.0, -8) * (2.0 + std::fabs(ref)) + 1e-4)
           << "token " << t << " at " << i;
     }
-  for (size_t i = 0; i < l.size(); ++i) ASSERT_NEAR(l[i], rl[i], 1e-3) << "lse at " << i;
+  for (size_t i = 0; i < l.size(); ++i) ASSERT_NEAR(l[i], f.ref_lse[i], 1e-3) << "lse at " << i;
   // Without an LSE (cross-attention): the same output, bit for bit.
   Tensor out2 = Tensor::zeros({B, S, OS}, DType::kBF16, Device::kCUDA);
   a.out = out2.raw(), a.lse = nullptr;
