@@ -61,6 +61,12 @@ void note_fallback(AttentionBackend requested, const std::string& why, const Ten
     log_debug("attention backend auto: q {} k {} runs on the native kernel ({})", q.str(), k.str(), why);
 }
 
+// One log line per process when the Hopper kernel first serves a call (which kernel a run used).
+void note_hopper(const Tensor& q, const Tensor& k) {
+  static std::once_flag once;
+  std::call_once(once, [&] { log_info("attention: the own Hopper kernel (sm_90, wgmma) serves q {} k {}", q.str(), k.str()); });
+}
+
 static_assert(kern::kAttnMaxMergeParts >= 16, "attention_kv_plan makes up to 16 key ranges");
 
 // The arguments of key range [c0, c0 + len): keys of every batch entry (bf16), the batch stride
@@ -143,7 +149,10 @@ AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Ten
     std::string why;
     if (bf16_args(q, k, v, out, lse, num_valid_kv, scale, &a, &why) && kern::attention_wgmma_supports(a)) {
       const cudaError_t e = kern::attention_fwd_wgmma_bf16(a, compute_stream());
-      if (e == cudaSuccess) return AttentionBackend::kNative;
+      if (e == cudaSuccess) {
+        note_hopper(q, k);
+        return AttentionBackend::kNative;
+      }
       if (e != cudaErrorNotSupported)
         VGEN_THROW(ExitCode::kInternal, "cuda_attention (attention_config.backend {}, Hopper kernel) failed: {}: q {} k {}",
                    attention_backend_name(backend), cudaGetErrorName(e), q.str(), k.str());
