@@ -48,6 +48,7 @@ cudaError_t attention_fwd_bf16(const AttnArgs& args, AttnOut out_type, cudaStrea
 // cudaErrorNotSupported, with nothing launched, outside attention_wgmma_supports (another GPU,
 // another D, token strides not multiples of 8 elements, q/k/v not 16-byte aligned, no valid key,
 // scale not positive and finite).
+bool attention_wgmma_available();  // the current device runs the kernel at all (sm_90a code, sm_90)
 bool attention_wgmma_supports(const AttnArgs& args);
 cudaError_t attention_fwd_wgmma_bf16(const AttnArgs& args, cudaStream_t stream);
 uint64_t attention_wgmma_calls();  // launches so far (process-wide), for tests of the dispatch

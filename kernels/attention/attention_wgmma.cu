@@ -337,6 +337,8 @@ std::atomic<uint64_t> g_calls{0};
 
 uint64_t attention_wgmma_calls() { return g_calls.load(); }
 
+bool attention_wgmma_available() { return device_ok(); }
+
 bool attention_wgmma_supports(const AttnArgs& a) {
   if (!device_ok()) return false;
   const AttnStrides st = attn_strides(a);

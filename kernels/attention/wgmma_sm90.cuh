@@ -1,6 +1,6 @@
 // Hopper (sm_90a) warpgroup helpers of the attention kernels: shared-memory matrix descriptors for
-// 128-byte-swizzled tiles, the m64n128k16 bf16 wgmma (A from shared memory or registers), its
-// fences, mbarriers and TMA tile loads. Device code only; needs -gencode arch=compute_90a.
+// 128-byte-swizzled tiles, the m64n128k16 bf16 wgmma (A from registers, B from shared memory),
+// its fences, mbarriers and TMA tile loads. Device code only; needs -gencode arch=compute_90a.
 #pragma once
 #include <cuda.h>
 

@@ -147,7 +147,8 @@ AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Ten
     // needs no key split (any key count, masked in its last tile).
     kern::AttnArgs a;
     std::string why;
-    if (bf16_args(q, k, v, out, lse, num_valid_kv, scale, &a, &why) && kern::attention_wgmma_supports(a)) {
+    if (bf16_args(q, k, v, out, lse, num_valid_kv, scale, &a, &why)) {
+      // cudaErrorNotSupported (nothing launched) outside attention_wgmma_supports: the next kernel.
       const cudaError_t e = kern::attention_fwd_wgmma_bf16(a, compute_stream());
       if (e == cudaSuccess) {
         note_hopper(q, k);

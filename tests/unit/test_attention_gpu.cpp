@@ -168,10 +168,7 @@ TEST(AttentionGpu, Bf16FlashMatchesRef) {
 // nvalid holding NaN, several batch entries and heads, peaked rows.
 TEST(AttentionGpu, WgmmaMatchesRef) {
   VGEN_REQUIRE_GPU();
-  kern::AttnArgs probe;
-  probe.B = probe.Sq = probe.Skv = probe.H = probe.num_valid_kv = 1, probe.D = 128;
-  probe.q = probe.k = probe.v = probe.out = reinterpret_cast<void*>(uintptr_t(256));
-  if (!kern::attention_wgmma_supports(probe)) GTEST_SKIP() << "the wgmma attention kernel needs an sm_90 GPU";
+  if (!kern::attention_wgmma_available()) GTEST_SKIP() << "the wgmma attention kernel needs an sm_90 GPU";
   const Cfg cfgs[] = {
       {1, 1, 1, 1, 128, 1, 1.0f},     {1, 128, 128, 1, 128, 128, 2.0f}, {1, 130, 130, 2, 128, 130, 2.0f},
       {2, 200, 1000, 3, 128, 999, 1.0f}, {1, 31, 7, 2, 128, 3, 4.0f},   {2, 257, 384, 2, 128, 300, 3.0f},
@@ -251,7 +248,8 @@ TEST(AttentionGpu, WgmmaStridedFusedQkv) {
   kern::AttnArgs a = f.args;
   a.out = out.raw(), a.lse = lse.f32();
   a.o_stride = OS;
-  if (!kern::attention_wgmma_supports(a)) GTEST_SKIP() << "the wgmma attention kernel needs an sm_90 GPU";
+  if (!kern::attention_wgmma_available()) GTEST_SKIP() << "the wgmma attention kernel needs an sm_90 GPU";
+  ASSERT_TRUE(kern::attention_wgmma_supports(a)) << "strided fused QKV with an out stride";
   ASSERT_EQ(kern::attention_fwd_wgmma_bf16(a, compute_stream()), cudaSuccess);
   std::vector<float> o = host_f32(out), l = host_f32(lse);
   // bf16 P (2⁻⁸·max|v|) and the bf16 output (2⁻⁸·|o|) dominate; the fp32 scores of bf16 inputs with
