@@ -258,6 +258,14 @@ std::vector<Key> text_keys(const Ctx& c, TextConfig& t) {
   };
 }
 
+std::vector<Key> runtime_keys(const Ctx& c, RuntimeConfig& rt) {
+  return {{"collective_timeout_s", [&](auto& n, auto& p) {
+             rt.collective_timeout_s = get_double(c, n, p);
+             if (!(rt.collective_timeout_s > 0.0))
+               c.fail(p, n, fmt::format("must be a number of seconds > 0, got {}", rt.collective_timeout_s));
+           }}};
+}
+
 // Section name → its keys; empty for a leaf key.
 std::vector<Key> section_keys(const Ctx& c, Recipe& r, const std::string& section) {
   if (section == "generation") return generation_keys(c, r.generation);
@@ -266,6 +274,7 @@ std::vector<Key> section_keys(const Ctx& c, Recipe& r, const std::string& sectio
   if (section == "cache_config") return cache_keys(c, r.cache);
   if (section == "output") return output_keys(c, r.output);
   if (section == "text") return text_keys(c, r.text);
+  if (section == "runtime") return runtime_keys(c, r.runtime);
   return {};
 }
 
@@ -276,7 +285,8 @@ std::vector<Key> top_keys(const Ctx& c, Recipe& r) {
       {"precision", [&](auto& n, auto& p) { r.precision = get_choice(c, n, p, {"fp32", "bf16"}); }},
       {"prompts", [&](auto& n, auto& p) { r.prompts = get_string(c, n, p, true); }},
   };
-  for (const char* s : {"generation", "parallel_config", "attention_config", "cache_config", "output", "text"}) {
+  for (const char* s : {"generation", "parallel_config", "attention_config", "cache_config", "output", "text",
+                        "runtime"}) {
     std::string name = s;
     keys.push_back({name,
                     [&c, &r, name](auto& n, auto& p) { parse_map(c, n, p, section_keys(c, r, name)); },
@@ -387,6 +397,7 @@ Json recipe_to_json(const Recipe& r) {
   j["text"] = {{"cache_embeddings", r.text.cache_embeddings},
                {"cache_dir", r.text.cache_dir.empty() ? Json(nullptr) : Json(r.text.cache_dir)},
                {"device", r.text.device}};
+  j["runtime"] = {{"collective_timeout_s", r.runtime.collective_timeout_s}};
   j["prompts"] = r.prompts.empty() ? Json(nullptr) : Json(r.prompts);
   return j;
 }

@@ -67,6 +67,13 @@ struct TextConfig {
   std::string device = "auto";    // auto (= the recipe's device) | cpu (host fp32, saves GPU memory)
 };
 
+// runtime: limits of the job as a whole.
+struct RuntimeConfig {
+  // A rank that waits longer than this in one collective, queue access or barrier ends the job
+  // (exit 8) and names the ranks that stopped making progress (dist/watchdog.h). > 0.
+  double collective_timeout_s = 600.0;
+};
+
 struct Recipe {
   std::string model;
   std::string device = "cpu";     // cpu | cuda
@@ -77,6 +84,7 @@ struct Recipe {
   CacheConfig cache;
   OutputConfig output;
   TextConfig text;
+  RuntimeConfig runtime;
   std::string prompts;
   std::string source_path;  // the recipe file ("" for the built-in default)
   Json resolved;            // the recipe after overrides, as JSON, for timing.json

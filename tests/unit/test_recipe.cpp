@@ -190,6 +190,32 @@ TEST(Recipe, FirstBlockCache) {
   EXPECT_EQ(parse_recipe("parallel_config:\n  dwdp_size: 2\n", "r.yaml", {}).parallel.dwdp_size, 2);
 }
 
+// runtime.collective_timeout_s: 600 s by default, a number of seconds > 0, resolved into timing.json.
+TEST(Recipe, RuntimeCollectiveTimeout) {
+  Recipe d = parse_recipe("", "r.yaml", {});
+  EXPECT_DOUBLE_EQ(d.runtime.collective_timeout_s, 600.0);
+  EXPECT_DOUBLE_EQ(double(d.resolved["runtime"]["collective_timeout_s"]), 600.0);
+  Recipe r = parse_recipe("runtime:\n  collective_timeout_s: 20\n", "r.yaml", {});
+  EXPECT_DOUBLE_EQ(r.runtime.collective_timeout_s, 20.0);
+  EXPECT_DOUBLE_EQ(double(r.resolved["runtime"]["collective_timeout_s"]), 20.0);
+  EXPECT_DOUBLE_EQ(parse_recipe("", "r.yaml", {"runtime.collective_timeout_s=2.5"}).runtime.collective_timeout_s, 2.5);
+  EXPECT_DOUBLE_EQ(parse_recipe("runtime:\n", "r.yaml", {}).runtime.collective_timeout_s, 600.0);
+  expect_error("runtime:\n  collective_timeout_s: 0\n", {}, ExitCode::kRecipe,
+               {"r.yaml:2: runtime.collective_timeout_s: must be a number of seconds > 0, got 0"});
+  expect_error("runtime:\n  collective_timeout_s: -5\n", {}, ExitCode::kRecipe,
+               {"runtime.collective_timeout_s: must be a number of seconds > 0"});
+  expect_error("runtime:\n  collective_timeout_s: .inf\n", {}, ExitCode::kRecipe,
+               {"runtime.collective_timeout_s", "finite"});
+  expect_error("runtime:\n  collective_timeout_s: long\n", {}, ExitCode::kRecipe,
+               {"runtime.collective_timeout_s: expected a number"});
+  expect_error("runtime:\n  collective_timeout: 20\n", {}, ExitCode::kRecipe,
+               {"r.yaml:2: runtime.collective_timeout: unknown key", "did you mean 'collective_timeout_s'"});
+  expect_error("runtime: 20\n", {}, ExitCode::kRecipe, {"runtime: expected a mapping"});
+  expect_error("", {"runtime.timeout=20"}, ExitCode::kRecipe, {"--set runtime.timeout=20", "unknown key"});
+  expect_error("", {"runtime.collective_timeout_s=0"}, ExitCode::kRecipe,
+               {"--set runtime.collective_timeout_s=0: runtime.collective_timeout_s: must be a number of seconds > 0"});
+}
+
 TEST(Recipe, WrongTypes) {
   expect_error("generation:\n  height: abc\n", {}, ExitCode::kRecipe,
                {"r.yaml:2: generation.height: expected an integer"});
