@@ -66,6 +66,8 @@ std::string write_raw_rgb(const std::string& path, const Tensor& frames, const V
   FrameDims d = check_frames(frames, path);
   std::string stem = strip_mp4(path);
   std::string rgb = stem + ".rgb";
+  if (opt.fail_after_frames >= 0)
+    VGEN_THROW(ExitCode::kOutput, "{}: injected encode failure (test hook)", rgb);
   write_file_atomic(rgb, frames.raw(), frames.nbytes());
   Json side = {{"format", "rgb24"},
                {"layout", "[frames, height, width, 3] uint8"},
@@ -196,6 +198,8 @@ void write_mp4(const std::string& tmp, const Tensor& frames, const FrameDims& d,
   std::vector<uint8_t> rgb(size_t(stride) * (h2 + 2), 0);
   const uint8_t* src = frames.data<uint8_t>();
   const size_t row = size_t(d.w) * 3;
+  if (opt.fail_after_frames == 0)
+    VGEN_THROW(ExitCode::kOutput, "{}: injected encode failure before the first frame (test hook)", tmp);
   for (int64_t f = 0; f < d.f; ++f) {
     const uint8_t* fr = src + size_t(f) * d.h * row;
     for (int y = 0; y < h2; ++y) {
@@ -211,6 +215,8 @@ void write_mp4(const std::string& tmp, const Tensor& frames, const FrameDims& d,
     sws_scale(e.sws, planes, strides, 0, h2, e.frame->data, e.frame->linesize);
     e.frame->pts = f;
     e.encode(e.frame);
+    if (f + 1 == opt.fail_after_frames)
+      VGEN_THROW(ExitCode::kOutput, "{}: injected encode failure after {} frame(s) (test hook)", tmp, f + 1);
   }
   e.encode(nullptr);
   rc = av_write_trailer(e.oc);

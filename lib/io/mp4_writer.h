@@ -12,6 +12,9 @@ struct VideoOptions {
   int fps = 16;
   int crf = 18;
   std::string preset = "medium";  // libx264 preset
+  // Test hook: fail (kOutput) once this many frames went into the temporary file, which is then
+  // removed as after any encode failure; without FFmpeg, before anything is written. -1: off.
+  int64_t fail_after_frames = -1;
 };
 
 // True when MP4 encoding is compiled in.

@@ -16,6 +16,7 @@
 #include "pipeline/preflight.h"
 #include "pipeline/progress.h"
 #include "pipeline/t2v.h"
+#include "pipeline/video_sink.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
@@ -67,6 +68,38 @@ bool output_exists(const std::string& mp4) {
   if (fs::exists(mp4)) return true;
   fs::path raw = fs::path(mp4).replace_extension(".rgb");
   return !mp4_supported() && fs::exists(raw);
+}
+
+// What the replica leader hands to its writer after a render: the frames (and the tensors of
+// output.save_tensors, on the CPU) of a video that rendered, nothing but the report otherwise.
+FinishedVideo finished_video(VideoReport vr, const Timer& started, T2vOutput& out, const std::string& out_dir,
+                             const PromptItem& item, bool save_tensors) {
+  FinishedVideo v;
+  v.started = started;
+  v.mp4_path = video_path(out_dir, item);
+  if (vr.status == "ok") {
+    v.frames = std::move(out.frames);
+    if (save_tensors) {
+      v.tensors_path = (fs::path(out_dir) / (item.stem() + ".safetensors")).string();
+      v.latents = out.latents.to(Device::kCPU);  // device copies stay on this (the main) thread
+      v.video = out.video.to(Device::kCPU);
+    }
+  }
+  v.report = std::move(vr);
+  return v;
+}
+
+// World rank 0's rewrite of the partial timing.json after each recorded video (on the writer
+// thread), so a crash still leaves one: `base` is the run's report without its videos.
+RecordsHook partial_report_writer(RunReport base, std::vector<VideoReport> skipped, std::string timing_path) {
+  return [base = std::move(base), skipped = std::move(skipped),
+          timing_path = std::move(timing_path)](const std::vector<VideoReport>& mine) {
+    RunReport partial = base;
+    partial.videos = skipped;
+    partial.videos.insert(partial.videos.end(), mine.begin(), mine.end());
+    partial.extra["complete"] = false;
+    write_run_report(timing_path, partial);
+  };
 }
 
 }  // namespace
@@ -171,6 +204,14 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
   Progress progress(int(todo.size()), mesh.shape.dp, leader, mesh.shape.world());
   bool interrupted = false;
   {
+    // The leader writes each video's files on a background thread while the next one renders
+    // (pipeline/video_sink.h). Declared before the queue: while an error unwinds, the videos already
+    // handed over are still written after the queue is gone.
+    std::unique_ptr<VideoSink> sink;
+    if (leader)
+      sink = std::make_unique<VideoSink>(
+          VideoSinkOptions::from_env(vopt),
+          world_root ? partial_report_writer(report, skipped_reports(), timing_path) : RecordsHook{});
     WorkQueue queue(int64_t(todo.size()));  // collective over the world
     Tensor pos_t = Tensor::zeros({1}, DType::kI64);
     while (true) {
@@ -188,6 +229,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
       vr.width = recipe.generation.width;
       Timer video_timer;
       progress.video_started(int(pos), vr.name);
+      T2vOutput out;
       if (!item.ok()) {
         vr.status = "failed";
         vr.error = item.error;
@@ -206,26 +248,11 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
             VGEN_THROW(ExitCode::kInterrupted, "interrupted by a signal during step {}", info.index + 1);
         };
         try {
-          T2vOutput out = pipe.render(job, hook);
+          out = pipe.render(job, hook);
           vr.seconds = out.seconds;
           vr.cache_forwards = out.cache_forwards, vr.cache_hits = out.cache_hits;
           vr.cache_step_hits = out.cache_step_hits;
           vr.frames = out.frames.defined() ? int(out.frames.dim(0)) : 0;
-          if (leader) {
-            Timer t_mp4;
-            std::string path = video_path(pf.out_dir, item);
-            try {
-              vr.output = write_video(path, out.frames, vopt);
-              if (recipe.output.save_tensors)
-                save_safetensors((fs::path(pf.out_dir) / (item.stem() + ".safetensors")).string(),
-                                 {{"latents", out.latents}, {"video", out.video}});
-            } catch (const Error& e) {
-              vr.status = "failed";
-              vr.error = e.message();
-              vr.output.clear();
-            }
-            vr.seconds.mp4_encode = t_mp4.seconds();
-          }
         } catch (const Error& e) {
           if (e.code() == ExitCode::kInterrupted) {
             interrupted = true;
@@ -236,21 +263,17 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
           vr.error = e.message();
         }
       }
-      vr.seconds.total = video_timer.seconds();
+      vr.seconds.total = video_timer.seconds();  // the render's; the writer extends it to the files
       vr.peak_memory_bytes = peak_rss_bytes();
       vr.rss_bytes = rss_bytes("VmRSS:");
-      progress.video_finished(int(pos), vr.name, vr.status, vr.seconds.total);
-      if (vr.status == "failed" && leader) log_warn("prompt {} failed: {}", vr.name, vr.error);
-      if (leader) mine.push_back(vr);
-      if (world_root) {  // partial report after every video, so a crash still leaves one
-        RunReport partial = report;
-        partial.videos = skipped_reports();
-        partial.videos.insert(partial.videos.end(), mine.begin(), mine.end());
-        partial.extra["complete"] = false;
-        write_run_report(timing_path, partial);
-      }
+      const std::string name = vr.name, status = vr.status;
+      // Blocks while one finished video already waits for the writer.
+      if (leader) sink->submit(finished_video(std::move(vr), video_timer, out, pf.out_dir, item,
+                                              recipe.output.save_tensors));
+      progress.video_finished(int(pos), name, status, video_timer.seconds());
       if (interrupted) break;
     }
+    if (sink) mine = sink->finish();  // every video handed over is written and recorded first
   }  // the queue's window is freed collectively here
 
   // A stop between videos ends the queue quietly; the run is still incomplete.
