@@ -9,8 +9,8 @@
 #include "dist/device_mesh.h"
 #include "model/wan/vae_decoder.h"
 #include "model/wan/vae_device.h"
-#include "parallel/parallel_vae.h"
-#include "parallel/parallel_vae_device.h"
+#include "model/wan/vae_parallel.h"
+#include "model/wan/vae_parallel_device.h"
 #include "pipeline/golden.h"
 
 namespace vgen {

@@ -10,8 +10,8 @@
 #include "io/mp4_writer.h"
 #include "dist/device_mesh.h"
 #include "ops/attention_backend.h"
-#include "parallel/parallel_vae.h"
-#include "parallel/parallel_vae_device.h"
+#include "model/wan/vae_parallel.h"
+#include "model/wan/vae_parallel_device.h"
 #include "parallel/seq_attention_factory.h"
 #include "sched/scheduler.h"
 

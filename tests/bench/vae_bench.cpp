@@ -38,9 +38,9 @@
 #include "core/json.h"
 #include "dist/bootstrap.h"
 #include "model/wan/vae_device.h"
+#include "model/wan/vae_parallel_device.h"
 #include "ops/dit_device_ops.h"
 #include "ops/vae_device_ops.h"
-#include "parallel/parallel_vae_device.h"
 
 using namespace vgen;
 

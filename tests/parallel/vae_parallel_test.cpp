@@ -11,7 +11,7 @@
 
 #include "dist/bootstrap.h"
 #include "mesh_test_main.h"
-#include "parallel/parallel_vae.h"
+#include "model/wan/vae_parallel.h"
 
 namespace vgen {
 namespace {

@@ -13,8 +13,8 @@
 #include "dit_test_util.h"
 #include "model/wan/vae_decoder.h"
 #include "model/wan/vae_device.h"
+#include "model/wan/vae_parallel_device.h"
 #include "ops/vae_device_ops.h"
-#include "parallel/parallel_vae_device.h"
 #include "pipeline/golden.h"
 
 using namespace vgen;

@@ -14,7 +14,7 @@
 // buffer (no copy-out; the buffer of 3 frames stays alive), with cache_copy a copy of 2 frames.
 //
 // Spatial split: every conv input goes through a VaeDeviceContext, so the same code runs on one
-// GPU (LocalDeviceContext) or split over a device communicator (parallel/parallel_vae_device.h).
+// GPU (LocalDeviceContext) or split over a device communicator (model/wan/vae_parallel_device.h).
 #pragma once
 #include <functional>
 #include <memory>

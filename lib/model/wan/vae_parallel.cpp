@@ -1,4 +1,4 @@
-#include "parallel/parallel_vae.h"
+#include "model/wan/vae_parallel.h"
 
 #include <cstring>
 

@@ -5,6 +5,7 @@
 // frames never need a second exchange; upsampling doubles the local extents; attention gathers
 // keys/values of the whole frame; the output is all-gathered chunk by chunk on every rank.
 // The result equals the single-rank decode up to fp32 rounding.
+// It lives beside the decoder it splits: lib/parallel stays below lib/model in the layering.
 #pragma once
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "parallel/parallel_vae_device.h"
+#include "model/wan/vae_parallel_device.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-// Parallel VAE decode on the GPU: parallel_vae.h's algorithm (the frame split along height or
+// Parallel VAE decode on the GPU: vae_parallel.h's algorithm (the frame split along height or
 // width over the VAE group, halos from the neighbours for every spatial conv, attention keys and
 // values gathered, the output all-gathered chunk by chunk) for the device decoder, over a device
 // communicator (NCCL; a self communicator for one rank). Activations are channels-last, so halo
@@ -11,7 +11,7 @@
 #include "dist/communicator.h"
 #include "dist/mesh.h"
 #include "model/wan/vae_device.h"
-#include "parallel/parallel_vae.h"
+#include "model/wan/vae_parallel.h"
 
 namespace vgen {
 

@@ -5,7 +5,7 @@
 #include "dist/device_mesh.h"
 #include "dist/mpi_communicator.h"
 #include "dist/nccl_communicator.h"
-#include "parallel/parallel_vae_device.h"
+#include "model/wan/vae_parallel_device.h"
 
 namespace vgen {
 

@@ -1,6 +1,6 @@
 // Spatial context of a VAE decode: how this rank's activations relate to the whole frame.
 // One rank holds the whole frame (LocalSpatialContext: no neighbours, zero padding everywhere);
-// the parallel VAE (lib/parallel/parallel_vae.h) splits the frame along height or width and
+// the parallel VAE (model/wan/vae_parallel.h) splits the frame along height or width and
 // exchanges halos with its neighbours. The decoder is the same code for both.
 #pragma once
 #include "core/tensor.h"
