@@ -39,7 +39,9 @@ class TextCache {
 };
 
 // prompt_embeds [B, max_len, D] of raw prompts, served from `cache` where present (cache may be
-// null: plain encoding); misses are encoded together and stored.
+// null: plain encoding); misses are encoded and stored. A prompt's rows are bit-identical whether
+// they come from the cache or from the encoder, and whichever prompts miss with it (the encoder
+// encodes each prompt by itself).
 Tensor encode_prompts_cached(const TextEncoder& enc, const TextCache* cache, const std::vector<std::string>& prompts,
                              int max_len);
 

@@ -1,12 +1,14 @@
 // On-disk prompt embedding cache: hits equal fresh encodings, keys separate prompts and max_len,
-// corrupted entries are ignored.
+// corrupted entries are ignored; a prompt's embeddings do not depend on what is encoded with it.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "model/wan/prompt_clean.h"
+#include "model/wan/umt5.h"
 #include "pipeline/text_cache.h"
 
 using namespace vgen;
@@ -57,6 +59,63 @@ TEST(TextCache, HitsEqualFreshEncoding) {
   EXPECT_TRUE(cache.load("dance monkey", 16, 32).defined());
   // Wrong hidden size: ignored.
   EXPECT_FALSE(cache.load("dance monkey", 16, 64).defined());
+  fs::remove_all(dir);
+}
+
+// Bit-identical embeddings for a prompt encoded alone, in a pair (either order), among all, with
+// its neighbour served from the cache, and from the cache itself. Lengths 1 to 16 tokens (one
+// truncated), so the batches differ in row count, and so in GEMM shape, from every single prompt.
+TEST(TextCache, EmbeddingsDoNotDependOnNeighbours) {
+  fs::path dir = fs::temp_directory_path() / ("vgen_test_text_neighbours_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  TextEncoder enc(kModel);
+  TextCache cache(dir.string(), TextCache::encoder_identity(enc));
+  const int L = 16;
+  const std::vector<std::string> prompts = {
+      "dance monkey", "", "A cat walks on the grass, realistic style.", "  a &amp;amp; b ",
+      "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen", "x"};
+  std::vector<Tensor> alone;
+  for (auto& p : prompts) alone.push_back(enc.encode({p}, L).prompt_embeds[0].clone());  // [L, D]
+  std::vector<int64_t> lengths = enc.encode(prompts, L).lengths;
+  EXPECT_EQ(*std::min_element(lengths.begin(), lengths.end()), 1);  // "" is EOS alone
+  EXPECT_EQ(*std::max_element(lengths.begin(), lengths.end()), L);  // truncated
+
+  Tensor all = enc.encode(prompts, L).prompt_embeds;  // [B, L, D]
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    SCOPED_TRACE("among all: " + prompts[i]);
+    EXPECT_TRUE(same(all[int64_t(i)], alone[i]));
+  }
+  for (size_t i = 0; i < prompts.size(); ++i)
+    for (size_t j = 0; j < prompts.size(); ++j) {
+      SCOPED_TRACE("pair: '" + prompts[i] + "' + '" + prompts[j] + "'");
+      Tensor pair = enc.encode({prompts[i], prompts[j]}, L).prompt_embeds;  // [2, L, D]
+      EXPECT_TRUE(same(pair[0], alone[i]));
+      EXPECT_TRUE(same(pair[1], alone[j]));
+    }
+  // The pipeline's pairs (prompt, negative prompt) through the cache: the negative cached first,
+  // so the prompt is encoded by itself; then both cached.
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    SCOPED_TRACE("cached pair: " + prompts[i]);
+    const std::string& neg = prompts[(i + 1) % prompts.size()];
+    fs::remove_all(dir);
+    encode_prompts_cached(enc, &cache, {neg}, L);
+    Tensor miss = encode_prompts_cached(enc, &cache, {prompts[i], neg}, L);  // [2, L, D]
+    EXPECT_TRUE(same(miss[0], alone[i]));
+    EXPECT_TRUE(same(miss[1], alone[(i + 1) % prompts.size()]));
+    Tensor hit = encode_prompts_cached(enc, &cache, {prompts[i], neg}, L);
+    EXPECT_TRUE(same(hit[0], alone[i]));
+    EXPECT_TRUE(same(hit[1], alone[(i + 1) % prompts.size()]));
+  }
+  // The encoder itself: each sequence's rows equal its rows encoded alone, whatever comes before.
+  const Umt5Encoder& e = enc.encoder();
+  std::vector<Umt5Sequence> seqs = {{{37, 5, 99, 1}, 4}, {{1}, 1}, {{12, 400, 7, 3, 250, 6, 1}, 7}, {{8, 9, 1}, 3}};
+  Tensor stacked = e.forward(seqs);  // [Σ rows, D]
+  int64_t r0 = 0;
+  for (auto& s : seqs) {
+    Tensor one = e.forward({s});  // [rows, D]
+    EXPECT_TRUE(same(stacked.narrow(r0, one.dim(0)), one));
+    r0 += one.dim(0);
+  }
   fs::remove_all(dir);
 }
 

@@ -77,45 +77,42 @@ Tensor Umt5Encoder::forward(const std::vector<Umt5Sequence>& seqs) const {
   for (auto& s : seqs) {
     VGEN_ASSERT(s.num_valid >= 1 && s.num_valid <= int64_t(s.ids.size()), "sequence with {} rows and {} valid",
                 s.ids.size(), s.num_valid);
+    for (int64_t id : s.ids)
+      VGEN_CHECK(id >= 0 && id < V, ExitCode::kInput, "token id {} is outside the text encoder's {}-row embedding",
+                 id, V);
     R += int64_t(s.ids.size());
   }
-  // Embedding lookup (no scaling in T5).
-  Tensor h = Tensor::empty({R, D}, DType::kF32);  // [R, D]
-  {
-    int64_t r = 0;
-    for (auto& s : seqs)
-      for (int64_t id : s.ids) {
-        VGEN_CHECK(id >= 0 && id < V, ExitCode::kInput, "token id {} is outside the text encoder's {}-row embedding",
-                   id, V);
-        std::memcpy(h.f32() + r * D, embed_.f32() + id * D, size_t(D) * sizeof(float));
-        ++r;
-      }
-  }
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    const Umt5Layer& L = layers_[l];
-    const Tensor& table = L.rel_bias.defined() ? L.rel_bias : layers_[0].rel_bias;  // [nb, H]
-    // Self-attention sublayer.
-    Tensor n = t5_rms_norm(h, L.ln_attn, eps);  // [R, D]
-    Tensor q = linear(n, L.q, Tensor());        // [R, I]
-    Tensor k = linear(n, L.k, Tensor());        // [R, I]
-    Tensor v = linear(n, L.v, Tensor());        // [R, I]
-    Tensor att = Tensor::empty(q.shape(), DType::kF32);  // [R, I]
-    int64_t r0 = 0;
-    for (auto& s : seqs) {
-      int64_t Lq = int64_t(s.ids.size()), Lk = s.num_valid;
+  Tensor out = Tensor::empty({R, D}, DType::kF32);  // [R, D]
+  // One sequence per pass: every GEMM a sequence goes through has its own row count, whatever is
+  // encoded with it, so its result does not depend on its neighbours (a BLAS may round a row
+  // differently with another M: other micro-kernels, blocking or threading).
+  int64_t r0 = 0;
+  for (auto& s : seqs) {
+    const int64_t Lq = int64_t(s.ids.size()), Lk = s.num_valid;
+    Tensor h = Tensor::empty({Lq, D}, DType::kF32);  // [Lq, D], embedding lookup (no scaling in T5)
+    for (int64_t r = 0; r < Lq; ++r)
+      std::memcpy(h.f32() + r * D, embed_.f32() + s.ids[size_t(r)] * D, size_t(D) * sizeof(float));
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      const Umt5Layer& L = layers_[l];
+      const Tensor& table = L.rel_bias.defined() ? L.rel_bias : layers_[0].rel_bias;  // [nb, H]
+      // Self-attention sublayer.
+      Tensor n = t5_rms_norm(h, L.ln_attn, eps);  // [Lq, D]
+      Tensor q = linear(n, L.q, Tensor());        // [Lq, I]
+      Tensor k = linear(n, L.k, Tensor());        // [Lq, I]
+      Tensor v = linear(n, L.v, Tensor());        // [Lq, I]
       Tensor bias = t5_relative_bias(table, Lq, Lk, /*bidirectional=*/true, cfg_.max_distance);  // [H, Lq+Lk-1]
-      Tensor o = t5_attention(q.narrow(r0, Lq), k.narrow(r0, Lk), v.narrow(r0, Lk), bias, H, Lk);  // [Lq, I]
-      att.narrow(r0, Lq).copy_from(o);
-      r0 += Lq;
+      Tensor att = t5_attention(q, k.narrow(0, Lk), v.narrow(0, Lk), bias, H, Lk);            // [Lq, I]
+      t5_residual_add(h, linear(att, L.o, Tensor()));  // h += att·Woᵀ  [Lq, D]
+      // Feed-forward sublayer.
+      n = t5_rms_norm(h, L.ln_ffn, eps);                                                    // [Lq, D]
+      Tensor g = linear(n, L.wi0, Tensor());                                                // [Lq, F]
+      Tensor act = t5_gated_act(g, L.wi1.defined() ? linear(n, L.wi1, Tensor()) : Tensor(), cfg_.act);  // [Lq, F]
+      t5_residual_add(h, linear(act, L.wo, Tensor()));                                      // [Lq, D]
     }
-    t5_residual_add(h, linear(att, L.o, Tensor()));  // h += att·Woᵀ  [R, D]
-    // Feed-forward sublayer.
-    n = t5_rms_norm(h, L.ln_ffn, eps);                                                    // [R, D]
-    Tensor g = linear(n, L.wi0, Tensor());                                                // [R, F]
-    Tensor act = t5_gated_act(g, L.wi1.defined() ? linear(n, L.wi1, Tensor()) : Tensor(), cfg_.act);  // [R, F]
-    t5_residual_add(h, linear(act, L.wo, Tensor()));                                      // [R, D]
+    out.narrow(r0, Lq).copy_from(t5_rms_norm(h, final_ln_, eps));  // [Lq, D]
+    r0 += Lq;
   }
-  return t5_rms_norm(h, final_ln_, eps);  // [R, D]
+  return out;
 }
 
 }  // namespace vgen

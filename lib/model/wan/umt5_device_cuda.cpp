@@ -74,60 +74,55 @@ Umt5DeviceEncoder::Umt5DeviceEncoder(const Umt5Config& cfg, const WeightStore& w
 }
 
 Tensor Umt5DeviceEncoder::forward_device(const std::vector<Umt5Sequence>& seqs) const {
-  const int64_t H = cfg_.num_heads, I = cfg_.inner_dim(), V = embed_.dim(0);
+  const int64_t H = cfg_.num_heads, I = cfg_.inner_dim(), D = cfg_.d_model, V = embed_.dim(0);
   const float eps = float(cfg_.eps);
   const DType dt = opt_.dtype;
   int64_t R = 0;
   for (auto& s : seqs) {
     VGEN_ASSERT(s.num_valid >= 1 && s.num_valid <= int64_t(s.ids.size()), "sequence with {} rows and {} valid",
                 s.ids.size(), s.num_valid);
+    // Token ids, checked on the host (the device gather never reads out of bounds either).
+    for (int64_t id : s.ids)
+      VGEN_CHECK(id >= 0 && id < V, ExitCode::kInput, "token id {} is outside the text encoder's {}-row embedding",
+                 id, V);
     R += int64_t(s.ids.size());
   }
   VGEN_ASSERT(R >= 1, "text encoder forward without rows ({} sequences)", seqs.size());
-  // Token ids, checked on the host (the device gather never reads out of bounds either).
-  Tensor ids = Tensor::empty({R}, DType::kI64);  // [R]
-  {
-    int64_t* p = ids.data<int64_t>();
-    for (auto& s : seqs)
-      for (int64_t id : s.ids) {
-        VGEN_CHECK(id >= 0 && id < V, ExitCode::kInput, "token id {} is outside the text encoder's {}-row embedding",
-                   id, V);
-        *p++ = id;
-      }
-  }
-  Tensor h = cuda_embedding(embed_, ids.to(Device::kCUDA));  // [R, D], no scaling in T5
-  // Relative position buckets per sequence (host float32 log, as transformers), shared by all layers.
-  std::vector<Tensor> buckets;
-  for (auto& s : seqs)
-    buckets.push_back(t5_relative_buckets(int64_t(s.ids.size()), s.num_valid, /*bidirectional=*/true,
-                                          cfg_.num_buckets, cfg_.max_distance)
-                          .to(Device::kCUDA));  // [Lq+Lk-1] i64
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    const Umt5Layer& L = layers_[l];
-    const Tensor& table = L.rel_bias.defined() ? L.rel_bias : layers_[0].rel_bias;  // [nb, H]
-    // Self-attention sublayer.
-    Tensor n = cuda_t5_rms_norm(h, L.ln_attn, eps);  // [R, D]
-    Tensor q = cuda_linear(n, L.q, Tensor(), dt);    // [R, I]
-    Tensor k = cuda_linear(n, L.k, Tensor(), dt);    // [R, I]
-    Tensor v = cuda_linear(n, L.v, Tensor(), dt);    // [R, I]
-    Tensor att = Tensor::empty({R, I}, dt, Device::kCUDA);  // [R, I]
-    int64_t r0 = 0;
-    for (size_t s = 0; s < seqs.size(); ++s) {
-      const int64_t Lq = int64_t(seqs[s].ids.size()), Lk = seqs[s].num_valid;
-      Tensor bias = cuda_t5_relative_bias(table, buckets[s]);  // [H, Lq+Lk-1] f32
-      Tensor o = att.narrow(r0, Lq);                            // [Lq, I] view
-      cuda_t5_attention_out(q.narrow(r0, Lq), k.narrow(r0, Lk), v.narrow(r0, Lk), bias, H, Lk, o);
-      r0 += Lq;
+  Tensor out = Tensor::empty({R, D}, dt, Device::kCUDA);  // [R, D]
+  // One sequence per pass, as on the host (umt5.cpp): every GEMM of a sequence has that sequence's
+  // row count, so the algorithm cuBLASLt picks, and the result, do not depend on its neighbours.
+  int64_t r0 = 0;
+  for (auto& s : seqs) {
+    const int64_t Lq = int64_t(s.ids.size()), Lk = s.num_valid;
+    Tensor ids = Tensor::empty({Lq}, DType::kI64);  // [Lq]
+    std::copy(s.ids.begin(), s.ids.end(), ids.data<int64_t>());
+    Tensor h = cuda_embedding(embed_, ids.to(Device::kCUDA));  // [Lq, D], no scaling in T5
+    // Relative position buckets (host float32 log, as transformers), shared by all layers.
+    Tensor buckets = t5_relative_buckets(Lq, Lk, /*bidirectional=*/true, cfg_.num_buckets, cfg_.max_distance)
+                         .to(Device::kCUDA);  // [Lq+Lk-1] i64
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      const Umt5Layer& L = layers_[l];
+      const Tensor& table = L.rel_bias.defined() ? L.rel_bias : layers_[0].rel_bias;  // [nb, H]
+      // Self-attention sublayer.
+      Tensor n = cuda_t5_rms_norm(h, L.ln_attn, eps);  // [Lq, D]
+      Tensor q = cuda_linear(n, L.q, Tensor(), dt);    // [Lq, I]
+      Tensor k = cuda_linear(n, L.k, Tensor(), dt);    // [Lq, I]
+      Tensor v = cuda_linear(n, L.v, Tensor(), dt);    // [Lq, I]
+      Tensor bias = cuda_t5_relative_bias(table, buckets);      // [H, Lq+Lk-1] f32
+      Tensor att = Tensor::empty({Lq, I}, dt, Device::kCUDA);  // [Lq, I]
+      cuda_t5_attention_out(q, k.narrow(0, Lk), v.narrow(0, Lk), bias, H, Lk, att);
+      cuda_add_inplace(h, cuda_linear(att, L.o, Tensor(), dt));  // h += att·Woᵀ  [Lq, D]
+      // Feed-forward sublayer.
+      n = cuda_t5_rms_norm(h, L.ln_ffn, eps);                                           // [Lq, D]
+      Tensor g = cuda_linear(n, L.wi0, Tensor(), dt);                                   // [Lq, F]
+      Tensor lin = L.wi1.defined() ? cuda_linear(n, L.wi1, Tensor(), dt) : Tensor();  // [Lq, F]
+      Tensor act = cuda_t5_gated_act(g, lin, cfg_.act);                                 // [Lq, F]
+      cuda_add_inplace(h, cuda_linear(act, L.wo, Tensor(), dt));                        // [Lq, D]
     }
-    cuda_add_inplace(h, cuda_linear(att, L.o, Tensor(), dt));  // h += att·Woᵀ  [R, D]
-    // Feed-forward sublayer.
-    n = cuda_t5_rms_norm(h, L.ln_ffn, eps);                      // [R, D]
-    Tensor g = cuda_linear(n, L.wi0, Tensor(), dt);              // [R, F]
-    Tensor lin = L.wi1.defined() ? cuda_linear(n, L.wi1, Tensor(), dt) : Tensor();  // [R, F]
-    Tensor act = cuda_t5_gated_act(g, lin, cfg_.act);            // [R, F]
-    cuda_add_inplace(h, cuda_linear(act, L.wo, Tensor(), dt));   // [R, D]
+    out.narrow(r0, Lq).copy_from(cuda_t5_rms_norm(h, final_ln_, eps));  // [Lq, D]
+    r0 += Lq;
   }
-  return cuda_t5_rms_norm(h, final_ln_, eps);  // [R, D]
+  return out;
 }
 
 Tensor Umt5DeviceEncoder::forward(const std::vector<Umt5Sequence>& seqs) const {
