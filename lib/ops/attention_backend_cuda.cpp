@@ -142,9 +142,10 @@ bool cudnn_attention_available(std::string* why) { return kern::attention_cudnn_
 AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
                                      int64_t num_valid_kv, float scale, AttentionBackend backend) {
   if (backend != AttentionBackend::kCudnn) {
-    // The own Hopper kernel: faster than cuDNN's SDPA on the H200 at Wan's shapes (run 59: 720p
-    // 188-190 ms against 191-195 for cuDNN with the key split; 480p 35.2 against 38.0 ms), and it
-    // needs no key split (any key count, masked in its last tile).
+    // The own Hopper kernel: faster than cuDNN's SDPA on the H200 at Wan's shapes (720p
+    // 188-190 ms against 191-195 for cuDNN with the key split; 480p 35.2 against 38.0 ms;
+    // results/2026-12-01_h200_issue7_runs56-61.json, 348b122), and it needs no key split (any key
+    // count, masked in its last tile).
     kern::AttnArgs a;
     std::string why;
     if (bf16_args(q, k, v, out, lse, num_valid_kv, scale, &a, &why)) {

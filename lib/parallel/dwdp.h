@@ -54,7 +54,8 @@ constexpr size_t kDwdpMaxSlice = size_t(2) << 20;
 // b, contiguous in its arena and every N-th slice in the block: one strided copy per source.
 // Slice size (slice_for): with two ranks a whole block (each block has one reader, so there is no
 // contention to spread, and the owner runs its blocks in place: half the bytes a slice layout
-// moves; device run 31: 1% faster at 480p cfg 2); from three ranks on min(2 MiB, ceil(span / N))
+// moves; 1% faster at 480p cfg 2, results/2026-11-30_h200_issue7_runs27-32.json, 575833e against
+// d798a28); from three ranks on min(2 MiB, ceil(span / N))
 // rounded up to `align`, so no source has N-1 readers of one block at once. The environment
 // variable VGEN_DWDP_SLICE_BYTES=n (a test knob) makes slices of min(n, span) for any group size.
 class DwdpLayout {

@@ -32,7 +32,8 @@ struct WanDeviceOptions {
   DType dtype = DType::kBF16;  // compute dtype: kBF16 or kF32
   // GELU of the FFN and of the text embedder inside the GEMM epilogue (bf16: cuBLASLt's GELU+bias
   // epilogue; fp32: the separate epilogue kernel): one pass less over the ffn-wide activation (720p:
-  // 2.1 GB per block; the elementwise phase 0.055 -> 0.041 s per 10 blocks on the H200, device run 23)
+  // 2.1 GB per block; the elementwise phase 0.055 -> 0.041 s per 10 blocks on the H200,
+  // results/2026-11-30_h200_issue7_gelu_epilogue_3140037.json)
   // at the GEMM's own rate. Rounding: at most one bf16 rounding fewer than diffusers (which rounds
   // Linear1's output before the GELU) and cuBLASLt's tanh approximation (gemm.cuh). false: the
   // separate GELU pass, diffusers' rounding points.
