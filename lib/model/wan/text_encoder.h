@@ -52,6 +52,7 @@ class TextEncoder {
   // keys are masked, so their rows do not change the result); with_padded_rows = true also
   // computes the encoder output at the padded positions, as transformers returns it in
   // last_hidden_state (costs max_len rows per prompt). Each prompt is encoded by itself, so its
+  // embeddings are bit-identical whatever else is in `prompts` (for a given with_padded_rows). Each prompt is encoded by itself, so its
   // embeddings are bit-identical whatever else is in `prompts` (for a given with_padded_rows).
   TextEncoding encode(const std::vector<std::string>& prompts, int max_len, bool with_padded_rows = false) const;
   // Same for already cleaned prompts (no cleaning step).
