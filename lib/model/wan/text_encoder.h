@@ -16,17 +16,9 @@ namespace vgen {
 
 class Umt5DeviceEncoder;  // model/wan/umt5_device.h
 
-class WeightStream;  // dist/weight_stream.h
-
 struct TextEncoderOptions {
   Device device = Device::kCPU;  // kCUDA: the encoder runs on the current GPU (CUDA builds only)
   DType dtype = DType::kF32;     // compute dtype on the device: kBF16 or kF32 (the host path is fp32)
-  // The text_encoder weights already opened (null: opened from the folder). With `stream`, the
-  // device encoder's weights are requested from its component `stream_component` (in place once
-  // stream->run() returns); the host encoder reads `weights` as they are.
-  const WeightStore* weights = nullptr;
-  WeightStream* stream = nullptr;
-  int stream_component = -1;
 };
 
 struct TextEncoding {
@@ -52,7 +44,6 @@ class TextEncoder {
   // keys are masked, so their rows do not change the result); with_padded_rows = true also
   // computes the encoder output at the padded positions, as transformers returns it in
   // last_hidden_state (costs max_len rows per prompt). Each prompt is encoded by itself, so its
-  // embeddings are bit-identical whatever else is in `prompts` (for a given with_padded_rows). Each prompt is encoded by itself, so its
   // embeddings are bit-identical whatever else is in `prompts` (for a given with_padded_rows).
   TextEncoding encode(const std::vector<std::string>& prompts, int max_len, bool with_padded_rows = false) const;
   // Same for already cleaned prompts (no cleaning step).
