@@ -108,15 +108,22 @@ sigterm|sigterm_ranks)
   check_outputs "$W/out" false || { tail -20 "$W/log"; fail "outputs after SIGTERM"; }
   after=$(finished_mp4s "$W/out")
   echo "MP4s: $before at the signal, $after after the drain"
-  # At least one finished video per replica was still waiting for its writer at the signal.
+  # Per replica, the video being written at the signal and the one waiting behind it (and the one
+  # the main thread was handing over, if any) are written before the final report: without the
+  # drain only the first of them would be.
   replicas=1; [ "$CASE" = sigterm_ranks ] && replicas=2
-  [ "$after" -ge $((before + replicas)) ] || fail "the videos waiting for the writer were not written ($before -> $after)"
-  python3 - "$W/out/timing.json" <<'PY' || fail "timing.json after SIGTERM"
-import json, sys
+  [ "$after" -ge $((before + 2 * replicas)) ] || fail "the videos waiting for the writer were not written ($before -> $after)"
+  # Every video the main threads finished (their progress line) is in the final report with that
+  # status: none was lost in the writer's queue.
+  python3 - "$W/out/timing.json" "$W/log" <<'PY' || fail "timing.json after SIGTERM"
+import json, re, sys
 v = json.load(open(sys.argv[1]))["videos"]
 assert len({x["index"] for x in v}) == len(v), "an index recorded twice"
 bad = [x for x in v if x["status"] == "failed" and "interrupted" not in x["error"]]
 assert not bad, bad
+done = dict(re.findall(r"^\[r\d+\] video (\S+) (ok|failed) in ", open(sys.argv[2]).read(), re.M))
+got = {x["name"]: x["status"] for x in v}
+assert done == got, f"finished {sorted(done.items())}, recorded {sorted(got.items())}"
 PY
   ;;
 *) fail "unknown case $CASE" ;;
