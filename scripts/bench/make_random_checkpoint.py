@@ -16,7 +16,7 @@ and time it. BENCHMARKS ONLY: the weights are random, the videos are noise.
 
 Sizes (bf16): transformer 14,288,491,584 params = 28.6 GB, text encoder 5,680,910,336 = 11.4 GB,
 VAE 126,892,531 = 0.25 GB (encoder included; vgen reads only the decoder). Needs numpy only.
-On the lent GPU machine generate it there (it cannot travel with the working tree): 40.2 GB of
+On a GPU machine without network access generate it there (it is too big to copy): 40.2 GB of
 the 64 GiB disk of a one-H200 machine; the writer is disk-bound (~0.4-0.6 GB/s with 2 jobs here).
 
 Names/shapes follow vgen's loaders (lib/model/wan/transformer_weights.cpp, umt5.cpp, vae_decoder.cpp,

@@ -3,12 +3,13 @@
 # the gpu tests of the DiT kernels and the device forward, `vgen golden --case dit_forward` on the
 # device (fp32 and bf16; on two GPUs also ulysses 2 / ring 2 / attn2d 1x2 / cfg 2), the
 # Wan2.1-14B forward benchmark (vgen_dit_bench) and the diffusers peer on the same GPU, then a
-# short table. Logs go to <build>/dit_bench_logs; $OUT receives three files (the device tool
-# returns at most 8): summary.txt, dit_bench.jsonl and dit_bench_logs.tgz. The JSON lines are also
-# copied to results/dit_bench_<UTC stamp>.jsonl.
+# short table. Logs go to <build>/dit_bench_logs; $OUT receives three files: summary.txt,
+# dit_bench.jsonl and dit_bench_logs.tgz. The JSON lines are also copied to
+# results/dit_bench_<UTC stamp>.jsonl. scripts/bench/gpu_suite.sh runs the same measurements as its
+# suites tests, golden, dit and peer, with one record format for all of them.
 #
-# Carry: .dev/deps (GoogleTest/OpenBLAS/nlohmann copies for scripts/device/gpu_check.sh) and .whl
-# (the diffusers wheel for the peer).
+# Copy with the working tree: .dev/deps (GoogleTest/OpenBLAS/nlohmann copies for
+# scripts/device/gpu_check.sh) and .whl (the diffusers wheel for the peer).
 # Usage: scripts/bench/run_dit_bench.sh [stages...]   stages: build test golden bench peer multi (default: all)
 # Environment: VGEN_GPU_BUILD (default build-gpu), JOBS, SHAPES (default 480p,720p), LAYERS (default 40),
 #   MODES (two-GPU benchmark modes, default "ulysses ring attn2d cfg"),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Multi-GPU scaling of vgen on one host (issue 9), from the repository root, in as many calls of the
-# device tool as the budget needs (each call runs the stages it is given while BUDGET_S lasts; the
+# Multi-GPU scaling of vgen on one host (issue 9), from the repository root, in as many calls as the
+# budget needs (each call runs the stages it is given while BUDGET_S lasts; the
 # measurements accumulate in <build>/scaling and every call hands them all back in $OUT):
 #   build   configure + build (CUDA, no FFmpeg) of vgen, vgen_dit_bench, vgen_vae_bench
 #   dit     one CFG step (both text streams) of the Wan2.1-14B DiT, random bf16 weights, per mesh of

@@ -6,8 +6,10 @@
 # the budget lasts) and the diffusers peer on the same GPU, then a short table. Logs and JSON lines go
 # to $OUT (or build-gpu/vae_bench_out) and results/.
 #
-# Carry: .dev/deps (cudnn-frontend headers for the cuDNN conv path, and the GoogleTest/OpenBLAS/
-# nlohmann copies for scripts/device/gpu_check.sh) and .whl (the diffusers wheel for the peer).
+# Copy with the working tree: .dev/deps (cudnn-frontend headers for the cuDNN conv path, and the
+# GoogleTest/OpenBLAS/nlohmann copies for scripts/device/gpu_check.sh) and .whl (the diffusers wheel
+# for the peer). scripts/bench/gpu_suite.sh vae (and peer) runs the plain decode benchmark with one
+# record format for every suite; this script adds the variants and the conv profile.
 # Usage: scripts/bench/run_vae_bench.sh [stages...]   stages: build test bench variants peer (default: all)
 # Environment: VGEN_GPU_BUILD (default build-gpu), JOBS, SHAPES (default 480p,720p), BUDGET_S (seconds
 #   this script may use, default 570; later stages are skipped, and said so, when too little is left),

@@ -3,9 +3,11 @@
 # and without FFmpeg, builds with all cores, runs `ctest -L gpu --output-on-failure` and copies the
 # logs to $OUT/gpu_check (or <build>/gpu_check_logs when OUT is unset). Exit status: ctest's
 # (2 when a dependency is missing, 3 when configure or build fails).
+# scripts/bench/gpu_suite.sh configures through it (--configure-only); `gpu_suite.sh tests` is the
+# usual way to run the gpu tests, with a JSON record of the result.
 #
 # Dependencies come from the system when present, otherwise from the copies that
-# scripts/device/pack_deps.sh put in .dev/deps (carry ".dev/deps" with the run):
+# scripts/device/pack_deps.sh put in .dev/deps (copied to the GPU machine with the working tree):
 # nlohmann-json (header-only), GoogleTest (built here from the carried sources), OpenBLAS.
 #
 # Usage: scripts/device/gpu_check.sh [--tests-only] [--configure-only] [--bench] [--build DIR]
@@ -65,7 +67,7 @@ elif [ -f "$DEPS/nlohmann/include/nlohmann/json.hpp" ]; then
   PREFIX+=("$DEPS/nlohmann")
   say "nlohmann-json: carried copy in .dev/deps/nlohmann"
 else
-  say "nlohmann-json missing: run scripts/device/pack_deps.sh on the dev machine and carry .dev/deps"
+  say "nlohmann-json missing: run scripts/device/pack_deps.sh on the dev machine and copy .dev/deps to the GPU machine"
   exit 2
 fi
 
@@ -86,7 +88,7 @@ else
   if [ "$FORCE" != 1 ] && [ -f /usr/src/googletest/CMakeLists.txt ]; then GT_SRC=/usr/src/googletest
   elif [ -f "$DEPS/googletest/CMakeLists.txt" ]; then GT_SRC=$DEPS/googletest; fi
   if [ -z "$GT_SRC" ]; then
-    say "GoogleTest missing: run scripts/device/pack_deps.sh on the dev machine and carry .dev/deps"
+    say "GoogleTest missing: run scripts/device/pack_deps.sh on the dev machine and copy .dev/deps to the GPU machine"
     exit 2
   fi
   GT_PREFIX=$BUILD/_deps/gtest
@@ -130,7 +132,7 @@ elif [ -f "$DEPS/openblas/lib/libopenblas.so.0" ] || [ -f "$DEPS/openblas/lib/li
   PREFIX+=("$OB")
   export LD_LIBRARY_PATH=$DEPS/openblas/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 else
-  say "OpenBLAS missing: run scripts/device/pack_deps.sh on the dev machine and carry .dev/deps"
+  say "OpenBLAS missing: run scripts/device/pack_deps.sh on the dev machine and copy .dev/deps to the GPU machine"
   exit 2
 fi
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copies the build dependencies the GPU machine may lack from this machine into .dev/deps/
-# (an ignored path), so they travel with the working tree: pass ".dev/deps" in the device run's
-# `carry` list. scripts/device/gpu_check.sh uses each copy only when the system lacks the package.
+# (an ignored path), to be copied to the GPU machine with the working tree (which has no network).
+# scripts/device/gpu_check.sh uses each copy only when the system lacks the package.
 #   .dev/deps/nlohmann/    include/nlohmann + share/cmake/nlohmann_json (header-only, relocatable config)
 #   .dev/deps/googletest/  GoogleTest sources (built there with that machine's compiler)
 #   .dev/deps/openblas/    cblas.h & co + libopenblas.so.0 and the Fortran runtime it needs
