@@ -17,7 +17,7 @@
 #   peer     the diffusers peer on GPU 0 (scripts/bench/peer/diffusers_wan_bench.py), same shapes
 #            and timing: the DiT forward when this call runs `dit`, the VAE decode when it runs
 #            `vae`, both when it runs neither ($PEER_WHAT overrides: "dit", "vae" or "dit vae")
-#   load     `vgen run --load-only` against the peer's WanPipeline.from_pretrained(...).to("cuda")
+#   load     `vgen run --load-only` (its <out>/load.json) against the peer's WanPipeline.from_pretrained(...).to("cuda")
 #            (scripts/bench/peer/diffusers_load_bench.py) on the random 14B checkpoint, each a fresh
 #            process on GPU 0, in the order $LOAD_ORDER (default "vgen peer peer vgen")
 #   e2e      one video 480x832x81, 4 steps, guidance 5, on GPU 0: `vgen run` against the peer's
@@ -342,8 +342,8 @@ drop_caches() {  # prints what the page cache holds for the next load: dropped o
   then echo dropped
   else echo warm; fi
 }
-# vgen_timing DIR WALL RC [CACHE]: the numbers of DIR/timing.json as a JSON object
-vgen_timing() { python3 "$REC" vgen-timing "$1/timing.json" "$2" "$3" "${4:-warm}"; }
+# vgen_timing DIR WALL RC [CACHE]: the numbers of DIR/timing.json (or load.json) as a JSON object
+vgen_timing() { python3 "$REC" vgen-timing "$1" "$2" "$3" "${4:-warm}"; }
 # peer_result LOG WALL RC CACHE: the peer's JSON line with the wall time added
 peer_result() { python3 "$REC" peer-result "$@"; }
 

@@ -10,7 +10,8 @@ prints one).
   gpu_suite_records.py emit SUITE IMPL ARGS (JSON | @FILE)   records to stdout (@FILE: one per JSON
                                                              line of FILE, a {"done": ...} line left out)
   gpu_suite_records.py ctest LOG RC                          ctest's summary as JSON
-  gpu_suite_records.py vgen-timing TIMING_JSON WALL RC CACHE the numbers of a vgen run's timing.json
+  gpu_suite_records.py vgen-timing DIR WALL RC CACHE         the numbers of a vgen run's DIR/timing.json
+                                                             (--load-only: DIR/load.json)
   gpu_suite_records.py peer-result LOG WALL RC CACHE         the peer's last JSON line plus wall time
   gpu_suite_records.py since T0 T1                           T1 - T0, rounded to ms
   gpu_suite_records.py table RESULTS INVOCATION              the table of one call's records
@@ -62,14 +63,17 @@ def ctest_summary(text, rc):
     return r
 
 
-def vgen_timing(path, wall, rc, cache):
+def vgen_timing(out_dir, wall, rc, cache):
     r = {"wall_seconds": wall, "rc": rc, "page_cache": cache}
+    names = ("timing.json", "load.json")  # a render's report; --load-only writes load.json alone
+    path = next((os.path.join(out_dir, n) for n in names if os.path.exists(os.path.join(out_dir, n))), None)
     try:
-        with open(path) as f:
+        with open(path or os.path.join(out_dir, names[0])) as f:
             t = json.load(f)
     except (OSError, ValueError) as e:
-        r["error"] = "no timing.json: %s" % e
+        r["error"] = "no report: %s" % e
         return r
+    r["report"] = os.path.basename(path)
     load = t.get("load") or {}
     r["load_seconds"] = load.get("seconds", t.get("load_seconds"))
     for k in ("bytes_read", "components"):
@@ -180,13 +184,16 @@ def selftest():
         recs = [json.loads(l) for l in emit("dit", "vgen", "a", "@" + bench, env)]
         recs += [json.loads(l) for l in emit("peer", "diffusers", "b", "@" + peer, env)]
         assert len(recs) == 3 and recs[0]["commit"] == "abc1234" and recs[0]["result"]["seconds"] == 9.9, recs
+        with open(os.path.join(d, "load.json"), "w") as f:
+            json.dump({"load_seconds": 4.0, "load": {"seconds": 3.75}, "videos": []}, f)
+        assert vgen_timing(d, 1.0, 0, "warm")["load_seconds"] == 3.75
         timing = os.path.join(d, "timing.json")
         with open(timing, "w") as f:
             json.dump({"load_seconds": 4.0, "load": {"seconds": 3.5, "bytes_read": 40e9},
                        "videos": [{"status": "ok", "seconds": {"total": 20.0, "denoise": 15.0}}]}, f)
-        t = vgen_timing(timing, 30.0, 0, "warm")
+        t = vgen_timing(d, 30.0, 0, "warm")
         assert t["load_seconds"] == 3.5 and t["load_bytes_read"] == 40e9 and t["render_seconds"] == 20.0, t
-        assert "error" in vgen_timing(os.path.join(d, "none.json"), 1.0, 2, "warm")
+        assert "error" in vgen_timing(os.path.join(d, "none"), 1.0, 2, "warm")
         recs += [json.loads(l) for l in emit("e2e", "vgen", "c", json.dumps(t), env)]
         p = peer_result('noise\n{"load_seconds": 50.0, "render_seconds": 30.0}\n', 90.0, 0, "warm")
         assert p["load_seconds"] == 50.0 and p["wall_seconds"] == 90.0, p
