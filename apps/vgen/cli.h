@@ -12,6 +12,7 @@ struct RunArgs {
   std::string recipe, prompts, out;
   std::vector<std::string> sets;
   bool retry_failed = false;
+  bool load_only = false;
 };
 
 struct GoldenArgs {

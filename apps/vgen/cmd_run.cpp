@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "core/log.h"
+#include "dist/watchdog.h"
 #include "pipeline/batch.h"
 #include "pipeline/preflight.h"
 
@@ -26,11 +27,14 @@ int cmd_run(const RunArgs& a, const DistEnv& env) {
   opts.prompts_override = abs(a.prompts);
   opts.out_override = abs(a.out);
   opts.retry_failed = a.retry_failed;
+  opts.load_only = a.load_only;
   // Every rank validates the same inputs, so a bad input ends all ranks with the same message
   // before any collective could leave a peer waiting.
   PreflightResult pre = preflight_run(recipe, opts, env.world_size);
   log_info("recipe {}: {} prompts from {}, output {}, {} rank(s)", recipe.source_path, pre.prompts.size(),
            pre.prompts_path, pre.out_dir, env.world_size);
+  // From here on a rank that stops making progress ends the job (exit 8) instead of a hang.
+  Watchdog watchdog({recipe.runtime.collective_timeout_s}, env);  // collective over the world
   Mesh mesh = make_mesh(recipe.parallel, env);
   try {
     return run_batch(recipe, mesh, opts, pre);

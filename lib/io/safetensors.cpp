@@ -32,6 +32,8 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
     VGEN_THROW(ExitCode::kModel, "cannot stat {}", path);
   }
   file_size_ = size_t(st.st_size);
+  identity_ = {uint64_t(st.st_dev), uint64_t(st.st_ino), uint64_t(st.st_size),
+               int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
   if (file_size_ < 8) {
     ::close(fd);
     VGEN_THROW(ExitCode::kModel, "{}: truncated safetensors file ({} bytes, no header length)", path, file_size_);
@@ -40,7 +42,7 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
   ::close(fd);
   VGEN_CHECK(p != MAP_FAILED, ExitCode::kModel, "cannot mmap {}", path);
   size_t sz = file_size_;
-  map_ = std::shared_ptr<void>(p, [sz](void* q) { munmap(q, sz); });
+  keep_ = std::shared_ptr<void>(p, [sz](void* q) { munmap(q, sz); });
 
   uint64_t hlen = 0;
   std::memcpy(&hlen, p, 8);
@@ -48,6 +50,7 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
              "{}: corrupt safetensors: header length {} runs past the end of the {}-byte file", path, hlen,
              file_size_);
   data_offset_ = 8 + size_t(hlen);
+  data_ = static_cast<const char*>(p) + data_offset_;
   Json header;
   try {
     header = Json::parse(std::string(static_cast<const char*>(p) + 8, size_t(hlen)));
@@ -86,10 +89,22 @@ Tensor SafeTensorsFile::get(const std::string& name) const {
   auto it = infos_.find(name);
   VGEN_CHECK(it != infos_.end(), ExitCode::kModel, "{}: no tensor '{}'", path_, name);
   auto st = std::make_shared<Storage>();
-  st->ptr = static_cast<char*>(map_.get()) + data_offset_;
+  st->ptr = const_cast<char*>(data_);
   st->bytes = file_size_ - data_offset_;
-  st->keep_alive = map_;
+  st->keep_alive = keep_;
   return Tensor::from_storage(st, it->second.begin, it->second.shape, it->second.dtype);
+}
+
+void SafeTensorsFile::adopt_data(std::shared_ptr<void> data) {
+  VGEN_ASSERT(data != nullptr || data_size() == 0, "{}: adopt_data without data", path_);
+  data_ = static_cast<const char*>(data.get());
+  keep_ = std::move(data);  // views taken before keep the mapping alive themselves
+}
+
+const SafeTensorsFile& WeightStore::file_of(const std::string& name) const {
+  auto it = where_.find(name);
+  VGEN_CHECK(it != where_.end(), ExitCode::kModel, "{}: missing tensor '{}'", source_, name);
+  return *files_[it->second];
 }
 
 WeightStore WeightStore::open(const std::string& p) {

@@ -1,5 +1,6 @@
 // safetensors reader: memory-mapped single files and sharded `*.safetensors.index.json` sets.
-// Headers and offsets are validated against the file size; tensors are zero-copy views.
+// Headers and offsets are validated against the file size; tensors are zero-copy views of the
+// mapping, or of host memory the file's data section was read into (adopt_data, dist/weight_stream.h).
 #pragma once
 #include <map>
 #include <memory>
@@ -22,13 +23,30 @@ class SafeTensorsFile {
   const std::string& path() const { return path_; }
   bool has(const std::string& name) const { return infos_.count(name) != 0; }
   const std::map<std::string, TensorInfo>& infos() const { return infos_; }
-  Tensor get(const std::string& name) const;  // mmap view in the file's dtype
+  Tensor get(const std::string& name) const;  // view in the file's dtype
+
+  size_t file_size() const { return file_size_; }
+  size_t data_offset() const { return data_offset_; }  // bytes before the data section (8 + header)
+  size_t data_size() const { return file_size_ - data_offset_; }
+  // Identity of the file as opened (device, inode, size, modification time): a reader compares it
+  // to detect a file that changed after its header was validated.
+  struct Identity {
+    uint64_t dev = 0, ino = 0, size = 0;
+    int64_t mtime_ns = 0;
+    bool operator==(const Identity&) const = default;
+  };
+  const Identity& identity() const { return identity_; }
+  // From now on tensors are views of `data` (data_size() bytes: the data section, read elsewhere);
+  // the mapping is released.
+  void adopt_data(std::shared_ptr<void> data);
 
  private:
   std::string path_;
-  std::shared_ptr<void> map_;  // munmaps on release
+  std::shared_ptr<void> keep_;  // the mapping (munmaps on release) or the adopted data
+  const char* data_ = nullptr;  // start of the data section in keep_
   size_t file_size_ = 0;
   size_t data_offset_ = 0;
+  Identity identity_;
   std::map<std::string, TensorInfo> infos_;
 };
 
@@ -47,6 +65,10 @@ class WeightStore {
   Tensor get_as(const std::string& name, DType dt, const Shape& expect = {}) const;
   const std::string& source() const { return source_; }
   size_t total_bytes() const;
+  // The files in a fixed order (the index's sorted shard names, or the one file) and the file of a
+  // tensor (throws kModel naming a missing tensor).
+  const std::vector<std::shared_ptr<SafeTensorsFile>>& files() const { return files_; }
+  const SafeTensorsFile& file_of(const std::string& name) const;
 
  private:
   std::string source_;

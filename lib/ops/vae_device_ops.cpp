@@ -19,6 +19,7 @@ Tensor cuda_vae_conv3d(const Tensor&, const Tensor&, const Tensor&, const kern::
 void cuda_vae_rms_norm(const Tensor&, const Tensor&, bool, Tensor&) { no_cuda("vae_rms_norm"); }
 void cuda_vae_upsample2x(const Tensor&, int64_t, int64_t, Tensor&) { no_cuda("vae_upsample2x"); }
 Tensor cuda_vae_time_interleave2(const Tensor&) { no_cuda("vae_time_interleave2"); }
+void cuda_vae_conv_weight_layout(const Tensor&, Tensor&) { no_cuda("vae_conv_weight_layout"); }
 void cuda_vae_add_(Tensor&, const Tensor&) { no_cuda("vae_add_"); }
 void cuda_vae_clamp_(Tensor&, float, float) { no_cuda("vae_clamp_"); }
 void cuda_vae_write_frames(const Tensor&, int64_t, float, float, Tensor&, int64_t) { no_cuda("vae_write_frames"); }

@@ -6,6 +6,7 @@
 
 #include "core/cuda_stream.h"
 #include "kernels/conv3d/conv3d.cuh"
+#include "kernels/conv3d/conv_weight.cuh"
 #include "kernels/vae_attn/vae_attn.cuh"
 #include "kernels/vae_norm/vae_norm.cuh"
 #include "kernels/vae_ops/vae_ops.cuh"
@@ -40,6 +41,30 @@ void set_vae_conv_autotune(bool enabled) { kern::conv3d_set_autotune(enabled); }
 VaeConvCounts vae_conv_counts() {
   const kern::Conv3dStats s = kern::conv3d_stats();
   return {s.cudnn_calls, s.gemm_calls, s.cudnn_rejected, s.cudnn_unfused_bias};
+}
+
+void cuda_vae_conv_weight_layout(const Tensor& src, Tensor& dst) {
+  check_dev(src, "vae_conv_weight_layout", "src");
+  check_dev(dst, "vae_conv_weight_layout", "dst");
+  VGEN_ASSERT(src.dtype() == DType::kF32 && src.ndim() >= 2 && dst.ndim() >= 2 && dst.dim(-1) == src.dim(1) &&
+                  dst.dim(0) >= src.dim(0),
+              "vae_conv_weight_layout: src {} [Cout, Cin, taps] f32 into dst {} [Cout_store, taps, Cin]", src.str(),
+              dst.str());
+  kern::ConvWeightDims d;
+  d.cout = src.dim(0);
+  d.cin = src.dim(1);
+  d.taps = src.numel() / std::max<int64_t>(1, d.cout * d.cin);
+  d.cout_store = dst.dim(0);
+  VGEN_ASSERT(dst.numel() == d.cout_store * d.taps * d.cin, "vae_conv_weight_layout: dst {} for src {}", dst.str(),
+              src.str());
+  kern::FloatType ot{};
+  switch (dst.dtype()) {
+    case DType::kF32: ot = kern::FloatType::kF32; break;
+    case DType::kBF16: ot = kern::FloatType::kBF16; break;
+    case DType::kF16: ot = kern::FloatType::kF16; break;
+    default: VGEN_ASSERT(false, "vae_conv_weight_layout: dst {} is not a float tensor", dst.str());
+  }
+  VGEN_CUDA_CHECK(kern::conv_weight_taps_last(src.f32(), dst.raw(), ot, d, compute_stream()));
 }
 
 Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const kern::Conv3dPad& pad) {

@@ -13,6 +13,7 @@ struct RunOptions {
   std::string prompts_override;  // --prompts
   std::string out_override;      // --out
   bool retry_failed = false;     // --retry-failed
+  bool load_only = false;        // --load-only: load, write <out>/load.json, render nothing
 };
 
 // Collective over the world, after preflight_run (every rank, same inputs). Returns the process exit

@@ -9,6 +9,15 @@
 
 namespace vgen {
 
+namespace {
+
+Umt5Config load_umt5_config(const std::string& dir) {
+  const std::string path = dir + "/config.json";
+  return Umt5Config::from_json(read_json_file(path, ExitCode::kModel), path);
+}
+
+}  // namespace
+
 TextEncoder::TextEncoder(const std::string& model_dir, const TextEncoderOptions& options) {
   DiffusersDir d(model_dir);
   *this = TextEncoder(d.component_path("text_encoder"), d.component_path("tokenizer"), options);
@@ -23,7 +32,12 @@ TextEncoder::TextEncoder(const std::string& text_encoder_dir, const std::string&
 #ifdef VGEN_WITH_CUDA
     VGEN_CHECK(options.dtype == DType::kBF16 || options.dtype == DType::kF32, ExitCode::kUsage,
                "text encoder on the device: compute dtype must be bf16 or f32, got {}", dtype_name(options.dtype));
-    device_enc_ = Umt5DeviceEncoder::load(text_encoder_dir, Umt5DeviceOptions{options.dtype});
+    if (options.weights)
+      device_enc_ = std::make_unique<Umt5DeviceEncoder>(load_umt5_config(text_encoder_dir), *options.weights,
+                                                        Umt5DeviceOptions{options.dtype}, options.stream,
+                                                        options.stream_component);
+    else
+      device_enc_ = Umt5DeviceEncoder::load(text_encoder_dir, Umt5DeviceOptions{options.dtype});
     cfg_ = device_enc_->config();
     rows = device_enc_->embedding_rows();
 #else
@@ -32,7 +46,9 @@ TextEncoder::TextEncoder(const std::string& text_encoder_dir, const std::string&
 #endif
   } else {
     options_.dtype = DType::kF32;  // the host encoder computes in fp32
-    encoder_ = std::make_unique<Umt5Encoder>(Umt5Encoder::load(text_encoder_dir));
+    encoder_ = options.weights
+                   ? std::make_unique<Umt5Encoder>(load_umt5_config(text_encoder_dir), *options.weights)
+                   : std::make_unique<Umt5Encoder>(Umt5Encoder::load(text_encoder_dir));
     cfg_ = encoder_->config();
     rows = encoder_->embedding_rows();
   }

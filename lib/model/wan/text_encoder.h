@@ -16,9 +16,17 @@ namespace vgen {
 
 class Umt5DeviceEncoder;  // model/wan/umt5_device.h
 
+class WeightStream;  // dist/weight_stream.h
+
 struct TextEncoderOptions {
   Device device = Device::kCPU;  // kCUDA: the encoder runs on the current GPU (CUDA builds only)
   DType dtype = DType::kF32;     // compute dtype on the device: kBF16 or kF32 (the host path is fp32)
+  // The text_encoder weights already opened (null: opened from the folder). With `stream`, the
+  // device encoder's weights are requested from its component `stream_component` (in place once
+  // stream->run() returns); the host encoder reads `weights` as they are.
+  const WeightStore* weights = nullptr;
+  WeightStream* stream = nullptr;
+  int stream_component = -1;
 };
 
 struct TextEncoding {

@@ -20,8 +20,22 @@ Tensor as_f32(const Tensor& t) { return t.dtype() == DType::kF32 ? t : t.to(DTyp
 }  // namespace
 
 std::unique_ptr<WanTransformer> WanTransformer::load(const std::string& component_dir) {
+  return load(component_dir, WeightStore::open(component_dir));
+}
+
+std::unique_ptr<WanTransformer> WanTransformer::stream_to_device(const std::string& component_dir,
+                                                                 WeightStream& stream, int component,
+                                                                 const WanDeviceOptions& options) {
   WanTransformerConfig cfg = WanTransformerConfig::load(component_dir);
-  WeightStore store = WeightStore::open(component_dir);
+  WanTransformerWeights none;  // no host weights: every call goes to the device model
+  none.blocks.resize(size_t(cfg.num_layers));
+  auto model = std::make_unique<WanTransformer>(cfg, std::move(none));
+  model->device_ = WanDeviceModel::stream(cfg, stream, component, options);
+  return model;
+}
+
+std::unique_ptr<WanTransformer> WanTransformer::load(const std::string& component_dir, const WeightStore& store) {
+  WanTransformerConfig cfg = WanTransformerConfig::load(component_dir);
   WanTransformerWeights w = load_wan_transformer_weights(store, cfg);
   log_debug("{}: transformer D={} layers={} heads={}, {:.1f} MiB of weights ({:.1f} MiB converted)", component_dir,
             cfg.dim(), cfg.num_layers, cfg.num_attention_heads, double(w.bytes) / 1048576.0,

@@ -30,6 +30,12 @@ class WanTransformer {
  public:
   // Loads <component_dir>/config.json and its safetensors (single file or sharded index).
   static std::unique_ptr<WanTransformer> load(const std::string& component_dir);
+  // The same from weights already opened (e.g. read into host memory by a WeightStream).
+  static std::unique_ptr<WanTransformer> load(const std::string& component_dir, const WeightStore& store);
+  // A model whose weights go straight to the current device: requested from component `component`
+  // of `stream` (dist/weight_stream.h), usable once stream.run() has returned. No host weights.
+  static std::unique_ptr<WanTransformer> stream_to_device(const std::string& component_dir, WeightStream& stream,
+                                                          int component, const WanDeviceOptions& options);
   WanTransformer(const WanTransformerConfig& cfg, WanTransformerWeights weights);
 
   const WanTransformerConfig& config() const { return cfg_; }

@@ -3,6 +3,7 @@
 // every scale_shift_table and norm2 stay fp32, everything else is bf16. fp32 mode: all fp32.
 #include "core/cuda_stream.h"
 #include "core/log.h"
+#include "dist/weight_stream.h"
 #include "model/wan/transformer_device.h"
 #include "ops/device_ops.h"
 #include "ops/dit_device_ops.h"
@@ -115,13 +116,14 @@ size_t block_span_bytes(const WanTransformerConfig& cfg, const WanDeviceOptions&
   return bytes;
 }
 
-// The weights with DWDP: each block built by `make` into staging slot 0 (as the whole model would
-// build it, so random fills stay in step) and this rank's slices of it kept in the arena (views of
-// it when this rank holds the block whole); the two slot views; the IPC handles exchanged
-// (collective over options.world).
-template <typename F>
+// The weights with DWDP: each block's tensors filled into staging slot 0 by fill(slot view, host
+// tensor, shape, role, name) (by default a copy of what `make` builds, as the whole model would
+// build it, so random fills stay in step), then flush() (the stream's run), then this rank's slices
+// of it kept in the arena (views of it when this rank holds the block whole); the two slot views;
+// the IPC handles exchanged (collective over options.world).
+template <typename F, typename Fill, typename Flush>
 std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, const WanTransformerWeights* host,
-                                           const WanDeviceOptions& o, F&& make) {
+                                           const WanDeviceOptions& o, F&& make, Fill&& fill, Flush&& flush) {
   VGEN_CHECK(o.world != nullptr, ExitCode::kInternal, "dwdp_size {} without a world communicator", o.dwdp_size);
   const DwdpPlan plan = DwdpPlan::of(o.world->rank(), o.world->size(), o.dwdp_size);
   const DwdpLayout layout(plan.size, cfg.num_layers, block_span_bytes(cfg, o), kSpanAlign);
@@ -140,10 +142,10 @@ std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, cons
     build_block(cfg, hb, fmt::format("blocks.{}", i),
                 [&](const Tensor* h, const Shape& shape, Role role, const std::string& name) {
                   Tensor t = views.next(shape, dtype_for(role, o));
-                  t.copy_from(get(h, shape, role, name));
-                  made += t.nbytes();
+                  made += fill(t, h, shape, role, name, get);
                   return Tensor();
                 });
+    flush();
     dw->keep_own(i, dw->slot(0));  // queued after the copies into the slot, before the next block's
     void* whole = dw->in_place(i);
     return whole ? views_at(whole) : WanBlockWeights{};  // a block held whole runs from the arena
@@ -161,6 +163,13 @@ std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, cons
   return model;
 }
 
+// fill() of build_dwdp for models built by `make`: a copy of the tensor it builds; returns the bytes
+// `get` counted (they live in the arena then).
+auto copy_fill = [](Tensor& dst, const Tensor* h, const Shape& shape, Role role, const std::string& name, auto& get) {
+  dst.copy_from(get(h, shape, role, name));
+  return dst.nbytes();
+};
+
 }  // namespace
 
 std::shared_ptr<WanDeviceModel> WanDeviceModel::upload(const WanTransformerConfig& cfg,
@@ -176,7 +185,7 @@ std::shared_ptr<WanDeviceModel> WanDeviceModel::upload(const WanTransformerConfi
     if (src.dtype() != DType::kF32 && src.dtype() != DType::kBF16) src = src.to(DType::kF32);
     return cast(src.to(Device::kCUDA), dtype_for(role, options));  // converted on the device
   };
-  if (options.dwdp_size > 1) return build_dwdp(cfg, &host, options, make);
+  if (options.dwdp_size > 1) return build_dwdp(cfg, &host, options, make, copy_fill, [] {});
   WanTransformerWeights w = build(cfg, &host, make);
   log_debug("transformer weights on the device: {:.1f} MiB ({})", double(w.bytes) / 1048576.0,
             dtype_name(options.dtype));
@@ -195,7 +204,30 @@ std::shared_ptr<WanDeviceModel> WanDeviceModel::random(const WanTransformerConfi
     ++counter;
     return t;
   };
-  if (options.dwdp_size > 1) return build_dwdp(cfg, nullptr, options, make);
+  if (options.dwdp_size > 1) return build_dwdp(cfg, nullptr, options, make, copy_fill, [] {});
+  WanTransformerWeights w = build(cfg, nullptr, make);
+  return std::make_shared<WanDeviceModel>(cfg, std::move(w), options);
+}
+
+}  // namespace vgen
+
+namespace vgen {
+
+std::shared_ptr<WanDeviceModel> WanDeviceModel::stream(const WanTransformerConfig& cfg, WeightStream& stream,
+                                                        int component, const WanDeviceOptions& options) {
+  // Tensors outside the blocks (and every block without DWDP): a device tensor requested as is.
+  auto make = [&](const Tensor&, const Shape& shape, Role role, const std::string& name) {
+    Tensor t = Tensor::empty(shape, dtype_for(role, options), Device::kCUDA);
+    stream.request(component, name, t);
+    return t;
+  };
+  if (options.dwdp_size > 1) {
+    auto fill = [&](Tensor& dst, const Tensor*, const Shape&, Role, const std::string& name, auto&) {
+      stream.request(component, name, dst);  // straight into the staging slot
+      return size_t(0);
+    };
+    return build_dwdp(cfg, nullptr, options, make, fill, [&] { stream.run(); });
+  }
   WanTransformerWeights w = build(cfg, nullptr, make);
   return std::make_shared<WanDeviceModel>(cfg, std::move(w), options);
 }

@@ -21,6 +21,8 @@
 
 namespace vgen {
 
+class WeightStream;  // dist/weight_stream.h
+
 struct Umt5DeviceOptions {
   DType dtype = DType::kBF16;  // compute dtype of weights and activations: kBF16 or kF32
 };
@@ -29,8 +31,11 @@ class Umt5DeviceEncoder {
  public:
   // `dir` = the text_encoder folder (config.json + safetensors, single or sharded).
   static std::unique_ptr<Umt5DeviceEncoder> load(const std::string& dir, const Umt5DeviceOptions& options);
-  // Uploads the weights (f32, bf16 or f16 files) to the current device in options.dtype.
-  Umt5DeviceEncoder(const Umt5Config& cfg, const WeightStore& weights, const Umt5DeviceOptions& options);
+  // Reads the weights (f32, bf16 or f16 files) to the current device in options.dtype, converted
+  // there. Without `stream` a stream of this rank alone loads them here; with one, they are requested
+  // from its component `component` and in place once stream->run() has returned.
+  Umt5DeviceEncoder(const Umt5Config& cfg, const WeightStore& weights, const Umt5DeviceOptions& options,
+                    WeightStream* stream = nullptr, int component = -1);
 
   const Umt5Config& config() const { return cfg_; }
   DType dtype() const { return opt_.dtype; }

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/log.h"
+#include "dist/weight_stream.h"
 #include "model/wan/umt5_device.h"
 #include "ops/device_ops.h"
 #include "ops/dit_device_ops.h"
@@ -14,12 +15,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A checkpoint tensor (any float dtype) on the current device in `dt`: uploaded as stored (f32 or
-// bf16; f16 through f32 on the host) and converted on the device, round to nearest even.
-Tensor upload(const WeightStore& ws, const std::string& name, const Shape& expect, DType dt, size_t* bytes) {
-  Tensor t = umt5_weight(ws, name, expect);
-  if (t.dtype() == DType::kF16) t = t.to(DType::kF32);
-  Tensor d = cast(t.to(Device::kCUDA), dt);
+// A checkpoint tensor (any float dtype) as a device tensor in `dt`, filled by the stream's run.
+Tensor fetch(WeightStream& st, int comp, const std::string& name, const Shape& expect, DType dt, size_t* bytes) {
+  Tensor d = Tensor::empty(expect, dt, Device::kCUDA);
+  st.request(comp, name, d, expect);
   *bytes += d.nbytes();
   return d;
 }
@@ -33,8 +32,18 @@ std::unique_ptr<Umt5DeviceEncoder> Umt5DeviceEncoder::load(const std::string& di
   return std::make_unique<Umt5DeviceEncoder>(cfg, WeightStore::open(dir), options);
 }
 
-Umt5DeviceEncoder::Umt5DeviceEncoder(const Umt5Config& cfg, const WeightStore& ws, const Umt5DeviceOptions& options)
+Umt5DeviceEncoder::Umt5DeviceEncoder(const Umt5Config& cfg, const WeightStore& ws, const Umt5DeviceOptions& options,
+                                     WeightStream* stream, int component)
     : cfg_(cfg), opt_(options) {
+  std::unique_ptr<WeightStream> own;
+  if (!stream) {
+    own = std::make_unique<WeightStream>(nullptr, nullptr);
+    stream = own.get();
+    component = stream->add_component("text_encoder", ws);
+  }
+  auto upload = [&](const WeightStore&, const std::string& name, const Shape& expect, DType dt, size_t* bytes) {
+    return fetch(*stream, component, name, expect, dt, bytes);
+  };
   VGEN_CHECK(opt_.dtype == DType::kBF16 || opt_.dtype == DType::kF32, ExitCode::kUsage,
              "text encoder on the device: compute dtype must be bf16 or f32, got {}", dtype_name(opt_.dtype));
   const int64_t D = cfg.d_model, I = cfg.inner_dim(), F = cfg.d_ff, H = cfg.num_heads;
@@ -69,6 +78,7 @@ Umt5DeviceEncoder::Umt5DeviceEncoder(const Umt5Config& cfg, const WeightStore& w
     L.ln_ffn = upload(ws, f + "layer_norm.weight", {D}, dt, nb);
   }
   final_ln_ = upload(ws, "encoder.final_layer_norm.weight", {D}, dt, nb);
+  if (own) own->run();
   log_debug("text encoder weights on the device: {:.1f} MiB ({})", double(weight_bytes_) / 1048576.0,
             dtype_name(dt));
 }

@@ -164,11 +164,19 @@ WanVaeDeviceDecoder::WanVaeDeviceDecoder(const WanVaeConfig& cfg, const VaeDevic
              "device VAE: compute dtype must be f32 or bf16, got {}", dtype_name(opt.dtype));
 }
 
-WanVaeDeviceDecoder::WanVaeDeviceDecoder(const WanVaeConfig& cfg, const WeightStore& ws, const VaeDeviceOptions& opt)
+WanVaeDeviceDecoder::WanVaeDeviceDecoder(const WanVaeConfig& cfg, const WeightStore& ws, const VaeDeviceOptions& opt,
+                                         WeightStream* stream, int component)
     : WanVaeDeviceDecoder(cfg, opt) {
-  VaeWeightSource src(&ws, opt.dtype, 0, 0.0f);
+  std::unique_ptr<WeightStream> own;
+  if (!stream) {
+    own = std::make_unique<WeightStream>(nullptr, nullptr);
+    stream = own.get();
+    component = stream->add_component("vae", ws);
+  }
+  VaeWeightSource src(stream, component, opt.dtype, 0, 0.0f);
   build_vae_device_layers(cfg_, src, *L_);
   weight_bytes_ = src.bytes();
+  if (own) own->run();
 }
 
 WanVaeDeviceDecoder::~WanVaeDeviceDecoder() = default;
@@ -183,7 +191,7 @@ std::shared_ptr<WanVaeDeviceDecoder> WanVaeDeviceDecoder::load(const std::string
 std::shared_ptr<WanVaeDeviceDecoder> WanVaeDeviceDecoder::random(const WanVaeConfig& cfg, const VaeDeviceOptions& opt,
                                                                  uint64_t seed, float std) {
   std::shared_ptr<WanVaeDeviceDecoder> d(new WanVaeDeviceDecoder(cfg, opt));
-  VaeWeightSource src(nullptr, opt.dtype, seed, std);
+  VaeWeightSource src(nullptr, -1, opt.dtype, seed, std);
   build_vae_device_layers(d->cfg_, src, *d->L_);
   d->weight_bytes_ = src.bytes();
   return d;

@@ -3,6 +3,7 @@
 #pragma once
 #include <vector>
 
+#include "dist/weight_stream.h"
 #include "model/wan/vae_device.h"
 
 namespace vgen {
@@ -34,11 +35,13 @@ struct WanVaeDeviceDecoder::Layers {
   Tensor norm_out;
 };
 
-// Where the weights come from: a WeightStore (host f32, permuted and converted on upload) or
-// random device fills.
+// Where the weights come from: a checkpoint component requested from a WeightStream (read as f32 on
+// the device, permuted to the device layout and converted when the stream's run is done) or random
+// device fills.
 class VaeWeightSource {
  public:
-  VaeWeightSource(const WeightStore* ws, DType dtype, uint64_t seed, float std) : ws_(ws), dt_(dtype), seed_(seed), std_(std) {}
+  VaeWeightSource(WeightStream* stream, int component, DType dtype, uint64_t seed, float std)
+      : stream_(stream), comp_(component), dt_(dtype), seed_(seed), std_(std) {}
   // `<prefix>.weight` [cout, cin, kt, kh, kw] (kt = 0: a Conv2d [cout, cin, kh, kw]) and `.bias`;
   // cout is stored rounded up to `cout_multiple` with zero rows.
   VaeDevConv conv(const std::string& prefix, int64_t cout, int64_t cin, int64_t kt, int64_t kh, int64_t kw,
@@ -48,7 +51,8 @@ class VaeWeightSource {
   size_t bytes() const { return bytes_; }
 
  private:
-  const WeightStore* ws_;
+  WeightStream* stream_;
+  int comp_;
   DType dt_;
   uint64_t seed_;
   float std_;

@@ -1,10 +1,9 @@
-// Weight upload of the device VAE decoder: checkpoint tensors permuted to the channels-last conv
-// layout [Cout, kt, kh, kw, Cin] on the host, converted to the compute dtype, copied once; or random
-// device fills for benchmarks.
-#include <cstring>
-
+// Weights of the device VAE decoder: checkpoint tensors read to the device as f32, then permuted to
+// the channels-last conv layout [Cout, kt, kh, kw, Cin] and converted to the compute dtype there; or
+// random device fills for benchmarks.
 #include "model/wan/vae_device_layers.h"
 #include "ops/dit_device_ops.h"
+#include "ops/vae_device_ops.h"
 
 namespace vgen {
 
@@ -17,28 +16,25 @@ VaeDevConv VaeWeightSource::conv(const std::string& prefix, int64_t cout, int64_
   c.kt = kt == 0 ? 1 : kt;
   c.kh = kh;
   c.kw = kw;
-  const int64_t taps = c.kt * kh * kw;
   const Shape dev_shape =
       c.pointwise() ? Shape{c.cout_store, cin} : Shape{c.cout_store, c.kt, kh, kw, cin};
-  if (!ws_) {
+  if (!stream_) {
     c.w = Tensor::empty(dev_shape, dt_, Device::kCUDA);
     cuda_fill_normal(c.w, seed_++, 0.0f, std_);
     c.b = Tensor::empty({c.cout_store}, DType::kF32, Device::kCUDA);
     cuda_fill_normal(c.b, seed_++, 0.0f, std_);
   } else {
-    const Shape host_shape = kt == 0 ? Shape{cout, cin, kh, kw} : Shape{cout, cin, kt, kh, kw};
-    Tensor w = ws_->get_f32(prefix + ".weight", host_shape);  // [cout, cin, taps]
-    Tensor b = ws_->get_f32(prefix + ".bias", {cout});
-    Tensor wp = Tensor::zeros(dev_shape, DType::kF32);  // [cout_s, taps, cin]
-    const float* src = w.f32();
-    float* dst = wp.f32();
-    for (int64_t co = 0; co < cout; ++co)
-      for (int64_t ci = 0; ci < cin; ++ci)
-        for (int64_t t = 0; t < taps; ++t) dst[(co * taps + t) * cin + ci] = src[(co * cin + ci) * taps + t];
-    Tensor bp = Tensor::zeros({c.cout_store}, DType::kF32);
-    std::memcpy(bp.f32(), b.f32(), size_t(cout) * sizeof(float));
-    c.w = wp.to(dt_).to(Device::kCUDA);
-    c.b = bp.to(Device::kCUDA);
+    const Shape file_shape = kt == 0 ? Shape{cout, cin, kh, kw} : Shape{cout, cin, kt, kh, kw};
+    Tensor w32 = Tensor::empty(file_shape, DType::kF32, Device::kCUDA);  // [cout, cin, taps] as stored
+    Tensor b32 = Tensor::empty({cout}, DType::kF32, Device::kCUDA);
+    stream_->request(comp_, prefix + ".weight", w32, file_shape);
+    stream_->request(comp_, prefix + ".bias", b32, {cout});
+    c.w = Tensor::empty(dev_shape, dt_, Device::kCUDA);  // [cout_s, taps, cin]
+    c.b = Tensor::zeros({c.cout_store}, DType::kF32, Device::kCUDA);
+    stream_->on_done([w32, b32, w = c.w, b = c.b]() mutable {
+      cuda_vae_conv_weight_layout(w32, w);
+      b.narrow(0, b32.dim(0)).copy_from(b32);
+    });
   }
   bytes_ += c.w.nbytes() + c.b.nbytes();
   return c;
@@ -46,12 +42,11 @@ VaeDevConv VaeWeightSource::conv(const std::string& prefix, int64_t cout, int64_
 
 Tensor VaeWeightSource::gamma(const std::string& name, const Shape& shape) {
   Tensor g;
-  if (!ws_) {
-    g = Tensor::empty({shape_numel(shape)}, DType::kF32, Device::kCUDA);
+  g = Tensor::empty({shape_numel(shape)}, DType::kF32, Device::kCUDA);
+  if (!stream_)
     cuda_fill_normal(g, seed_++, 0.0f, std_);
-  } else {
-    g = ws_->get_f32(name, shape).reshape({shape_numel(shape)}).to(Device::kCUDA);
-  }
+  else
+    stream_->request(comp_, name, g, shape);
   bytes_ += g.nbytes();
   return g;
 }
