@@ -1,6 +1,7 @@
 #include "core/cuda_stream.h"
 
 #include "core/error.h"
+#include "core/wait_marker.h"
 
 #ifdef VGEN_WITH_CUDA
 #include <cuda_runtime.h>
@@ -50,8 +51,15 @@ int cuda_current_device() {
 
 cudaStream_t compute_stream() { return get_stream(g_compute, cudaStreamDefault); }
 cudaStream_t copy_stream() { return get_stream(g_copy, cudaStreamNonBlocking); }
-void sync_compute_stream() { VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream())); }
-void device_synchronize() { VGEN_CUDA_CHECK(cudaDeviceSynchronize()); }
+void sync_compute_stream() {
+  cudaStream_t s = compute_stream();
+  WaitScope wait(WaitOp::kGpuSync, WaitBackend::kCuda, "stream sync");
+  VGEN_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+void device_synchronize() {
+  WaitScope wait(WaitOp::kGpuSync, WaitBackend::kCuda, "device sync");
+  VGEN_CUDA_CHECK(cudaDeviceSynchronize());
+}
 
 void cuda_check_status(int code, const char* what) {
   if (code != int(cudaSuccess))
@@ -75,7 +83,10 @@ CudaEvent& CudaEvent::operator=(CudaEvent&& o) noexcept {
 }
 void CudaEvent::record(cudaStream_t stream) { VGEN_CUDA_CHECK(cudaEventRecord(ev_, stream)); }
 void CudaEvent::wait_on(cudaStream_t stream) const { VGEN_CUDA_CHECK(cudaStreamWaitEvent(stream, ev_, 0)); }
-void CudaEvent::synchronize() const { VGEN_CUDA_CHECK(cudaEventSynchronize(ev_)); }
+void CudaEvent::synchronize() const {
+  WaitScope wait(WaitOp::kGpuSync, WaitBackend::kCuda, "event sync");
+  VGEN_CUDA_CHECK(cudaEventSynchronize(ev_));
+}
 bool CudaEvent::done() const {
   cudaError_t e = cudaEventQuery(ev_);
   if (e == cudaErrorNotReady) return false;
@@ -106,7 +117,10 @@ void CudaEventTimer::stop() {
 }
 void CudaEventTimer::collect() {
   if (!pending_) return;
-  VGEN_CUDA_CHECK(cudaEventSynchronize(end_));
+  {
+    WaitScope wait(WaitOp::kGpuSync, WaitBackend::kCuda, "timer event");
+    VGEN_CUDA_CHECK(cudaEventSynchronize(end_));
+  }
   float ms = 0;
   VGEN_CUDA_CHECK(cudaEventElapsedTime(&ms, begin_, end_));
   last_ = double(ms) * 1e-3;

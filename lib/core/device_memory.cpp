@@ -10,6 +10,7 @@
 #include "core/cuda_stream.h"
 #include "core/device_allocator.h"
 #include "core/log.h"
+#include "core/wait_marker.h"
 #endif
 
 namespace vgen {
@@ -39,12 +40,14 @@ void memcpy_h2d(void* d, const void* s, size_t n) {
   if (n == 0) return;
   cudaStream_t st = compute_stream();
   check(cudaMemcpyAsync(d, s, n, cudaMemcpyHostToDevice, st), "memcpy h2d", n);
+  WaitScope wait(WaitOp::kGpuSync, WaitBackend::kCuda, "memcpy h2d");
   check(cudaStreamSynchronize(st), "memcpy h2d (sync)", n);
 }
 void memcpy_d2h(void* d, const void* s, size_t n) {
   if (n == 0) return;
   cudaStream_t st = compute_stream();
   check(cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToHost, st), "memcpy d2h", n);
+  WaitScope wait(WaitOp::kGpuSync, WaitBackend::kCuda, "memcpy d2h");
   check(cudaStreamSynchronize(st), "memcpy d2h (sync)", n);
 }
 void memcpy_d2d(void* d, const void* s, size_t n) {

@@ -25,6 +25,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "core/wait_marker.h"
 #include "dist/mpi_communicator.h"
 
 namespace vgen {
@@ -68,7 +69,9 @@ DistEnv dist_init(int* argc, char*** argv) {
   VGEN_CHECK(!finalized, ExitCode::kDistributed, "dist_init called after dist_finalize (MPI cannot restart)");
   int provided = 0;
   if (!inited) {
-    VGEN_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+    // MPI_THREAD_MULTIPLE lets the watchdog thread read other nodes' state and call MPI_Abort
+    // (dist/watchdog.h); vgen runs with MPI_THREAD_FUNNELED too, the watchdog then uses less MPI.
+    VGEN_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
     std::set_terminate(on_terminate);
   } else {
     VGEN_MPI_CHECK(MPI_Query_thread(&provided));
@@ -93,6 +96,7 @@ DistEnv dist_init(int* argc, char*** argv) {
   VGEN_MPI_CHECK(MPI_Get_processor_name(host, &len));
   env.host.assign(host, size_t(len));
   set_process_identity(env.world_rank, env.host);
+  wait_slot_attach(nullptr);  // this (the main) thread publishes the wait markers
   return env;
 }
 
@@ -123,7 +127,10 @@ namespace {
 std::shared_ptr<Communicator> split_group(int group_size, int colour, int key, const char* name) {
   if (group_size == 1) return make_self_communicator();
   MPI_Comm c;
-  VGEN_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, colour, key, &c));
+  {
+    WaitScope wait(WaitOp::kCommCreate, WaitBackend::kMpi, name);
+    VGEN_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, colour, key, &c));
+  }
   auto comm = std::make_shared<MpiCommunicator>(c, name);
   VGEN_ASSERT(comm->rank() == key && comm->size() == group_size,
               "group '{}': rank {} of {}, expected rank {} of {}", name, comm->rank(), comm->size(), key,
@@ -169,7 +176,10 @@ Mesh make_mesh(const ParallelConfig& pc, const DistEnv& env) {
     if (vae_member) mesh.vae = make_self_communicator();
   } else {
     MPI_Comm v;
-    VGEN_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, vae_member ? c.dp : MPI_UNDEFINED, seq_rank, &v));
+    {
+      WaitScope wait(WaitOp::kCommCreate, WaitBackend::kMpi, "vae");
+      VGEN_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, vae_member ? c.dp : MPI_UNDEFINED, seq_rank, &v));
+    }
     if (vae_member) {
       mesh.vae = std::make_shared<MpiCommunicator>(v, "vae");
       VGEN_ASSERT(mesh.vae->rank() == seq_rank && mesh.vae->size() == s.vae, "vae group: rank {} of {}",

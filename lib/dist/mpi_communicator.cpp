@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/wait_marker.h"
 
 namespace vgen {
 
@@ -87,12 +88,14 @@ void sum_blocks_any(const Tensor& blocks, int num_blocks, int64_t n, Tensor& out
 class MpiPending : public Communicator::Pending {
  public:
   MpiPending(std::vector<MPI_Request> reqs, std::vector<int64_t> recv_counts, Tensor send, Tensor recv,
-             std::string what)
+             std::string what, const std::string& group, int wait_group)
       : reqs_(std::move(reqs)),
         recv_counts_(std::move(recv_counts)),
         send_(std::move(send)),
         recv_(std::move(recv)),
-        what_(std::move(what)) {}
+        what_(std::move(what)),
+        group_(group),
+        wait_group_(wait_group) {}
   ~MpiPending() override {
     if (done_) return;
     // Never leave a request in flight over buffers that may be freed; errors cannot throw here.
@@ -104,7 +107,11 @@ class MpiPending : public Communicator::Pending {
     if (done_) return;
     done_ = true;
     std::vector<MPI_Status> st(reqs_.size());
-    int rc = MPI_Waitall(int(reqs_.size()), reqs_.data(), st.data());
+    int rc;
+    {
+      WaitScope wait(WaitOp::kPendingWait, WaitBackend::kMpi, group_.c_str(), wait_group_);
+      rc = MPI_Waitall(int(reqs_.size()), reqs_.data(), st.data());
+    }
     if (rc == MPI_ERR_IN_STATUS) {
       for (auto& s : st)
         if (s.MPI_ERROR != MPI_SUCCESS) rc = s.MPI_ERROR;
@@ -125,6 +132,8 @@ class MpiPending : public Communicator::Pending {
   std::vector<int64_t> recv_counts_;
   Tensor send_, recv_;  // keep the buffers alive until completion
   std::string what_;
+  std::string group_;
+  int wait_group_;
   bool done_ = false;
 };
 
@@ -134,6 +143,9 @@ void mpi_set_max_count_for_testing(int64_t max_count) {
   g_max_count = max_count < 1 ? 1 : (max_count > INT_MAX ? INT_MAX : max_count);
 }
 int64_t mpi_max_count() { return g_max_count; }
+
+// Marks a blocking call of this group for the watchdog (core/wait_marker.h).
+#define VGEN_MPI_WAIT(op) WaitScope wait_scope(WaitOp::op, WaitBackend::kMpi, name_.c_str(), wait_group_)
 
 // Error text names the group and this rank's place in it.
 #define VGEN_MPI_GROUP_CHECK(call) group_check((call), #call, __FILE__, __LINE__)
@@ -148,6 +160,22 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string name) : comm_(comm),
   VGEN_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   VGEN_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   VGEN_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  wait_group_ = mpi_wait_group(comm_, name_);
+}
+
+int mpi_wait_group(MPI_Comm comm, const std::string& name) {
+  int size = 1;
+  VGEN_MPI_CHECK(MPI_Comm_size(comm, &size));
+  MPI_Group group, world;
+  std::vector<int> group_ranks(static_cast<size_t>(size)), world_ranks(static_cast<size_t>(size));
+  for (int i = 0; i < size; ++i) group_ranks[size_t(i)] = i;
+  VGEN_MPI_CHECK(MPI_Comm_group(comm, &group));
+  VGEN_MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+  const int rc = MPI_Group_translate_ranks(group, size, group_ranks.data(), world, world_ranks.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  VGEN_MPI_CHECK(rc);
+  return wait_group_register(name, std::move(world_ranks));
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -159,7 +187,10 @@ MpiCommunicator::~MpiCommunicator() {
 
 std::unique_ptr<MpiCommunicator> make_mpi_communicator_dup(MPI_Comm comm, const std::string& name) {
   MPI_Comm dup;
-  VGEN_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  {
+    WaitScope wait(WaitOp::kCommCreate, WaitBackend::kMpi, name.c_str());
+    VGEN_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  }
   return std::make_unique<MpiCommunicator>(dup, name);
 }
 
@@ -177,6 +208,7 @@ void MpiCommunicator::check_peer(int peer, const char* op) const {
 }
 
 void MpiCommunicator::all_to_all(const Tensor& send, Tensor& recv) {
+  VGEN_MPI_WAIT(kAllToAll);
   check_host(send, "all_to_all", "send");
   check_host(recv, "all_to_all", "recv");
   VGEN_CHECK(send.dtype() == recv.dtype() && send.numel() == recv.numel() && send.numel() % size_ == 0,
@@ -197,6 +229,7 @@ void MpiCommunicator::all_to_all(const Tensor& send, Tensor& recv) {
 }
 
 void MpiCommunicator::all_gather(const Tensor& send, Tensor& recv) {
+  VGEN_MPI_WAIT(kAllGather);
   check_host(send, "all_gather", "send");
   check_host(recv, "all_gather", "recv");
   VGEN_CHECK(send.dtype() == recv.dtype() && recv.numel() == send.numel() * size_, ExitCode::kInternal,
@@ -216,6 +249,7 @@ void MpiCommunicator::all_gather(const Tensor& send, Tensor& recv) {
 }
 
 void MpiCommunicator::all_gather_v(const Tensor& send, Tensor& recv, const std::vector<int64_t>& counts) {
+  VGEN_MPI_WAIT(kAllGatherV);
   check_host(send, "all_gather_v", "send");
   check_host(recv, "all_gather_v", "recv");
   VGEN_CHECK(int(counts.size()) == size_, ExitCode::kInternal,
@@ -251,6 +285,7 @@ void MpiCommunicator::all_gather_v(const Tensor& send, Tensor& recv, const std::
 }
 
 void MpiCommunicator::reduce_scatter(const Tensor& send, Tensor& recv) {
+  VGEN_MPI_WAIT(kReduceScatter);
   check_host(send, "reduce_scatter", "send");
   check_host(recv, "reduce_scatter", "recv");
   VGEN_CHECK(send.dtype() == recv.dtype() && (send.dtype() == DType::kF32 || send.dtype() == DType::kI64) &&
@@ -264,6 +299,7 @@ void MpiCommunicator::reduce_scatter(const Tensor& send, Tensor& recv) {
 }
 
 void MpiCommunicator::all_reduce(Tensor& t, MPI_Op op, const char* what) {
+  VGEN_MPI_WAIT(kAllReduce);
   check_host(t, what, "in-out");
   VGEN_CHECK(t.dtype() == DType::kF32 || t.dtype() == DType::kI64, ExitCode::kInternal,
              "{} on group '{}': {} must be f32 or i64", what, name_, t.str());
@@ -275,6 +311,7 @@ void MpiCommunicator::all_reduce(Tensor& t, MPI_Op op, const char* what) {
 }
 
 void MpiCommunicator::all_reduce_sum(Tensor& t) {
+  VGEN_MPI_WAIT(kAllReduce);
   // Integer sums are exact in any order; f32 sums go in group-rank order (file comment).
   if (size_ == 1 || t.dtype() != DType::kF32) {
     all_reduce(t, MPI_SUM, "all_reduce_sum");
@@ -300,6 +337,7 @@ void MpiCommunicator::all_reduce_sum(Tensor& t) {
 void MpiCommunicator::all_reduce_max(Tensor& t) { all_reduce(t, MPI_MAX, "all_reduce_max"); }
 
 void MpiCommunicator::broadcast(Tensor& t, int root) {
+  VGEN_MPI_WAIT(kBroadcast);
   check_host(t, "broadcast", "in-out");
   check_peer(root, "broadcast");
   const MPI_Datatype ty = mpi_type(t.dtype());
@@ -310,9 +348,13 @@ void MpiCommunicator::broadcast(Tensor& t, int root) {
   if (t.numel() == 0) VGEN_MPI_GROUP_CHECK(MPI_Bcast(recv_ptr(t, 0), 0, ty, root, comm_));
 }
 
-void MpiCommunicator::barrier() { VGEN_MPI_GROUP_CHECK(MPI_Barrier(comm_)); }
+void MpiCommunicator::barrier() {
+  VGEN_MPI_WAIT(kBarrier);
+  VGEN_MPI_GROUP_CHECK(MPI_Barrier(comm_));
+}
 
 void MpiCommunicator::send(const Tensor& t, int peer, int tag) {
+  VGEN_MPI_WAIT(kSend);
   check_host(t, "send", "send");
   check_peer(peer, "send");
   const MPI_Datatype ty = mpi_type(t.dtype());
@@ -325,6 +367,7 @@ void MpiCommunicator::send(const Tensor& t, int peer, int tag) {
 }
 
 void MpiCommunicator::recv(Tensor& t, int peer, int tag) {
+  VGEN_MPI_WAIT(kRecv);
   check_host(t, "recv", "recv");
   check_peer(peer, "recv");
   const MPI_Datatype ty = mpi_type(t.dtype());
@@ -343,6 +386,7 @@ void MpiCommunicator::recv(Tensor& t, int peer, int tag) {
 }
 
 void MpiCommunicator::sendrecv(const Tensor& send, int dst, Tensor& recv, int src, int tag) {
+  VGEN_MPI_WAIT(kSendRecv);
   start_sendrecv(send, dst, recv, src, tag)->wait();
 }
 
@@ -375,7 +419,8 @@ std::unique_ptr<Communicator::Pending> MpiCommunicator::start_sendrecv(const Ten
   } while (off < send.numel());
   return std::make_unique<MpiPending>(std::move(reqs), std::move(recv_counts), send, recv,
                                       fmt::format("sendrecv on group '{}' (send to {}, recv from {})", name_,
-                                                  dst, src));
+                                                  dst, src),
+                                      name_, wait_group_);
 }
 
 }  // namespace vgen

@@ -16,6 +16,9 @@
 namespace vgen {
 
 void mpi_check(int rc, const char* what, const char* file, int line);
+// Registers the world ranks of `comm` under `name` for the watchdog's messages; returns the id that
+// WaitScope takes (core/wait_marker.h). Not collective.
+int mpi_wait_group(MPI_Comm comm, const std::string& name);
 
 class MpiCommunicator : public Communicator {
  public:
@@ -56,6 +59,7 @@ class MpiCommunicator : public Communicator {
   std::string name_;
   int rank_ = 0;
   int size_ = 1;
+  int wait_group_ = -1;  // its entry in the watchdog's group registry (core/wait_marker.h)
 };
 
 // A communicator over a duplicate of `comm` (the caller keeps its own handle).

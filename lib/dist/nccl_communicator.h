@@ -66,6 +66,8 @@ class NcclCommunicator final : public Communicator {
 
   // Throws kDistributed if NCCL reported an asynchronous error (e.g. a peer failed).
   void check_async_error();
+  // The same as text ("" when none); thread-safe, polled by the watchdog thread (dist/watchdog.h).
+  std::string async_error_text() const;
 
  private:
   void all_reduce(Tensor& t, int op, const char* what);
@@ -82,6 +84,8 @@ class NcclCommunicator final : public Communicator {
   int size_ = 1;
   ncclComm* comm_ = nullptr;
   cudaStream_t side_ = nullptr;
+  int wait_group_ = -1;     // entry in the watchdog's group registry (core/wait_marker.h)
+  int watchdog_id_ = -1;    // registration with the watchdog (async errors, abort)
 };
 
 }  // namespace vgen

@@ -10,7 +10,9 @@
 
 #include "core/cuda_stream.h"
 #include "core/error.h"
+#include "core/wait_marker.h"
 #include "dist/mpi_communicator.h"
+#include "dist/watchdog.h"
 
 namespace vgen {
 
@@ -23,6 +25,9 @@ void nccl_check(int result, const char* what, const std::string& comm_name, int 
 }
 
 #define NCCL_OK(call) VGEN_NCCL_CHECK(call, name_, rank_)
+// Marks a call of this group for the watchdog: queued calls return at once, but connection setup
+// and a full queue block the host.
+#define NCCL_WAIT(op) WaitScope wait_scope(WaitOp::op, WaitBackend::kNccl, name_.c_str(), wait_group_)
 
 namespace {
 
@@ -112,17 +117,22 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::string name) : name_(std:
     id_result = ncclGetUniqueId(&boot.id);
     boot.ok = id_result == ncclSuccess;
   }
+  wait_group_ = mpi_wait_group(mpi_, name_);
+  NCCL_WAIT(kCommCreate);
   VGEN_MPI_CHECK(MPI_Bcast(&boot, int(sizeof(boot)), MPI_BYTE, 0, mpi_));
   if (rank_ == 0) NCCL_OK(id_result);
   VGEN_CHECK(boot.ok, ExitCode::kDistributed, "NCCL communicator '{}': group rank 0 could not create the unique id",
              name_);
   NCCL_OK(ncclCommInitRank(&comm_, size_, boot.id, rank_));
+  ncclComm* handle = comm_;
+  watchdog_id_ = watchdog_add_communicator([this] { return async_error_text(); }, [handle] { ncclCommAbort(handle); });
   int lo = 0, hi = 0;
   cuda_ok(cudaDeviceGetStreamPriorityRange(&lo, &hi), "cudaDeviceGetStreamPriorityRange");
   cuda_ok(cudaStreamCreateWithPriority(&side_, cudaStreamNonBlocking, hi), "cudaStreamCreateWithPriority");
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  if (watchdog_id_ >= 0) watchdog_remove_communicator(watchdog_id_);
   if (side_) cudaStreamSynchronize(side_);
   if (comm_) ncclCommDestroy(comm_);
   if (side_) cudaStreamDestroy(side_);
@@ -142,6 +152,18 @@ void NcclCommunicator::check_peer(int peer, const char* op) const {
              name_, op, peer, size_);
 }
 
+std::string NcclCommunicator::async_error_text() const {
+  ncclResult_t async = ncclSuccess;
+  if (!comm_) return "";
+  ncclResult_t r = ncclCommGetAsyncError(comm_, &async);
+  if (r == ncclSuccess && (async == ncclSuccess || async == ncclInProgress)) return "";
+  const ncclResult_t e = r != ncclSuccess ? r : async;
+  const char* last = ncclGetLastError(comm_);
+  return fmt::format("NCCL asynchronous error in communicator '{}' (group rank {}, world rank {}, host {}): {}{}{}",
+                     name_, rank_, process_rank(), process_host(), ncclGetErrorString(e), last && *last ? " — " : "",
+                     last ? last : "");
+}
+
 void NcclCommunicator::check_async_error() {
   ncclResult_t async = ncclSuccess;
   NCCL_OK(ncclCommGetAsyncError(comm_, &async));
@@ -151,6 +173,7 @@ void NcclCommunicator::check_async_error() {
 void NcclCommunicator::all_to_all(const Tensor& send, Tensor& recv) { all_to_all_on(send, recv, compute_stream()); }
 
 void NcclCommunicator::all_to_all_on(const Tensor& send, Tensor& recv, cudaStream_t st) {
+  NCCL_WAIT(kAllToAll);
   check_device(send, "all_to_all", "send");
   check_device(recv, "all_to_all", "recv");
   VGEN_CHECK(send.numel() == recv.numel() && send.dtype() == recv.dtype() && send.numel() % size_ == 0 &&
@@ -167,6 +190,7 @@ void NcclCommunicator::all_to_all_on(const Tensor& send, Tensor& recv, cudaStrea
 }
 
 void NcclCommunicator::all_gather(const Tensor& send, Tensor& recv) {
+  NCCL_WAIT(kAllGather);
   check_device(send, "all_gather", "send");
   check_device(recv, "all_gather", "recv");
   VGEN_CHECK(recv.numel() == send.numel() * size_ && send.dtype() == recv.dtype(), ExitCode::kInternal,
@@ -175,6 +199,7 @@ void NcclCommunicator::all_gather(const Tensor& send, Tensor& recv) {
 }
 
 void NcclCommunicator::all_gather_v(const Tensor& send, Tensor& recv, const std::vector<int64_t>& counts) {
+  NCCL_WAIT(kAllGatherV);
   check_device(send, "all_gather_v", "send");
   check_device(recv, "all_gather_v", "recv");
   VGEN_CHECK(int(counts.size()) == size_ && send.dtype() == recv.dtype() && send.numel() == counts[size_t(rank_)] &&
@@ -200,6 +225,7 @@ void NcclCommunicator::all_gather_v(const Tensor& send, Tensor& recv, const std:
 }
 
 void NcclCommunicator::reduce_scatter(const Tensor& send, Tensor& recv) {
+  NCCL_WAIT(kReduceScatter);
   check_device(send, "reduce_scatter", "send");
   check_device(recv, "reduce_scatter", "recv");
   VGEN_CHECK(send.numel() == recv.numel() * size_ && send.dtype() == recv.dtype(), ExitCode::kInternal,
@@ -209,6 +235,7 @@ void NcclCommunicator::reduce_scatter(const Tensor& send, Tensor& recv) {
 }
 
 void NcclCommunicator::all_reduce(Tensor& t, int op, const char* what) {
+  NCCL_WAIT(kAllReduce);
   check_device(t, what, "t");
   NCCL_OK(ncclAllReduce(t.raw(), t.raw(), size_t(t.numel()), reduce_type(t, what), ncclRedOp_t(op), comm_,
                         compute_stream()));
@@ -217,30 +244,35 @@ void NcclCommunicator::all_reduce_sum(Tensor& t) { all_reduce(t, int(ncclSum), "
 void NcclCommunicator::all_reduce_max(Tensor& t) { all_reduce(t, int(ncclMax), "all_reduce_max"); }
 
 void NcclCommunicator::broadcast(Tensor& t, int root) {
+  NCCL_WAIT(kBroadcast);
   check_device(t, "broadcast", "t");
   check_peer(root, "broadcast");
   NCCL_OK(ncclBroadcast(t.raw(), t.raw(), t.nbytes(), ncclUint8, root, comm_, compute_stream()));
 }
 
 void NcclCommunicator::barrier() {
+  NCCL_WAIT(kBarrier);
   check_async_error();
   cuda_ok(cudaStreamSynchronize(compute_stream()), "barrier: cudaStreamSynchronize");
   VGEN_MPI_CHECK(MPI_Barrier(mpi_));
 }
 
 void NcclCommunicator::send(const Tensor& t, int peer, int /*tag*/) {
+  NCCL_WAIT(kSend);
   check_device(t, "send", "t");
   check_peer(peer, "send");
   NCCL_OK(ncclSend(t.raw(), t.nbytes(), ncclUint8, peer, comm_, compute_stream()));
 }
 
 void NcclCommunicator::recv(Tensor& t, int peer, int /*tag*/) {
+  NCCL_WAIT(kRecv);
   check_device(t, "recv", "t");
   check_peer(peer, "recv");
   NCCL_OK(ncclRecv(t.raw(), t.nbytes(), ncclUint8, peer, comm_, compute_stream()));
 }
 
 void NcclCommunicator::sendrecv(const Tensor& send, int dst, Tensor& recv, int src, int /*tag*/) {
+  NCCL_WAIT(kSendRecv);
   check_device(send, "sendrecv", "send");
   check_device(recv, "sendrecv", "recv");
   check_peer(dst, "sendrecv");
@@ -273,6 +305,7 @@ std::unique_ptr<Communicator::Pending> NcclCommunicator::start_on_side(const Ten
 
 std::unique_ptr<Communicator::Pending> NcclCommunicator::start_sendrecv(const Tensor& send, int dst, Tensor& recv,
                                                                         int src, int /*tag*/) {
+  NCCL_WAIT(kSendRecv);
   check_device(send, "start_sendrecv", "send");
   check_device(recv, "start_sendrecv", "recv");
   check_peer(dst, "start_sendrecv");

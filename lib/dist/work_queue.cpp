@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "core/error.h"
+#include "core/wait_marker.h"
 #include "dist/bootstrap.h"
 
 namespace vgen {
@@ -16,6 +17,7 @@ WorkQueue::WorkQueue(int64_t total) : total_(total), uncaught_(std::uncaught_exc
   if (!use_mpi_) return;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  WaitScope wait(WaitOp::kWindow, WaitBackend::kMpi, "dp queue");
   MPI_Win win;
   MPI_Aint bytes = rank == 0 ? MPI_Aint(sizeof(int64_t)) : 0;
   int rc = MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base_, &win);
@@ -35,6 +37,7 @@ WorkQueue::~WorkQueue() {
   // error's handler ends the job (dist_abort), so the window is left to the process' end.
   if (std::uncaught_exceptions() > uncaught_) return;
   MPI_Win* w = static_cast<MPI_Win*>(win_);
+  WaitScope wait(WaitOp::kWindow, WaitBackend::kMpi, "dp queue");
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(w);
   delete w;
@@ -47,6 +50,7 @@ int64_t WorkQueue::next() {
   } else {
     MPI_Win w = *static_cast<MPI_Win*>(win_);
     const int64_t one = 1;
+    WaitScope wait(WaitOp::kQueueNext, WaitBackend::kMpi, "dp queue");
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
     int rc = MPI_Fetch_and_op(&one, &pos, MPI_INT64_T, 0, 0, MPI_SUM, w);
     MPI_Win_unlock(0, w);

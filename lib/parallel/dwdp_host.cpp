@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/wait_marker.h"
 #include "parallel/dwdp.h"
 
 namespace vgen {
@@ -48,6 +49,7 @@ DwdpHostWeights::DwdpHostWeights(const DwdpPlan& plan, const DwdpLayout& layout,
              layout_.staged_bytes());
   const MPI_Aint bytes = MPI_Aint(layout_.arena_bytes(plan_.rank));
   auto* win = new MPI_Win;
+  WaitScope wait(WaitOp::kWindow, WaitBackend::kMpi, "dwdp");
   check_mpi(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &arena_, win), "MPI_Win_allocate");
   win_ = win;
   check_mpi(MPI_Win_lock_all(0, *win), "MPI_Win_lock_all");
@@ -80,11 +82,13 @@ void DwdpHostWeights::keep_own(int block, const void* image) {
 void DwdpHostWeights::publish() {
   auto* win = static_cast<MPI_Win*>(win_);
   check_mpi(MPI_Win_sync(*win), "MPI_Win_sync");  // this rank's stores are visible in its window
+  WaitScope wait(WaitOp::kBarrier, WaitBackend::kMpi, "world");
   check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 }
 
 void DwdpHostWeights::complete(int slot) {
   if (!pending_[slot]) return;
+  WaitScope wait(WaitOp::kRemoteGet, WaitBackend::kMpi, "dwdp");
   check_mpi(MPI_Win_flush_all(*static_cast<MPI_Win*>(win_)), "MPI_Win_flush_all");
   pending_[0] = pending_[1] = false;  // a flush completes every outstanding get
 }

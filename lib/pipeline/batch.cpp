@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "dist/bootstrap.h"
+#include "dist/watchdog.h"
 #include "dist/work_queue.h"
 #include "io/mp4_writer.h"
 #include "io/prompts.h"
@@ -212,6 +213,11 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
       sink = std::make_unique<VideoSink>(
           VideoSinkOptions::from_env(vopt),
           world_root ? partial_report_writer(report, skipped_reports(), timing_path) : RecordsHook{});
+    // On a watchdog timeout (dist/watchdog.h) the writer first finishes the videos handed over
+    // (and world rank 0's partial timing.json), with the main thread parked.
+    const WatchdogHook drain_on_timeout([&sink](const std::string&) {
+      if (sink) sink->finish();
+    });
     WorkQueue queue(int64_t(todo.size()));  // collective over the world
     Tensor pos_t = Tensor::zeros({1}, DType::kI64);
     while (true) {

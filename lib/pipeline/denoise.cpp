@@ -2,6 +2,7 @@
 
 #include "core/log.h"
 #include "core/timer.h"
+#include "core/wait_marker.h"
 #include "ops/elementwise.h"
 #include "pipeline/dit_step.h"
 
@@ -88,6 +89,7 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
   Tensor latents = initial_latents.dtype() == DType::kF32 ? initial_latents.clone() : initial_latents.to(DType::kF32);
   const int64_t B = latents.dim(0);
   for (int i = 0; i < int(timesteps.size()); ++i) {
+    wait_marker_step(i + 1, int(timesteps.size()));  // published for the watchdog (dist/watchdog.h)
     Timer step_timer;
     const int64_t hits_before = hits();
     const double t = timesteps[size_t(i)];
@@ -132,6 +134,7 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     log_debug("step {}/{} t={} expert {} {:.3f}s", i + 1, info.total, t, expert, info.seconds);
     if (on_step) on_step(info, latents);
   }
+  wait_marker_step(0, 0);
   if (settings.first_block_threshold > 0) {
     for (auto& e : caches)
       for (auto& c : e) res.cache_forwards += c.forwards();
