@@ -61,7 +61,10 @@ void BoundedWorker::finish() {
     stopping_ = true;
     changed_.notify_all();
   }
-  if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard<std::mutex> join_lock(join_mutex_);
+    if (thread_.joinable()) thread_.join();
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   rethrow_locked();
 }

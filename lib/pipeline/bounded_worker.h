@@ -28,7 +28,8 @@ class BoundedWorker {
   // queues nothing).
   void push(std::function<void()> job);
   // Runs every queued job, joins the thread and rethrows the first error, if any. Idempotent; no
-  // push after it.
+  // push after it. May be called from another thread while the producer is not pushing (the
+  // watchdog's timeout hook); concurrent calls wait for the one joining.
   void finish();
   // Jobs queued and not yet started.
   size_t waiting() const;
@@ -44,6 +45,7 @@ class BoundedWorker {
   std::exception_ptr error_;
   bool error_reported_ = false;
   bool stopping_ = false;
+  std::mutex join_mutex_;  // one finish joins at a time
   std::thread thread_;
 };
 

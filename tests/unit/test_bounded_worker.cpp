@@ -1,6 +1,6 @@
 // BoundedWorker: jobs run in push order on one thread, push blocks while one job waits, finish and
 // the destructor run what was queued, a job's error reaches the producer (and what waited behind it
-// is dropped), SIGINT/SIGTERM are blocked on the worker thread.
+// is dropped), finish from two threads at once, SIGINT/SIGTERM are blocked on the worker thread.
 #include <gtest/gtest.h>
 #include <pthread.h>
 
@@ -152,4 +152,18 @@ TEST(BoundedWorker, StopSignalsAreBlockedOnTheWorkerThread) {
   sigset_t mine;
   pthread_sigmask(SIG_BLOCK, nullptr, &mine);
   EXPECT_EQ(sigismember(&mine, SIGTERM), 0) << "the producer's mask must be left as it was";
+}
+
+TEST(BoundedWorker, FinishFromTwoThreadsAtOnce) {
+  std::atomic<int> ran{0};
+  BoundedWorker w(1);
+  for (int i = 0; i < 3; ++i)
+    w.push([&] {
+      std::this_thread::sleep_for(30ms);
+      ++ran;
+    });
+  std::thread other([&] { w.finish(); });  // e.g. a timeout hook, while the producer also stops
+  w.finish();
+  other.join();
+  EXPECT_EQ(ran.load(), 3);
 }
