@@ -98,7 +98,7 @@ export VGEN_COMMIT=${VGEN_COMMIT:-$(git -C "$ROOT" describe --always --dirty 2>/
 if [ "$DRY" = 1 ]; then
   NGPU=${DRY_GPUS:-1}
   GPU_NAME="(dry run)"
-  RESULTS=${RESULTS:-$BUILD/gpu_suite_dry_run.jsonl}
+  if [ -z "$RESULTS" ]; then RESULTS=$BUILD/gpu_suite_dry_run.jsonl; rm -f "$RESULTS"; fi
 else
   NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
@@ -138,7 +138,8 @@ since() { python3 "$REC" since "$1" "$(now)"; }
 
 # emit SUITE IMPL ARGS RESULT: appends one record (RESULT a JSON object) or, with RESULT @FILE, one
 # per JSON line of FILE
-emit() { python3 "$REC" emit "$@" >> "$RESULTS"; }
+EMIT_FAILED=0
+emit() { python3 "$REC" emit "$@" >> "$RESULTS" || { EMIT_FAILED=1; say "a $1 record could not be written"; }; }
 
 finish() {
   if [ -n "${OUT:-}" ] && [ "$DRY" != 1 ]; then
@@ -178,9 +179,14 @@ if [ "$NO_BUILD" != 1 ] && { has_suite tests || has_suite build || [ ${#TARGETS[
   T1=$(date +%s)
   tflags=()
   [ ${#TARGETS[@]} -gt 0 ] && tflags=(--target "${TARGETS[@]}")
-  if ! x "$LOG/build.log" "$(cap 3600)" cmake --build "$BUILD" -j "$JOBS" "${tflags[@]}"; then
+  x "$LOG/build.log" "$(cap 3600)" cmake --build "$BUILD" -j "$JOBS" "${tflags[@]}"
+  rc=$?
+  if [ "$rc" -eq 124 ]; then
+    say "build stopped at the budget after $(( $(date +%s) - T1 )) s; $BUILD is kept: call again to go on"
+    finish 3
+  elif [ "$rc" -ne 0 ]; then
     grep -E "error" "$LOG/build.log" | head -30
-    say "build failed (build.log)"
+    say "build failed, rc $rc (build.log)"
     finish 3
   fi
   say "build (${TARGETS[*]:-all targets}) $(( $(date +%s) - T1 )) s, warnings: $(grep -c 'warning' "$LOG/build.log")"
@@ -434,5 +440,7 @@ done
 
 # ---- the table of this call's records
 python3 "$REC" table "$RESULTS" "$STAMP" | tee -a "$SUMMARY"
-say "done in $(( $(date +%s) - T0 )) s; $(grep -c "\"invocation\": \"$STAMP\"" "$RESULTS") record(s) in $RESULTS"
+n=$(grep -c "\"invocation\": \"$STAMP\"" "$RESULTS" 2>/dev/null)
+say "done in $(( $(date +%s) - T0 )) s; ${n:-0} record(s) in $RESULTS"
+[ "$EMIT_FAILED" = 1 ] && FAILED=1
 finish "$FAILED"

@@ -147,7 +147,9 @@ def table(recs):
     for suite, keys in (("load", ("load_seconds", "wall_seconds")),
                         ("e2e", ("load_seconds", "render_seconds", "wall_seconds"))):
         for k in keys:
+            # A failed process counts nowhere (its wall time would look like a fast one).
             v = {imp: [r["result"][k] for r in recs if r["suite"] == suite and r["impl"] == imp
+                       and r["result"].get("rc", 0) == 0 and "error" not in r["result"]
                        and isinstance(r["result"].get(k), (int, float))] for imp in ("vgen", "diffusers")}
             if v["vgen"] or v["diffusers"]:
                 lines.append("%-7s %-28s %-20s %-20s %s" % (suite, k, _fmt(v["vgen"]), _fmt(v["diffusers"]),
@@ -158,6 +160,8 @@ def table(recs):
 
 def read_records(path, invocation):
     recs = []
+    if not os.path.exists(path):  # a call that recorded nothing (build only, every suite skipped)
+        return recs
     with open(path) as f:
         for line in f:
             try:
@@ -198,6 +202,8 @@ def selftest():
         p = peer_result('noise\n{"load_seconds": 50.0, "render_seconds": 30.0}\n', 90.0, 0, "warm")
         assert p["load_seconds"] == 50.0 and p["wall_seconds"] == 90.0, p
         recs += [json.loads(l) for l in emit("e2e", "diffusers", "d", json.dumps(p), env)]
+        bad = peer_result("Traceback ...\n", 0.1, 1, "warm")
+        recs += [json.loads(l) for l in emit("e2e", "diffusers", "d", json.dumps(bad), env)]
     c = ctest_summary("1/2 Test #3: a_gpu ......***Skipped   0.1 sec\n"
                       "96% tests passed, 1 tests failed out of 26\nThe following tests FAILED:\n"
                       "\t 12 - test_x_gpu (Failed)\n", 8)
@@ -206,6 +212,7 @@ def selftest():
     text = "\n".join(table(recs))
     assert "720p single" in text and "0.8462" in text and "720p cfg" in text, text
     assert "0.0700" in text, text  # e2e load 3.5 / 50.0
+    assert "0.3333" in text, text  # e2e wall 30 / 90: the failed peer process left out
     dry = emit("tests", "vgen", "x", "@/nonexistent", dict(env, GS_DRY="1"))
     assert len(dry) == 1 and json.loads(dry[0])["dry_run"] is True
     print("gpu_suite_records selftest: OK")

@@ -1,12 +1,22 @@
 # The benchmark scripts' own logic (label unit: they gate, unlike the benchmarks): the random
-# checkpoint's tensor names and shapes against the tiny fixture's files, and the scaling table/plot.
+# checkpoint's tensor names and shapes against the tiny fixture's files, the scaling table/plot,
+# and scripts/bench/gpu_suite.sh's CPU side.
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME bench_checkpoint_layout
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/bench/make_random_checkpoint.py --selftest
                    --from ${PROJECT_SOURCE_DIR}/tests/golden/wan21-tiny)
   add_test(NAME bench_plot_scaling COMMAND ${CMAKE_CURRENT_LIST_DIR}/plot_scaling_check.sh ${PROJECT_SOURCE_DIR})
-  set_tests_properties(bench_checkpoint_layout bench_plot_scaling PROPERTIES LABELS unit TIMEOUT 60)
+  # The GPU harness on the CPU: its records, parsers and table on made-up input, and a dry run of
+  # every suite on a pretended two-GPU machine (prints the commands, runs none).
+  add_test(NAME bench_gpu_suite_records
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/bench/gpu_suite_records.py selftest)
+  add_test(NAME bench_gpu_suite_dry_run
+           COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/bench/gpu_suite.sh --dry-run --build ${CMAKE_BINARY_DIR}/gpu_suite_dry
+                   build all load e2e scaling)
+  set_tests_properties(bench_gpu_suite_dry_run PROPERTIES ENVIRONMENT "DRY_GPUS=2;OUT=")
+  set_tests_properties(bench_checkpoint_layout bench_plot_scaling bench_gpu_suite_records bench_gpu_suite_dry_run
+                       PROPERTIES LABELS unit TIMEOUT 60)
   set_tests_properties(bench_plot_scaling PROPERTIES ENVIRONMENT "PYTHON=${Python3_EXECUTABLE}")
 else()
   message(WARNING "python3 not found: the tests of scripts/bench (bench_checkpoint_layout, bench_plot_scaling) "
