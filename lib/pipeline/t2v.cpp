@@ -3,12 +3,17 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
+#include "core/cuda_stream.h"
 #include "core/log.h"
+#include "core/on_unwind.h"
 #include "core/timer.h"
 #include "dist/bootstrap.h"
 #include "io/mp4_writer.h"
 #include "dist/device_mesh.h"
+#include "dist/node_comm.h"
+#include "dist/weight_stream.h"
 #include "ops/attention_backend.h"
 #include "model/wan/vae_parallel.h"
 #include "model/wan/vae_parallel_device.h"
@@ -38,68 +43,150 @@ bool inject_nan_for(int index) {
 
 T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), mesh_(mesh), dir_(recipe.model) {
   const bool leader = mesh.is_replica_leader();
+  const bool cuda = recipe.is_cuda();
   Json te_cfg = dir_.component_config("text_encoder");
   text_hidden_ = json_get_or<int64_t>(te_cfg, "d_model", 0);
   VGEN_CHECK(text_hidden_ > 0, ExitCode::kModel, "{}/text_encoder/config.json: no d_model", dir_.root());
   // device: cuda — select this rank's GPU first (collective on its first call, so every rank calls
-  // it here) so that the leader's text encoder lands on it.
-  if (recipe.is_cuda()) select_mesh_device();
-  if (leader) {
-    // device: cuda runs the text encoder on this rank's GPU in the recipe precision.
-    TextEncoderOptions topt;
-    if (recipe.text_on_cuda()) topt = TextEncoderOptions{Device::kCUDA, recipe.compute_dtype()};
-    text_ = std::make_unique<TextEncoder>(dir_.root(), topt);
-    if (recipe.text.cache_embeddings) {
-      std::string cdir = recipe.text.cache_dir.empty() ? (fs::path(recipe.output.dir) / ".text_cache").string()
-                                                       : recipe.text.cache_dir;
-      text_cache_ = std::make_unique<TextCache>(cdir, TextCache::encoder_identity(*text_));
-    }
-  }
-  transformer_ = WanTransformer::load(dir_.component_path("transformer"));
-  if (dir_.has_component("transformer_2")) transformer_2_ = WanTransformer::load(dir_.component_path("transformer_2"));
+  // it here) so that every weight lands on it.
+  if (cuda) select_mesh_device();
+
+  // One stream loads every component (dist/weight_stream.h): every rank of a node registers all
+  // of them in the same order and requests what it needs; the node reads each byte once.
+  const WeightStreamOptions sopt = WeightStreamOptions::from_env();
+  std::shared_ptr<Communicator> node_host = sopt.share ? node_host_communicator() : nullptr;
+  std::shared_ptr<Communicator> node_dev = cuda && node_host ? node_device_communicator(node_host) : nullptr;
+  WeightStream stream(node_host, node_dev, sopt);
+  const bool two = dir_.has_component("transformer_2");
+  const bool want_vae = mesh.in_vae_group() || (!cuda && leader);
+  WeightStore te_store = WeightStore::open(dir_.component_path("text_encoder"));
+  WeightStore tr_store = WeightStore::open(dir_.component_path("transformer"));
+  WeightStore tr2_store = two ? WeightStore::open(dir_.component_path("transformer_2")) : WeightStore();
+  WeightStore vae_store = WeightStore::open(dir_.component_path("vae"));
+  const int c_te = stream.add_component("text_encoder", te_store);
+  const int c_tr = stream.add_component("transformer", tr_store);
+  const int c_tr2 = two ? stream.add_component("transformer_2", tr2_store) : -1;
+  const int c_vae = stream.add_component("vae", vae_store);
+
   if (recipe.generation.boundary_ratio) {
     boundary_ratio_ = recipe.generation.boundary_ratio;
   } else if (dir_.model_index().contains("boundary_ratio") && !dir_.model_index()["boundary_ratio"].is_null()) {
     boundary_ratio_ = dir_.model_index()["boundary_ratio"].get<double>();
   }
   if (boundary_ratio_)
-    VGEN_CHECK(transformer_2_ != nullptr, ExitCode::kModel,
-               "boundary_ratio {} is set but {} has no transformer_2", *boundary_ratio_, dir_.root());
+    VGEN_CHECK(two, ExitCode::kModel, "boundary_ratio {} is set but {} has no transformer_2", *boundary_ratio_,
+               dir_.root());
   Json vae_json = dir_.component_config("vae");
   WanVaeConfig vcfg = parse_wan_vae_config(vae_json, dir_.component_path("vae") + "/config.json");
   scale_spatial_ = vcfg.scale_factor_spatial;
   scale_temporal_ = vcfg.scale_factor_temporal;
-  latent_stats_ = read_latent_stats(vae_json, transformer_->config().in_channels, dir_.root() + "/vae/config.json");
-  if (recipe.is_cuda()) {
+
+  TextEncoderOptions topt;
+  topt.weights = &te_store;
+  if (cuda) {
+    // The weights go straight to this rank's GPU: requested now, in place after the stream's run.
     set_attention_backend(parse_attention_backend(recipe.attention.backend));
-    // The DiT and the VAE run on this rank's GPU (the text encoder too, on the replica leader).
-    dmesh_ = device_mesh(mesh);  // collective: every rank builds it here
+    if (!recipe.text_on_cuda()) {  // text.device cpu: the encoder's weights into host memory first
+      if (leader) stream.request_host(c_te);
+      stream.run();
+    } else {
+      topt.device = Device::kCUDA;
+      topt.dtype = recipe.compute_dtype();
+      topt.stream = &stream;
+      topt.stream_component = c_te;
+    }
+    if (leader)
+      text_ = std::make_unique<TextEncoder>(dir_.component_path("text_encoder"), dir_.component_path("tokenizer"),
+                                            topt);
+    if (mesh.in_vae_group()) {
+      VaeDeviceOptions vopt;
+      vopt.dtype = recipe.compute_dtype();
+      dvae_ = std::make_shared<WanVaeDeviceDecoder>(vcfg, vae_store, vopt, &stream, c_vae);
+    }
+    stream.run();  // the text encoder and the VAE first: the VAE warms up while the DiT streams in
+    // A VAE decoded alone warms up on a thread beside the DiT's load; a parallel VAE (collective)
+    // after it.
+    const bool warm = vae_warmup_enabled() && dvae_ != nullptr;
+    std::exception_ptr warm_error;
+    std::thread warm_thread;
+    if (warm && recipe.parallel.parallel_vae_size == 1)
+      warm_thread = std::thread([&] {
+        try {
+          cuda_set_device(select_mesh_device());  // the current device is per thread
+          warm_up_vae(nullptr);
+        } catch (...) {
+          warm_error = std::current_exception();
+        }
+      });
+    OnUnwind join_warm([&] {
+      if (warm_thread.joinable()) warm_thread.join();
+    });
     WanDeviceOptions dopt;
     dopt.dtype = recipe.compute_dtype();
     dopt.dwdp_size = recipe.parallel.dwdp_size;
     dopt.world = mesh.world;  // DWDP: each expert's IPC handles are exchanged here (collective)
-    transformer_->to_device(dopt);
-    if (transformer_2_) transformer_2_->to_device(dopt);
-    if (mesh.in_vae_group()) {
-      VaeDeviceOptions vopt;
-      vopt.dtype = recipe.compute_dtype();
-      dvae_ = WanVaeDeviceDecoder::load(dir_.component_path("vae"), vopt);
-      dvae_comm_ = device_vae_communicator(mesh);
-    }
+    // With DWDP the expert runs the stream block by block (collective); the text encoder's and the
+    // VAE's bytes come with its first block.
+    transformer_ = WanTransformer::stream_to_device(dir_.component_path("transformer"), stream, c_tr, dopt);
+    if (two) transformer_2_ = WanTransformer::stream_to_device(dir_.component_path("transformer_2"), stream, c_tr2, dopt);
+    stream.run();
+    if (warm_thread.joinable()) warm_thread.join();
+    if (warm_error) std::rethrow_exception(warm_error);
+    dmesh_ = device_mesh(mesh);  // collective: every rank builds it here
+    if (mesh.in_vae_group()) dvae_comm_ = device_vae_communicator(mesh);
+    if (warm && recipe.parallel.parallel_vae_size > 1) warm_up_vae(dvae_comm_.get());
   } else {
+    // The CPU computes on host weights: whole components read into host memory.
+    if (leader) stream.request_host(c_te);
+    stream.request_host(c_tr);
+    if (two) stream.request_host(c_tr2);
+    if (want_vae) stream.request_host(c_vae);
+    stream.run();
+    if (leader)
+      text_ = std::make_unique<TextEncoder>(dir_.component_path("text_encoder"), dir_.component_path("tokenizer"),
+                                            topt);
+    transformer_ = WanTransformer::load(dir_.component_path("transformer"), tr_store);
+    if (two) transformer_2_ = WanTransformer::load(dir_.component_path("transformer_2"), tr2_store);
     if (recipe.parallel.dwdp_size > 1) {  // collective over the world, as on the GPU
       transformer_->enable_host_dwdp(recipe.parallel.dwdp_size, *mesh.world);
       if (transformer_2_) transformer_2_->enable_host_dwdp(recipe.parallel.dwdp_size, *mesh.world);
     }
-    if (mesh.in_vae_group() || leader)
-      vae_ = std::make_unique<WanVaeDecoder>(WanVaeDecoder::load(dir_.component_path("vae")));
+    if (want_vae) vae_ = std::make_unique<WanVaeDecoder>(vcfg, vae_store);
   }
+  load_stats_ = stream.stats();
+  if (warmup_seconds_ > 0) load_stats_.components["vae_warmup"].seconds = warmup_seconds_;
+  if (leader && recipe.text.cache_embeddings) {
+    std::string cdir = recipe.text.cache_dir.empty() ? (fs::path(recipe.output.dir) / ".text_cache").string()
+                                                     : recipe.text.cache_dir;
+    text_cache_ = std::make_unique<TextCache>(cdir, TextCache::encoder_identity(*text_));
+  }
+  latent_stats_ = read_latent_stats(vae_json, transformer_->config().in_channels, dir_.root() + "/vae/config.json");
   scheduler_config_ = dir_.component_config("scheduler");
   // Native frame rate: 16 fps for Wan 2.1 / 2.2-A14B, 24 for the 48-channel TI2V-5B family.
   native_fps_ = transformer_->config().in_channels == 48 ? 24 : 16;
 }
 
 T2vPipeline::~T2vPipeline() = default;
+
+bool T2vPipeline::vae_warmup_enabled() {
+  const char* e = std::getenv("VGEN_VAE_WARMUP");
+  return !(e && std::string(e) == "0");
+}
+
+void T2vPipeline::warm_up_vae(Communicator* vae_comm) {
+  // Two latent frames of the recipe's size meet every conv shape of a decode (the first chunk and a
+  // later one), so cuDNN's plans and workspaces exist before the first video.
+  Timer t;
+  const GenerationConfig& g = recipe_.generation;
+  const int64_t C = dvae_->config().z_dim, h = g.height / scale_spatial_, w = g.width / scale_spatial_;
+  Tensor z = make_initial_latents({1, C, std::min<int64_t>(2, (g.num_frames - 1) / scale_temporal_ + 1), h, w}, "",
+                                  0x5eedull);  // [1, C, 2, h, w]
+  const VaeSplitDim split = parse_vae_split_dim(recipe_.parallel.parallel_vae_split_dim);
+  vae_group_decode_device(*dvae_, z, vae_comm, split);
+  sync_compute_stream();
+  warmup_seconds_ = t.seconds();
+  log_debug("VAE warm-up at {}x{}: {:.2f} s", g.height, g.width, warmup_seconds_);
+}
 
 int64_t T2vPipeline::latent_channels() const { return transformer_->config().in_channels; }
 

@@ -8,6 +8,7 @@
 
 #include "core/tensor.h"
 #include "dist/mesh.h"
+#include "dist/weight_stream.h"
 #include "io/diffusers_dir.h"
 #include "io/recipe.h"
 #include "io/report.h"
@@ -59,9 +60,15 @@ class T2vPipeline {
   const Recipe& recipe() const { return recipe_; }
   int native_fps() const { return native_fps_; }
   int64_t latent_channels() const;
+  // What loading cost this rank (dist/weight_stream.h): bytes read, received, per component.
+  const LoadStats& load_stats() const { return load_stats_; }
 
  private:
   Tensor encode_text(const T2vJob& job, bool need_negative);  // [2 or 1, L, D] on every rank
+  // device: cuda — one decode of two latent frames at the recipe's size (collective over the VAE
+  // group when vae_comm is given). VGEN_VAE_WARMUP=0 turns it off.
+  void warm_up_vae(Communicator* vae_comm);
+  static bool vae_warmup_enabled();
 
   const Recipe& recipe_;
   Mesh& mesh_;
@@ -80,6 +87,8 @@ class T2vPipeline {
   std::optional<double> boundary_ratio_;
   int scale_spatial_ = 8, scale_temporal_ = 4;
   int native_fps_ = 16;
+  LoadStats load_stats_;
+  double warmup_seconds_ = 0;
 };
 
 }  // namespace vgen

@@ -254,6 +254,9 @@ def main():
     ap.add_argument("--out", help="output pipeline directory (required unless --selftest)")
     ap.add_argument("--layers", type=int, default=40, help="transformer blocks (default 40)")
     ap.add_argument("--text-layers", type=int, default=24, help="UMT5 layers (default 24)")
+    ap.add_argument("--experts", type=int, choices=(1, 2), default=1,
+                    help="2: a Wan2.2-A14B-shaped pipeline, a second expert transformer_2 of the same shapes "
+                         "(other random values) and boundary_ratio 0.875 in model_index.json")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--std", type=float, default=0.02, help="std of the random tensors (default 0.02)")
     ap.add_argument("--from", dest="src", default=os.path.join(REPO, "tests", "golden", "wan21-tiny"),
@@ -269,9 +272,12 @@ def main():
     if not a.out:
         ap.error("--out is required")
     over = {"transformer": {"num_layers": a.layers}, "text_encoder": {"num_layers": a.text_layers}}
+    over["transformer_2"] = over["transformer"]
+    components = COMPONENTS + ([("transformer_2",) + COMPONENTS[0][1:]] if a.experts == 2 else [])
     plans, total = [], 0
-    for ci, (comp, fname, stem, rule, cfg_over) in enumerate(COMPONENTS):
-        cfg = {**read_json(os.path.join(a.src, comp, fname)), **cfg_over, **over.get(comp, {})}
+    for ci, (comp, fname, stem, rule, cfg_over) in enumerate(components):
+        src_comp = "transformer" if comp == "transformer_2" else comp
+        cfg = {**read_json(os.path.join(a.src, src_comp, fname)), **cfg_over, **over.get(comp, {})}
         tensors = [(n, s, [a.seed, ci, i]) for i, (n, s) in enumerate(rule(cfg))]
         params = sum(math.prod(s) for _, s, _ in tensors)
         shards = plan_shards(tensors, int(a.shard_gb * 1e9))
@@ -325,7 +331,13 @@ def main():
     with Pool(max(1, min(a.jobs, len(jobs)))) as pool:
         written = sum(pool.imap_unordered(write_shard, jobs))
     dt = time.time() - t0
-    shutil.copyfile(os.path.join(a.src, "model_index.json"), index_path)  # last: the checkpoint is complete
+    index = read_json(os.path.join(a.src, "model_index.json"))
+    if a.experts == 2:  # Wan2.2-A14B: the low-noise expert and its switch point
+        index["transformer_2"] = list(index["transformer"])
+        index["boundary_ratio"] = 0.875
+    with open(index_path, "w") as f:  # last: the checkpoint is complete
+        json.dump(index, f, indent=2)
+        f.write("\n")
     print(f"wrote {written:,d} bytes in {len(jobs)} file(s) to {a.out} in {dt:.1f} s "
           f"({written / dt / 1e6:.0f} MB/s, {written / 2 / dt / 1e6:.0f} M elements/s, {a.jobs} jobs)")
     return 0

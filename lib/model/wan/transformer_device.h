@@ -27,6 +27,7 @@
 namespace vgen {
 
 struct TextContext;  // model/wan/transformer.h
+class WeightStream;  // dist/weight_stream.h
 
 struct WanDeviceOptions {
   DType dtype = DType::kBF16;  // compute dtype: kBF16 or kF32
@@ -85,6 +86,12 @@ class WanDeviceModel {
 
   // Copies host weights (any float dtype) to the current device, converting per §1.3.
   static std::shared_ptr<WanDeviceModel> upload(const WanTransformerConfig& cfg, const WanTransformerWeights& host,
+                                                const WanDeviceOptions& options);
+  // Device tensors of every weight requested from component `component` of `stream`
+  // (dist/weight_stream.h): read from the checkpoint and converted on the device per §1.3; the
+  // model is usable once stream.run() has returned (with DWDP each block runs the stream itself,
+  // collectively, before its slices are kept).
+  static std::shared_ptr<WanDeviceModel> stream(const WanTransformerConfig& cfg, WeightStream& stream, int component,
                                                 const WanDeviceOptions& options);
   // Random device weights of the config's shapes (benchmarks; no checkpoint): matrices, biases
   // and modulation tables N(0, 0.02²), RMSNorm / norm2 weights 1 — as the diffusers peer benchmark.

@@ -27,6 +27,10 @@
 #include "model/wan/vae_config.h"
 
 namespace vgen {
+class WeightStream;  // dist/weight_stream.h
+}
+
+namespace vgen {
 
 class VaeDeviceContext {
  public:
@@ -68,7 +72,10 @@ class WanVaeDeviceDecoder {
   // Weights of a VAE folder (config.json + safetensors; same names and shapes as WanVaeDecoder),
   // uploaded once to the current device. Throws kModel on missing/misshaped tensors.
   static std::shared_ptr<WanVaeDeviceDecoder> load(const std::string& vae_dir, const VaeDeviceOptions& opt);
-  WanVaeDeviceDecoder(const WanVaeConfig& cfg, const WeightStore& ws, const VaeDeviceOptions& opt);
+  // Without `stream` a stream of this rank alone reads the weights here; with one, they are
+  // requested from its component `component` and in place once stream->run() has returned.
+  WanVaeDeviceDecoder(const WanVaeConfig& cfg, const WeightStore& ws, const VaeDeviceOptions& opt,
+                      WeightStream* stream = nullptr, int component = -1);
   // Random device weights of the config's shapes (benchmarks): every parameter N(0, std²), like
   // the diffusers peer benchmark's init.
   static std::shared_ptr<WanVaeDeviceDecoder> random(const WanVaeConfig& cfg, const VaeDeviceOptions& opt,
