@@ -11,7 +11,7 @@
 #            dwdp 2 and ulysses 2 + dwdp 2
 #   dit      vgen_dit_bench: the Wan2.1-14B DiT forward (random bf16 weights) at $SHAPES, $LAYERS
 #            layers, warm-up 1, median of $REPS, on GPU 0; with two GPUs or more also $DIT_MODES at
-#            $MODE_SHAPES on two ranks
+#            $MODE_SHAPES on two ranks (in the first dit of a call only)
 #   vae      vgen_vae_bench: the Wan 2.1 VAE decode at $SHAPES in bf16 on GPU 0; with two GPUs or
 #            more also the parallel VAE on two ranks at 720p
 #   peer     the diffusers peer on GPU 0 (scripts/bench/peer/diffusers_wan_bench.py), same shapes
@@ -273,7 +273,9 @@ suite_dit() {
   local rc=$?
   say "dit rc $rc: $(grep -h '^#.*tokens' "$LOG/dit_$N.log" | tr '\n' ' ')"
   emit dit vgen "vgen_dit_bench ${args[*]}" "@$out"
-  [ "$NGPU" -ge 2 ] || return
+  # The two-GPU modes once per call (a repeated dit is for the one-GPU ratio, e.g. in ABBA order).
+  [ "$NGPU" -ge 2 ] && [ -z "${DIT_MODES_DONE:-}" ] || return
+  DIT_MODES_DONE=1
   local m
   for m in ${DIT_MODES:-cfg ulysses ring attn2d}; do
     enough 90 "dit --mode $m" || return
