@@ -182,7 +182,10 @@ void T2vPipeline::warm_up_vae(Communicator* vae_comm) {
   Tensor z = make_initial_latents({1, C, std::min<int64_t>(2, (g.num_frames - 1) / scale_temporal_ + 1), h, w}, "",
                                   0x5eedull);  // [1, C, 2, h, w]
   const VaeSplitDim split = parse_vae_split_dim(recipe_.parallel.parallel_vae_split_dim);
-  vae_group_decode_device(*dvae_, z, vae_comm, split);
+  if (vae_comm)
+    vae_group_decode_device(*dvae_, z, vae_comm, split);
+  else
+    dvae_->decode(z);
   sync_compute_stream();
   warmup_seconds_ = t.seconds();
   log_debug("VAE warm-up at {}x{}: {:.2f} s", g.height, g.width, warmup_seconds_);
