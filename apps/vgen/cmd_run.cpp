@@ -5,6 +5,7 @@
 #include "core/log.h"
 #include "dist/watchdog.h"
 #include "pipeline/batch.h"
+#include "pipeline/plan_fit.h"
 #include "pipeline/preflight.h"
 
 namespace vgen::cli {
@@ -33,6 +34,8 @@ int cmd_run(const RunArgs& a, const DistEnv& env) {
   PreflightResult pre = preflight_run(recipe, opts, env.world_size);
   log_info("recipe {}: {} prompts from {}, output {}, {} rank(s)", recipe.source_path, pre.prompts.size(),
            pre.prompts_path, pre.out_dir, env.world_size);
+  // An out-of-memory names the plan's estimate and a mesh that fits (pipeline/plan_fit.h).
+  set_device_oom_advisor(plan_oom_advisor(recipe, env.world_size));
   // From here on a rank that stops making progress ends the job (exit 8) instead of a hang.
   Watchdog watchdog({recipe.runtime.collective_timeout_s}, env);  // collective over the world
   Mesh mesh = make_mesh(recipe.parallel, env);

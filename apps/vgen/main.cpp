@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "core/device_fault.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -26,17 +27,28 @@ extern "C" void on_signal(int) { _exit(int(ExitCode::kInterrupted)); }
 namespace vgen::cli {
 
 int report_error(std::exception_ptr e) {
+  int code = int(ExitCode::kInternal);
   try {
     std::rethrow_exception(e);
   } catch (const Error& err) {
     log_error("{}", err.what());
-    return int(err.code());
+    code = int(err.code());
   } catch (const std::exception& err) {
     log_error("[rank {} on {}] internal error: {}", process_rank(), process_host(), err.what());
   } catch (...) {
     log_error("[rank {} on {}] internal error: unknown exception", process_rank(), process_host());
   }
-  return int(ExitCode::kInternal);
+  // A failure that left this rank's GPU context unusable (a sticky CUDA error) ends the job as a
+  // device fault, whatever call noticed it first.
+  if (code == int(ExitCode::kInternal)) {
+    const std::string sticky = cuda_sticky_error();
+    if (!sticky.empty()) {
+      log_error("[rank {} on {}] sticky CUDA error {}: this rank's GPU context is unusable, ending the job (exit 8)",
+                process_rank(), process_host(), sticky);
+      code = int(ExitCode::kDistributed);
+    }
+  }
+  return code;
 }
 
 }  // namespace vgen::cli

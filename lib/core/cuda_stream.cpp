@@ -1,5 +1,6 @@
 #include "core/cuda_stream.h"
 
+#include "core/device_fault.h"
 #include "core/error.h"
 #include "core/wait_marker.h"
 
@@ -62,9 +63,16 @@ void device_synchronize() {
 }
 
 void cuda_check_status(int code, const char* what) {
-  if (code != int(cudaSuccess))
-    VGEN_THROW(ExitCode::kInternal, "CUDA call {} failed: {} ({})", what,
-               cudaGetErrorString(cudaError_t(code)), cudaGetErrorName(cudaError_t(code)));
+  if (code == int(cudaSuccess)) return;
+  const cudaError_t e = cudaError_t(code);
+  if (cuda_error_is_sticky(code)) throw_device_fault(cudaGetErrorName(e), cudaGetErrorString(e), what);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    throw_device_oom(fmt::format("CUDA call {}", what), 0, free_b, total_b, "");
+  }
+  VGEN_THROW(ExitCode::kInternal, "CUDA call {} failed: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 CudaEvent::CudaEvent(bool timing) {

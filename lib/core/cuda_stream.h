@@ -31,7 +31,9 @@ cudaStream_t copy_stream();
 void sync_compute_stream();
 void device_synchronize();
 
-// Throws vgen::Error(kInternal) naming `what` when `code` (a cudaError_t) is not cudaSuccess.
+// Throws vgen::Error naming `what` when `code` (a cudaError_t) is not cudaSuccess: kDistributed for a
+// sticky error (the context is lost), DeviceOutOfMemory for cudaErrorMemoryAllocation, else kInternal
+// (core/device_fault.h).
 void cuda_check_status(int code, const char* what);
 #define VGEN_CUDA_CHECK(expr) ::vgen::cuda_check_status(static_cast<int>(expr), #expr)
 

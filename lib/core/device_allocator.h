@@ -30,7 +30,8 @@ class DeviceAllocator {
   static DeviceAllocator& instance();  // process-wide, never destroyed
 
   // A block of at least `bytes` (0 counts as 1) on the current device, 256-byte aligned.
-  // Throws vgen::Error(kInternal) with the memory state when the device is out of memory.
+  // Throws DeviceOutOfMemory (core/device_fault.h) with the memory state when the device is out of
+  // memory, kDistributed on a sticky CUDA error.
   void* allocate(size_t bytes);
   // Returns a block from allocate() to the cache; null is ignored; unknown pointers are an error.
   void deallocate(void* p);

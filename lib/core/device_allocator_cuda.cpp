@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/device_fault.h"
 #include "core/error.h"
 
 namespace vgen {
@@ -118,12 +119,17 @@ void* DeviceAllocator::allocate(size_t bytes) {
     (void)cudaGetLastError();
     size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
-    VGEN_THROW(ExitCode::kInternal,
-               "device memory allocation of {} bytes ({}) on device {} failed: {}; vgen holds {} in use, {} reserved; "
-               "device has {} free of {}",
-               bytes, bytes_str(rs), dev, cudaGetErrorString(e), bytes_str(m.st.in_use_bytes),
-               bytes_str(m.st.reserved_bytes), bytes_str(free_b), bytes_str(total_b));
+    const std::string held = fmt::format("vgen holds {} in use, {} reserved", bytes_str(m.st.in_use_bytes),
+                                         bytes_str(m.st.reserved_bytes));
+    if (e == cudaErrorMemoryAllocation)
+      throw_device_oom(fmt::format("a device allocation ({} rounded)", bytes_str(rs)), bytes, free_b, total_b, held);
+    if (cuda_error_is_sticky(int(e)))
+      throw_device_fault(cudaGetErrorName(e), cudaGetErrorString(e), fmt::format("cudaMalloc of {} bytes", bytes));
+    VGEN_THROW(ExitCode::kInternal, "device memory allocation of {} bytes ({}) on device {} failed: {}; {}; device has {} "
+               "free of {}",
+               bytes, bytes_str(rs), dev, cudaGetErrorString(e), held, bytes_str(free_b), bytes_str(total_b));
   }
+  device_fault_note_context();
   m.blocks[p] = Block{rs, bytes, dev, true};
   m.st.reserved_bytes += rs;
   m.st.in_use_bytes += bytes;

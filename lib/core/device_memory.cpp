@@ -9,6 +9,7 @@
 
 #include "core/cuda_stream.h"
 #include "core/device_allocator.h"
+#include "core/device_fault.h"
 #include "core/log.h"
 #include "core/wait_marker.h"
 #endif
@@ -21,8 +22,10 @@ namespace vgen {
 // Host-visible copies (h2d, d2h) wait for the stream; d2d and memset stay asynchronous.
 namespace {
 void check(cudaError_t e, const char* what, size_t bytes) {
-  if (e != cudaSuccess)
-    VGEN_THROW(ExitCode::kInternal, "CUDA {} of {} bytes failed: {}", what, bytes, cudaGetErrorString(e));
+  if (e == cudaSuccess) return;
+  if (cuda_error_is_sticky(int(e)))
+    throw_device_fault(cudaGetErrorName(e), cudaGetErrorString(e), fmt::format("{} of {} bytes", what, bytes));
+  VGEN_THROW(ExitCode::kInternal, "CUDA {} of {} bytes failed: {}", what, bytes, cudaGetErrorString(e));
 }
 }  // namespace
 

@@ -20,6 +20,7 @@ enum class ExitCode : int {
   kDistributed = 8,    // MPI/NCCL failure or a peer rank died
   kGoldenFailed = 9,   // `vgen golden`: at least one case failed
   kCompareFailed = 10, // `vgen compare`: a video beyond a bound, not finite, or on one side only
+  kDeviceOutOfMemory = 11,  // out of GPU memory at load or in a step (core/device_fault.h)
   kInterrupted = 130,  // SIGINT/SIGTERM
 };
 

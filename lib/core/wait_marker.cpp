@@ -31,7 +31,7 @@ std::deque<WaitGroup>& groups() {
 
 void pack_name(const char* name, uint64_t out[2]) {
   char buf[16] = {0};
-  if (name) std::strncpy(buf, name, sizeof(buf));
+  if (name) std::memcpy(buf, name, strnlen(name, sizeof(buf)));  // 16 bytes kept, NUL padded
   std::memcpy(out, buf, sizeof(buf));
 }
 std::string unpack_name(const uint64_t in[2]) {

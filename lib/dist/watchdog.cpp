@@ -223,6 +223,7 @@ Watchdog::~Watchdog() {
   m.cv.notify_all();
   if (m.thread.joinable()) m.thread.join();
   g_running.store(nullptr);
+  log_debug("watchdog: {} waits marked on this rank", wait_slot_read(*m.own).waits);
   wait_slot_attach(nullptr);
   // Unwinding an error only this rank saw: the peers may never free the windows with it, and the
   // error's handler ends the job.
@@ -309,7 +310,9 @@ std::string Watchdog::Impl::diagnose(const WaitState& me, double waited_s) {
   auto stale = [&](const WaitState& s) { return double(now - s.heartbeat_ms) / 1000.0 > stale_s; };
 
   std::vector<std::string> laggards;
-  std::vector<int> with_me, unreadable;
+  std::vector<int> with_me, unreadable, timed_out;
+  for (auto& [r, s] : all)
+    if (r != env.world_rank && (s.flags & kSlotTimedOut)) timed_out.push_back(r);
   for (int r : members) {
     if (r == env.world_rank) continue;
     auto it = all.find(r);
@@ -354,6 +357,10 @@ std::string Watchdog::Impl::diagnose(const WaitState& me, double waited_s) {
     for (auto& l : elsewhere) msg += "\n  " + l;
   }
   if (!with_me.empty()) msg += fmt::format("\n  waiting in the same operation: ranks {}", list(with_me));
+  if (!timed_out.empty())
+    msg += fmt::format("\n  timed out before this rank: ranks {} (the job is ending; a rank the launcher resumes "
+                       "may show progress again)",
+                       list(timed_out));
   if (!unreadable.empty())
     msg += fmt::format("\n  state not readable from here (other nodes{}): ranks {}",
                        mpi_threads ? " that did not answer" : "; MPI lacks MPI_THREAD_MULTIPLE", list(unreadable));

@@ -2,7 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
+#include "core/device_fault.h"
 #include "core/device_memory.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -166,7 +168,10 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
   log_info("{} prompts: {} to render, {} skipped; mesh {} replica(s) of {} rank(s)", n, todo.size(),
            n - int(todo.size()), mesh.shape.dp, mesh.shape.replica_size());
 
+  std::optional<DeviceAllocPhase> load_phase(std::in_place, "loading the model");  // named in OOM messages
+  device_fault_inject("load");  // test hook VGEN_INJECT_OOM=load (core/device_fault.h)
   T2vPipeline pipe(recipe, mesh);
+  load_phase.reset();
   const double load_seconds = load_timer.seconds();
   VideoOptions vopt;
   vopt.fps = recipe.output.fps.value_or(pipe.native_fps());

@@ -1,5 +1,6 @@
 #include "pipeline/denoise.h"
 
+#include "core/device_fault.h"
 #include "core/log.h"
 #include "core/timer.h"
 #include "core/wait_marker.h"
@@ -90,6 +91,8 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
   const int64_t B = latents.dim(0);
   for (int i = 0; i < int(timesteps.size()); ++i) {
     wait_marker_step(i + 1, int(timesteps.size()));  // published for the watchdog (dist/watchdog.h)
+    const DeviceAllocPhase phase(fmt::format("denoising step {}/{}", i + 1, timesteps.size()));
+    device_fault_inject("step", i + 1);  // test hooks VGEN_INJECT_OOM / VGEN_INJECT_CUDA_FAULT
     Timer step_timer;
     const int64_t hits_before = hits();
     const double t = timesteps[size_t(i)];

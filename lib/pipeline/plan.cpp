@@ -78,12 +78,16 @@ PlanRank plan_rank(const MeshShape& m, int rank) {
 }
 
 Plan make_plan(const Recipe& recipe, int world) {
+  validate_mesh(recipe.parallel, world, 0);  // world mismatch is reported before any model file is read
+  preflight_device(recipe, /*will_run=*/false);
+  return make_plan(recipe, world, read_plan_model(recipe));
+}
+
+Plan make_plan(const Recipe& recipe, int world, const PlanModel& model) {
   const ParallelConfig& pc = recipe.parallel;
   const GenerationConfig& g = recipe.generation;
-  validate_mesh(pc, world, 0);  // world mismatch is reported before any model file is read
-  preflight_device(recipe, /*will_run=*/false);
   Plan p;
-  p.model = read_plan_model(recipe);
+  p.model = model;
   const PlanModel& md = p.model;
   validate_mesh(pc, world, md.heads);
   p.shape = MeshShape::from(pc);

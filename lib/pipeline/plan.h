@@ -63,6 +63,8 @@ struct Plan {
 PlanModel read_plan_model(const Recipe& recipe);
 // Validates the recipe for `world` ranks (kRecipe / kModel on problems) and computes the plan.
 Plan make_plan(const Recipe& recipe, int world);
+// The same for a model already read (no files, no device warnings): e.g. to compare meshes.
+Plan make_plan(const Recipe& recipe, int world, const PlanModel& model);
 std::string format_plan(const Recipe& recipe, const Plan& plan);
 
 // Helpers shared with tests: group members of `rank` and the compact list form "[0,4,...,32]".
