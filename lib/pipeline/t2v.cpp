@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
 #include "core/cuda_stream.h"
 #include "core/log.h"
-#include "core/on_unwind.h"
 #include "core/timer.h"
 #include "dist/bootstrap.h"
 #include "io/mp4_writer.h"
@@ -103,24 +103,6 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
       vopt.dtype = recipe.compute_dtype();
       dvae_ = std::make_shared<WanVaeDeviceDecoder>(vcfg, vae_store, vopt, &stream, c_vae);
     }
-    stream.run();  // the text encoder and the VAE first: the VAE warms up while the DiT streams in
-    // A VAE decoded alone warms up on a thread beside the DiT's load; a parallel VAE (collective)
-    // after it.
-    const bool warm = vae_warmup_enabled() && dvae_ != nullptr;
-    std::exception_ptr warm_error;
-    std::thread warm_thread;
-    if (warm && recipe.parallel.parallel_vae_size == 1)
-      warm_thread = std::thread([&] {
-        try {
-          cuda_set_device(select_mesh_device());  // the current device is per thread
-          warm_up_vae(nullptr);
-        } catch (...) {
-          warm_error = std::current_exception();
-        }
-      });
-    OnUnwind join_warm([&] {
-      if (warm_thread.joinable()) warm_thread.join();
-    });
     WanDeviceOptions dopt;
     dopt.dtype = recipe.compute_dtype();
     dopt.dwdp_size = recipe.parallel.dwdp_size;
@@ -130,11 +112,25 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
     transformer_ = WanTransformer::stream_to_device(dir_.component_path("transformer"), stream, c_tr, dopt);
     if (two) transformer_2_ = WanTransformer::stream_to_device(dir_.component_path("transformer_2"), stream, c_tr2, dopt);
     stream.run();
-    if (warm_thread.joinable()) warm_thread.join();
-    if (warm_error) std::rethrow_exception(warm_error);
     dmesh_ = device_mesh(mesh);  // collective: every rank builds it here
     if (mesh.in_vae_group()) dvae_comm_ = device_vae_communicator(mesh);
-    if (warm && recipe.parallel.parallel_vae_size > 1) warm_up_vae(dvae_comm_.get());
+    // The VAE warms up before the first video's decode: a VAE decoded alone on a thread beside the
+    // first video's denoising (its cuDNN plan builds are host work, a first build on a machine
+    // several seconds of JIT), a parallel VAE here (collective over its group).
+    if (vae_warmup_enabled() && dvae_) {
+      if (recipe.parallel.parallel_vae_size > 1) {
+        warm_up_vae(dvae_comm_.get());
+      } else {
+        warm_thread_ = std::thread([this] {
+          try {
+            cuda_set_device(select_mesh_device());  // the current device is per thread
+            warm_up_vae(nullptr);
+          } catch (...) {
+            warm_error_ = std::current_exception();
+          }
+        });
+      }
+    }
   } else {
     // The CPU computes on host weights: whole components read into host memory.
     if (leader) stream.request_host(c_te);
@@ -154,7 +150,6 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
     if (want_vae) vae_ = std::make_unique<WanVaeDecoder>(vcfg, vae_store);
   }
   load_stats_ = stream.stats();
-  if (warmup_seconds_ > 0) load_stats_.components["vae_warmup"].seconds = warmup_seconds_;
   if (leader && recipe.text.cache_embeddings) {
     std::string cdir = recipe.text.cache_dir.empty() ? (fs::path(recipe.output.dir) / ".text_cache").string()
                                                      : recipe.text.cache_dir;
@@ -166,7 +161,15 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
   native_fps_ = transformer_->config().in_channels == 48 ? 24 : 16;
 }
 
-T2vPipeline::~T2vPipeline() = default;
+T2vPipeline::~T2vPipeline() {
+  if (warm_thread_.joinable()) warm_thread_.join();  // its error, if any, no longer matters
+}
+
+void T2vPipeline::join_vae_warm_up() {
+  if (!warm_thread_.joinable()) return;
+  warm_thread_.join();
+  if (warm_error_) std::rethrow_exception(std::exchange(warm_error_, nullptr));
+}
 
 bool T2vPipeline::vae_warmup_enabled() {
   const char* e = std::getenv("VGEN_VAE_WARMUP");
@@ -187,8 +190,7 @@ void T2vPipeline::warm_up_vae(Communicator* vae_comm) {
   else
     dvae_->decode(z);
   sync_compute_stream();
-  warmup_seconds_ = t.seconds();
-  log_debug("VAE warm-up at {}x{}: {:.2f} s", g.height, g.width, warmup_seconds_);
+  log_info("VAE warmed up at {}x{} in {:.2f} s", g.height, g.width, t.seconds());
 }
 
 int64_t T2vPipeline::latent_channels() const { return transformer_->config().in_channels; }
@@ -268,6 +270,7 @@ T2vOutput T2vPipeline::render(const T2vJob& job, const T2vStepHook& hook) {
   out.cache_forwards = dr.cache_forwards, out.cache_hits = dr.cache_hits;
   out.cache_step_hits = dr.cache_step_hits;
 
+  join_vae_warm_up();  // its plans are built before the decode (its time is not the decode's)
   Timer t_vae;
   if (mesh_.in_vae_group() || mesh_.is_replica_leader()) {
     Tensor z = denormalize_latents(dr.latents, latent_stats_);  // [1, C, T, h, w]

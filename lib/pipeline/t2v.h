@@ -3,8 +3,10 @@
 // runs the sharded denoising loop; the VAE group decodes (parallel when parallel_vae_size > 1);
 // the replica leader receives the frames for the writer.
 #pragma once
+#include <exception>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "core/tensor.h"
 #include "dist/mesh.h"
@@ -69,6 +71,7 @@ class T2vPipeline {
   // group when vae_comm is given). VGEN_VAE_WARMUP=0 turns it off.
   void warm_up_vae(Communicator* vae_comm);
   static bool vae_warmup_enabled();
+  void join_vae_warm_up();  // waits for the warm-up thread, rethrowing its error
 
   const Recipe& recipe_;
   Mesh& mesh_;
@@ -88,7 +91,8 @@ class T2vPipeline {
   int scale_spatial_ = 8, scale_temporal_ = 4;
   int native_fps_ = 16;
   LoadStats load_stats_;
-  double warmup_seconds_ = 0;
+  std::thread warm_thread_;  // the VAE warm-up beside the first video (parallel_vae_size 1)
+  std::exception_ptr warm_error_;
 };
 
 }  // namespace vgen
