@@ -194,11 +194,13 @@ WaitScope::WaitScope(WaitOp op, WaitBackend backend, const char* group_name, int
   {
     SlotWrite w(s);
     s.op.store(code, kRelaxed);
-    s.last_op.store(code, kRelaxed);
     s.group[0].store(name[0], kRelaxed);
     s.group[1].store(name[1], kRelaxed);
-    s.last_group[0].store(name[0], kRelaxed);
-    s.last_group[1].store(name[1], kRelaxed);
+    if (backend != WaitBackend::kCuda) {  // a host wait for the GPU keeps the last collective queued
+      s.last_op.store(code, kRelaxed);
+      s.last_group[0].store(name[0], kRelaxed);
+      s.last_group[1].store(name[1], kRelaxed);
+    }
     s.group_id.store(group_id, kRelaxed);
     s.since_ms.store(wait_clock_ms(), kRelaxed);
     s.waits.store(s.waits.load(kRelaxed) + 1, kRelaxed);

@@ -51,7 +51,7 @@ struct alignas(64) WaitSlot {
   std::atomic<uint32_t> op{0};        // WaitOp | WaitBackend << 8 of the current wait (0: none)
   std::atomic<uint64_t> group[2]{};   // the current wait's group name (16 bytes, NUL padded)
   std::atomic<int64_t> since_ms{0};   // realtime: start of the current wait, or of the work since the last one
-  std::atomic<uint32_t> last_op{0};   // the last wait entered
+  std::atomic<uint32_t> last_op{0};   // the last collective entered (host waits for the GPU excluded)
   std::atomic<int32_t> group_id{-1};  // the current wait's group in this process's registry (local meaning)
   std::atomic<uint64_t> last_group[2]{};
   std::atomic<uint64_t> waits{0};     // waits entered so far

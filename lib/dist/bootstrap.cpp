@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "core/error.h"
 #include "core/wait_marker.h"
@@ -71,7 +72,10 @@ DistEnv dist_init(int* argc, char*** argv) {
   if (!inited) {
     // MPI_THREAD_MULTIPLE lets the watchdog thread read other nodes' state and call MPI_Abort
     // (dist/watchdog.h); vgen runs with MPI_THREAD_FUNNELED too, the watchdog then uses less MPI.
-    VGEN_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+    // VGEN_MPI_THREAD_LEVEL=funneled asks for that level only (an MPI whose MULTIPLE is slow or broken).
+    const char* level = std::getenv("VGEN_MPI_THREAD_LEVEL");
+    const bool funneled = level && std::string(level) == "funneled";
+    VGEN_MPI_CHECK(MPI_Init_thread(argc, argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE, &provided));
     std::set_terminate(on_terminate);
   } else {
     VGEN_MPI_CHECK(MPI_Query_thread(&provided));

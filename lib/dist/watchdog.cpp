@@ -59,6 +59,26 @@ std::string op_text(WaitOp op, WaitBackend b, const std::string& group) {
   return t;
 }
 
+// Runs `fn` on a thread of its own and waits at most `seconds` for it: a hook or an abort that
+// hangs (a stuck disk, a wedged driver) must not keep the job alive. Returns whether it finished.
+bool run_bounded(std::function<void()> fn, double seconds) {
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread([fn = std::move(fn), done] {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      log_error("watchdog: {}", e.what());
+    }
+    done->store(true);
+  }).detach();
+  const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  while (!done->load() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return done->load();
+}
+
+// Bounds of the steps after a timeout, so the job ends within about timeout + 30 s.
+constexpr double kRemoteReadSeconds = 3, kHookSeconds = 15, kAbortSeconds = 3, kWaitForWriterSeconds = 22;
+
 }  // namespace
 
 struct Watchdog::Impl {
@@ -290,7 +310,7 @@ std::map<int, WaitState> Watchdog::Impl::read_all(double deadline_s) {
 
 std::string Watchdog::Impl::diagnose(const WaitState& me, double waited_s) {
   const int64_t now = wait_clock_ms();
-  const std::map<int, WaitState> all = read_all(std::min(5.0, opts.timeout_s / 4));
+  const std::map<int, WaitState> all = read_all(std::min(kRemoteReadSeconds, opts.timeout_s / 4));
   const WaitGroup g = wait_group(me.group_id);
   std::vector<int> members = g.world_ranks;
   if (members.empty())
@@ -302,7 +322,10 @@ std::string Watchdog::Impl::diagnose(const WaitState& me, double waited_s) {
   auto state_text = [&](const WaitState& s) {
     const double since = double(now - s.since_ms) / 1000.0;
     if (s.op != WaitOp::kNone)
-      return fmt::format("waiting in {} for {}, {}", op_text(s.op, s.backend, s.group), secs(since), step_text(s));
+      return fmt::format("waiting in {} for {}, {}{}", op_text(s.op, s.backend, s.group), secs(since), step_text(s),
+                         s.backend == WaitBackend::kCuda && s.last_op != WaitOp::kNone
+                             ? "; last collective queued: " + op_text(s.last_op, s.last_backend, s.last_group)
+                             : std::string());
     return fmt::format("has not entered the operation: working for {} since its last wait ({}), {}", secs(since),
                        s.last_op == WaitOp::kNone ? "none yet" : op_text(s.last_op, s.last_backend, s.last_group),
                        step_text(s));
@@ -370,8 +393,8 @@ std::string Watchdog::Impl::diagnose(const WaitState& me, double waited_s) {
 void Watchdog::Impl::run_hooks(const std::string& diagnosis) {
   bool any = false;
   {
-    std::lock_guard<std::mutex> lk(registry().mu);
-    any = !registry().hooks.empty();
+    std::unique_lock<std::mutex> lk(registry().mu, std::try_to_lock);
+    any = !lk.owns_lock() || !registry().hooks.empty();
   }
   if (!any) {
     own->flags.fetch_or(kSlotReportWritten);
@@ -384,23 +407,36 @@ void Watchdog::Impl::run_hooks(const std::string& diagnosis) {
   if (!wait_main_quiescent()) {
     log_warn("watchdog: the main thread did not reach a wait within 5 s; timeout hooks skipped");
   } else {
-    Registry& reg = registry();
-    std::lock_guard<std::mutex> lk(reg.mu);
-    for (auto& [id, fn] : reg.hooks) {
-      try {
-        fn(diagnosis);
-      } catch (const std::exception& e) {
-        log_error("watchdog: a timeout hook failed: {}", e.what());
-      }
-    }
+    // The registry's lock stays with the hooks' thread: a hook left running keeps it to the end.
+    const bool done = run_bounded(
+        [diagnosis] {
+          Registry& reg = registry();
+          std::lock_guard<std::mutex> lk(reg.mu);
+          for (auto& [id, fn] : reg.hooks) {
+            try {
+              fn(diagnosis);
+            } catch (const std::exception& e) {
+              log_error("watchdog: a timeout hook failed: {}", e.what());
+            }
+          }
+        },
+        kHookSeconds);
+    if (!done) log_warn("watchdog: the timeout hooks did not finish within {} s; ending the job anyway", kHookSeconds);
   }
   own->flags.fetch_or(kSlotReportWritten);
 }
 
 void Watchdog::Impl::abort_communicators() {
-  Registry& reg = registry();
-  std::lock_guard<std::mutex> lk(reg.mu);
-  for (auto& [id, c] : reg.comms) c.second();
+  std::vector<std::function<void()>> aborts;
+  {
+    Registry& reg = registry();
+    std::unique_lock<std::mutex> lk(reg.mu, std::try_to_lock);  // a hook left running may hold it
+    if (!lk.owns_lock()) return;
+    for (auto& [id, c] : reg.comms) aborts.push_back(c.second);
+  }
+  if (aborts.empty()) return;
+  if (!run_bounded([aborts] { for (auto& a : aborts) a(); }, kAbortSeconds))
+    log_warn("watchdog: aborting the NCCL communicators did not finish within {} s", kAbortSeconds);
 }
 
 [[noreturn]] void Watchdog::Impl::end_job() {
@@ -420,7 +456,7 @@ void Watchdog::Impl::abort_communicators() {
   // World rank 0 writes the report: when it runs on this node, give it time to do so.
   if (env.world_rank != 0 && is_local(0)) {
     WaitSlot* root = local[size_t(std::find(local_world.begin(), local_world.end(), 0) - local_world.begin())];
-    const auto until = Clock::now() + std::chrono::seconds(10);
+    const auto until = Clock::now() + std::chrono::duration<double>(kWaitForWriterSeconds);
     while (Clock::now() < until && !(root->flags.load() & kSlotReportWritten) &&
            double(wait_clock_ms() - root->heartbeat_ms.load()) / 1000.0 <= stale_s)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -440,11 +476,12 @@ void Watchdog::Impl::run() {
     std::string async_error;
     {
       Registry& reg = registry();
-      std::lock_guard<std::mutex> rl(reg.mu);
-      for (auto& [id, c] : reg.comms) {
-        async_error = c.first();
-        if (!async_error.empty()) break;
-      }
+      std::unique_lock<std::mutex> rl(reg.mu, std::try_to_lock);  // busy: a (un)registration, or hooks running
+      if (rl.owns_lock())
+        for (auto& [id, c] : reg.comms) {
+          async_error = c.first();
+          if (!async_error.empty()) break;
+        }
     }
     if (!async_error.empty()) {
       lk.unlock();

@@ -5,9 +5,11 @@
 #   the job ends with exit 8 within 60 s, the log names the stopped rank with its host and pid, the
 #   videos finished before the stop stay (MP4 files and timing.json entries, complete: false).
 #   stop_split runs every rank as its own node (VGEN_WATCHDOG_SPLIT_NODES), so the state of the
-#   stopped rank is read over MPI one-sided instead of the node's shared memory.
-# oom_load|oom_step: VGEN_INJECT_OOM ends the job with exit 11 and a message naming the rank, the
-#   phase, the sizes, the GPU's free memory and the plan's estimate.
+#   stopped rank is read over MPI one-sided instead of the node's shared memory. stop_funneled runs
+#   MPI at MPI_THREAD_FUNNELED (VGEN_MPI_THREAD_LEVEL): the watchdog thread makes no MPI call and
+#   ends its process with _exit(8), which mpirun turns into the job's exit 8.
+# oom_load|oom_step: VGEN_INJECT_OOM on rank 0 at load / on rank 1 in step 1 ends the job with exit 11
+#   and a message naming the rank, the phase, the sizes, the GPU's free memory and the plan's estimate.
 # cuda_fault: VGEN_INJECT_CUDA_FAULT in step 2 on rank 2 ends the job with exit 8 naming rank 2.
 # Usage: watchdog_test.sh <vgen> <source dir> <case>
 set -u
@@ -36,9 +38,10 @@ rank_pid() {  # launcher pid, world rank → the rank's pid
 }
 
 case $CASE in
-stop|stop_split)
+stop|stop_split|stop_funneled)
   victim_rank=3
   [ "$CASE" = stop_split ] && { export VGEN_WATCHDOG_SPLIT_NODES=1; victim_rank=1; }
+  [ "$CASE" = stop_funneled ] && { export VGEN_MPI_THREAD_LEVEL=funneled; victim_rank=2; }
   $MPIRUN -np 4 --oversubscribe --bind-to none "$VGEN" run "${common[@]}" --set generation.num_inference_steps=30 \
     --set runtime.collective_timeout_s=20 > "$W/log" 2>&1 &
   mp=$!
@@ -78,7 +81,7 @@ print(f"{len(ok)} finished videos kept ({len(mp4)} MP4 files)")
 PY
   ;;
 oom_load|oom_step)
-  if [ "$CASE" = oom_load ]; then hook=load; phase="while loading the model"; else hook=step@1; phase="while denoising step 1/"; fi
+  if [ "$CASE" = oom_load ]; then hook=load@0; phase="while loading the model"; else hook=step@1; phase="while denoising step 1/"; fi
   VGEN_INJECT_OOM=$hook timeout 120 $MPIRUN -np 4 --oversubscribe --bind-to none "$VGEN" run "${common[@]}" \
     --set generation.num_inference_steps=4 > "$W/log" 2>&1
   rc=$?
@@ -91,9 +94,7 @@ oom_load|oom_step)
               "vgen plan estimates " " per GPU for this recipe on 4 rank(s)" "largest item: "; do
     case "$line" in *"$frag"*) ;; *) fail "'$frag' not in: $line" ;; esac
   done
-  if [ "$CASE" = oom_step ]; then
-    grep "out of device memory" "$W/log" | grep -vq "\[rank 1 on " && fail "a rank other than 1 reported the injected OOM"
-  fi
+  grep "out of device memory" "$W/log" | grep -vq "\[rank $want_rank on " && fail "a rank other than $want_rank reported the injected OOM"
   ;;
 cuda_fault)
   VGEN_INJECT_CUDA_FAULT=step:2@2 timeout 120 $MPIRUN -np 4 --oversubscribe --bind-to none "$VGEN" run "${common[@]}" \
