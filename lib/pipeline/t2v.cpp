@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/cuda_stream.h"
+#include "core/device_fault.h"
 #include "core/log.h"
 #include "core/timer.h"
 #include "dist/bootstrap.h"
@@ -202,6 +203,7 @@ Tensor T2vPipeline::encode_text(const T2vJob& job, bool need_negative) {
   bool failed = false;
   std::string error;
   if (mesh_.is_replica_leader()) {
+    const DeviceAllocPhase phase("encoding the prompt text");  // named in OOM messages
     try {
       std::vector<std::string> prompts = {job.prompt};
       if (need_negative) prompts.push_back(job.negative_prompt);
@@ -210,6 +212,8 @@ Tensor T2vPipeline::encode_text(const T2vJob& job, bool need_negative) {
                  shape_str(embeds.shape()));
       embeds.copy_from(e);
     } catch (const Error& e) {
+      // A device fault is not the prompt's: it ends the job (the error's handler aborts every rank).
+      if (e.code() == ExitCode::kDeviceOutOfMemory || e.code() == ExitCode::kDistributed) throw;
       failed = true;
       error = e.message();
     }
@@ -273,6 +277,7 @@ T2vOutput T2vPipeline::render(const T2vJob& job, const T2vStepHook& hook) {
   join_vae_warm_up();  // its plans are built before the decode (its time is not the decode's)
   Timer t_vae;
   if (mesh_.in_vae_group() || mesh_.is_replica_leader()) {
+    const DeviceAllocPhase phase("decoding the video (VAE)");  // named in OOM messages
     Tensor z = denormalize_latents(dr.latents, latent_stats_);  // [1, C, T, h, w]
     Tensor video;
     const VaeSplitDim split = parse_vae_split_dim(recipe_.parallel.parallel_vae_split_dim);
