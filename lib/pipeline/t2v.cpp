@@ -9,6 +9,7 @@
 #include "core/cuda_stream.h"
 #include "core/device_fault.h"
 #include "core/log.h"
+#include "core/on_unwind.h"
 #include "core/timer.h"
 #include "dist/bootstrap.h"
 #include "io/mp4_writer.h"
@@ -84,6 +85,27 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
 
   TextEncoderOptions topt;
   topt.weights = &te_store;
+  // The VAE warms up before the first video: its cuDNN plans depend on the shapes alone, so a VAE
+  // decoded alone warms up on a thread with random weights of its shapes while the checkpoint
+  // streams in (host work mostly: a first plan build on a machine is seconds of JIT); a parallel
+  // VAE after the load (collective over its group).
+  const bool warm = cuda && mesh.in_vae_group() && vae_warmup_enabled();
+  const bool warm_parallel = warm && recipe.parallel.parallel_vae_size > 1;
+  if (warm && !warm_parallel) {
+    VaeDeviceOptions wopt;
+    wopt.dtype = recipe.compute_dtype();
+    warm_thread_ = std::thread([this, vcfg, wopt] {
+      try {
+        cuda_set_device(select_mesh_device());  // the current device is per thread
+        warm_up_vae(*WanVaeDeviceDecoder::random(vcfg, wopt, 0x5eedull), nullptr);
+      } catch (...) {
+        warm_error_ = std::current_exception();
+      }
+    });
+  }
+  OnUnwind join_warm_up([this] {  // a load that fails waits for the thread before unwinding
+    if (warm_thread_.joinable()) warm_thread_.join();
+  });
   if (cuda) {
     // The weights go straight to this rank's GPU: requested now, in place after the stream's run.
     set_attention_backend(parse_attention_backend(recipe.attention.backend));
@@ -115,23 +137,9 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
     stream.run();
     dmesh_ = device_mesh(mesh);  // collective: every rank builds it here
     if (mesh.in_vae_group()) dvae_comm_ = device_vae_communicator(mesh);
-    // The VAE warms up before the first video's decode: a VAE decoded alone on a thread beside the
-    // first video's denoising (its cuDNN plan builds are host work, a first build on a machine
-    // several seconds of JIT), a parallel VAE here (collective over its group).
-    if (vae_warmup_enabled() && dvae_) {
-      if (recipe.parallel.parallel_vae_size > 1) {
-        warm_up_vae(dvae_comm_.get());
-      } else {
-        warm_thread_ = std::thread([this] {
-          try {
-            cuda_set_device(select_mesh_device());  // the current device is per thread
-            warm_up_vae(nullptr);
-          } catch (...) {
-            warm_error_ = std::current_exception();
-          }
-        });
-      }
-    }
+    if (warm_thread_.joinable()) warm_thread_.join();
+    if (warm_error_) std::rethrow_exception(std::exchange(warm_error_, nullptr));
+    if (warm_parallel) warm_up_vae(*dvae_, dvae_comm_.get());  // collective over the VAE group
   } else {
     // The CPU computes on host weights: whole components read into host memory.
     if (leader) stream.request_host(c_te);
@@ -163,13 +171,7 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
 }
 
 T2vPipeline::~T2vPipeline() {
-  if (warm_thread_.joinable()) warm_thread_.join();  // its error, if any, no longer matters
-}
-
-void T2vPipeline::join_vae_warm_up() {
-  if (!warm_thread_.joinable()) return;
-  warm_thread_.join();
-  if (warm_error_) std::rethrow_exception(std::exchange(warm_error_, nullptr));
+  if (warm_thread_.joinable()) warm_thread_.join();  // a constructor that threw leaves it running
 }
 
 bool T2vPipeline::vae_warmup_enabled() {
@@ -177,19 +179,19 @@ bool T2vPipeline::vae_warmup_enabled() {
   return !(e && std::string(e) == "0");
 }
 
-void T2vPipeline::warm_up_vae(Communicator* vae_comm) {
+void T2vPipeline::warm_up_vae(const WanVaeDeviceDecoder& dec, Communicator* vae_comm) {
   // Two latent frames of the recipe's size meet every conv shape of a decode (the first chunk and a
   // later one), so cuDNN's plans and workspaces exist before the first video.
   Timer t;
   const GenerationConfig& g = recipe_.generation;
-  const int64_t C = dvae_->config().z_dim, h = g.height / scale_spatial_, w = g.width / scale_spatial_;
+  const int64_t C = dec.config().z_dim, h = g.height / scale_spatial_, w = g.width / scale_spatial_;
   Tensor z = make_initial_latents({1, C, std::min<int64_t>(2, (g.num_frames - 1) / scale_temporal_ + 1), h, w}, "",
                                   0x5eedull);  // [1, C, 2, h, w]
   const VaeSplitDim split = parse_vae_split_dim(recipe_.parallel.parallel_vae_split_dim);
   if (vae_comm)
-    vae_group_decode_device(*dvae_, z, vae_comm, split);
+    vae_group_decode_device(dec, z, vae_comm, split);
   else
-    dvae_->decode(z);
+    dec.decode(z);
   sync_compute_stream();
   log_info("VAE warmed up at {}x{} in {:.2f} s", g.height, g.width, t.seconds());
 }
@@ -274,7 +276,6 @@ T2vOutput T2vPipeline::render(const T2vJob& job, const T2vStepHook& hook) {
   out.cache_forwards = dr.cache_forwards, out.cache_hits = dr.cache_hits;
   out.cache_step_hits = dr.cache_step_hits;
 
-  join_vae_warm_up();  // its plans are built before the decode (its time is not the decode's)
   Timer t_vae;
   if (mesh_.in_vae_group() || mesh_.is_replica_leader()) {
     const DeviceAllocPhase phase("decoding the video (VAE)");  // named in OOM messages

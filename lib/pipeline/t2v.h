@@ -67,11 +67,10 @@ class T2vPipeline {
 
  private:
   Tensor encode_text(const T2vJob& job, bool need_negative);  // [2 or 1, L, D] on every rank
-  // device: cuda — one decode of two latent frames at the recipe's size (collective over the VAE
-  // group when vae_comm is given). VGEN_VAE_WARMUP=0 turns it off.
-  void warm_up_vae(Communicator* vae_comm);
+  // device: cuda — one decode by `dec` of two latent frames at the recipe's size (collective over
+  // the VAE group when vae_comm is given). VGEN_VAE_WARMUP=0 turns it off.
+  void warm_up_vae(const WanVaeDeviceDecoder& dec, Communicator* vae_comm);
   static bool vae_warmup_enabled();
-  void join_vae_warm_up();  // waits for the warm-up thread, rethrowing its error
 
   const Recipe& recipe_;
   Mesh& mesh_;
@@ -91,7 +90,7 @@ class T2vPipeline {
   int scale_spatial_ = 8, scale_temporal_ = 4;
   int native_fps_ = 16;
   LoadStats load_stats_;
-  std::thread warm_thread_;  // the VAE warm-up beside the first video (parallel_vae_size 1)
+  std::thread warm_thread_;  // the VAE warm-up beside the load (parallel_vae_size 1)
   std::exception_ptr warm_error_;
 };
 
