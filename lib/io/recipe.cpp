@@ -20,6 +20,9 @@
 namespace vgen {
 namespace fs = std::filesystem;
 
+// Largest mesh a recipe may describe (far beyond any cluster; products of the sizes stay in int).
+constexpr int64_t kMaxWorld = int64_t(1) << 24;
+
 int round_num_frames(int n) {
   if (n % 4 == 1) return n;
   return std::max(1, n / 4 * 4 + 1);
@@ -422,6 +425,16 @@ Recipe parse_recipe(const std::string& yaml_text, const std::string& path, const
   parse_map(c, root, "", top_keys(c, r));
 
   const auto& pc = r.parallel;
+  {  // the mesh's sizes multiply in int (ParallelConfig::world_size): keep every product in range
+    const int64_t cp = pc.ring_size > 1 ? int64_t(pc.ring_size) : int64_t(pc.attn2d_size[0]) * pc.attn2d_size[1];
+    // Factors below 2^31, so each product below stays inside int64 until one exceeds the bound.
+    const int64_t seq = cp > kMaxWorld ? kMaxWorld + 1 : cp * pc.ulysses_size;
+    const int64_t world = seq > kMaxWorld ? kMaxWorld + 1 : seq * pc.cfg_size * pc.dp_size;
+    if (world > kMaxWorld)
+      c.fail("parallel_config", YAML::Node(root["parallel_config"]),
+             fmt::format("the mesh (dp {} x cfg {} x cp {} x ulysses {}) needs more than {} ranks", pc.dp_size,
+                         pc.cfg_size, cp, pc.ulysses_size, kMaxWorld));
+  }
   if (pc.ring_size > 1 && (pc.attn2d_size[0] != 1 || pc.attn2d_size[1] != 1))
     c.fail("parallel_config.ring_size", YAML::Node(root["parallel_config"])["ring_size"],
            fmt::format("ring_size {} and attn2d_size [{}, {}] are exclusive (the context-parallel axis is either "

@@ -61,8 +61,9 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
   size_t data_size = file_size_ - data_offset_;
   for (auto& [name, v] : header.items()) {
     if (name == "__metadata__") continue;
-    VGEN_CHECK(v.is_object() && v.contains("dtype") && v.contains("shape") && v.contains("data_offsets"),
-               ExitCode::kModel, "{}: tensor '{}' lacks dtype/shape/data_offsets", path, name);
+    VGEN_CHECK(v.is_object() && v.contains("dtype") && v["dtype"].is_string() && v.contains("shape") &&
+                   v["shape"].is_array() && v.contains("data_offsets"),
+               ExitCode::kModel, "{}: tensor '{}' lacks dtype (a string), shape (a list) or data_offsets", path, name);
     TensorInfo ti;
     ti.dtype = parse_dtype(v["dtype"].get<std::string>(), path, name);
     for (auto& d : v["shape"]) {
@@ -71,13 +72,17 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path) : path_(path) {
       ti.shape.push_back(d.get<int64_t>());
     }
     auto& off = v["data_offsets"];
-    VGEN_CHECK(off.is_array() && off.size() == 2, ExitCode::kModel, "{}: tensor '{}' bad data_offsets", path, name);
+    VGEN_CHECK(off.is_array() && off.size() == 2 && off[0].is_number_unsigned() && off[1].is_number_unsigned(),
+               ExitCode::kModel, "{}: tensor '{}' bad data_offsets", path, name);
     ti.begin = off[0].get<size_t>();
     ti.end = off[1].get<size_t>();
     VGEN_CHECK(ti.begin <= ti.end && ti.end <= data_size, ExitCode::kModel,
                "{}: tensor '{}' offsets [{}, {}) out of range of the {}-byte data section (truncated file?)",
                path, name, ti.begin, ti.end, data_size);
-    size_t need = size_t(shape_numel(ti.shape)) * dtype_size(ti.dtype);
+    size_t need = dtype_size(ti.dtype);  // shape × dtype bytes; a product past size_t is refused, not wrapped
+    for (int64_t d : ti.shape)
+      VGEN_CHECK(!__builtin_mul_overflow(need, size_t(d), &need), ExitCode::kModel,
+                 "{}: tensor '{}' shape {} is too large", path, name, shape_str(ti.shape));
     VGEN_CHECK(ti.end - ti.begin == need, ExitCode::kModel,
                "{}: tensor '{}' occupies {} bytes but shape {} {} needs {}", path, name, ti.end - ti.begin,
                shape_str(ti.shape), dtype_name(ti.dtype), need);
@@ -127,6 +132,7 @@ WeightStore WeightStore::open(const std::string& p) {
                  "{}: no weight_map", index);
       std::map<std::string, size_t> file_idx;
       for (auto& [key, shard] : j["weight_map"].items()) {
+        VGEN_CHECK(shard.is_string(), ExitCode::kModel, "{}: weight_map entry '{}' is not a file name", index, key);
         std::string f = (fs::path(p) / shard.get<std::string>()).string();
         if (!file_idx.count(f)) {
           file_idx[f] = ws.files_.size();

@@ -8,11 +8,17 @@
 
 #include "core/json.h"
 #include "core/log.h"
+#include "io/diffusers_dir.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Bounds far above T5's 100 sentinels and UMT5's 256,384 ids: every id and the vocabulary size
+// stay in int, and the sentinel table stays small.
+constexpr int kMaxExtraIds = 1 << 16;
+constexpr int64_t kMaxTokenId = int64_t(1) << 30;
 
 // A special token in tokenizer_config.json is a string or an AddedToken object {"content": ...}.
 std::string token_text(const Json& v) {
@@ -62,11 +68,13 @@ T5Tokenizer::T5Tokenizer(const std::string& dir) : sp_(std::make_unique<sentence
       std::string t = token_text(v);
       int64_t id = -1;
       try {
-        id = std::stoll(id_str);
+        size_t used = 0;
+        id = std::stoll(id_str, &used);
+        if (used != id_str.size()) id = -1;
       } catch (const std::exception&) {
       }
-      VGEN_CHECK(!t.empty() && id >= 0, ExitCode::kModel, "tokenizer_config.json in {}: bad added_tokens_decoder entry '{}'",
-                 dir, id_str);
+      VGEN_CHECK(!t.empty() && id >= 0 && id < kMaxTokenId, ExitCode::kModel,
+                 "tokenizer_config.json in {}: bad added_tokens_decoder entry '{}'", dir, id_str);
       explicit_ids[t] = id;
     }
   }
@@ -79,11 +87,14 @@ T5Tokenizer::T5Tokenizer(const std::string& dir) : sp_(std::make_unique<sentence
         for (auto& v : (*j)[key]) listed.push_back(token_text(v));
   for (auto& [t, id] : explicit_ids) listed.push_back(t);
   if (cfg.contains("extra_ids") && cfg["extra_ids"].is_number_integer()) {
-    extra_ids_ = cfg["extra_ids"].get<int>();
+    VGEN_CHECK(json_as(cfg["extra_ids"], &extra_ids_), ExitCode::kModel,
+               "tokenizer_config.json in {}: extra_ids {} is out of range", dir, cfg["extra_ids"].dump());
   } else {
     for (auto& t : listed) extra_ids_ = std::max(extra_ids_, extra_id_index(t) + 1);
   }
-  VGEN_CHECK(extra_ids_ >= 0, ExitCode::kModel, "tokenizer_config.json in {}: negative extra_ids", dir);
+  VGEN_CHECK(extra_ids_ >= 0 && extra_ids_ <= kMaxExtraIds, ExitCode::kModel,
+             "tokenizer_config.json in {}: {} sentinel tokens (extra_ids) is outside [0, {}]", dir, extra_ids_,
+             kMaxExtraIds);
 
   auto resolve = [&](const std::string& t) -> int64_t {
     if (auto it = explicit_ids.find(t); it != explicit_ids.end()) return it->second;

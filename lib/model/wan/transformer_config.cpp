@@ -10,11 +10,11 @@ namespace {
 template <typename T>
 std::optional<T> opt_get(const Json& j, const std::string& key, const std::string& source) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-  try {
-    return j[key].get<T>();
-  } catch (const std::exception&) {
-    VGEN_THROW(ExitCode::kModel, "{}: config key '{}' has the wrong type: {}", source, key, j[key].dump());
-  }
+  T v{};
+  if (!json_as(j[key], &v))
+    VGEN_THROW(ExitCode::kModel, "{}: config key '{}' has the wrong type or is out of range: {}", source, key,
+               j[key].dump());
+  return v;
 }
 
 template <typename T>

@@ -14,6 +14,7 @@ int64_t Umt5Config::num_params() const {
 }
 
 Umt5Config Umt5Config::from_json(const Json& j, const std::string& where) {
+  VGEN_CHECK(j.is_object(), ExitCode::kModel, "{}: the text encoder config must be a JSON object", where);
   Umt5Config c;
   try {
     c.model_type = json_get_or<std::string>(j, "model_type", c.model_type);
@@ -59,6 +60,14 @@ Umt5Config Umt5Config::from_json(const Json& j, const std::string& where) {
              "num_layers {}, vocab_size {}, buckets {}, max_distance {})",
              where, c.d_model, c.d_kv, c.num_heads, c.d_ff, c.num_layers, c.vocab_size, c.num_buckets,
              c.max_distance);
+  // Far above UMT5-XXL (d_model 4096, inner 4096, d_ff 10240, 24 layers, 256,384 ids), and low
+  // enough that the parameter count and every weight's element count fit in int64.
+  VGEN_CHECK(c.d_model <= (1 << 20) && c.d_kv <= (1 << 20) && c.num_heads <= (1 << 20) &&
+                 c.inner_dim() <= (1 << 20) && c.d_ff <= (1 << 22) && c.num_layers <= (1 << 12) &&
+                 c.vocab_size <= (1 << 26) && c.num_buckets <= (1 << 16),
+             ExitCode::kModel, "{}: text encoder sizes out of range (d_model {}, d_kv {}, num_heads {}, d_ff {}, "
+             "num_layers {}, vocab_size {}, buckets {})",
+             where, c.d_model, c.d_kv, c.num_heads, c.d_ff, c.num_layers, c.vocab_size, c.num_buckets);
   return c;
 }
 

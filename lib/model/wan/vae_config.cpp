@@ -64,6 +64,19 @@ WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
   VGEN_CHECK(c.dim_mult.size() >= 2, ExitCode::kModel, "{}: key 'dim_mult' needs at least 2 entries", source);
   for (int m : c.dim_mult)
     VGEN_CHECK(m > 0, ExitCode::kModel, "{}: key 'dim_mult' entries must be positive", source);
+  // Bounds far above the Wan VAEs (base_dim 96 or 160, dim_mult up to 4, 4 levels) that keep the
+  // decoder widths, the 2^levels upscale and the channel products inside int.
+  constexpr int kMaxWidth = 1 << 16;
+  VGEN_CHECK(c.dim_mult.size() <= 16, ExitCode::kModel, "{}: key 'dim_mult' has {} entries (at most 16)", source,
+             c.dim_mult.size());
+  VGEN_CHECK(c.base_dim <= kMaxWidth && c.decoder_base_dim <= kMaxWidth && c.z_dim <= kMaxWidth &&
+                 c.in_channels <= kMaxWidth && c.out_channels <= kMaxWidth && c.num_res_blocks <= 1024,
+             ExitCode::kModel, "{}: VAE sizes out of range (base_dim {}, decoder_base_dim {}, z_dim {}, in_channels {}, "
+             "out_channels {}, num_res_blocks {})",
+             source, c.base_dim, c.decoder_base_dim, c.z_dim, c.in_channels, c.out_channels, c.num_res_blocks);
+  for (int m : c.dim_mult)
+    VGEN_CHECK(int64_t(m) * c.decoder_base_dim <= kMaxWidth && int64_t(m) * c.base_dim <= kMaxWidth,
+               ExitCode::kModel, "{}: key 'dim_mult' entry {} makes a VAE width above {}", source, m, kMaxWidth);
   VGEN_CHECK(c.num_res_blocks >= 0, ExitCode::kModel, "{}: key 'num_res_blocks' must be >= 0", source);
   VGEN_CHECK(c.temperal_downsample.size() == c.dim_mult.size() - 1, ExitCode::kModel,
              "{}: key 'temperal_downsample' has {} entries, expected len(dim_mult) - 1 = {}", source,
