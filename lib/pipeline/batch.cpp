@@ -1,5 +1,6 @@
 #include "pipeline/batch.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -105,6 +106,39 @@ RecordsHook partial_report_writer(RunReport base, std::vector<VideoReport> skipp
   };
 }
 
+// timing.json's "load": this rank's seconds, bytes read and per component, and every rank's
+// seconds and bytes (collective over `world`).
+Json load_report(const LoadStats& st, double seconds, Communicator& world) {
+  Json comps = Json::object();
+  for (auto& [name, c] : st.components) comps[name] = {{"seconds", c.seconds}, {"bytes", c.bytes}};
+  constexpr int kFields = 4;
+  Tensor mine = Tensor::empty({kFields}, DType::kI64);
+  mine.data<int64_t>()[0] = int64_t(std::llround(seconds * 1e6));
+  mine.data<int64_t>()[1] = int64_t(st.bytes_read);
+  mine.data<int64_t>()[2] = int64_t(st.bytes_received);
+  mine.data<int64_t>()[3] = rss_bytes("VmHWM:");
+  Tensor all = Tensor::empty({kFields * int64_t(world.size())}, DType::kI64);
+  world.all_gather(mine, all);
+  Json ranks = Json::array();
+  for (int r = 0; r < world.size(); ++r) {
+    const int64_t* p = all.data<int64_t>() + kFields * r;
+    ranks.push_back({{"rank", r},
+                     {"seconds", double(p[0]) / 1e6},
+                     {"bytes_read", p[1]},
+                     {"bytes_received", p[2]},
+                     {"peak_host_bytes", p[3]}});
+  }
+  return {{"seconds", seconds},
+          {"peak_host_bytes", rss_bytes("VmHWM:")},  // the process's peak resident set so far
+#ifdef VGEN_WITH_CUDA
+          {"peak_device_bytes", int64_t(device_peak_bytes())},
+#endif
+          {"bytes_read", st.bytes_read},
+          {"bytes_received", st.bytes_received},
+          {"components", comps},
+          {"ranks", ranks}};
+}
+
 }  // namespace
 
 int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const PreflightResult& pf) {
@@ -182,6 +216,13 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
   report.mesh = mesh_to_json(mesh.shape);
   report.device = Json{{"kind", recipe.device}, {"ranks", mesh.shape.world()}, {"host", process_host()}};
   report.load_seconds = load_seconds;
+  report.extra["load"] = load_report(pipe.load_stats(), load_seconds, *mesh.world);  // collective
+  if (opts.load_only) {
+    if (world_root) write_run_report((fs::path(pf.out_dir) / "load.json").string(), report);
+    log_info("loaded in {:.2f} s, {:.1f} MiB read by this rank (--load-only: nothing rendered)", load_seconds,
+             double(pipe.load_stats().bytes_read) / 1048576.0);
+    return 0;
+  }
   std::vector<VideoReport> mine;  // reports of the videos this replica rendered (leader only)
   auto skipped_reports = [&]() {
     std::vector<VideoReport> v;
