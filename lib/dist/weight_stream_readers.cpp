@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
@@ -40,7 +41,24 @@ ReaderPool::~ReaderPool() {
   }
 }
 
+namespace {
+
+// Test hook: VGEN_INJECT_READ_ERROR=<world rank> fails that rank's first checkpoint read as an I/O
+// error would (README), to check that one reader's failure ends every rank of the job.
+bool inject_read_error() {
+  static const bool on = [] {
+    const char* e = std::getenv("VGEN_INJECT_READ_ERROR");
+    return e && *e && std::atoi(e) == process_rank();
+  }();
+  return on;
+}
+
+}  // namespace
+
 void ReaderPool::read_job(const ReadJob& j, char* dst) const {
+  if (inject_read_error())
+    VGEN_THROW(ExitCode::kModel, "{}: read error: {} (VGEN_INJECT_READ_ERROR)", describe_(j, j.data_off),
+               std::strerror(EIO));
   size_t done = 0;
   while (done < j.bytes) {
     const ssize_t r = ::pread(j.fd, dst + done, j.bytes - done, off_t(j.offset + done));

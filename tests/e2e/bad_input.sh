@@ -83,6 +83,11 @@ case $case_name in
     # the other ranks wait in the replica's collectives: the job must end, not hang.
     mkdir -p "$work/out/timing.json"
     code=6 msg="failed to write $work/out/timing.json" ;;
+  reader_fails)
+    # Rank 2's first checkpoint read fails (test hook) while the others read their shares and wait
+    # for its segments: every rank ends, with the file and tensor named.
+    export VGEN_INJECT_READ_ERROR=2
+    code=4 msg="read error: Input/output error (VGEN_INJECT_READ_ERROR)" msg2=".safetensors: tensor '" ;;
   *) echo "bad_input.sh: unknown case $case_name" >&2; exit 2 ;;
 esac
 
@@ -96,4 +101,5 @@ if [ $rc -eq 0 ]; then echo "FAIL: vgen succeeded on a bad input"; exit 1; fi
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "FAIL: vgen did not exit within 60 s (hang)"; exit 1; fi
 if [ $rc -ne "$code" ]; then echo "FAIL: exit code $rc, expected $code"; exit 1; fi
 if ! grep -qF -- "$msg" "$work/log"; then echo "FAIL: the output does not name the problem ('$msg')"; exit 1; fi
+if [ -n "${msg2:-}" ] && ! grep -qF -- "$msg2" "$work/log"; then echo "FAIL: the output lacks '$msg2'"; exit 1; fi
 echo PASS
