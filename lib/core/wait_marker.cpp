@@ -89,6 +89,7 @@ const char* wait_op_name(WaitOp op) {
     case WaitOp::kWindow: return "one-sided window setup";
     case WaitOp::kRemoteGet: return "one-sided get";
     case WaitOp::kGpuSync: return "wait for the GPU";
+    case WaitOp::kFileRead: return "checkpoint read";
     case WaitOp::kCount: break;
   }
   return "unknown operation";

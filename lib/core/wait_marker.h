@@ -36,6 +36,7 @@ enum class WaitOp : uint8_t {
   kWindow,        // one-sided window creation, fence or release
   kRemoteGet,     // one-sided get from peers (DWDP on the host)
   kGpuSync,       // the host waits for the GPU (stream or event synchronisation)
+  kFileRead,      // the host waits for checkpoint reads (dist/weight_stream.h reader threads)
   kCount
 };
 const char* wait_op_name(WaitOp op);

@@ -6,6 +6,7 @@
 
 #include "core/cuda_stream.h"
 #include "core/error.h"
+#include "core/wait_marker.h"
 #include "dist/weight_stream_io.h"
 #include "kernels/common/convert.cuh"
 
@@ -80,7 +81,10 @@ class DeviceSink final : public SegmentSink {
   }
 
   void finish() override {
-    VGEN_CUDA_CHECK(cudaStreamSynchronize(copy_stream()));
+    {
+      WaitScope waiting(WaitOp::kGpuSync, WaitBackend::kCuda, "load copies");
+      VGEN_CUDA_CHECK(cudaStreamSynchronize(copy_stream()));
+    }
     sync_compute_stream();
   }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/wait_marker.h"
 #include "dist/weight_stream_io.h"
 
 namespace vgen {
@@ -108,6 +109,7 @@ void ReaderPool::work() {
 
 void* ReaderPool::wait(size_t k) {
   const size_t b = k % bufs_.size();
+  WaitScope waiting(WaitOp::kFileRead, WaitBackend::kNone, "checkpoint");  // a hung read is named
   std::unique_lock<std::mutex> lk(mu_);
   cv_.wait(lk, [&] { return error_ || filled_[b] == int64_t(k); });
   if (error_) std::rethrow_exception(error_);
