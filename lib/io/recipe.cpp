@@ -48,7 +48,8 @@ class Ctx {
   }
   std::string where(const std::string& path, const YAML::Node& n) const {
     for (auto& [p, text] : overrides)
-      if (path == p || path.rfind(p + ".", 0) == 0) return fmt::format("--set {}: ", text);
+      if (path == p || path.rfind(p + ".", 0) == 0 || path.rfind(p + "[", 0) == 0)
+        return fmt::format("--set {}: ", text);
     if (n.IsDefined() && n.Mark().line >= 0) return fmt::format("{}:{}: ", file, n.Mark().line + 1);
     return file + ": ";
   }
@@ -269,6 +270,37 @@ std::vector<Key> runtime_keys(const Ctx& c, RuntimeConfig& rt) {
            }}};
 }
 
+// lora: a list of {path, scale, target} (an entry may be just its path; a single mapping or path is
+// a list of one). Items are named "lora[i]" in messages.
+void parse_lora(const Ctx& c, const YAML::Node& n, const std::string& path, std::vector<LoraEntry>& out) {
+  out.clear();
+  if (n.IsNull()) return;
+  auto entry = [&](const YAML::Node& e, const std::string& ep) {
+    LoraEntry le;
+    if (e.IsScalar()) {
+      le.path = get_string(c, e, ep);
+    } else if (e.IsMap()) {
+      bool has_path = false;
+      parse_map(c, e, ep,
+                {{"path", [&](auto& v, auto& p) { le.path = get_string(c, v, p), has_path = true; }},
+                 {"scale", [&](auto& v, auto& p) { le.scale = get_double(c, v, p); }},
+                 {"target", [&](auto& v, auto& p) {
+                    le.target = get_choice(c, v, p, {"transformer", "transformer_2", "both"});
+                  }}});
+      if (!has_path) c.fail(ep, e, "missing key 'path' (the adapter's safetensors file)");
+    } else {
+      c.fail(ep, e, fmt::format("expected {{path, scale}} or a path, got {}", kind_of(e)));
+    }
+    if (le.path.empty()) c.fail(ep + ".path", e, "must name a safetensors file");
+    out.push_back(le);
+  };
+  if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) entry(n[i], fmt::format("{}[{}]", path, i));
+  } else {
+    entry(n, path + "[0]");
+  }
+}
+
 // Section name → its keys; empty for a leaf key.
 std::vector<Key> section_keys(const Ctx& c, Recipe& r, const std::string& section) {
   if (section == "generation") return generation_keys(c, r.generation);
@@ -287,6 +319,8 @@ std::vector<Key> top_keys(const Ctx& c, Recipe& r) {
       {"device", [&](auto& n, auto& p) { r.device = get_choice(c, n, p, {"cpu", "cuda"}); }},
       {"precision", [&](auto& n, auto& p) { r.precision = get_choice(c, n, p, {"fp32", "bf16"}); }},
       {"prompts", [&](auto& n, auto& p) { r.prompts = get_string(c, n, p, true); }},
+      {"lora", [&](auto& n, auto& p) { parse_lora(c, n, p, r.lora); }},
+      {"lora_strict", [&](auto& n, auto& p) { r.lora_strict = get_bool(c, n, p); }},
   };
   for (const char* s : {"generation", "parallel_config", "attention_config", "cache_config", "output", "text",
                         "runtime"}) {
@@ -401,6 +435,9 @@ Json recipe_to_json(const Recipe& r) {
                {"cache_dir", r.text.cache_dir.empty() ? Json(nullptr) : Json(r.text.cache_dir)},
                {"device", r.text.device}};
   j["runtime"] = {{"collective_timeout_s", r.runtime.collective_timeout_s}};
+  j["lora"] = Json::array();
+  for (const LoraEntry& l : r.lora) j["lora"].push_back({{"path", l.path}, {"scale", l.scale}, {"target", l.target}});
+  j["lora_strict"] = r.lora_strict;
   j["prompts"] = r.prompts.empty() ? Json(nullptr) : Json(r.prompts);
   return j;
 }
@@ -447,7 +484,15 @@ Recipe parse_recipe(const std::string& yaml_text, const std::string& path, const
            fmt::format("the first-block cache ({}) does not run with parallel_config.dwdp_size {} (set one of them "
                        "off: first_block_threshold 0 or dwdp_size 1)",
                        r.cache.first_block_threshold, pc.dwdp_size));
+  // The device DWDP keeps each block as slices spread over its group's GPUs: there is no whole
+  // device weight to merge an adapter into.
+  if (!r.lora.empty() && r.is_cuda() && pc.dwdp_size > 1)
+    c.fail("lora", YAML::Node(root["lora"]),
+           fmt::format("LoRA adapters are not merged with parallel_config.dwdp_size {} on device cuda (set "
+                       "dwdp_size 1, or remove lora)",
+                       pc.dwdp_size));
   r.model = resolve_path(r.model);
+  for (LoraEntry& l : r.lora) l.path = resolve_path(l.path);
   r.prompts = resolve_path(r.prompts);
   r.generation.initial_latents = resolve_path(r.generation.initial_latents);
   r.output.dir = resolve_path(r.output.dir);

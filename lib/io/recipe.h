@@ -74,6 +74,13 @@ struct RuntimeConfig {
   double collective_timeout_s = 600.0;
 };
 
+// One LoRA adapter merged into the DiT weights at load (model/wan/lora.h): W += scale·(alpha/rank)·B·A.
+struct LoraEntry {
+  std::string path;             // safetensors file (diffusers/PEFT or original Wan names)
+  double scale = 1.0;           // the user strength (diffusers' set_adapters weight)
+  std::string target = "both";  // transformer | transformer_2 | both (Wan 2.2 experts)
+};
+
 struct Recipe {
   std::string model;
   std::string device = "cpu";     // cpu | cuda
@@ -85,6 +92,8 @@ struct Recipe {
   OutputConfig output;
   TextConfig text;
   RuntimeConfig runtime;
+  std::vector<LoraEntry> lora;  // merged in the listed order
+  bool lora_strict = true;      // false: keys that match no weight only warn
   std::string prompts;
   std::string source_path;  // the recipe file ("" for the built-in default)
   Json resolved;            // the recipe after overrides, as JSON, for timing.json

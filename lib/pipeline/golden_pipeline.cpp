@@ -1,6 +1,6 @@
-// Golden cases pipeline_wan21 / pipeline_wan22: the whole T2V pipeline (text encoder, denoising
-// loop with CFG and the Wan 2.2 expert switch, VAE decode) from the case's initial latents,
-// compared step by step with diffusers.
+// Golden cases pipeline_wan21 / pipeline_wan22 / pipeline_lora*: the whole T2V pipeline (text
+// encoder, denoising loop with CFG and the Wan 2.2 expert switch, VAE decode; with the case's LoRA
+// adapters merged) from the case's initial latents, compared step by step with diffusers.
 #include <filesystem>
 
 #include "pipeline/golden.h"
@@ -30,6 +30,15 @@ void golden_pipeline(GoldenCase& c) {
   g.boundary_ratio.reset();  // from model_index.json
   g.initial_latents.clear();
   r.text.cache_embeddings = false;
+  // lora: [{file, scale}], files relative to the fixture set (the recipe's own adapters are replaced).
+  r.lora.clear();
+  if (p.contains("lora"))
+    for (const Json& l : p["lora"]) {
+      LoraEntry e;
+      e.path = (fs::path(c.fixtures_dir) / l.at("file").get<std::string>()).string();
+      e.scale = l.value("scale", 1.0);
+      r.lora.push_back(e);
+    }
 
   T2vPipeline pipe(r, *c.mesh);
   T2vJob job;

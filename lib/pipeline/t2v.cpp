@@ -17,6 +17,7 @@
 #include "dist/node_comm.h"
 #include "dist/weight_stream.h"
 #include "ops/attention_backend.h"
+#include "model/wan/lora.h"
 #include "model/wan/vae_parallel.h"
 #include "model/wan/vae_parallel_device.h"
 #include "parallel/seq_attention_factory.h"
@@ -135,6 +136,7 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
     transformer_ = WanTransformer::stream_to_device(dir_.component_path("transformer"), stream, c_tr, dopt);
     if (two) transformer_2_ = WanTransformer::stream_to_device(dir_.component_path("transformer_2"), stream, c_tr2, dopt);
     stream.run();
+    merge_recipe_lora(recipe, *transformer_, transformer_2_.get());  // into the device weights
     dmesh_ = device_mesh(mesh);  // collective: every rank builds it here
     if (mesh.in_vae_group()) dvae_comm_ = device_vae_communicator(mesh);
     if (warm_thread_.joinable()) warm_thread_.join();
@@ -152,6 +154,7 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
                                             topt);
     transformer_ = WanTransformer::load(dir_.component_path("transformer"), tr_store);
     if (two) transformer_2_ = WanTransformer::load(dir_.component_path("transformer_2"), tr2_store);
+    merge_recipe_lora(recipe, *transformer_, transformer_2_.get());  // into the host weights, before DWDP
     if (recipe.parallel.dwdp_size > 1) {  // collective over the world, as on the GPU
       transformer_->enable_host_dwdp(recipe.parallel.dwdp_size, *mesh.world);
       if (transformer_2_) transformer_2_->enable_host_dwdp(recipe.parallel.dwdp_size, *mesh.world);

@@ -1,6 +1,15 @@
 # The golden fixtures on every mesh of issue 6 (label parallel): `vgen golden` under mpirun must pass
-# the single-rank tolerances for the DiT forward and the two end-to-end pipeline cases.
+# the single-rank tolerances for the DiT forward and the end-to-end pipeline cases.
 set(VGEN_GOLDEN_FIXTURES ${PROJECT_SOURCE_DIR}/tests/golden)
+
+# The DiT forward and every end-to-end pipeline case of the fixture set (pipeline_wan21,
+# pipeline_wan22, the LoRA cases pipeline_lora*, and any added later).
+file(GLOB VGEN_GOLDEN_PIPELINE_FILES CONFIGURE_DEPENDS ${VGEN_GOLDEN_FIXTURES}/cases/pipeline_*.json)
+set(VGEN_GOLDEN_MESH_CASES dit_forward)
+foreach(f ${VGEN_GOLDEN_PIPELINE_FILES})
+  get_filename_component(c ${f} NAME_WE)
+  list(APPEND VGEN_GOLDEN_MESH_CASES ${c})
+endforeach()
 
 # vgen_golden_mesh(<name> <ranks> <parallel_config overrides...>)
 function(vgen_golden_mesh name np)
@@ -8,7 +17,7 @@ function(vgen_golden_mesh name np)
   foreach(kv ${ARGN})
     list(APPEND sets --set parallel_config.${kv})
   endforeach()
-  foreach(golden_case dit_forward pipeline_wan21 pipeline_wan22)
+  foreach(golden_case ${VGEN_GOLDEN_MESH_CASES})
     set(test parallel_golden_${golden_case}_${name})
     add_test(NAME ${test}
              COMMAND ${VGEN_MPIRUN} -np ${np} $<TARGET_FILE:vgen> golden --fixtures ${VGEN_GOLDEN_FIXTURES}

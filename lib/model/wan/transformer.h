@@ -77,6 +77,9 @@ class WanTransformer {
   // has its own DWDP (WanDeviceOptions::dwdp_size).
   void enable_host_dwdp(int dwdp_size, const Communicator& world);
   const WanDeviceModel* device_model() const { return device_.get(); }
+  // In-place updates at load, before the first use (LoRA merge, model/wan/lora.h).
+  WanDeviceModel* mutable_device_model() { return device_.get(); }
+  WanTransformerWeights& mutable_weights() { return w_; }
 
  private:
   WanTransformerConfig cfg_;

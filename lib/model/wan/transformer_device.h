@@ -104,6 +104,9 @@ class WanDeviceModel {
   const WanTransformerConfig& config() const { return cfg_; }
   const WanDeviceOptions& options() const { return opt_; }
   size_t weight_bytes() const { return weight_bytes_; }
+  // In-place updates at load, before the first forward (LoRA merge); with DWDP the blocks are slices.
+  WanTransformerWeights& mutable_weights() { return w_; }
+  bool has_dwdp() const { return dwdp_ != nullptr; }
 
   // Same contracts as WanTransformer's (inputs host or device; results on the device):
   // text K/V [B, L, H, Dh] in the compute dtype; proj_out tokens [B, S_loc, P·C_out] in the
