@@ -80,7 +80,9 @@ PlanRank plan_rank(const MeshShape& m, int rank) {
 Plan make_plan(const Recipe& recipe, int world) {
   validate_mesh(recipe.parallel, world, 0);  // world mismatch is reported before any model file is read
   preflight_device(recipe, /*will_run=*/false);
-  return make_plan(recipe, world, read_plan_model(recipe));
+  Plan p = make_plan(recipe, world, read_plan_model(recipe));
+  p.loras = plan_loras(recipe);
+  return p;
 }
 
 Plan make_plan(const Recipe& recipe, int world, const PlanModel& model) {
@@ -197,6 +199,10 @@ std::string format_plan(const Recipe& recipe, const Plan& p) {
   fmt::format_to(out, "recipe {} is valid for {} ranks\n", recipe.source_path, m.world());
   fmt::format_to(out, "model: {} ({} heads × {}, {} layers, ffn {}, {} expert(s))\n", recipe.model, md.heads,
                  md.head_dim, md.layers, md.ffn, md.experts);
+  for (const PlanLora& l : p.loras)
+    fmt::format_to(out, "lora[{}]: {} scale {} -> {}: {} weight(s) changed, rank {}{}\n", l.index, l.path, l.scale,
+                   l.component, l.tensors, l.max_rank,
+                   l.skipped_keys ? fmt::format(", {} key(s) skipped (lora_strict false)", l.skipped_keys) : "");
   fmt::format_to(out, "mesh: dp {} × cfg {} × {} × ulysses {} = {} (seq degree {}, vae group {})\n", m.dp, m.cfg,
                  m.ring ? fmt::format("ring {}", m.cols) : fmt::format("attn2d {}×{}", m.rows, m.cols), m.ulysses,
                  m.world(), m.seq(), m.vae);

@@ -49,6 +49,17 @@ struct PlanComm {
   std::string detail;
 };
 
+// One recipe LoRA on one expert: what `vgen plan` lists (headers read, names and shapes checked).
+struct PlanLora {
+  int index = 0;          // lora[index]
+  std::string path;
+  double scale = 1.0;
+  std::string component;  // transformer | transformer_2
+  int tensors = 0;        // weights (and biases) it changes
+  int64_t max_rank = 0;
+  size_t skipped_keys = 0;  // lora_strict false: keys that match nothing
+};
+
 struct Plan {
   MeshShape shape;
   PlanModel model;
@@ -57,7 +68,12 @@ struct Plan {
   std::vector<PlanComm> comm;
   std::vector<std::pair<std::string, double>> memory;  // per-GPU bytes by item
   std::vector<std::string> notes;
+  std::vector<PlanLora> loras;
 };
+
+// The recipe's LoRAs checked against the model's transformer configs (plan_lora.cpp); kModel /
+// kRecipe as the load would report them.
+std::vector<PlanLora> plan_loras(const Recipe& recipe);
 
 // Reads the model configs (and safetensors headers where present) for the plan.
 PlanModel read_plan_model(const Recipe& recipe);

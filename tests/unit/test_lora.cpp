@@ -12,6 +12,7 @@
 #include "io/safetensors.h"
 #include "model/wan/lora.h"
 #include "model/wan/transformer.h"
+#include "pipeline/plan.h"
 
 using namespace vgen;
 namespace fs = std::filesystem;
@@ -318,4 +319,30 @@ TEST(LoraRecipe, ErrorsNameThePath) {
                {"lora", "parallel_config.dwdp_size 2"});
   // On the CPU the host DWDP runs after the merge: accepted.
   EXPECT_EQ(parse_recipe("parallel_config: {dwdp_size: 2}\nlora: [a.safetensors]\n", "r.yaml", {}).lora.size(), 1u);
+}
+
+TEST(LoraPlan, ListsAdaptersAndTheWeightsTheyChange) {
+  const std::string root = std::string(VGEN_SOURCE_DIR) + "/tests/golden/";
+  Recipe r = parse_recipe("model: " + root + "wan22-tiny\ngeneration: {height: 32, width: 48, num_frames: 9}\n"
+                          "lora:\n  - {path: " + kLoraDir + "/wan_format.safetensors, scale: 0.7}\n"
+                          "  - {path: " + kLoraDir + "/diffusers_format.safetensors, target: transformer_2}\n",
+                          "r.yaml", {});
+  Plan p = make_plan(r, 1);
+  ASSERT_EQ(p.loras.size(), 3u);  // lora[0] on both experts, lora[1] on transformer_2
+  EXPECT_EQ(p.loras[0].component, "transformer");
+  EXPECT_EQ(p.loras[1].component, "transformer_2");
+  EXPECT_EQ(p.loras[2].index, 1);
+  EXPECT_EQ(p.loras[2].component, "transformer_2");
+  for (const PlanLora& l : p.loras) {
+    EXPECT_EQ(l.tensors, 20);
+    EXPECT_EQ(l.max_rank, 4);
+  }
+  const std::string text = format_plan(r, p);
+  EXPECT_NE(text.find("lora[0]: " + kLoraDir + "/wan_format.safetensors scale 0.7 -> transformer: 20 weight(s)"),
+            std::string::npos)
+      << text;
+  Recipe bad = parse_recipe("model: " + root + "wan21-tiny\nlora: [{path: " + kLoraDir +
+                                "/wan_format.safetensors, target: transformer_2}]\n",
+                            "r.yaml", {});
+  expect_error([&] { make_plan(bad, 1); }, ExitCode::kRecipe, {"lora[0].target"});
 }

@@ -1,0 +1,32 @@
+// `vgen plan`: the recipe's LoRA adapters, read as far as their headers and checked against the
+// transformer configs the way the load checks them (model/wan/lora.h).
+#include <filesystem>
+
+#include "io/diffusers_dir.h"
+#include "model/wan/lora.h"
+#include "pipeline/plan.h"
+
+namespace vgen {
+namespace fs = std::filesystem;
+
+std::vector<PlanLora> plan_loras(const Recipe& recipe) {
+  std::vector<PlanLora> out;
+  if (recipe.lora.empty()) return out;
+  DiffusersDir dir(recipe.model);
+  const bool two = dir.has_component("transformer_2");
+  for (size_t i = 0; i < recipe.lora.size(); ++i) {
+    const LoraEntry& e = recipe.lora[i];
+    VGEN_CHECK(two || e.target != "transformer_2", ExitCode::kRecipe,
+               "lora[{}].target: transformer_2, but the model has no transformer_2 ({})", i, e.path);
+    for (const char* component : {"transformer", "transformer_2"}) {
+      if (e.target != "both" && e.target != component) continue;
+      if (std::string(component) == "transformer_2" && !two) continue;
+      const WanTransformerConfig cfg = WanTransformerConfig::load(dir.component_path(component));
+      const LoraAdapter a = load_lora(e.path, e.scale, cfg, recipe.lora_strict, /*with_data=*/false);
+      out.push_back({int(i), e.path, e.scale, component, a.num_tensors(), a.max_rank(), a.skipped_keys});
+    }
+  }
+  return out;
+}
+
+}  // namespace vgen
