@@ -29,6 +29,13 @@ struct PlanArgs {
   std::string recipe;
   int world = 0;
   std::vector<std::string> sets;
+  bool predict = false;       // --predict: the time model (pipeline/predict.h)
+  std::string hardware = "h200";
+  bool rank = false;          // --rank: every valid mesh of --world ranks, best first
+  std::string json;           // --json FILE
+  bool no_weights = false;    // --no-weights: configs only, no safetensors headers
+  int videos = 1;             // --videos K: order meshes by the time of K videos
+  int top = 20;               // --top K: rows of the --rank table
 };
 
 // A recipe for several ranks started as one process: say how to launch it (kRecipe).

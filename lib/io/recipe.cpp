@@ -200,27 +200,35 @@ std::vector<Key> generation_keys(const Ctx& c, GenerationConfig& g) {
 }
 
 std::vector<Key> parallel_keys(const Ctx& c, ParallelConfig& pc) {
+  // A size key given in the recipe or by --set is explicit: parallel_config.auto keeps it.
+  auto mark = [&pc](const std::string& path) {
+    const std::string key = path.substr(path.rfind('.') + 1);
+    if (!pc.is_explicit(key)) pc.explicit_keys.push_back(key);
+  };
   return {
-      {"dp_size", [&](auto& n, auto& p) { pc.dp_size = get_int_min(c, n, p, 1); }},
+      {"dp_size", [&, mark](auto& n, auto& p) { pc.dp_size = get_int_min(c, n, p, 1); mark(p); }},
       {"cfg_size",
-       [&](auto& n, auto& p) {
+       [&, mark](auto& n, auto& p) {
+         mark(p);
          pc.cfg_size = get_int(c, n, p);
          if (pc.cfg_size != 1 && pc.cfg_size != 2) c.fail(p, n, fmt::format("must be 1 or 2, got {}", pc.cfg_size));
        }},
-      {"ulysses_size", [&](auto& n, auto& p) { pc.ulysses_size = get_int_min(c, n, p, 1); }},
-      {"ring_size", [&](auto& n, auto& p) { pc.ring_size = get_int_min(c, n, p, 1); }},
+      {"ulysses_size", [&, mark](auto& n, auto& p) { pc.ulysses_size = get_int_min(c, n, p, 1); mark(p); }},
+      {"ring_size", [&, mark](auto& n, auto& p) { pc.ring_size = get_int_min(c, n, p, 1); mark(p); }},
       {"attn2d_size",
-       [&](auto& n, auto& p) {
+       [&, mark](auto& n, auto& p) {
+         mark(p);
          if (!n.IsSequence() || n.size() != 2)
            c.fail(p, n, fmt::format("expected a list [rows, cols] of two integers, got {}", kind_of(n)));
          pc.attn2d_size[0] = get_int_min(c, n[0], p + "[0]", 1);
          pc.attn2d_size[1] = get_int_min(c, n[1], p + "[1]", 1);
        }},
       {"async_ulysses", [&](auto& n, auto& p) { pc.async_ulysses = get_bool(c, n, p); }},
-      {"parallel_vae_size", [&](auto& n, auto& p) { pc.parallel_vae_size = get_int_min(c, n, p, 1); }},
+      {"parallel_vae_size", [&, mark](auto& n, auto& p) { pc.parallel_vae_size = get_int_min(c, n, p, 1); mark(p); }},
       {"parallel_vae_split_dim",
        [&](auto& n, auto& p) { pc.parallel_vae_split_dim = get_choice(c, n, p, {"width", "height"}); }},
-      {"dwdp_size", [&](auto& n, auto& p) { pc.dwdp_size = get_int_min(c, n, p, 1); }},
+      {"dwdp_size", [&, mark](auto& n, auto& p) { pc.dwdp_size = get_int_min(c, n, p, 1); mark(p); }},
+      {"auto", [&](auto& n, auto& p) { pc.auto_mesh = get_bool(c, n, p); }},
   };
 }
 
@@ -423,7 +431,8 @@ Json recipe_to_json(const Recipe& r) {
                           {"async_ulysses", pc.async_ulysses},
                           {"parallel_vae_size", pc.parallel_vae_size},
                           {"parallel_vae_split_dim", pc.parallel_vae_split_dim},
-                          {"dwdp_size", pc.dwdp_size}};
+                          {"dwdp_size", pc.dwdp_size},
+                          {"auto", pc.auto_mesh}};
   j["attention_config"] = {{"backend", r.attention.backend}};
   j["cache_config"] = {{"first_block_threshold", r.cache.first_block_threshold}};
   j["output"] = {{"dir", r.output.dir},

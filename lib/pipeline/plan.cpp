@@ -85,7 +85,7 @@ Plan make_plan(const Recipe& recipe, int world) {
   return p;
 }
 
-Plan make_plan(const Recipe& recipe, int world, const PlanModel& model) {
+Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool with_ranks) {
   const ParallelConfig& pc = recipe.parallel;
   const GenerationConfig& g = recipe.generation;
   Plan p;
@@ -112,7 +112,8 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model) {
   t.padded = (t.tokens + sp - 1) / sp * sp;
   t.per_rank = t.padded / sp;
 
-  for (int r = 0; r < world; ++r) p.ranks.push_back(plan_rank(m, r));
+  if (with_ranks)
+    for (int r = 0; r < world; ++r) p.ranks.push_back(plan_rank(m, r));
 
   // Collective volumes per rank per denoising step (bytes leaving / arriving at the rank).
   const double b = recipe.precision == "bf16" ? 2 : 4;

@@ -28,6 +28,12 @@ struct PlanModel {
   std::string te_source;
   int64_t vae_bytes = -1;  // -1: unknown (no weights)
   int text_len = 512;      // UMT5 context length (max_sequence_length)
+  // VAE decoder and text encoder shapes (vae/config.json, text_encoder/config.json) for the time model.
+  int vae_base_dim = 96, vae_res_blocks = 2;
+  std::vector<int> vae_dim_mult = {1, 2, 4, 4};
+  std::vector<bool> vae_temporal_down = {false, true, true};
+  int64_t te_embed_params = 0;  // vocab · d_model (a lookup, no FLOPs)
+  int te_layers = 24, te_dmodel = 4096;
   int dim() const { return heads * head_dim; }
 };
 
@@ -77,10 +83,13 @@ std::vector<PlanLora> plan_loras(const Recipe& recipe);
 
 // Reads the model configs (and safetensors headers where present) for the plan.
 PlanModel read_plan_model(const Recipe& recipe);
+// Reads the model configs only (no safetensors headers, sizes by config math): `--no-weights`.
+PlanModel read_plan_model_configs(const Recipe& recipe);
 // Validates the recipe for `world` ranks (kRecipe / kModel on problems) and computes the plan.
 Plan make_plan(const Recipe& recipe, int world);
 // The same for a model already read (no files, no device warnings): e.g. to compare meshes.
-Plan make_plan(const Recipe& recipe, int world, const PlanModel& model);
+// with_ranks false leaves Plan::ranks empty (the per-rank group table; the time model's ranking).
+Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool with_ranks = true);
 std::string format_plan(const Recipe& recipe, const Plan& plan);
 
 // Helpers shared with tests: group members of `rank` and the compact list form "[0,4,...,32]".

@@ -83,7 +83,9 @@ int64_t umt5_params(const Json& c) {
 
 }  // namespace
 
-PlanModel read_plan_model(const Recipe& recipe) {
+namespace {
+
+PlanModel read_model(const Recipe& recipe, bool headers) {
   VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing", recipe.source_path);
   DiffusersDir dir(recipe.model);
   const size_t run_bytes = recipe.precision == "bf16" ? 2 : 4;
@@ -106,11 +108,12 @@ PlanModel read_plan_model(const Recipe& recipe) {
   m.text_len = recipe.generation.max_sequence_length;
 
   std::string tdir = (fs::path(recipe.model) / "transformer").string();
-  DitSize d = has_safetensors(tdir) ? dit_from_headers(tdir, run_bytes) : dit_from_config(m, run_bytes);
-  m.dit_source = has_safetensors(tdir) ? "safetensors headers" : "config math";
+  const bool dit_headers = headers && has_safetensors(tdir);
+  DitSize d = dit_headers ? dit_from_headers(tdir, run_bytes) : dit_from_config(m, run_bytes);
+  m.dit_source = dit_headers ? "safetensors headers" : "config math";
   if (m.experts == 2) {
     std::string t2 = (fs::path(recipe.model) / "transformer_2").string();
-    if (has_safetensors(t2)) {
+    if (headers && has_safetensors(t2)) {
       DitSize d2 = dit_from_headers(t2, run_bytes);
       d.bytes = std::max(d.bytes, d2.bytes);
       d.max_block = std::max(d.max_block, d2.max_block);
@@ -122,10 +125,15 @@ PlanModel read_plan_model(const Recipe& recipe) {
 
   std::string tec = (fs::path(recipe.model) / "text_encoder" / "config.json").string();
   if (fs::is_regular_file(tec)) {
-    m.te_params = umt5_params(read_json_file(tec, ExitCode::kModel));
+    const Json te = read_json_file(tec, ExitCode::kModel);
+    m.te_params = umt5_params(te);
+    m.te_embed_params = json_get_or<int64_t>(te, "vocab_size", 256384) * json_get_or<int64_t>(te, "d_model", 4096);
+    m.te_layers = json_get_or(te, "num_layers", 24);
+    m.te_dmodel = json_get_or(te, "d_model", 4096);
     m.te_source = "text_encoder/config.json";
   } else {
     m.te_params = umt5_params(Json::object());
+    m.te_embed_params = int64_t(256384) * 4096;
     m.te_source = "umt5-xxl defaults (no text_encoder/config.json)";
   }
   m.te_bytes = m.te_params * int64_t(run_bytes);
@@ -136,8 +144,18 @@ PlanModel read_plan_model(const Recipe& recipe) {
     Json vc = read_json_file(vcfg, ExitCode::kModel);
     m.vae_spatial = json_get_or(vc, "scale_factor_spatial", 8);
     m.vae_temporal = json_get_or(vc, "scale_factor_temporal", 4);
+    m.vae_base_dim = json_get_or(vc, "base_dim", 96);
+    m.vae_res_blocks = json_get_or(vc, "num_res_blocks", 2);
+    if (vc.contains("dim_mult") && vc["dim_mult"].is_array() && !vc["dim_mult"].empty()) {
+      m.vae_dim_mult.clear();
+      for (auto& x : vc["dim_mult"]) m.vae_dim_mult.push_back(x.get<int>());
+    }
+    if (vc.contains("temperal_downsample") && vc["temperal_downsample"].is_array()) {
+      m.vae_temporal_down.clear();
+      for (auto& x : vc["temperal_downsample"]) m.vae_temporal_down.push_back(x.get<bool>());
+    }
   }
-  if (has_safetensors(vdir)) {
+  if (headers && has_safetensors(vdir)) {
     WeightStore ws = WeightStore::open(vdir);
     int64_t n = 0;
     for (auto& name : ws.names()) n += ws.get(name).numel();
@@ -145,5 +163,10 @@ PlanModel read_plan_model(const Recipe& recipe) {
   }
   return m;
 }
+
+}  // namespace
+
+PlanModel read_plan_model(const Recipe& recipe) { return read_model(recipe, true); }
+PlanModel read_plan_model_configs(const Recipe& recipe) { return read_model(recipe, false); }
 
 }  // namespace vgen

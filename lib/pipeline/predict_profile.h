@@ -1,0 +1,57 @@
+// Hardware profiles of `vgen plan --predict` (recipes/hardware/<name>.yaml): peak rates, efficiency
+// curves of GEMM and attention by size, HBM bandwidth, link bandwidth and latency per collective
+// kind inside and between NVLink domains, copy engines, and the host-side rates of the pipeline.
+// Every number is required and must be positive; a problem is kRecipe naming the file and key.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vgen {
+
+// Piecewise-linear in log(x), clamped at both ends: efficiency (fraction of a peak) against a size.
+struct EfficiencyCurve {
+  std::vector<std::pair<double, double>> points;  // (size, fraction), sizes ascending
+  double at(double x) const;
+};
+
+// One collective kind on one fabric: time = latency + bytes / bandwidth (bytes leaving a rank).
+struct LinkCost {
+  double gbps = 0;        // GB/s per rank (1e9 bytes)
+  double latency_us = 0;  // per call
+  double seconds(double bytes, int calls) const { return calls * latency_us * 1e-6 + bytes / (gbps * 1e9); }
+};
+
+struct FabricCost {
+  LinkCost all_to_all, all_gather, p2p, copy_engine;
+};
+
+struct HardwareProfile {
+  std::string name, gpu, source_path;
+  int nvlink_domain = 1;  // GPUs that share the NVLink fabric (a node, or a whole NVL72 rack)
+  double memory_gib = 0;
+  double bf16_tflops = 0, fp8_tflops = 0, fp32_tflops = 0, hbm_tbps = 0;
+  EfficiencyCurve gemm;            // by GEMM rows M (tokens)
+  EfficiencyCurve attention;       // by GFLOP per call, the recipe's attention backend `auto`
+  EfficiencyCurve attention_cudnn; // by GFLOP per call, attention_config.backend cudnn
+  double elementwise_efficiency = 0;  // fraction of hbm_tbps reached by the memory-bound ops
+  double vae_efficiency = 0;          // fraction of the bf16 peak reached by the VAE decoder's convolutions
+  FabricCost intra, inter;
+  double loader_gbps = 0;             // checkpoint bytes per second per reading rank (page cache warm)
+  double mp4_mpix_per_s = 0;          // H.264 encode, host
+  double frame_mpix_per_s = 0;        // VAE output to frames (GPU postprocess + copy to host)
+  double text_fixed_s = 0;            // tokenizer and launch cost of one text encode
+  double forward_overhead = 0;        // pipeline forward over the benchmark forward (scheduler, CFG, events)
+};
+
+// The directory of the shipped profiles: $VGEN_HARDWARE_DIR, else recipes/hardware below the
+// current directory, else next to the executable (<prefix>/bin/../../recipes/hardware).
+std::string hardware_dir();
+// The profile names found there (sorted).
+std::vector<std::string> hardware_profile_names();
+// Loads `name` (a name from hardware_profile_names() or a path to a .yaml file). kRecipe for an
+// unknown name (listing the known ones) or a missing / non-positive number (naming its key).
+HardwareProfile load_hardware_profile(const std::string& name);
+HardwareProfile parse_hardware_profile(const std::string& yaml_text, const std::string& path);
+
+}  // namespace vgen

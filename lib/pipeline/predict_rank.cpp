@@ -1,0 +1,164 @@
+#include "pipeline/predict_rank.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "dist/mesh.h"
+
+namespace vgen {
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> d;
+  for (int i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(i);
+  return d;
+}
+
+// The meshes to price: the recipe's parallel_config with every combination of sizes for `world`
+// (keeping the explicit keys when asked).
+std::vector<ParallelConfig> mesh_candidates(const Recipe& recipe, int world, const PlanModel& model,
+                                            const HardwareProfile& hw, bool keep) {
+  const ParallelConfig& cur = recipe.parallel;
+  auto fixed = [&](const char* key) { return keep && cur.is_explicit(key); };
+  std::vector<ParallelConfig> out;
+  for (int dp : divisors(world)) {
+    if (fixed("dp_size") && dp != cur.dp_size) continue;
+    for (int cfg : {1, 2}) {
+      if ((world / dp) % cfg || (fixed("cfg_size") && cfg != cur.cfg_size)) continue;
+      const int sp = world / dp / cfg;
+      for (int u : divisors(sp)) {
+        if (model.heads % u || (fixed("ulysses_size") && u != cur.ulysses_size)) continue;
+        const int cp = sp / u;
+        // The context-parallel layouts: none, a ring, or an Attention2D grid rows × cols.
+        std::vector<std::pair<int, std::array<int, 2>>> layouts;
+        if (cp == 1) layouts.push_back({1, {1, 1}});
+        else {
+          layouts.push_back({cp, {1, 1}});
+          for (int r : divisors(cp)) layouts.push_back({1, {r, cp / r}});
+        }
+        for (auto& [ring, grid] : layouts) {
+          if (fixed("ring_size") && ring != cur.ring_size) continue;
+          if (fixed("attn2d_size") && grid != cur.attn2d_size) continue;
+          for (int vae = 1; vae <= std::min(sp, 16); vae *= 2) {
+            if (fixed("parallel_vae_size") && vae != cur.parallel_vae_size) continue;
+            for (int d : {1, 2, 4, 8}) {
+              if (world % d || d > hw.nvlink_domain || (fixed("dwdp_size") && d != cur.dwdp_size)) continue;
+              if (d > 1 && (recipe.cache.first_block_threshold > 0 || (!recipe.lora.empty() && recipe.is_cuda())))
+                continue;
+              ParallelConfig pc = cur;
+              pc.dp_size = dp, pc.cfg_size = cfg, pc.ulysses_size = u, pc.ring_size = ring, pc.attn2d_size = grid;
+              pc.parallel_vae_size = vae, pc.dwdp_size = d;
+              if (u == 1 || cp > 1) pc.async_ulysses = false;  // async Ulysses runs without a cp axis only
+              out.push_back(pc);
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+bool better(const Prediction& a, const Prediction& b, int videos) {
+  if (a.fits != b.fits) return a.fits;
+  const double ja = job_seconds(a, videos), jb = job_seconds(b, videos);
+  if (std::abs(ja - jb) > 1e-9 * std::max(ja, jb)) return ja < jb;
+  // Equal times: fewer GPUs in the VAE, no DWDP (its measured cost, +0.6-1.2% in
+  // results/2026-11-30_h200_issue7_runs27-32.json, lies below the model's resolution), less memory.
+  if (a.pc.parallel_vae_size != b.pc.parallel_vae_size) return a.pc.parallel_vae_size < b.pc.parallel_vae_size;
+  if (a.pc.dwdp_size != b.pc.dwdp_size) return a.pc.dwdp_size < b.pc.dwdp_size;
+  return a.memory_gib < b.memory_gib;
+}
+
+}  // namespace
+
+double job_seconds(const Prediction& p, int videos) {
+  const int per_replica = (std::max(videos, 1) + p.pc.dp_size - 1) / p.pc.dp_size;
+  return per_replica * p.e2e_s;
+}
+
+std::vector<Prediction> rank_meshes(const Recipe& recipe, int world, const PlanModel& model,
+                                    const HardwareProfile& hw, const RankOptions& opt) {
+  const Prediction one = predict_one_gpu(recipe, model, hw);
+  std::vector<Prediction> out;
+  Recipe r = recipe;
+  for (const ParallelConfig& pc : mesh_candidates(recipe, world, model, hw, opt.keep_explicit)) {
+    r.parallel = pc;
+    try {
+      Prediction p = predict(r, make_plan(r, world, model, /*with_ranks=*/false), hw);
+      p.efficiency = pc.dp_size * one.e2e_s / (world * p.e2e_s);
+      out.push_back(std::move(p));
+    } catch (const Error&) {
+      // not a valid mesh for this recipe and model (e.g. the VAE split does not divide the latent)
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [&](auto& a, auto& b) { return better(a, b, opt.videos); });
+  return out;
+}
+
+ParallelConfig choose_mesh(const Recipe& recipe, int world, const PlanModel& model, const HardwareProfile& hw,
+                           int videos) {
+  const auto ranked = rank_meshes(recipe, world, model, hw, {videos, true});
+  std::string kept;
+  for (auto& k : recipe.parallel.explicit_keys) kept += (kept.empty() ? "" : ", ") + k;
+  VGEN_CHECK(!ranked.empty() && ranked.front().fits, ExitCode::kRecipe,
+             "parallel_config.auto: no mesh of {} ranks {} fits a {} GPU ({:.0f} GiB){}", world,
+             ranked.empty() ? "is valid" : "with a memory estimate that", hw.name, hw.memory_gib,
+             kept.empty() ? std::string() : fmt::format(" keeping the explicit keys {}", kept));
+  return ranked.front().pc;
+}
+
+Json prediction_json(const Prediction& p) {
+  Json parts = Json::object();
+  for (auto& [what, s] : p.forward_parts) parts[what] = s;
+  return {{"mesh", p.mesh},
+          {"parallel_config",
+           {{"dp_size", p.pc.dp_size},
+            {"cfg_size", p.pc.cfg_size},
+            {"ulysses_size", p.pc.ulysses_size},
+            {"ring_size", p.pc.ring_size},
+            {"attn2d_size", {p.pc.attn2d_size[0], p.pc.attn2d_size[1]}},
+            {"async_ulysses", p.pc.async_ulysses},
+            {"parallel_vae_size", p.pc.parallel_vae_size},
+            {"dwdp_size", p.pc.dwdp_size}}},
+          {"forward_s", p.forward_s},
+          {"forward_parts_s", parts},
+          {"step_s", p.step_s},
+          {"denoise_s", p.denoise_s},
+          {"text_s", p.text_s},
+          {"vae_s", p.vae_s},
+          {"vae_decode_s", p.vae_decode_s},
+          {"mp4_s", p.mp4_s},
+          {"load_s", p.load_s},
+          {"e2e_s", p.e2e_s},
+          {"videos_per_hour", p.videos_per_hour},
+          {"efficiency", p.efficiency},
+          {"memory_gib", p.memory_gib},
+          {"fits", p.fits}};
+}
+
+std::string format_ranking(const Recipe& recipe, const HardwareProfile& hw, const std::vector<Prediction>& ranked,
+                           int world, int videos, size_t limit) {
+  fmt::memory_buffer o;
+  auto out = std::back_inserter(o);
+  fmt::format_to(out, "\n{} valid meshes of {} ranks on {} ({}), {}×{}×{}, {} steps; best first by the time of {} "
+                 "video(s):\n",
+                 ranked.size(), world, hw.name, hw.gpu, recipe.generation.width, recipe.generation.height,
+                 recipe.generation.num_frames, recipe.generation.num_inference_steps, videos);
+  fmt::format_to(out, "{:>4}  {:<58} {:>8} {:>9} {:>7} {:>8} {:>8} {:>6} {:>7}\n", "#", "mesh", "step s", "denoise s",
+                 "vae s", "e2e s", "video/h", "eff", "GiB");
+  for (size_t i = 0; i < ranked.size() && i < limit; ++i) {
+    const Prediction& p = ranked[i];
+    fmt::format_to(out, "{:>4}  {:<58} {:>8.3f} {:>9.2f} {:>7.2f} {:>8.2f} {:>8.1f} {:>6.3f} {:>7.1f}{}\n", i + 1,
+                   p.mesh, p.step_s, p.denoise_s, p.vae_s, p.e2e_s, p.videos_per_hour, p.efficiency, p.memory_gib,
+                   p.fits ? "" : "  does not fit");
+  }
+  if (ranked.size() > limit) fmt::format_to(out, "  ... {} more (--json FILE lists all)\n", ranked.size() - limit);
+  return fmt::to_string(o);
+}
+
+}  // namespace vgen
