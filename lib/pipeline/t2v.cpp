@@ -74,7 +74,10 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
   if (recipe.generation.boundary_ratio) {
     boundary_ratio_ = recipe.generation.boundary_ratio;
   } else if (dir_.model_index().contains("boundary_ratio") && !dir_.model_index()["boundary_ratio"].is_null()) {
-    boundary_ratio_ = dir_.model_index()["boundary_ratio"].get<double>();
+    const std::string src = dir_.root() + "/model_index.json";
+    const double b = json_get_or<double>(dir_.model_index(), "boundary_ratio", 0.0, src);  // kModel if not a number
+    VGEN_CHECK(b >= 0.0 && b <= 1.0, ExitCode::kModel, "{}: boundary_ratio {} is outside [0, 1]", src, b);
+    boundary_ratio_ = b;
   }
   if (boundary_ratio_)
     VGEN_CHECK(two, ExitCode::kModel, "boundary_ratio {} is set but {} has no transformer_2", *boundary_ratio_,
