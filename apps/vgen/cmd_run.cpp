@@ -6,6 +6,7 @@
 #include "dist/watchdog.h"
 #include "pipeline/batch.h"
 #include "pipeline/plan_fit.h"
+#include "pipeline/predict_rank.h"
 #include "pipeline/preflight.h"
 
 namespace vgen::cli {
@@ -20,6 +21,7 @@ void check_launched_for(const ParallelConfig& pc, const DistEnv& env) {
 
 int cmd_run(const RunArgs& a, const DistEnv& env) {
   Recipe recipe = load_recipe(a.recipe, a.sets);
+  if (recipe.parallel.auto_mesh) resolve_auto_mesh(recipe, env.world_size);
   check_launched_for(recipe.parallel, env);
   RunOptions opts;
   auto abs = [](const std::string& p) {

@@ -1,11 +1,14 @@
 #include "pipeline/predict_rank.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "dist/mesh.h"
 
 namespace vgen {
@@ -159,6 +162,28 @@ std::string format_ranking(const Recipe& recipe, const HardwareProfile& hw, cons
   }
   if (ranked.size() > limit) fmt::format_to(out, "  ... {} more (--json FILE lists all)\n", ranked.size() - limit);
   return fmt::to_string(o);
+}
+
+}  // namespace vgen
+
+namespace vgen {
+
+void resolve_auto_mesh(Recipe& recipe, int world) {
+  const char* env = std::getenv("VGEN_HARDWARE");
+  const HardwareProfile hw = load_hardware_profile(env && *env ? env : "h200");
+  const PlanModel model = read_plan_model(recipe);
+  ParallelConfig pc = choose_mesh(recipe, world, model, hw, 1);
+  pc.auto_mesh = true;
+  recipe.parallel = pc;
+  recipe.resolved = recipe_to_json(recipe);
+  Recipe r = recipe;
+  const Prediction p = predict(r, make_plan(r, world, model, false), hw);
+  recipe.resolved["parallel_config"]["auto_choice"] = {{"hardware", hw.name},
+                                                      {"mesh", p.mesh},
+                                                      {"predicted_e2e_s", p.e2e_s},
+                                                      {"kept", recipe.parallel.explicit_keys}};
+  log_info("parallel_config.auto: {} for {} rank(s) on {} (predicted {:.1f} s per video; kept {})", p.mesh, world,
+           hw.name, p.e2e_s, recipe.parallel.explicit_keys.empty() ? std::string("none") : fmt::format("{}", fmt::join(recipe.parallel.explicit_keys, ", ")));
 }
 
 }  // namespace vgen

@@ -34,3 +34,13 @@ std::string format_ranking(const Recipe& recipe, const HardwareProfile& hw, cons
 Json prediction_json(const Prediction& p);
 
 }  // namespace vgen
+
+namespace vgen {
+
+// `vgen run` with parallel_config.auto: replaces the recipe's sizes by choose_mesh for `world`
+// ranks and one video on the profile named by $VGEN_HARDWARE (default h200), logs the choice and
+// re-resolves Recipe::resolved (timing.json's "recipe" then holds the chosen sizes). Every rank
+// computes the same choice from the same files.
+void resolve_auto_mesh(Recipe& recipe, int world);
+
+}  // namespace vgen
