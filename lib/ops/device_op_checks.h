@@ -17,6 +17,16 @@ inline void check_dev(const Tensor& t, const char* op, const char* what) {
   VGEN_ASSERT(t.defined() && t.device() == Device::kCUDA, "{}: {} must be a device tensor, got {}", op, what, desc(t));
 }
 
+// The kernel float type of dtype `dt` (f32, bf16, f16); false for the others.
+inline bool float_type(DType dt, kern::FloatType* out) {
+  switch (dt) {
+    case DType::kF32: *out = kern::FloatType::kF32; return true;
+    case DType::kBF16: *out = kern::FloatType::kBF16; return true;
+    case DType::kF16: *out = kern::FloatType::kF16; return true;
+    default: return false;
+  }
+}
+
 // The kernel float type of an f32 or bf16 device tensor (the activation dtypes).
 inline kern::FloatType act_type(const Tensor& t, const char* op, const char* what) {
   check_dev(t, op, what);

@@ -4,11 +4,14 @@
 #include "kernels/attention/attention.cuh"
 #include "kernels/common/convert.cuh"
 #include "kernels/gemm/gemm.cuh"
+#include "ops/device_op_checks.h"
 #include "ops/device_ops.h"
 
 namespace vgen {
 
 namespace {
+
+using device_ops::float_type;
 
 void check_device(const Tensor& t, const char* op, const char* what) {
   VGEN_ASSERT(t.defined() && t.device() == Device::kCUDA, "{}: {} must be a device tensor, got {}", op, what,
@@ -19,15 +22,6 @@ void check_launch(cudaError_t e, const char* op, const std::string& detail = {})
   if (e != cudaSuccess)
     VGEN_THROW(ExitCode::kInternal, "{} failed: {} ({}){}{}", op, cudaGetErrorString(e), cudaGetErrorName(e),
                detail.empty() ? "" : ": ", detail);
-}
-
-bool float_type(DType dt, kern::FloatType* out) {
-  switch (dt) {
-    case DType::kF32: *out = kern::FloatType::kF32; return true;
-    case DType::kBF16: *out = kern::FloatType::kBF16; return true;
-    case DType::kF16: *out = kern::FloatType::kF16; return true;
-    default: return false;
-  }
 }
 
 kern::GemmType gemm_type(DType dt, const char* what, const Tensor& t) {

@@ -58,12 +58,7 @@ void cuda_vae_conv_weight_layout(const Tensor& src, Tensor& dst) {
   VGEN_ASSERT(dst.numel() == d.cout_store * d.taps * d.cin, "vae_conv_weight_layout: dst {} for src {}", dst.str(),
               src.str());
   kern::FloatType ot{};
-  switch (dst.dtype()) {
-    case DType::kF32: ot = kern::FloatType::kF32; break;
-    case DType::kBF16: ot = kern::FloatType::kBF16; break;
-    case DType::kF16: ot = kern::FloatType::kF16; break;
-    default: VGEN_ASSERT(false, "vae_conv_weight_layout: dst {} is not a float tensor", dst.str());
-  }
+  VGEN_ASSERT(float_type(dst.dtype(), &ot), "vae_conv_weight_layout: dst {} is not a float tensor", dst.str());
   VGEN_CUDA_CHECK(kern::conv_weight_taps_last(src.f32(), dst.raw(), ot, d, compute_stream()));
 }
 
