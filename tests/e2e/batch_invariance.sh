@@ -7,11 +7,7 @@
 # Usage: batch_invariance.sh <vgen> <source dir>
 set -u
 VGEN=$1; SRC=$2
-MPIRUN=${MPIRUN:-mpirun}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-W=$(mktemp -d /tmp/vgen_invariance_XXXX)
-trap 'rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_common.sh" invariance
 
 # Token counts from 1 to the 16 of max_sequence_length (truncated), two negative prompts: the
 # pairs the encoder sees differ in length from every prompt, and from one another.

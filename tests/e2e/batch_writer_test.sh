@@ -9,14 +9,7 @@
 # Usage: batch_writer_test.sh <vgen> <source dir> <case>   (case: encode_fail|sigterm|sigterm_ranks)
 set -u
 VGEN=$1; SRC=$2; CASE=$3
-MPIRUN=${MPIRUN:-mpirun}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-W=$(mktemp -d /tmp/vgen_writer_XXXX)
-trap 'rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-prompts() {  # n file
-  for i in $(seq 1 "$1"); do echo "prompt number $i, a small red cube turns"; done > "$2"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_common.sh" writer
 common=(--recipe "$SRC/recipes/demo-cpu.yaml" --set model="$SRC/tests/golden/wan21-tiny" --set generation.height=16
         --set generation.width=16 --set generation.num_frames=5 --set generation.num_inference_steps=2
         --set generation.max_sequence_length=8)

@@ -14,17 +14,14 @@
 # Usage: watchdog_test.sh <vgen> <source dir> <case>
 set -u
 VGEN=$1; SRC=$2; CASE=$3
-MPIRUN=${MPIRUN:-mpirun}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-W=$(mktemp -d /tmp/vgen_watchdog_XXXX)
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_common.sh" watchdog
 mp=""
 cleanup() {
   [ -n "$mp" ] && kill -0 "$mp" 2> /dev/null && { pkill -CONT -P "$mp"; kill -9 "$mp"; }
   rm -rf "$W"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-for i in $(seq 1 200); do echo "prompt number $i, a small red cube turns"; done > "$W/p.txt"
+prompts 200 "$W/p.txt"
 # The demo size (32x48, 9 frames): most of a video's time is its denoising steps, so the stop
 # usually lands in the middle of one.
 common=(--recipe "$SRC/recipes/demo-cpu.yaml" --set model="$SRC/tests/golden/wan21-tiny"
