@@ -23,6 +23,10 @@
 #   e2e      one video 480x832x81, 4 steps, guidance 5, on GPU 0: `vgen run` against the peer's
 #            WanPipeline call, each a fresh process that loads and renders, order $E2E_ORDER
 #            (default "vgen peer"): load, render and wall seconds
+#   lora     a random rank-$LORA_RANK adapter at the checkpoint's shapes (make_random_lora.py): the
+#            merge's cost (--load-only without/with it, ABBA) and one video at $LORA_SHAPES x 81
+#            frames with the distilled schedule (4 steps, guidance 1, Euler, shift 5, merged) against
+#            the default (guidance 5; $LORA_DEFAULT_STEPS steps run, the per-step DiT time x 50 recorded)
 #   scaling  scripts/bench/run_scaling.sh dit vae: one CFG step per mesh of this GPU count and the
 #            parallel VAE over 1, 2, 4, ... ranks (new measurements only are recorded)
 #   build    configure and build every target, nothing else (a first full build may need a call
@@ -45,7 +49,7 @@
 # scratch file unless --results is given); DRY_GPUS=N pretends N GPUs.
 # Environment: VGEN_GPU_BUILD (build dir), JOBS (build jobs, default nproc), SHAPES (default
 # 480p,720p), LAYERS (40), REPS (3), DIT_MODES (two GPUs: "cfg ulysses ring attn2d"), MODE_SHAPES
-# (720p), PEER_WHAT, MODEL, LOAD_ORDER, E2E_ORDER, DROP_CACHES=1 (drop the page cache before each
+# (720p), PEER_WHAT, MODEL, LOAD_ORDER, E2E_ORDER, LORA_RANK (64), LORA_SHAPES (480p,720p), LORA_DEFAULT_STEPS (3), DROP_CACHES=1 (drop the page cache before each
 # load, where permitted), BUDGET_S (seconds for the whole call, default 570: a suite that no longer
 # fits is skipped and said so), VGEN_COMMIT.
 # shellcheck disable=SC2317  # the suites are called as suite_$name
@@ -64,9 +68,9 @@ while [ $# -gt 0 ]; do
     --results) RESULTS=$2; shift ;;
     --build) BUILD=$2; shift ;;
     -h|--help) sed -n '2,/^# shellcheck/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    build|tests|golden|dit|vae|peer|load|e2e|scaling) SUITES+=("$1") ;;
+    build|tests|golden|dit|vae|peer|load|e2e|lora|scaling) SUITES+=("$1") ;;
     all) SUITES+=(tests golden dit peer vae) ;;
-    *) echo "gpu_suite: unknown suite or option '$1' (suites: build tests golden dit vae peer load e2e scaling all)" >&2
+    *) echo "gpu_suite: unknown suite or option '$1' (suites: build tests golden dit vae peer load e2e lora scaling all)" >&2
        exit 2 ;;
   esac
   shift
@@ -81,6 +85,9 @@ MODE_SHAPES=${MODE_SHAPES:-720p}
 MODEL=${MODEL:-$BUILD/random-wan21-14b}
 LOAD_ORDER=${LOAD_ORDER:-vgen peer peer vgen}
 E2E_ORDER=${E2E_ORDER:-vgen peer}
+LORA_RANK=${LORA_RANK:-64}
+LORA_SHAPES=${LORA_SHAPES:-480p,720p}
+LORA_DEFAULT_STEPS=${LORA_DEFAULT_STEPS:-3}
 BUDGET_S=${BUDGET_S:-570}
 LOG=$BUILD/gpu_suite_logs
 REC=$ROOT/scripts/bench/gpu_suite_records.py  # the JSON side: records, parsers, the table
@@ -157,7 +164,7 @@ VGEN=$BUILD/bin/vgen
 DIT=$BUILD/tests/vgen_dit_bench
 VAE=$BUILD/tests/vgen_vae_bench
 TARGETS=()
-if has_suite golden || has_suite load || has_suite e2e; then TARGETS+=(vgen); fi
+if has_suite golden || has_suite load || has_suite e2e || has_suite lora; then TARGETS+=(vgen); fi
 if has_suite dit; then TARGETS+=(vgen_dit_bench); fi
 if has_suite vae; then TARGETS+=(vgen_vae_bench); fi
 if has_suite scaling; then TARGETS+=(vgen vgen_dit_bench vgen_vae_bench); fi
@@ -417,6 +424,66 @@ suite_e2e() {
   done
 }
 
+suite_lora() {
+  enough 300 "lora" || return
+  ensure_model || { say "SKIPPED lora: no checkpoint in $MODEL"; return; }
+  local lora=$WORK/random_lora_r${LORA_RANK}.safetensors t rc dir i=0 who args
+  if [ ! -f "$lora" ]; then
+    x "$LOG/make_lora.log" "$(cap 300)" python3 "$ROOT/scripts/bench/make_random_lora.py" --model "$MODEL" \
+      --rank "$LORA_RANK" --out "$lora" || { say "SKIPPED lora: the random adapter was not written (make_lora.log)"; return; }
+  fi
+  # The merge's cost: --load-only without and with the adapter, ABBA.
+  for who in plain lora lora plain; do
+    i=$((i + 1))
+    enough 60 "lora load $who" || return
+    dir=$WORK/lora_load_${N}_$i
+    rm -rf "$dir"
+    args=(run --recipe recipes/1gpu-14b.yaml --set "model=$MODEL" --out "$dir" --load-only)
+    [ "$who" = lora ] && args+=(--set "lora=[{path: $lora, scale: 1.0}]")
+    t=$(now)
+    x "$LOG/lora_load_${N}_${i}.log" "$(cap 200)" env CUDA_VISIBLE_DEVICES=0 "$VGEN" "${args[@]}"
+    rc=$?
+    emit lora "vgen-load-$who" "vgen ${args[*]}" "$(vgen_timing "$dir" "$(since "$t")" "$rc" warm)"
+    say "lora load $who rc $rc: $(tail -1 "$RESULTS" | grep -o '"load_seconds": [0-9.]*')"
+  done
+  # The distilled schedule (4 steps, guidance 1, Euler shift 5, adapter merged) against the default
+  # one (50 steps, guidance 5), each one video at $LORA_SHAPES x 81 frames. The default renders
+  # $LORA_DEFAULT_STEPS steps only (a full 50 steps at 720p is ~1000 s of GPU time); its DiT time per
+  # step is what the ratio needs, and the record says it is measured on fewer steps.
+  local prompt="a red fox running through fresh snow at dawn" shape h w
+  printf '%s\n' "$prompt" > "$WORK/lora_prompt.txt"
+  for shape in ${LORA_SHAPES//,/ }; do
+    case "$shape" in 480p) h=480; w=832 ;; 720p) h=720; w=1280 ;; *) say "lora: unknown shape $shape"; continue ;; esac
+    for who in distill default; do
+      enough 120 "lora render $who $shape" || return
+      dir=$WORK/lora_render_${N}_${shape}_$who
+      rm -rf "$dir"
+      args=(run --recipe recipes/1gpu-14b.yaml --set "model=$MODEL" --prompts "$WORK/lora_prompt.txt" --out "$dir"
+            --set generation.height=$h --set generation.width=$w --set generation.num_frames=81
+            --set output.skip_existing=false)
+      if [ "$who" = distill ]; then
+        args+=(--set "lora=[{path: $lora, scale: 1.0}]" --set generation.num_inference_steps=4
+               --set generation.guidance_scale=1.0 --set generation.scheduler=euler --set generation.flow_shift=5.0)
+      else
+        args+=(--set generation.num_inference_steps=$LORA_DEFAULT_STEPS --set generation.guidance_scale=5.0)
+      fi
+      t=$(now)
+      x "$LOG/lora_render_${N}_${shape}_$who.log" "$(cap 400)" env CUDA_VISIBLE_DEVICES=0 "$VGEN" "${args[@]}"
+      rc=$?
+      local res
+      res=$(vgen_timing "$dir" "$(since "$t")" "$rc" warm)
+      if [ "$who" = default ]; then
+        res=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); n=int(sys.argv[2]); d=r.get("denoise_seconds")
+r.update(steps_run=n, guidance=5.0, denoise_seconds_per_step=(d/n if d else None),
+         denoise_seconds_50_steps_from_per_step=(50*d/n if d else None)); print(json.dumps(r))' "$res" "$LORA_DEFAULT_STEPS")
+      else
+        res=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r.update(steps_run=4, guidance=1.0); print(json.dumps(r))' "$res")
+      fi
+      emit lora "vgen-render-$who-$shape" "vgen ${args[*]}" "$res"
+      say "lora render $who $shape rc $rc: $(tail -1 "$RESULTS" | grep -o '"denoise_seconds[a-z_0-9]*": [0-9.]*' | tr '\n' ' ')"
+    done
+  done
+}
 suite_scaling() {
   enough 120 "scaling" || return
   local d=$BUILD/scaling f n0=0 n1=0

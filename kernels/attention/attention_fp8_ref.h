@@ -1,0 +1,25 @@
+// CPU reference of the FP8 self-attention (attention_fp8.cuh), fp32 math on e4m3-rounded values
+// (kernels/quant/fp8_e4m3_ref.h), same layout and contract as attention_ref:
+//   q [B,Sq,H,D], k/v [B,Skv,H,D], out [B,Sq,H,D], lse [B,H,Sq] (may be null); keys j >= nv
+//   (nv = num_valid_kv clamped to [0, Skv]) get zero weight; with nv = 0 a row is 0, lse −inf.
+// Per (b, h):
+//   km[d] = mean_{j<nv} k[j,d];  k'[j] = k[j] − km            (softmax is invariant to it)
+//   Q, k' in blocks of 128 tokens: a = max |x| over the block (all D), x8 = e4m3(x · 448/a),
+//     scale a/448 (fp8_quant_mul / fp8_dequant_mul: a block of zeros has scale 1)
+//   V per channel d over the nv keys, the same way: sv[d]
+//   s[i,j] = (Σ_d q8·k8) · sq[i/128] · sk[j/128] · scale
+//   online softmax over 128-key tiles in order: m = running max, p = exp(s − m) (fp32),
+//     l = Σ p (fp32 p), acc[d] = Σ e4m3(p · 448) · v8[j,d] (rescaled by exp(m_old − m) per tile)
+//   out[i,d] = acc[d] · sv[d] / (448 · l);  lse[i] = m + log(l) + scale · Σ_d q[i,d] · km[d]
+// This function is also the CPU emulation of precision fp8 (the DiT's self-attention).
+#pragma once
+#include <cstdint>
+
+namespace vgen::kern {
+
+constexpr int64_t kAttnFp8Block = 128;  // tokens per Q / K scale block, keys per softmax tile
+
+void attention_fp8_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
+                       int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale);
+
+}  // namespace vgen::kern
