@@ -26,8 +26,11 @@ void add_scaled(Tensor& dst, const Tensor& src, float factor, const std::string&
 Tensor transposed(const Tensor& down) {
   const int64_t r = down.dim(0), in = down.dim(1);
   Tensor t = Tensor::empty({in, r}, DType::kF32);  // [in, r]
-  for (int64_t i = 0; i < r; ++i)
-    for (int64_t j = 0; j < in; ++j) t.f32()[j * r + i] = down.f32()[i * in + j];
+  const float* s = down.f32();
+  float* d = t.f32();
+#pragma omp parallel for schedule(static) if (in * r > (int64_t(1) << 16))
+  for (int64_t j = 0; j < in; ++j)
+    for (int64_t i = 0; i < r; ++i) d[j * r + i] = s[i * in + j];
   return t;
 }
 
