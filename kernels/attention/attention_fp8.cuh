@@ -30,6 +30,9 @@ bool attention_fp8_wgmma_supports(const AttnArgs& args);
 // or non-bf16 buffers (the caller passes bf16); cudaErrorNotSupported off sm_90.
 cudaError_t attention_fwd_fp8(const AttnArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream);
 
+// The first step alone (benchmarks): the quantisation pass into the workspace.
+cudaError_t attention_fp8_quantize(const AttnArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
 uint64_t attention_fp8_wgmma_calls();  // launches of the wgmma kernel so far (tests of the dispatch)
 
 }  // namespace vgen::kern

@@ -1,0 +1,454 @@
+// FP8 attention (attention_fp8.cuh): the quantisation pass, then either the Hopper kernel (D = 128:
+// TMA tile loads of e4m3 Q, K, Vᵀ into 128-byte-swizzled shared memory, S = Q·Kᵀ and O += P·V as
+// m64n128k32 e4m3 wgmma, P from registers, warp-specialised like attention_wgmma.cu: one producer
+// warp, two consumer warpgroups taking turns at the tensor cores) or a CUDA-core kernel for any
+// other head dim (tests, tiny models). Numerics: attention_fp8_ref.h.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+
+#include "kernels/attention/attention_fp8.cuh"
+#include "kernels/attention/attention_fp8_layout.cuh"
+#include "kernels/attention/mma_bf16.cuh"
+#include "kernels/attention/wgmma_sm90.cuh"
+#include "kernels/quant/fp8_e4m3_ref.h"
+
+namespace vgen::kern {
+
+namespace {
+
+using fp8attn::Layout;
+
+constexpr int kBM = 128, kBN = 128, kD = 128;
+constexpr int kThreads = 384;
+constexpr uint32_t kTileBytes = kBN * kD;  // 16 KiB: a Q, K or Vᵀ tile of e4m3
+constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = 5 * kTileBytes;
+constexpr uint32_t kSmemBytes = kOffBar + 128 + 1024;
+constexpr float kLog2Of448 = 8.807354922057604f;  // P is stored as e4m3(p·448): exp2(x + log2 448)
+
+struct Params {
+  __nv_bfloat16* out;
+  float* lse;
+  int64_t o_stride;
+  int Sq, H, nk, n_tiles, nqb, nkb;
+  float scale_log2;
+  const float *sq, *sk, *sv, *qkm;
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define VGEN_FP8_ATTN_DEVICE 1
+#endif
+
+__device__ __forceinline__ float ex2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float d) {
+  const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
+  const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(c, d), __NV_SATFINITE, __NV_E4M3);
+  return lo | hi << 16;
+}
+__device__ __forceinline__ void turn_sync(int cw) {
+  if (cw == 0)
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 2, 256;\n" ::: "memory");
+}
+__device__ __forceinline__ void turn_arrive_other(int cw) {
+  if (cw == 0)
+    asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+  else
+    asm volatile("bar.arrive 1, 256;\n" ::: "memory");
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
+                          const __grid_constant__ CUtensorMap tv, const Params p) {
+#ifdef VGEN_FP8_ATTN_DEVICE
+  using namespace sm90;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t base = (mma::smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t bar = base + kOffBar;
+  const uint32_t bar_q = bar, bar_full_k = bar + 8, bar_full_v = bar + 24, bar_empty_k = bar + 40,
+                 bar_empty_v = bar + 56;
+  const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int bh = b * p.H + h;
+  const int wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    mbar_init(bar_q, 1);
+    for (int s = 0; s < 2; ++s) {
+      mbar_init(bar_full_k + 8 * s, 1);
+      mbar_init(bar_full_v + 8 * s, 1);
+      mbar_init(bar_empty_k + 8 * s, 8);
+      mbar_init(bar_empty_v + 8 * s, 8);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // producer
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    if (threadIdx.x == 0) {
+      const int kv_row0 = bh * p.nkb * kBN;
+      mbar_expect_tx(bar_q, kTileBytes);
+      tma_load_2d(base, &tq, bar_q, 0, bh * p.nqb * kBM + qb * kBM);
+      for (int j = 0; j < p.n_tiles; ++j) {
+        const uint32_t s = j & 1, ph = (j >> 1) & 1;
+        mbar_wait(bar_empty_k + 8 * s, ph ^ 1);
+        mbar_expect_tx(bar_full_k + 8 * s, kTileBytes);
+        tma_load_2d(base + kOffK + s * kTileBytes, &tk, bar_full_k + 8 * s, 0, kv_row0 + j * kBN);
+        mbar_wait(bar_empty_v + 8 * s, ph ^ 1);
+        mbar_expect_tx(bar_full_v + 8 * s, kTileBytes);
+        tma_load_2d(base + kOffV + s * kTileBytes, &tv, bar_full_v + 8 * s, j * kBN, bh * kD);
+      }
+    }
+    return;
+  }
+
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+  const int cw = wg - 1, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
+  const int t = lane & 3;
+  const float sq_l2 = p.sq[bh * p.nqb + qb] * p.scale_log2;
+  const float* sk = p.sk + int64_t(bh) * p.nkb;
+
+  float o[64], s[64];
+  uint32_t pa[16];  // P in e4m3: the A fragments of 4 k32 steps
+#pragma unroll
+  for (int i = 0; i < 64; ++i) o[i] = 0.0f;
+  // m: running row max in the log2 domain minus log2 448, so exp2(x − m) is p·448 directly; l sums
+  // p·448 (divided out in the epilogue).
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+
+  const uint32_t q_tile = base + uint32_t(cw) * 64 * 128;  // this warpgroup's 64 rows
+  auto issue_qk = [&](uint32_t k_tile) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_ss_e4m3(s, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024), kk > 0);
+    wgmma_commit();
+  };
+  auto issue_pv = [&](uint32_t v_tile) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+      wgmma_rs_e4m3(o, a, desc_sw128(v_tile + kk * 32, 16, 1024), 1);
+    }
+    wgmma_commit();
+  };
+  auto turn_begin = [&]() { turn_sync(cw); };
+  auto turn_end = [&](bool last) {
+    if (!(last && cw == 1)) turn_arrive_other(cw);
+  };
+  auto release = [&](uint32_t bar_empty) {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bar_empty);
+  };
+  auto softmax = [&](int j, float (&corr)[2]) {
+    const float sl2 = sq_l2 * sk[j];
+    if ((j + 1) * kBN > p.nk) {
+#pragma unroll
+      for (int nt = 0; nt < 16; ++nt)
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          if (j * kBN + nt * 8 + 2 * t + (c & 1) >= p.nk) s[nt * 4 + c] = -INFINITY;
+    }
+    float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int i = 0; i < 64; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], s[i]);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float mn = fmaxf(m[r], mma::quad_max(mx[r]) * sl2 - kLog2Of448);
+      corr[r] = ex2_ftz(m[r] - mn);
+      m[r] = mn;
+      l[r] *= corr[r];
+    }
+#pragma unroll
+    for (int i = 0; i < 64; ++i) {
+      const int r = (i >> 1) & 1;
+      s[i] = ex2_ftz(fmaf(s[i], sl2, -m[r]));
+      l[r] += s[i];
+    }
+  };
+  // Thread t holds keys 2t, 2t+1 (tile nt) and 8+2t, 9+2t (tile nt+1) of each 16: the A operand's
+  // k = 4t..4t+3 of that 16 (Vᵀ's columns are permuted to match, fp8_vt_column).
+  auto pack_p = [&]() {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int n0 = (4 * kk + 2 * hf) * 4, n1 = n0 + 4;
+        pa[4 * kk + 2 * hf] = pack_e4m3x4(s[n0], s[n0 + 1], s[n1], s[n1 + 1]);
+        pa[4 * kk + 2 * hf + 1] = pack_e4m3x4(s[n0 + 2], s[n0 + 3], s[n1 + 2], s[n1 + 3]);
+      }
+  };
+
+  if (cw == 1) turn_arrive_other(cw);
+  mbar_wait(bar_q, 0);
+  mbar_wait(bar_full_k, 0);
+  turn_begin();
+  wgmma_fence();
+  issue_qk(base + kOffK);
+  turn_end(false);
+  wgmma_wait<0>();
+  reg_fence(s);
+  release(bar_empty_k);
+  {
+    float corr[2];
+    softmax(0, corr);
+    pack_p();
+  }
+  for (int j = 1; j < p.n_tiles; ++j) {
+    const uint32_t st = j & 1, ph = (j >> 1) & 1, sp = (j - 1) & 1, php = ((j - 1) >> 1) & 1;
+    mbar_wait(bar_full_k + 8 * st, ph);
+    reg_fence(o);
+    reg_fence(pa);
+    mbar_wait(bar_full_v + 8 * sp, php);
+    turn_begin();
+    wgmma_fence();
+    issue_qk(base + kOffK + st * kTileBytes);
+    issue_pv(base + kOffV + sp * kTileBytes);
+    turn_end(false);
+    wgmma_wait<1>();
+    reg_fence(s);
+    release(bar_empty_k + 8 * st);
+    float corr[2];
+    softmax(j, corr);
+    wgmma_wait<0>();
+    reg_fence(o);
+    reg_fence(pa);
+    release(bar_empty_v + 8 * sp);
+    if (corr[0] != 1.0f || corr[1] != 1.0f) {
+#pragma unroll
+      for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
+    }
+    pack_p();
+  }
+  {
+    const int j = p.n_tiles - 1;
+    const uint32_t sp = j & 1, php = (j >> 1) & 1;
+    mbar_wait(bar_full_v + 8 * sp, php);
+    reg_fence(o);
+    reg_fence(pa);
+    turn_begin();
+    wgmma_fence();
+    issue_pv(base + kOffV + sp * kTileBytes);
+    turn_end(true);
+    wgmma_wait<0>();
+    reg_fence(o);
+    release(bar_empty_v + 8 * sp);
+  }
+
+  // Epilogue: o · sv / l in bf16; lse = ln 2 · (m + log2 l) (m and l both carry the 448) + scale·q·km.
+  const int row0 = qb * kBM + cw * 64 + warp * 16 + (lane >> 2);
+  const float* sv = p.sv + int64_t(bh) * kD + 2 * t;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float lsum = mma::quad_sum(l[r]);
+    const float inv = 1.0f / lsum;
+    const int row = row0 + 8 * r;
+    if (row < p.Sq) {
+      __nv_bfloat16* dst = p.out + (int64_t(b) * p.Sq + row) * p.o_stride + int64_t(h) * kD + 2 * t;
+#pragma unroll
+      for (int nt = 0; nt < 16; ++nt) {
+        const float2 sc = *reinterpret_cast<const float2*>(sv + nt * 8);
+        *reinterpret_cast<uint32_t*>(dst + nt * 8) =
+            mma::pack_bf16(o[nt * 4 + 2 * r] * sc.x * inv, o[nt * 4 + 2 * r + 1] * sc.y * inv);
+      }
+      if (p.lse && t == 0)
+        p.lse[(int64_t(b) * p.H + h) * p.Sq + row] = (m[r] + log2f(lsum)) * mma::kLn2 + p.qkm[int64_t(bh) * p.Sq + row];
+    }
+  }
+#endif
+}
+
+__device__ __forceinline__ float e4m3_to_f32(uint8_t v) {
+  __nv_fp8_e4m3 x;
+  x.__x = v;
+  return float(x);
+}
+
+struct GenericParams {
+  void* out;
+  float* lse;
+  int64_t o_stride, Sq, H, D, nk, sq_pad, sk_pad, nqb, nkb;
+  float scale;
+  const uint8_t *q8, *k8, *vt8;
+  const float *sq, *sk, *sv, *qkm;
+};
+
+// grid (nqb, H, B), block 128: one query row per thread, the reference's loop order (any D ≤ 128).
+__global__ void attn_fp8_generic_kernel(const GenericParams p) {
+  const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int64_t bh = int64_t(b) * p.H + h, i = int64_t(qb) * kBM + threadIdx.x;
+  if (i >= p.Sq) return;
+  const int D = int(p.D);
+  __nv_bfloat16* out = static_cast<__nv_bfloat16*>(p.out) + (int64_t(b) * p.Sq + i) * p.o_stride + h * p.D;
+  float* lse = p.lse ? p.lse + bh * p.Sq + i : nullptr;
+  if (p.nk == 0) {
+    for (int d = 0; d < D; ++d) out[d] = __float2bfloat16(0.0f);
+    if (lse) *lse = -INFINITY;
+    return;
+  }
+  float q[kAttnMaxHeadDim], acc[kAttnMaxHeadDim], sc[kBN];
+  const uint8_t* qrow = p.q8 + (bh * p.sq_pad + i) * p.D;
+  for (int d = 0; d < D; ++d) q[d] = e4m3_to_f32(qrow[d]), acc[d] = 0.0f;
+  const float sqi = p.sq[bh * p.nqb + qb];
+  float m = -INFINITY, l = 0.0f;
+  for (int64_t c = 0; c < p.nk; c += kBN) {
+    const int n = int(min(int64_t(kBN), p.nk - c));
+    const float f = sqi * p.sk[bh * p.nkb + c / kBN] * p.scale;
+    float mt = -INFINITY;
+    for (int j = 0; j < n; ++j) {
+      const uint8_t* krow = p.k8 + (bh * p.sk_pad + c + j) * p.D;
+      float dot = 0.0f;
+      for (int d = 0; d < D; ++d) dot += q[d] * e4m3_to_f32(krow[d]);
+      sc[j] = dot * f;
+      mt = fmaxf(mt, sc[j]);
+    }
+    const float mn = fmaxf(m, mt), corr = expf(m - mn);
+    m = mn;
+    l *= corr;
+    for (int d = 0; d < D; ++d) acc[d] *= corr;
+    for (int j = 0; j < n; ++j) {
+      const float pj = expf(sc[j] - m);
+      l += pj;
+      const float p8 = e4m3_to_f32(uint8_t(__nv_cvt_float_to_fp8(pj * kFp8E4M3Max, __NV_SATFINITE, __NV_E4M3)));
+      const int64_t col = c + fp8attn::fp8_vt_column(j);
+      for (int d = 0; d < D; ++d) acc[d] += p8 * e4m3_to_f32(p.vt8[(bh * p.D + d) * p.sk_pad + col]);
+    }
+  }
+  for (int d = 0; d < D; ++d) out[d] = __float2bfloat16(acc[d] * p.sv[bh * p.D + d] / (kFp8E4M3Max * l));
+  if (lse) *lse = m + logf(l) + p.qkm[bh * p.Sq + i];
+}
+
+using EncodeTiled = PFN_cuTensorMapEncodeTiled_v12000;
+
+EncodeTiled encode_fn() {
+  static EncodeTiled fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+      fn = reinterpret_cast<EncodeTiled>(f);
+  });
+  return fn;
+}
+
+// rows × cols bytes (row pitch `cols`), boxes of 128 × 128 bytes, 128-byte swizzle.
+bool make_map(CUtensorMap* map, const void* ptr, int64_t rows, int64_t cols) {
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(cols)};
+  const cuuint32_t box[2] = {128, 128}, estr[2] = {1, 1};
+  return encode_fn()(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(ptr), dims, strides, box, estr,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+__device__ int g_fp8_built = 0;
+__global__ void fp8_probe_kernel() {
+#ifdef VGEN_FP8_ATTN_DEVICE
+  g_fp8_built = 1;
+#endif
+}
+
+bool device_ok() {
+  constexpr int kMaxDev = 64;
+  static std::mutex mu;
+  static int8_t state[kMaxDev] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDev) return false;
+  std::lock_guard<std::mutex> lock(mu);
+  if (state[dev] != 0) return state[dev] == 1;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return false;
+  if (prop.major != 9 || prop.minor != 0 || !encode_fn() || size_t(prop.sharedMemPerBlockOptin) < kSmemBytes) {
+    state[dev] = -1;
+    return false;
+  }
+  if (cudaPeekAtLastError() != cudaSuccess) return false;
+  fp8_probe_kernel<<<1, 1>>>();
+  int built = 0;
+  if (cudaGetLastError() != cudaSuccess || cudaMemcpyFromSymbol(&built, g_fp8_built, sizeof(int)) != cudaSuccess)
+    return false;
+  const bool ok = built == 1 && cudaFuncSetAttribute(attn_fp8_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     int(kSmemBytes)) == cudaSuccess;
+  state[dev] = ok ? 1 : -1;
+  return ok;
+}
+
+std::atomic<uint64_t> g_calls{0};
+
+}  // namespace
+
+size_t attention_fp8_workspace_bytes(const AttnArgs& a) { return fp8attn::layout(a).total; }
+
+bool attention_fp8_available() { return device_ok(); }
+
+uint64_t attention_fp8_wgmma_calls() { return g_calls.load(); }
+
+bool attention_fp8_wgmma_supports(const AttnArgs& a) {
+  const AttnStrides st = attn_strides(a);
+  const int64_t nk = std::min(a.num_valid_kv, a.Skv);
+  constexpr int64_t kMaxRows = (int64_t(1) << 31) - 2 * kBM;  // int TMA coordinates
+  return device_ok() && a.D == kD && nk >= 1 && a.B >= 1 && a.H >= 1 && a.H <= 65535 && a.B <= 65535 &&
+         a.B * a.H * (a.Sq + kBM) <= kMaxRows && a.B * a.H * (nk + kBN) <= kMaxRows && st.o % 2 == 0 &&
+         (reinterpret_cast<uintptr_t>(a.out) & 3) == 0;
+}
+
+cudaError_t attention_fp8_quantize(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  const fp8attn::Layout l = fp8attn::layout(a);
+  if (!workspace || workspace_bytes < l.total || a.D < 1 || a.D > kAttnMaxHeadDim) return cudaErrorInvalidValue;
+  return fp8attn::launch_quant(a, l, static_cast<uint8_t*>(workspace), stream);
+}
+
+cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  if (a.D < 1 || a.D > kAttnMaxHeadDim || a.B < 1 || a.H < 1 || a.Sq < 1 || a.Skv < 0 || !a.q || !a.k || !a.v ||
+      !a.out || !(a.scale > 0.0f) || !std::isfinite(a.scale) || a.B > 65535 || a.H > 65535)
+    return cudaErrorInvalidValue;
+  if (!device_ok()) return cudaErrorNotSupported;
+  const Layout l = fp8attn::layout(a);
+  if (!workspace || workspace_bytes < l.total || (reinterpret_cast<uintptr_t>(workspace) & 255) != 0)
+    return cudaErrorInvalidValue;
+  uint8_t* ws = static_cast<uint8_t*>(workspace);
+  cudaError_t e = fp8attn::launch_quant(a, l, ws, stream);
+  if (e != cudaSuccess) return e;
+  const AttnStrides st = attn_strides(a);
+  auto f = [&](size_t off) { return reinterpret_cast<const float*>(ws + off); };
+  if (attention_fp8_wgmma_supports(a)) {
+    CUtensorMap tq, tk, tv;
+    const int64_t bh = a.B * a.H;
+    if (make_map(&tq, ws + l.q8, bh * l.sq_pad, kD) && make_map(&tk, ws + l.k8, bh * l.sk_pad, kD) &&
+        make_map(&tv, ws + l.vt8, bh * kD, l.sk_pad)) {
+      Params p;
+      p.out = static_cast<__nv_bfloat16*>(a.out);
+      p.lse = a.lse;
+      p.o_stride = st.o;
+      p.Sq = int(a.Sq), p.H = int(a.H), p.nk = int(l.nk), p.n_tiles = int(l.nkb), p.nqb = int(l.nqb),
+      p.nkb = int(l.nkb);
+      p.scale_log2 = a.scale * mma::kLog2e;
+      p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.qkm = f(l.qkm);
+      attn_fp8_wgmma_kernel<<<dim3(unsigned(l.nqb), unsigned(a.H), unsigned(a.B)), kThreads, kSmemBytes, stream>>>(
+          tq, tk, tv, p);
+      e = cudaGetLastError();
+      if (e == cudaSuccess) ++g_calls;
+      return e;
+    }
+  }
+  GenericParams g;
+  g.out = a.out, g.lse = a.lse, g.o_stride = st.o, g.Sq = a.Sq, g.H = a.H, g.D = a.D, g.nk = l.nk;
+  g.sq_pad = l.sq_pad, g.sk_pad = l.sk_pad, g.nqb = l.nqb, g.nkb = l.nkb, g.scale = a.scale;
+  g.q8 = ws + l.q8, g.k8 = ws + l.k8, g.vt8 = ws + l.vt8;
+  g.sq = f(l.sq), g.sk = f(l.sk), g.sv = f(l.sv), g.qkm = f(l.qkm);
+  attn_fp8_generic_kernel<<<dim3(unsigned(l.nqb), unsigned(a.H), unsigned(a.B)), kBM, 0, stream>>>(g);
+  return cudaGetLastError();
+}
+
+}  // namespace vgen::kern

@@ -1,0 +1,105 @@
+#include "kernels/attention/attention_fp8_ref.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/quant/fp8_e4m3_ref.h"
+
+namespace vgen::kern {
+namespace {
+
+// e4m3 values of x·mul, and the block's dequantisation scale, for rows [r0, r1) of a [rows, D] slab.
+float quant_block(const std::vector<float>& x, int64_t r0, int64_t r1, int64_t D, std::vector<float>& x8) {
+  float amax = 0.0f;
+  for (int64_t i = r0 * D; i < r1 * D; ++i) amax = std::max(amax, std::fabs(x[size_t(i)]));
+  const float mul = fp8_quant_mul(amax);
+  for (int64_t i = r0 * D; i < r1 * D; ++i) x8[size_t(i)] = fp8_e4m3_round(x[size_t(i)] * mul);
+  return fp8_dequant_mul(amax);
+}
+
+}  // namespace
+
+void attention_fp8_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
+                       int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale) {
+  const int64_t nk = std::clamp<int64_t>(num_valid_kv, 0, Skv);
+  const int64_t kb = kAttnFp8Block;
+  std::vector<float> qs(size_t(Sq * D)), ks(size_t(std::max<int64_t>(nk, 1) * D)), vs(ks.size());
+  std::vector<float> q8(qs.size()), k8(ks.size()), v8(ks.size());
+  const size_t nd = size_t(D);
+  std::vector<float> km(nd), sv(nd), acc(nd), s(static_cast<size_t>(kb));
+  std::vector<float> sq(static_cast<size_t>((Sq + kb - 1) / kb)), sk(static_cast<size_t>((nk + kb - 1) / kb + 1));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      auto at = [&](const float* t, int64_t S, int64_t i, int64_t d) { return t[((b * S + i) * H + h) * D + d]; };
+      for (int64_t i = 0; i < Sq; ++i)
+        for (int64_t d = 0; d < D; ++d) qs[size_t(i * D + d)] = at(q, Sq, i, d);
+      for (int64_t j = 0; j < nk; ++j)
+        for (int64_t d = 0; d < D; ++d) {
+          ks[size_t(j * D + d)] = at(k, Skv, j, d);
+          vs[size_t(j * D + d)] = at(v, Skv, j, d);
+        }
+      // Key mean: float sums per 128-key chunk, the chunks added in order (as the device does).
+      for (int64_t d = 0; d < D; ++d) {
+        float total = 0.0f, vmax = 0.0f;
+        for (int64_t c = 0; c < nk; c += kb) {
+          float part = 0.0f;
+          for (int64_t j = c; j < std::min(nk, c + kb); ++j) {
+            part += ks[size_t(j * D + d)];
+            vmax = std::max(vmax, std::fabs(vs[size_t(j * D + d)]));
+          }
+          total += part;
+        }
+        km[size_t(d)] = nk > 0 ? total / float(nk) : 0.0f;
+        const float mul = fp8_quant_mul(vmax);
+        sv[size_t(d)] = fp8_dequant_mul(vmax);
+        for (int64_t j = 0; j < nk; ++j) v8[size_t(j * D + d)] = fp8_e4m3_round(vs[size_t(j * D + d)] * mul);
+      }
+      for (int64_t j = 0; j < nk; ++j)
+        for (int64_t d = 0; d < D; ++d) ks[size_t(j * D + d)] -= km[size_t(d)];
+      for (int64_t c = 0; c < nk; c += kb) sk[size_t(c / kb)] = quant_block(ks, c, std::min(nk, c + kb), D, k8);
+      for (int64_t c = 0; c < Sq; c += kb) sq[size_t(c / kb)] = quant_block(qs, c, std::min(Sq, c + kb), D, q8);
+
+      for (int64_t i = 0; i < Sq; ++i) {
+        float* o = out + ((b * Sq + i) * H + h) * D;
+        float* lse_i = lse ? lse + (b * H + h) * Sq + i : nullptr;
+        if (nk == 0) {
+          std::fill(o, o + D, 0.0f);
+          if (lse_i) *lse_i = -INFINITY;
+          continue;
+        }
+        float m = -INFINITY, l = 0.0f;
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (int64_t c = 0; c < nk; c += kb) {
+          const int64_t n = std::min(nk, c + kb) - c;
+          const float f = sq[size_t(i / kb)] * sk[size_t(c / kb)] * scale;
+          float mt = -INFINITY;
+          for (int64_t j = 0; j < n; ++j) {
+            float dot = 0.0f;
+            for (int64_t d = 0; d < D; ++d) dot += q8[size_t(i * D + d)] * k8[size_t((c + j) * D + d)];
+            s[size_t(j)] = dot * f;
+            mt = std::max(mt, s[size_t(j)]);
+          }
+          const float mn = std::max(m, mt);
+          const float corr = std::exp(m - mn);  // exp(-inf) = 0 on the first tile
+          m = mn;
+          l *= corr;
+          for (int64_t d = 0; d < D; ++d) acc[size_t(d)] *= corr;
+          for (int64_t j = 0; j < n; ++j) {
+            const float p = std::exp(s[size_t(j)] - m);
+            l += p;
+            const float p8 = fp8_e4m3_round(p * kFp8E4M3Max);
+            for (int64_t d = 0; d < D; ++d) acc[size_t(d)] += p8 * v8[size_t((c + j) * D + d)];
+          }
+        }
+        for (int64_t d = 0; d < D; ++d) o[d] = acc[size_t(d)] * sv[size_t(d)] / (kFp8E4M3Max * l);
+        if (lse_i) {
+          float qk = 0.0f;
+          for (int64_t d = 0; d < D; ++d) qk += qs[size_t(i * D + d)] * km[size_t(d)];
+          *lse_i = m + std::log(l) + scale * qk;
+        }
+      }
+    }
+}
+
+}  // namespace vgen::kern

@@ -1,0 +1,102 @@
+// FP8 attention at Wan-14B shapes (label bench, never gates): the Hopper bf16 kernel
+// (attention_fwd_wgmma_bf16) against the FP8 one (attention_fwd_fp8: quantisation pass + kernel;
+// the pass also timed alone), B = 1, H = 40, D = 128, self-attention with LSE. Median of 5
+// CUDA-event timings after 2 warm-ups on random data; the FP8 output's rel-L2 against bf16 is
+// printed with each line so a fast wrong kernel shows. TFLOP/s = 4·S²·D·H / t.
+// Usage: attention_fp8_bench [S ...]   (default 32760 75600). One JSON line per shape.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "core/cuda_stream.h"
+#include "core/tensor.h"
+#include "kernels/attention/attention.cuh"
+#include "kernels/attention/attention_fp8.cuh"
+#include "kernels/common/convert.cuh"
+
+using namespace vgen;
+
+namespace {
+
+double median_ms(const std::function<void()>& f) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (int i = 0; i < 2; ++i) f();
+  std::vector<float> ms;
+  for (int i = 0; i < 5; ++i) {
+    cudaEventRecord(a, compute_stream());
+    f();
+    cudaEventRecord(b, compute_stream());
+    cudaEventSynchronize(b);
+    float t = 0;
+    cudaEventElapsedTime(&t, a, b);
+    ms.push_back(t);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+void fill_random(Tensor& t, uint64_t seed, float amp) {
+  std::vector<float> h(size_t(t.numel()));
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& v : h) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    v = amp * (float(x >> 40) / float(1 << 24) * 2.0f - 1.0f);
+  }
+  t.copy_from(Tensor::from_vector(h, t.shape()).to(DType::kBF16).to(Device::kCUDA));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> shapes;
+  for (int i = 1; i < argc; ++i) shapes.push_back(std::atoll(argv[i]));
+  if (shapes.empty()) shapes = {32760, 75600};
+  if (!kern::attention_fp8_available()) {
+    std::fprintf(stderr, "attention_fp8_bench: this GPU has no FP8 Hopper kernel\n");
+    return 2;
+  }
+  const int64_t H = 40, D = 128;
+  for (int64_t S : shapes) {
+    Tensor q = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
+    Tensor k = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
+    Tensor v = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
+    fill_random(q, 1, 2.0f);
+    fill_random(k, 2, 2.0f);
+    fill_random(v, 3, 1.0f);
+    Tensor o16 = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
+    Tensor o8 = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
+    Tensor lse = Tensor::empty({1, H, S}, DType::kF32, Device::kCUDA);
+    kern::AttnArgs a;
+    a.q = q.raw(), a.k = k.raw(), a.v = v.raw(), a.lse = lse.f32();
+    a.B = 1, a.Sq = S, a.Skv = S, a.H = H, a.D = D, a.num_valid_kv = S, a.scale = 1.0f / std::sqrt(float(D));
+    const size_t wsb = kern::attention_fp8_workspace_bytes(a);
+    Tensor ws = Tensor::empty({int64_t(wsb)}, DType::kU8, Device::kCUDA);
+    kern::AttnArgs a16 = a, a8 = a;
+    a16.out = o16.raw(), a8.out = o8.raw();
+    const double t16 = median_ms([&] { kern::attention_fwd_wgmma_bf16(a16, compute_stream()); });
+    const double t8 = median_ms([&] { kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream()); });
+    const double tq = median_ms([&] { kern::attention_fp8_quantize(a8, ws.raw(), wsb, compute_stream()); });
+    const cudaError_t e = cudaDeviceSynchronize();
+    const Tensor h16 = o16.to(Device::kCPU).to(DType::kF32), h8 = o8.to(Device::kCPU).to(DType::kF32);
+    const std::vector<float> r16(h16.f32(), h16.f32() + h16.numel()), r8(h8.f32(), h8.f32() + h8.numel());
+    double num = 0, den = 0;
+    for (size_t i = 0; i < r16.size(); ++i) num += (r8[i] - r16[i]) * double(r8[i] - r16[i]), den += double(r16[i]) * r16[i];
+    const double flop = 4.0 * double(S) * double(S) * double(D) * double(H);
+    std::printf("{\"bench\": \"attention_fp8\", \"S\": %lld, \"H\": %lld, \"D\": %lld, \"bf16_wgmma_ms\": %.3f, "
+                "\"bf16_wgmma_tflops\": %.1f, \"fp8_ms\": %.3f, \"fp8_tflops\": %.1f, \"fp8_quant_ms\": %.3f, "
+                "\"fp8_kernel_tflops\": %.1f, \"fp8_vs_bf16_rel_l2\": %.3e, \"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
+                (long long)S, (long long)H, (long long)D, t16, flop / t16 * 1e-9, t8, flop / t8 * 1e-9, tq,
+                flop / (t8 - tq) * 1e-9, std::sqrt(num / den), cudaGetErrorString(e), wsb);
+    std::fflush(stdout);
+  }
+  return 0;
+}
