@@ -3,8 +3,13 @@
 //   attention  per call 4·q·k·(H/U)·d FLOPs at the attention efficiency of that call size:
 //              local (q = k = S), ring (P calls of S/cp × S/cp), Attention2D (S/R × S/C)
 //   cross-attn 4·s·text_len·D FLOPs per layer (text K/V are computed once per prompt)
-//   elementwise kElementwiseBytes·s·D bytes per layer (norms, modulation, RoPE), the Ulysses
-//              shuffles, the ring's fp32 LSE merges and Attention2D's combine at HBM speed
+//   elementwise kElementwiseBytes·s·D bytes per layer (norms, modulation, RoPE), and every
+//              memory pass of the sequence-parallel code (Ulysses' packs and unpacks, the ring's
+//              buffer, casts and fp32 LSE merges, Attention2D's reorders, casts, packing and
+//              combine) at HBM speed
+//   VAE        vgen's decoder call by call (vae_work): conv FLOPs at the VAE fraction of the peak,
+//              its memory-bound passes at HBM speed; split, the halo-extended copies, the two halo
+//              phases per spatial conv with their measured per-call cost, the gathers
 //   collectives the volumes of `vgen plan` (plan.cpp) on their groups: NVLink inside a domain,
 //              the inter-node fabric when a group spans domains
 #include "pipeline/predict.h"
@@ -36,28 +41,91 @@ struct Fabric {
   }
 };
 
-double vae_flops_per_pixel(const PlanModel& md) {
-  // Wan VAE decoder (wan_spec.md §5): a mid block (2 resnets) at the latent resolution, then one
-  // up block per dim_mult entry with num_res_blocks + 1 resnets of two 3×3×3 convolutions; each up
-  // block but the last doubles H and W, the first ones double T where temperal_downsample says.
-  const int n = int(md.vae_dim_mult.size());
-  std::vector<double> ch;
-  for (int i = n - 1; i >= 0; --i) ch.push_back(double(md.vae_base_dim) * md.vae_dim_mult[i]);
-  double t = 1.0;
-  for (bool d : md.vae_temporal_down) t /= d ? 2.0 : 1.0;
-  double area = 1.0 / std::pow(4.0, n - 1);
-  const double conv = 2.0 * 27.0;  // multiply-add per tap
-  double f = 2 * 2 * conv * ch[0] * ch[0] * area * t;  // mid block
-  for (int i = 0; i < n; ++i) {
-    f += (md.vae_res_blocks + 1) * 2 * conv * ch[i] * ch[i] * area * t;
-    if (i < n - 1) {
-      const size_t ti = md.vae_temporal_down.size() - 1 - size_t(i);
-      if (ti < md.vae_temporal_down.size() && md.vae_temporal_down[ti]) t *= 2.0;
-      area *= 4.0;
-      f += 2.0 * 9.0 * ch[i] * ch[std::min(i + 1, n - 1)] * area * t;  // upsample conv (2-D)
+// The Wan VAE decoder as vgen's device decoder runs it (lib/model/wan/vae_device.cpp): channels-last
+// activations, one frame per call at every level (a latent frame through conv_in, the mid block and
+// up block 0, each frame an upsampler emits through the next block), so every causal 3×3×3 conv
+// sees [2 cached frames, 1 new]. Per call: the fill of the conv input (RMSNorm + SiLU, or a copy,
+// or the nearest ×2 upsampling: read + write), the two cached frames copied to the buffer's front
+// (read + write), the conv itself (its FLOPs), the residual add after each resnet (two reads, one
+// write); the mid block's attention per latent frame (norm, 1×1 q/k/v and output, attention over
+// the frame, add); conv_out's frames written as f32 RGB. The call structure is the benchmark's
+// (results/2026-11-30_h200_issue7_bench_387c28e.json: 1,793 cuDNN convs per 720p×81 decode, of
+// which 1,733 have a 3×3 spatial kernel and 60 are the 3×1×1 time convs).
+struct VaeWork {
+  double flops = 0;             // convs, 1×1 convs and the mid attention, whole frame
+  double bytes = 0;             // the memory-bound passes above, whole frame
+  double frame_bytes = 0;       // conv_out's output read and the f32 RGB frames written, whole frame
+  double spatial_convs = 0;     // conv calls with a spatial kernel (k > 1): each exchanges halos when split
+  double spatial_in_bytes = 0;  // their input frames' bytes, whole frame
+  double halo_bytes = 0;        // one neighbour's halo of every spatial conv call (k−1)/2 rows/cols deep
+  double attn_gathers = 0, attn_gather_bytes = 0;  // the mid attention's q/k/v of the whole frame
+  double out_gathers = 0, out_gather_bytes = 0;    // conv_out's output frames
+};
+
+VaeWork vae_work(const PlanModel& md, double T, double h, double w, double eb, bool split_w) {
+  VaeWork v;
+  // decoder_dims (vae_config.cpp): [base·mult.back(), base·mult reversed...]; upsampling in time
+  // where temperal_downsample, reversed, says.
+  const int nb = int(md.vae_dim_mult.size());
+  std::vector<double> d = {double(md.vae_base_dim) * md.vae_dim_mult.back()};
+  for (int i = nb - 1; i >= 0; --i) d.push_back(double(md.vae_base_dim) * md.vae_dim_mult[size_t(i)]);
+  const std::vector<bool> tup(md.vae_temporal_down.rbegin(), md.vae_temporal_down.rend());
+  const int nr = md.vae_res_blocks + 1;
+  const double z_dim = md.in_channels;  // the DiT's latent channels are the VAE's z_dim
+  const double rgb = 3, out_store = 8;  // conv_out's 3 channels stored as 8 (cuDNN's tensor-core engines)
+  double frames = T, H = h, W = w;
+  enum Fill { kNorm, kCopy, kUpsample };
+  auto conv = [&](double cin, double cout, int kt, int k, double calls, Fill fill) {
+    const double px = H * W, in = px * cin * eb;
+    v.flops += 2 * cin * cout * kt * k * k * px * calls;
+    double mem = fill == kUpsample ? 1.25 * in : 2 * in;  // upsampling reads a quarter of what it writes
+    if (kt > 1) mem += 2 * (kt - 1) * in;                 // the cached frames copied to the buffer's front
+    v.bytes += mem * calls;
+    if (k > 1) {
+      v.spatial_convs += calls;
+      v.spatial_in_bytes += in * calls;
+      v.halo_bytes += double((k - 1) / 2) * (split_w ? H : W) * cin * eb * calls;
     }
+  };
+  auto add = [&](double c) { v.bytes += 3 * H * W * c * eb * frames; };
+  const double d0 = d[0];
+  conv(z_dim, d0, 3, 3, frames, kCopy);  // conv_in
+  for (int r = 0; r < 2; ++r) {          // the mid block's two resnets
+    conv(d0, d0, 3, 3, frames, kNorm);
+    conv(d0, d0, 3, 3, frames, kNorm);
+    add(d0);
   }
-  return f + 2.0 * 27.0 * ch[n - 1] * 3.0;  // conv_out to RGB
+  {  // the mid block's attention, one latent frame at a time (queries local, keys of the whole frame)
+    const double px = H * W;
+    v.flops += frames * (2 * d0 * 3 * d0 * px + 4 * px * px * d0 + 2 * d0 * d0 * px);
+    v.bytes += frames * 5 * px * d0 * eb;  // norm (read + write), residual add (2 reads + write)
+    v.attn_gathers += frames;
+    v.attn_gather_bytes += frames * px * 3 * d0 * eb;
+  }
+  for (int i = 0; i < nb; ++i) {
+    const double in = i > 0 ? d[size_t(i)] / 2 : d0, out = d[size_t(i) + 1];
+    for (int r = 0; r < nr; ++r) {
+      const double cin = r == 0 ? in : out;
+      if (cin != out) v.flops += 2 * cin * out * H * W * frames;  // the 1×1 shortcut
+      conv(cin, out, 3, 3, frames, kNorm);
+      conv(out, out, 3, 3, frames, kNorm);
+      add(out);
+    }
+    if (i == nb - 1) {
+      conv(out, out_store, 3, 3, frames, kNorm);  // conv_out
+      v.frame_bytes += frames * H * W * (out_store * eb + rgb * 4);
+      v.out_gathers += frames;
+      v.out_gather_bytes += frames * H * W * out_store * eb;
+      break;
+    }
+    if (i < int(tup.size()) && tup[size_t(i)]) {
+      conv(out, 2 * out, 3, 1, frames - 1, kCopy);  // time_conv (the first chunk skips it)
+      frames = 1 + 2 * (frames - 1);
+    }
+    H *= 2, W *= 2;
+    conv(out, out / 2, 1, 3, frames, kUpsample);  // the upsampler's 3×3 conv after nearest ×2
+  }
+  return v;
 }
 
 }  // namespace
@@ -107,36 +175,53 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   double t_attn = 0, t_comm = 0;  // per forward: attention compute, exposed collectives
   double t_attn_layer = 0;
   const int G = (m.async_ulysses && U > 1 && cp == 1) ? std::min<int>(kAsyncUlyssesHeadGroups, int(hu)) : 1;
+  const double n = c * du;          // elements of one rank's q (or k, or v) block after the all-to-all
+  const double cast = b < 4 ? 6 : 0;  // bytes per element of a bf16 ↔ fp32 cast (2 + 4, either way)
   if (m.ring && C > 1) {
     const double call = attn_s(4 * c * c * du);
-    const double xfer = fab.of(C, st_col).p2p.seconds(2 * c * du * b, 2);  // send + recv of the K/V block
+    const double xfer = fab.of(C, st_col).p2p.seconds(2 * n * b, 2);  // send + recv of the K/V block
     t_attn_layer = C * call;
     // Block i + 1 travels while block i is attended; the last block has no exchange.
     t_comm += L * (C - 1) * std::max(0.0, xfer - call);
-    elem_bytes += L * (C - 1) * c * du * (4 + 4 + 2) + L * (C - 1) * c * hu * 8;  // fp32 LSE merge
+    // ring_attention.cpp: K and V stacked into the ring buffer (read + write), the first block's
+    // partial widened to the fp32 accumulator and the result narrowed back, and the fp32 LSE merge
+    // of every later block (out read + written, the partial read; LSE likewise).
+    elem_bytes += L * (4 * n * b + 2 * cast * n);
+    elem_bytes += L * (C - 1) * n * (8 + b) + L * (C - 1) * c * hu * 8;
   } else if (cp > 1) {
     const double q = c * C, k = c * R;
     t_attn_layer = attn_s(4 * q * k * du);
-    const double n = c * du;
     // Blocking today: the Q gather (row group), the fused K/V gather (column group), the output +
-    // LSE all-to-all (row group), then the combine.
+    // LSE all-to-all (row group, the partials in fp32), then the combine.
     if (C > 1) t_comm += L * fab.of(C, st_col).all_gather.seconds((C - 1) * n * b, 1);
     if (R > 1) t_comm += L * fab.of(R, st_row).all_gather.seconds(2 * (R - 1) * n * b, 1);
-    if (C > 1) t_comm += L * fab.of(C, st_col).all_to_all.seconds((C - 1) * (n * b + c * hu * 4), 1);
-    if (C > 1) elem_bytes += L * (C * c * du * (b + 4) + c * du * b + C * c * hu * 4);
+    if (C > 1) t_comm += L * fab.of(C, st_col).all_to_all.seconds((C - 1) * (n * 4 + c * hu * 4), 1);
+    // attention2d.cpp's memory passes (read + write each): the gathered Q put in sequence order; K
+    // and V stacked for their gather and put in order; with C > 1 the partial widened to fp32, packed
+    // with its LSE for the all-to-all, the own chunk copied out, C − 1 fp32 merges (out and the
+    // partial read, out written; LSE likewise), the result narrowed back.
+    if (C > 1) elem_bytes += L * 2 * C * n * b;
+    if (R > 1) elem_bytes += L * (4 + 4 * R) * n * b;
+    if (C > 1) {
+      elem_bytes += L * (C * n * cast + 8 * C * (n + c * hu) + 8 * (n + c * hu));
+      elem_bytes += L * ((C - 1) * 12 * (n + c * hu) + n * cast);
+    }
   } else {
     t_attn_layer = G * attn_s(4 * S * S * du / G);
   }
   t_attn = L * t_attn_layer;
   if (U > 1) {
-    // Q, K, V in and the output back: each moves (U-1)/U of the local [s, D] tensor.
+    // Q, K, V in (one all-to-all of the packed three) and the output back (a second one): each
+    // tensor moves (U-1)/U of the local [s, D] tensor.
     const double bytes = s * D * b * (U - 1) / U;
     const LinkCost& a2a = fab.of(U, st_u).all_to_all;
-    const double per_layer = a2a.seconds(4 * bytes, 4);
+    const double per_layer = a2a.seconds(4 * bytes, 2);
     // Async Ulysses: the head groups' all-to-alls overlap the attention of the other groups; the
     // first group's inputs and the last group's output stay exposed.
     t_comm += L * (G > 1 ? per_layer * 2.0 / G : per_layer);
-    elem_bytes += L * 2 * 4 * s * D * b;  // the pack / unpack shuffles around each all-to-all
+    // ulysses.cpp: Q, K, V packed for the all-to-all and unpacked after it, the output packed and
+    // unpacked likewise (seq_shuffle.cpp: one read and one write of each tensor per pass).
+    elem_bytes += L * 4 * 2 * 2 * s * D * b;
   }
   const double t_cross = L * attn_s(4 * s * md.text_len * D);
   const double t_elem = elem_bytes / hbm;
@@ -176,22 +261,30 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   const int prompts_here = (m.cfg == 2 && cfg_on) ? 1 : prompts;  // each cfg rank encodes its own stream
   p.text_s = hw.text_fixed_s + prompts_here * (te_flops + kv_flops) / (peak * hw.gemm.at(md.text_len));
 
-  // VAE decode of this rank's slice (width or height split) with a (k-1)-wide halo per conv.
+  // VAE decode of this rank's part (vae_work above; the frame split along width or height over the
+  // VAE group in near-equal parts, the largest sets the pace). Convs at the profile's VAE fraction of
+  // the peak, the memory-bound passes at HBM speed. Split over P > 1 ranks (vae_parallel_device.cpp)
+  // every spatial conv copies its input into a halo-extended buffer (read + write), exchanges the
+  // halos in two blocking sendrecv phases (right edges right, then left edges left) and pays the
+  // profile's per-call cost of that exchange (its edge copies and the ranks' rendezvous, measured
+  // on two H200s); the mid attention gathers q/k/v of the whole frame, each output frame is
+  // gathered and written whole on every rank of the group.
   const int P = m.vae;
   const double frames = g.num_frames, pixels = frames * g.height * g.width;
   const bool split_w = recipe.parallel.parallel_vae_split_dim != "height";
   const double lat_side = split_w ? plan.tokens.latent_w : plan.tokens.latent_h;
-  const double lat_other = split_w ? plan.tokens.latent_h : plan.tokens.latent_w;
-  double halo_frac = 0;
-  if (P > 1) halo_frac = 2.0 / (lat_side / P);  // at the latent resolution, where it is largest
-  const double vae_flops = vae_flops_per_pixel(md) * pixels / P * (1 + halo_frac);
-  double t_vae = vae_flops / (hw.bf16_tflops * 1e12 * hw.vae_efficiency);
+  const VaeWork vw = vae_work(md, plan.tokens.latent_t, plan.tokens.latent_h, plan.tokens.latent_w, b, split_w);
+  const double part = std::ceil(lat_side / P) / lat_side;  // the largest rank's share
+  double t_vae = vw.flops * part / (peak * hw.vae_efficiency) + vw.bytes * part / hbm;
+  t_vae += vw.frame_bytes * (P > 1 ? 1.0 : part) / hbm;
   if (P > 1) {
-    const int convs = 2 * 2 + int(md.vae_dim_mult.size()) * (md.vae_res_blocks + 1) * 2;
-    const double chunks = plan.tokens.latent_t;
-    const double halo_bytes = 2.0 * lat_other * md.vae_base_dim * md.vae_dim_mult.back() * 4 * 4;  // 2 neighbours
-    t_vae += fab.of(P, 1).p2p.seconds(convs * chunks * halo_bytes, int(convs * chunks));
-    t_vae += fab.of(P, 1).all_gather.seconds(pixels * 3 * 4 * (P - 1) / P, 1);  // the final frames, fp32
+    const FabricCost& f = fab.of(P, 1);
+    t_vae += 2 * vw.spatial_in_bytes * part / hbm;  // the inputs copied into the halo-extended buffers
+    t_vae += 2 * (vw.spatial_convs * f.p2p.latency_us * 1e-6 + vw.halo_bytes / (f.p2p.gbps * 1e9));
+    t_vae += vw.spatial_convs * hw.vae_halo_conv_us * 1e-6;
+    const double gathered = vw.attn_gather_bytes + vw.out_gather_bytes;
+    t_vae += f.all_gather.seconds(gathered * (P - 1) / P, int(vw.attn_gathers + vw.out_gathers));
+    t_vae += 2 * gathered / hbm;  // each rank's received parts placed into the whole frame
   }
   p.vae_decode_s = t_vae;
   p.vae_s = t_vae + pixels / (hw.frame_mpix_per_s * 1e6);
@@ -233,7 +326,8 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "per step", p.step_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  ({} steps)\n", "denoise", p.denoise_s, g.num_inference_steps);
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "text encode", p.text_s);
-  fmt::format_to(out, "  {:<24} {:>9.3f} s  (parallel_vae_size {})\n", "VAE decode", p.vae_s, p.pc.parallel_vae_size);
+  fmt::format_to(out, "  {:<24} {:>9.3f} s  (parallel_vae_size {}: decode {:.3f} + frames to the host {:.3f})\n",
+                 "VAE", p.vae_s, p.pc.parallel_vae_size, p.vae_decode_s, p.vae_s - p.vae_decode_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "MP4 encode", p.mp4_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  (once per job)\n", "load", p.load_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  (text + denoise + VAE + MP4)\n", "end to end per video", p.e2e_s);

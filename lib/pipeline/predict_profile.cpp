@@ -162,6 +162,7 @@ HardwareProfile parse_hardware_profile(const std::string& yaml_text, const std::
   h.attention_cudnn = r.curve("efficiency.attention_cudnn_by_gflop");
   h.elementwise_efficiency = r.fraction("efficiency.elementwise");
   h.vae_efficiency = r.fraction("efficiency.vae");
+  h.vae_halo_conv_us = r.number("parallel_vae.halo_conv_us");
   h.intra = r.fabric("links.intra");
   h.inter = r.fabric("links.inter");
   h.loader_gbps = r.number("host.loader_gbps");

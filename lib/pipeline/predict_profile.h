@@ -35,7 +35,10 @@ struct HardwareProfile {
   EfficiencyCurve attention;       // by GFLOP per call, the recipe's attention backend `auto`
   EfficiencyCurve attention_cudnn; // by GFLOP per call, attention_config.backend cudnn
   double elementwise_efficiency = 0;  // fraction of hbm_tbps reached by the memory-bound ops
-  double vae_efficiency = 0;          // fraction of the bf16 peak reached by the VAE decoder's convolutions
+  double vae_efficiency = 0;          // fraction of the peak reached by the VAE decoder's convolutions (its
+                                      // memory-bound passes are priced at elementwise_efficiency of the HBM)
+  double vae_halo_conv_us = 0;        // parallel VAE: per spatial conv call, the cost of its halo exchange
+                                      // beyond the bytes and link latencies priced (edge copies, rendezvous)
   FabricCost intra, inter;
   double loader_gbps = 0;             // checkpoint bytes per second per reading rank (page cache warm)
   double mp4_mpix_per_s = 0;          // H.264 encode, host

@@ -7,6 +7,8 @@ project's own measurements in results/ and ../shared/device/README.md (one and t
 
 Every number below names the file and field it comes from. Nothing is fitted to the two-GPU
 forwards: they are the validation (tests/unit/test_predict.cpp, results/2026-12-01_predict_validation.md).
+The two-rank VAE decode (runs43-48 run 43) sets the parallel VAE's per-call cost, so its row there
+is in-sample.
 """
 import argparse
 import json
@@ -38,25 +40,82 @@ def attn_flops(q, k, heads=40, d=128):
     return 4.0 * q * k * heads * d
 
 
-def vae_flops_per_pixel(base=96, mult=(1, 2, 4, 4), res=2, tdown=(False, True, True)):
-    # lib/pipeline/predict.cpp vae_flops_per_pixel, the same formula.
-    n = len(mult)
-    ch = [base * m for m in reversed(mult)]
-    t = 1.0
-    for x in tdown:
-        t /= 2.0 if x else 1.0
-    area = 1.0 / 4 ** (n - 1)
-    conv = 54.0
-    f = 2 * 2 * conv * ch[0] ** 2 * area * t
-    for i in range(n):
-        f += (res + 1) * 2 * conv * ch[i] ** 2 * area * t
-        if i < n - 1:
-            ti = len(tdown) - 1 - i
-            if 0 <= ti < len(tdown) and tdown[ti]:
-                t *= 2.0
-            area *= 4.0
-            f += 2.0 * 9.0 * ch[i] * ch[min(i + 1, n - 1)] * area * t
-    return f + 54.0 * ch[n - 1] * 3.0
+def vae_work(T, h, w, eb=2.0, split_w=True, base=96, mult=(1, 2, 4, 4), res=2, tdown=(False, True, True), z=16):
+    """lib/pipeline/predict.cpp vae_work, the same count: vgen's device decoder, one frame per call."""
+    v = dict(flops=0.0, bytes=0.0, frame_bytes=0.0, spatial_convs=0.0, spatial_in_bytes=0.0, halo_bytes=0.0,
+             attn_gathers=0.0, attn_gather_bytes=0.0, out_gathers=0.0, out_gather_bytes=0.0)
+    nb = len(mult)
+    d = [base * mult[-1]] + [base * m for m in reversed(mult)]
+    tup = list(reversed(tdown))
+    nr = res + 1
+    st = dict(frames=float(T), H=float(h), W=float(w))
+
+    def conv(cin, cout, kt, k, calls, fill):
+        px = st["H"] * st["W"]
+        i = px * cin * eb
+        v["flops"] += 2 * cin * cout * kt * k * k * px * calls
+        mem = 1.25 * i if fill == "upsample" else 2 * i
+        if kt > 1:
+            mem += 2 * (kt - 1) * i
+        v["bytes"] += mem * calls
+        if k > 1:
+            v["spatial_convs"] += calls
+            v["spatial_in_bytes"] += i * calls
+            v["halo_bytes"] += (k - 1) // 2 * (st["H"] if split_w else st["W"]) * cin * eb * calls
+
+    def add(c):
+        v["bytes"] += 3 * st["H"] * st["W"] * c * eb * st["frames"]
+
+    d0 = d[0]
+    conv(z, d0, 3, 3, st["frames"], "copy")
+    for _ in range(2):
+        conv(d0, d0, 3, 3, st["frames"], "norm")
+        conv(d0, d0, 3, 3, st["frames"], "norm")
+        add(d0)
+    px = st["H"] * st["W"]
+    v["flops"] += st["frames"] * (2 * d0 * 3 * d0 * px + 4 * px * px * d0 + 2 * d0 * d0 * px)
+    v["bytes"] += st["frames"] * 5 * px * d0 * eb
+    v["attn_gathers"] += st["frames"]
+    v["attn_gather_bytes"] += st["frames"] * px * 3 * d0 * eb
+    for i in range(nb):
+        cin_b = d[i] // 2 if i > 0 else d0
+        out = d[i + 1]
+        for r in range(nr):
+            cin = cin_b if r == 0 else out
+            if cin != out:
+                v["flops"] += 2 * cin * out * st["H"] * st["W"] * st["frames"]
+            conv(cin, out, 3, 3, st["frames"], "norm")
+            conv(out, out, 3, 3, st["frames"], "norm")
+            add(out)
+        if i == nb - 1:
+            conv(out, 8, 3, 3, st["frames"], "norm")
+            px = st["H"] * st["W"]
+            v["frame_bytes"] += st["frames"] * px * (8 * eb + 3 * 4)
+            v["out_gathers"] += st["frames"]
+            v["out_gather_bytes"] += st["frames"] * px * 8 * eb
+            break
+        if tup[i]:
+            conv(out, 2 * out, 3, 1, st["frames"] - 1, "copy")
+            st["frames"] = 1 + 2 * (st["frames"] - 1)
+        st["H"] *= 2
+        st["W"] *= 2
+        conv(out, out // 2, 1, 3, st["frames"], "upsample")
+    return v
+
+
+def vae_seconds(v, P, side, eff, hbm, halo_us, p2p=(323e9, 10e-6), ag=(323e9, 15e-6)):
+    """lib/pipeline/predict.cpp's VAE decode time of the largest rank's part (links: h200.yaml)."""
+    part = math.ceil(side / P) / side
+    t = v["flops"] * part / (PEAK_BF16 * eff) + v["bytes"] * part / hbm
+    t += v["frame_bytes"] * (1.0 if P > 1 else part) / hbm
+    if P > 1:
+        t += 2 * v["spatial_in_bytes"] * part / hbm
+        t += 2 * (v["spatial_convs"] * p2p[1] + v["halo_bytes"] / p2p[0])
+        t += v["spatial_convs"] * halo_us * 1e-6
+        g = v["attn_gather_bytes"] + v["out_gather_bytes"]
+        t += (v["attn_gathers"] + v["out_gathers"]) * ag[1] + g * (P - 1) / P / ag[0]
+        t += 2 * g / hbm
+    return t
 
 
 def derive():
@@ -89,13 +148,22 @@ def derive():
     # Elementwise: the profile's "other" phase over the bytes the model counts.
     other = ph["other"] / 10 * L
     out["elementwise"] = round(L * ELEMENTWISE_BYTES * 75600 * D / other / HBM, 4)
-    # VAE: the decode benchmark at 480p and 720p (387c28e), least squares over both.
-    b387 = load("2026-11-30_h200_issue7_bench_387c28e.json")
-    vae = [(480 * 832 * 81, 0.867), (720 * 1280 * 81, 1.970)]  # results/README.md "VAE decode"
-    fpp = vae_flops_per_pixel()
-    rate = sum(p * fpp * t for p, t in vae) / sum(t * t for p, t in vae)
-    out["vae"] = round(rate / PEAK_BF16, 4)
-    out["vae_flops_per_pixel"] = fpp
+    # VAE: the decode benchmark at 480p and 720p (387c28e): its memory-bound passes at the elementwise
+    # rate above, the convs' fraction of the peak by least squares over both shapes.
+    hbm = HBM * out["elementwise"]
+    vae = [(vae_work(21, 60, 104), 0.867), (vae_work(21, 90, 160), 1.970)]  # results/README.md "VAE decode"
+    rest = [(v, t - (v["bytes"] + v["frame_bytes"]) / hbm) for v, t in vae]
+    x = sum(v["flops"] * r for v, r in rest) / sum(v["flops"] ** 2 for v, r in rest)
+    out["vae"] = round(1.0 / (x * PEAK_BF16), 4)
+    out["vae_spatial_convs_720p"] = vae[1][0]["spatial_convs"]
+    # Parallel VAE: the two-rank decode at 720p (width split) of runs43-48 run 43 against the model
+    # without a per-call cost; what is left is shared by the decode's spatial conv calls (each does
+    # two blocking sendrecv phases, the edge copies and a rendezvous of the two ranks).
+    runs = r43["run43_issue9_scripts_on_two_gpus"]["vae_vs_one_rank"]
+    two = [r["seconds"] for r in runs if r["ranks"] == 2 and r["split_dim"] == "width" and r["height"] == 720]
+    v720 = vae_work(21, 90, 160)
+    left = statistics.median(two) - vae_seconds(v720, 2, 160, out["vae"], hbm, 0.0)
+    out["vae_halo_conv_us"] = round(left / v720["spatial_convs"] * 1e6, 1)
     # Host side: the cold-start jsonl (one H200, page cache warm).
     cold = jsonl("2026-12-01_1xh200_issue21_cold_start.jsonl")
     vg = [r for r in cold if r["impl"] == "vgen"]
@@ -143,7 +211,7 @@ efficiency:
   # cuDNN: run45 profile (720p in the model) and runs56-61 run 56 (480p, one call)
   attention_cudnn_by_gflop: {attention_cudnn_by_gflop}
   elementwise: {elementwise}       # run45 profile "other" phase over the modelled bytes
-  vae: {vae}               # 2026-11-30_h200_issue7_bench_387c28e.json VAE 480p / 720p
+  vae: {vae}               # convs: 2026-11-30_h200_issue7_bench_387c28e.json VAE 480p / 720p less the memory passes
 links:
   intra:                    # NVLink 4 through NVSwitch
     all_to_all: {{gbps: {nccl_gbps}, latency_us: 15}}   # gbps: NCCL all-reduce bus bandwidth, 2 GPUs (device README); latency: not measured
@@ -155,6 +223,8 @@ links:
     all_gather: {{gbps: 50, latency_us: 25}}
     p2p: {{gbps: 50, latency_us: 15}}
     copy_engine: {{gbps: 50, latency_us: 15}}
+parallel_vae:
+  halo_conv_us: {vae_halo_conv_us}        # 2026-11-30_h200_issue7_runs43-48.json run 43 (two ranks, 720p) over the model without it
 host:
   loader_gbps: {loader_gbps}         # 2026-12-01_1xh200_issue21_cold_start.jsonl, load_bytes_read / load_seconds
   mp4_mpix_per_s: {mp4_mpix_per_s}     # same file, mp4_encode_seconds (the background writer's tail)

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -84,63 +85,75 @@ std::vector<Row> rows() {
       {"1xH200 DiT 720p", "h200", "wan2.1-t2v-14b", 1, {}, Metric::kForward, 9.924, 0.10, true, 10.130},
       {"1xH200 DiT 720p cudnn (0717f68)", "h200", "wan2.1-t2v-14b", 1, kCudnn, Metric::kForward, 10.145, 0.10, true,
        10.308},
-      {"1xH200 VAE 480p", "h200", "wan2.1-t2v-14b", 1, k480, Metric::kVaeDecode, 0.867, 0.10, true, 0.856},
-      {"1xH200 VAE 720p", "h200", "wan2.1-t2v-14b", 1, {}, Metric::kVaeDecode, 1.970, 0.10, true, 1.975},
+      {"1xH200 VAE 480p", "h200", "wan2.1-t2v-14b", 1, k480, Metric::kVaeDecode, 0.867, 0.10, true, 0.852},
+      {"1xH200 VAE 720p", "h200", "wan2.1-t2v-14b", 1, {}, Metric::kVaeDecode, 1.970, 0.10, true, 1.976},
       {"1xH200 job 480p 4 steps: render", "h200", "wan2.1-t2v-14b", 1,
-       cat(k480, {"generation.num_inference_steps=4"}), Metric::kE2e, 22.723, 0.10, true, 22.99},
+       cat(k480, {"generation.num_inference_steps=4"}), Metric::kE2e, 22.723, 0.10, true, 22.98},
       {"1xH200 load 40.1 GB", "h200", "wan2.1-t2v-14b", 1, {}, Metric::kLoad, 2.908, 0.10, true, 2.95},
       // Two H200s, 720p, cuDNN (results/README.md "Two H200s", "DWDP and async Ulysses").
       {"2xH200 cfg 2 (forward pair)", "h200", "wan2.1-t2v-14b", 2, cat(kCudnn, {"parallel_config.cfg_size=2"}),
        Metric::kForward, 10.315, 0.10, true, 10.308},
       {"2xH200 ulysses 2", "h200", "wan2.1-t2v-14b", 2, cat(kCudnn, {"parallel_config.ulysses_size=2"}),
-       Metric::kForward, 5.380, 0.10, true, 5.369},
+       Metric::kForward, 5.380, 0.10, true, 5.405},
       {"2xH200 ring 2", "h200", "wan2.1-t2v-14b", 2, cat(kCudnn, {"parallel_config.ring_size=2"}), Metric::kForward,
-       5.392, 0.10, true, 5.339},
+       5.392, 0.10, true, 5.386},
       {"2xH200 attn2d 1x2", "h200", "wan2.1-t2v-14b", 2, cat(kCudnn, {"parallel_config.attn2d_size=[1,2]"}),
-       Metric::kForward, 5.487, 0.10, true, 5.364},
+       Metric::kForward, 5.487, 0.10, true, 5.525},
       {"2xH200 cfg 2 + dwdp 2 (pair)", "h200", "wan2.1-t2v-14b", 2,
        cat(kCudnn, {"parallel_config.cfg_size=2", "parallel_config.dwdp_size=2"}), Metric::kForward, 10.460, 0.10, true,
        10.308},
       {"2xH200 ulysses 2 + dwdp 2", "h200", "wan2.1-t2v-14b", 2,
        cat(kCudnn, {"parallel_config.ulysses_size=2", "parallel_config.dwdp_size=2"}), Metric::kForward, 5.438, 0.10,
-       true, 5.369},
+       true, 5.405},
+      // The parallel VAE on two H200s, width split (2026-11-30_h200_issue7_runs43-48.json run 43): it sets
+      // the profile's parallel_vae.halo_conv_us (scripts/bench/calibrate_h200.py), so it is in-sample.
+      {"2xH200 parallel VAE 2 decode 720p (in-sample)", "h200", "wan2.1-t2v-14b", 2,
+       {"parallel_config.ulysses_size=2", "parallel_config.parallel_vae_size=2"}, Metric::kVaeDecode, 1.2106, 0.10,
+       true, 1.2106},
       {"2xH200 ulysses 2 async", "h200", "wan2.1-t2v-14b", 2,
        cat(kCudnn, {"parallel_config.ulysses_size=2", "parallel_config.async_ulysses=true"}), Metric::kForward, 5.602,
-       0.10, true, 5.513},
+       0.10, true, 5.550},
       // The article (TensorRT-LLM VisualGen, Wan 2.2 A14B 720p, 40 steps, BF16).
       {"B200 cfg1 denoise", "b200-hgx8", "wan2.2-t2v-a14b", 1, kArticle, Metric::kDenoise, 342.04, 0.20, true, 353.72},
-      {"B200 cfg1 e2e", "b200-hgx8", "wan2.2-t2v-a14b", 1, kArticle, Metric::kE2e, 346.16, 0.20, true, 356.02},
+      {"B200 cfg1 e2e", "b200-hgx8", "wan2.2-t2v-a14b", 1, kArticle, Metric::kE2e, 346.16, 0.20, true, 356.07},
       {"B200 cfg2 denoise", "b200-hgx8", "wan2.2-t2v-a14b", 2, cat(kArticle, {"parallel_config.cfg_size=2"}),
        Metric::kDenoise, 179.96, 0.20, true, 176.86},
       {"B200 cfg2 e2e", "b200-hgx8", "wan2.2-t2v-a14b", 2, cat(kArticle, {"parallel_config.cfg_size=2"}),
-       Metric::kE2e, 183.01, 0.20, true, 179.16},
+       Metric::kE2e, 183.01, 0.20, true, 179.21},
       {"1xB200 baseline denoise", "b200-hgx8", "wan2.2-t2v-a14b", 1, kArticle, Metric::kDenoise, 370.8, 0.20, true,
        353.72},
-      {"1xB200 baseline e2e", "b200-hgx8", "wan2.2-t2v-a14b", 1, kArticle, Metric::kE2e, 373.35, 0.20, true, 356.02},
+      {"1xB200 baseline e2e", "b200-hgx8", "wan2.2-t2v-a14b", 1, kArticle, Metric::kE2e, 373.35, 0.20, true, 356.07},
       {"NVL72 cfg2 ul4 attn2d 3x3 vae 8: denoise", "gb200-nvl72", "wan2.2-t2v-a14b", 72,
-       cat(cat(kArticle, kNvl72), {"parallel_config.parallel_vae_size=8"}), Metric::kDenoise, 7.04, 0.20, true, 5.81},
+       cat(cat(kArticle, kNvl72), {"parallel_config.parallel_vae_size=8"}), Metric::kDenoise, 7.04, 0.20, true, 6.246},
       {"NVL72 cfg2 ul4 attn2d 3x3 vae 8: e2e", "gb200-nvl72", "wan2.2-t2v-a14b", 72,
-       cat(cat(kArticle, kNvl72), {"parallel_config.parallel_vae_size=8"}), Metric::kE2e, 9.20, 0.20, true, 7.39},
+       cat(cat(kArticle, kNvl72), {"parallel_config.parallel_vae_size=8"}), Metric::kE2e, 9.20, 0.20, true, 7.979},
       {"NVL72 cfg2 ul4 attn2d 3x3 vae 1: e2e", "gb200-nvl72", "wan2.2-t2v-a14b", 72, cat(kArticle, kNvl72),
-       Metric::kE2e, 11.08, 0.20, false, 8.02},
+       Metric::kE2e, 11.08, 0.20, false, 8.532},
       {"NVL72 cfg1 ul8 attn2d 3x3: denoise", "gb200-nvl72", "wan2.2-t2v-a14b", 72,
        cat(kArticle, {"parallel_config.ulysses_size=8", "parallel_config.attn2d_size=[3,3]",
                       "parallel_config.parallel_vae_size=8"}),
-       Metric::kDenoise, 7.57, 0.20, true, 6.15},
+       Metric::kDenoise, 7.57, 0.20, true, 6.533},
       {"NVL72 cfg2 ul4 ring 9: denoise (83% slower than attn2d)", "gb200-nvl72", "wan2.2-t2v-a14b", 72,
        cat(kArticle, {"parallel_config.cfg_size=2", "parallel_config.ulysses_size=4", "parallel_config.ring_size=9",
                       "parallel_config.parallel_vae_size=8"}),
-       Metric::kDenoise, 7.04 * 1.83, 0.20, false, 5.76},
-      {"NVL72 VAE decode, parallel_vae_size 1", "gb200-nvl72", "wan2.2-t2v-a14b", 72, kNvl72, Metric::kVae, 2.72, 0.20,
-       false, 2.164},
+       Metric::kDenoise, 7.04 * 1.83, 0.20, false, 5.819},
+      // The article's decode-scaling table times the decode alone on the NVL72 recipe (80 frames): the
+      // decode without vgen's host postprocess of the frames (Prediction::vae_decode_s). vgen's decoder
+      // is another implementation (0.47x the diffusers peer on one H200), so these rows are known misses.
+      {"NVL72 VAE decode, parallel_vae_size 1", "gb200-nvl72", "wan2.2-t2v-a14b", 72, cat(kArticle, kNvl72),
+       Metric::kVaeDecode, 2.72, 0.20, false, 0.8156},
       {"NVL72 VAE decode, parallel_vae_size 2", "gb200-nvl72", "wan2.2-t2v-a14b", 72,
-       cat(kNvl72, {"parallel_config.parallel_vae_size=2"}), Metric::kVae, 1.72, 0.20, true, 1.791},
+       cat(cat(kArticle, kNvl72), {"parallel_config.parallel_vae_size=2"}), Metric::kVaeDecode, 1.72, 0.20, false,
+       0.5935},
       {"NVL72 VAE decode, parallel_vae_size 4", "gb200-nvl72", "wan2.2-t2v-a14b", 72,
-       cat(kNvl72, {"parallel_config.parallel_vae_size=4"}), Metric::kVae, 1.04, 0.20, false, 1.596},
+       cat(cat(kArticle, kNvl72), {"parallel_config.parallel_vae_size=4"}), Metric::kVaeDecode, 1.04, 0.20, false,
+       0.3730},
       {"NVL72 VAE decode, parallel_vae_size 8", "gb200-nvl72", "wan2.2-t2v-a14b", 72,
-       cat(kNvl72, {"parallel_config.parallel_vae_size=8"}), Metric::kVae, 0.83, 0.20, false, 1.498},
+       cat(cat(kArticle, kNvl72), {"parallel_config.parallel_vae_size=8"}), Metric::kVaeDecode, 0.83, 0.20, false,
+       0.2627},
       {"NVL72 VAE decode, parallel_vae_size 16", "gb200-nvl72", "wan2.2-t2v-a14b", 72,
-       cat(kNvl72, {"parallel_config.parallel_vae_size=16"}), Metric::kVae, 0.85, 0.20, false, 1.449},
+       cat(cat(kArticle, kNvl72), {"parallel_config.parallel_vae_size=16"}), Metric::kVaeDecode, 0.85, 0.20, false,
+       0.2076},
   };
 }
 
@@ -149,6 +162,9 @@ TEST(Predict, ValidationTable) {
     SCOPED_TRACE(r.name);
     const double p = value(run(r.hw, r.model, r.world, r.sets), r.metric);
     const double err = p / r.measured - 1.0;
+    // The table's rows as results/2026-12-01_predict_validation.md lists them.
+    std::printf("%-58s measured %9.4f predicted %9.4f error %+6.1f%% %s\n", r.name, r.measured, p, 100 * err,
+                std::abs(err) <= r.band ? "in band" : "MISS");
     EXPECT_NEAR(p, r.predicted, 0.01 * r.predicted) << "the table's predicted value moved: update the table";
     if (r.in_band) EXPECT_LE(std::abs(err), r.band) << "predicted " << p << " against measured " << r.measured;
     else EXPECT_GT(std::abs(err), r.band) << "a known miss now lies inside its band: update the table";
