@@ -11,11 +11,16 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/gemm/gemm_lt_common.cuh"
+
 namespace vgen::kern {
 
 namespace {
 
-constexpr size_t kWorkspaceBytes = size_t(32) << 20;  // cuBLAS' recommendation for Hopper
+using gemm_detail::align_of;
+using gemm_detail::fail;
+using gemm_detail::fail_cublas;
+using gemm_detail::kWorkspaceBytes;
 
 thread_local std::string t_last_error;
 
@@ -63,28 +68,6 @@ std::unordered_map<PlanKey, Plan, PlanKeyHash> g_plans;
 std::vector<DeviceRes> g_devs;
 GemmCacheStats g_stats;
 bool g_fused_enabled = true;
-
-cudaError_t fail(cudaError_t e, const std::string& what) {
-  t_last_error = what;
-  return e;
-}
-cudaError_t fail_cublas(cublasStatus_t s, const std::string& what) {
-  t_last_error = what + ": " + cublasLtGetStatusName(s) + " (" + cublasLtGetStatusString(s) + ")";
-  switch (s) {
-    case CUBLAS_STATUS_ALLOC_FAILED: return cudaErrorMemoryAllocation;
-    case CUBLAS_STATUS_INVALID_VALUE: return cudaErrorInvalidValue;
-    case CUBLAS_STATUS_NOT_SUPPORTED: return cudaErrorNotSupported;
-    case CUBLAS_STATUS_ARCH_MISMATCH: return cudaErrorInvalidDeviceFunction;
-    default: return cudaErrorUnknown;
-  }
-}
-
-uint8_t align_of(const void* p) {
-  if (!p) return 16;
-  uintptr_t v = reinterpret_cast<uintptr_t>(p);
-  uintptr_t a = v & (~v + 1);  // lowest set bit
-  return uint8_t(a >= 16 ? 16 : a);
-}
 
 cudaDataType_t cuda_type(GemmType t) { return t == GemmType::kF32 ? CUDA_R_32F : CUDA_R_16BF; }
 
@@ -267,6 +250,25 @@ cudaError_t run_plan(DeviceRes& r, void* ws, Plan& p, const void* x, const void*
 }
 
 }  // namespace
+
+namespace gemm_detail {
+
+std::string& last_error() { return t_last_error; }
+
+bool fused_epilogue_enabled() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  return g_fused_enabled;
+}
+
+cudaError_t lt_resources(int dev, cudaStream_t stream, cublasLtHandle_t* handle, void** workspace) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  DeviceRes* r = nullptr;
+  cudaError_t e = device_res(dev, stream, &r, workspace);
+  if (e == cudaSuccess) *handle = r->handle;
+  return e;
+}
+
+}  // namespace gemm_detail
 
 const char* gemm_last_error() { return t_last_error.c_str(); }
 

@@ -1,0 +1,189 @@
+#include "kernels/quant/quant.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include "kernels/common/elem_io.cuh"
+
+namespace vgen::kern {
+
+namespace {
+
+using dev::bf16;
+
+constexpr int kMaxThreads = 256;
+constexpr int kMaxVecs = 8;  // 8-element vectors per thread in the register kernel
+
+// fp8_quant_mul / fp8_dequant_mul of fp8_e4m3_ref.h, with IEEE division as on the host.
+__device__ __forceinline__ float quant_mul(float a) {
+  return (a > 0.0f && a < 3.0e38f) ? __fdiv_rn(448.0f, a) : 1.0f;
+}
+__device__ __forceinline__ float dequant_mul(float a) {
+  return (a > 0.0f && a < 3.0e38f) ? __fdiv_rn(a, 448.0f) : 1.0f;
+}
+
+// v·mul as the encoder's input; a NaN product becomes the positive canonical NaN (byte 0x7F), as in
+// quantize_rows_fp8_ref, whatever sign the multiply would give it.
+__device__ __forceinline__ float scaled(float v, float mul) {
+  const float q = v * mul;
+  return q == q ? q : __int_as_float(0x7fffffff);
+}
+
+__device__ __forceinline__ uint32_t encode2(float lo, float hi) {
+  return uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, __NV_E4M3));  // lo in the low byte
+}
+
+// Max over the block (blockDim.x a multiple of 32); every thread gets it. One use per kernel.
+__device__ __forceinline__ float block_max(float v, float* red) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    float s = lane < int(blockDim.x >> 5) ? red[lane] : 0.0f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s = fmaxf(s, __shfl_xor_sync(0xffffffffu, s, o));
+    if (lane == 0) red[32] = s;
+  }
+  __syncthreads();
+  return red[32];
+}
+
+// 16-byte loads per 8 elements.
+template <typename T> constexpr int kLoads = sizeof(T) == 2 ? 1 : 2;
+
+template <typename T> __device__ __forceinline__ void unpack8(const uint4 (&r)[kLoads<T>], float (&v)[8]) {
+  const T* e = reinterpret_cast<const T*>(&r[0]);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) v[j] = dev::to_f(e[j]);
+}
+
+// One block per row; thread t holds the 8-element vectors i·blockDim.x + t (i < V) of its row.
+template <typename T, int V>
+__global__ void __launch_bounds__(kMaxThreads)
+    quant_rows_regs_kernel(const T* __restrict__ x, int64_t ldx, int64_t K, uint8_t* __restrict__ x8,
+                           float* __restrict__ scale) {
+  __shared__ float red[33];
+  const int64_t m = blockIdx.x, nvec = K / 8;
+  const T* row = x + m * ldx;
+  uint4 raw[V][kLoads<T>];
+  float a = 0.0f;
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    const int64_t vi = int64_t(i) * blockDim.x + threadIdx.x;
+#pragma unroll
+    for (int c = 0; c < kLoads<T>; ++c)
+      raw[i][c] = vi < nvec ? __ldg(reinterpret_cast<const uint4*>(row + vi * 8) + c) : make_uint4(0, 0, 0, 0);
+    float v[8];
+    unpack8<T>(raw[i], v);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a = fmaxf(a, fabsf(v[j]));  // fmaxf ignores NaN
+  }
+  a = block_max(a, red);
+  const float mul = quant_mul(a);
+  uint8_t* out = x8 + m * K;
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    const int64_t vi = int64_t(i) * blockDim.x + threadIdx.x;
+    if (vi >= nvec) continue;
+    float v[8];
+    unpack8<T>(raw[i], v);
+    uint2 p;
+    p.x = encode2(scaled(v[0], mul), scaled(v[1], mul)) | encode2(scaled(v[2], mul), scaled(v[3], mul)) << 16;
+    p.y = encode2(scaled(v[4], mul), scaled(v[5], mul)) | encode2(scaled(v[6], mul), scaled(v[7], mul)) << 16;
+    *reinterpret_cast<uint2*>(out + vi * 8) = p;
+  }
+  if (threadIdx.x == 0) scale[m] = dequant_mul(a);
+}
+
+// Any K, stride and alignment: one block per row, the row read twice (the second pass mostly hits L2).
+template <typename T>
+__global__ void __launch_bounds__(kMaxThreads)
+    quant_rows_any_kernel(const T* __restrict__ x, int64_t ldx, int64_t K, uint8_t* __restrict__ x8,
+                          float* __restrict__ scale) {
+  __shared__ float red[33];
+  const int64_t m = blockIdx.x;
+  const T* row = x + m * ldx;
+  float a = 0.0f;
+  for (int64_t k = threadIdx.x; k < K; k += blockDim.x) a = fmaxf(a, fabsf(dev::to_f(row[k])));
+  a = block_max(a, red);
+  const float mul = quant_mul(a);
+  uint8_t* out = x8 + m * K;
+  for (int64_t k = threadIdx.x; k < K; k += blockDim.x)
+    out[k] = __nv_cvt_float_to_fp8(scaled(dev::to_f(row[k]), mul), __NV_SATFINITE, __NV_E4M3);
+  if (threadIdx.x == 0) scale[m] = dequant_mul(a);
+}
+
+// Threads (a multiple of 32, ≤ kMaxThreads) and vectors per thread for nvec vectors: the least idle
+// slots, then the most vectors per thread (more loads in flight per thread).
+bool regs_shape(int64_t nvec, int* threads, int* vecs) {
+  int64_t best = -1;
+  for (int v = kMaxVecs; v >= 1; --v) {
+    const int64_t t = ((nvec + v - 1) / v + 31) / 32 * 32;
+    if (t > kMaxThreads) continue;
+    const int64_t waste = t * v - nvec;
+    if (best < 0 || waste < best) best = waste, *threads = int(t), *vecs = v;
+  }
+  return best >= 0;
+}
+
+template <typename T>
+cudaError_t launch_quant(const T* x, int64_t M, int64_t K, int64_t ldx, uint8_t* x8, float* scale,
+                         cudaStream_t stream) {
+  int threads = 0, vecs = 0;
+  const bool regs = K > 0 && K % 8 == 0 && dev::aligned16(x) && (ldx * int64_t(sizeof(T))) % 16 == 0 &&
+                    regs_shape(K / 8, &threads, &vecs);
+  const unsigned grid = unsigned(M);
+  if (!regs) {
+    const int t = K >= 1024 ? kMaxThreads : K >= 256 ? 128 : 32;
+    quant_rows_any_kernel<T><<<grid, t, 0, stream>>>(x, ldx, K, x8, scale);
+    return cudaGetLastError();
+  }
+  switch (vecs) {
+#define VGEN_QUANT_CASE(V) \
+  case V: quant_rows_regs_kernel<T, V><<<grid, threads, 0, stream>>>(x, ldx, K, x8, scale); break;
+    VGEN_QUANT_CASE(1) VGEN_QUANT_CASE(2) VGEN_QUANT_CASE(3) VGEN_QUANT_CASE(4)
+    VGEN_QUANT_CASE(5) VGEN_QUANT_CASE(6) VGEN_QUANT_CASE(7) VGEN_QUANT_CASE(8)
+#undef VGEN_QUANT_CASE
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+__global__ void scale_vector_kernel(const float* s, const float* g, float* out, int64_t N) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < N; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = g ? s[i] * g[i] : s[i];
+}
+
+__global__ void encode_kernel(const float* x, int64_t n, uint8_t* out) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = __nv_cvt_float_to_fp8(x[i], __NV_SATFINITE, __NV_E4M3);
+}
+
+}  // namespace
+
+cudaError_t quantize_rows_fp8(const void* x, bool x_bf16, int64_t M, int64_t K, int64_t ldx, uint8_t* x8,
+                              float* scale, cudaStream_t stream) {
+  if (M < 0 || K < 0 || ldx < K || M > 0x7fffffff) return cudaErrorInvalidValue;
+  if (M == 0) return cudaSuccess;
+  if (!scale || (K > 0 && (!x || !x8))) return cudaErrorInvalidValue;
+  if (x_bf16) return launch_quant(static_cast<const bf16*>(x), M, K, ldx, x8, scale, stream);
+  return launch_quant(static_cast<const float*>(x), M, K, ldx, x8, scale, stream);
+}
+
+cudaError_t fp8_scale_vector(const float* s, const float* g, float* out, int64_t N, cudaStream_t stream) {
+  if (N < 0 || (N > 0 && (!s || !out))) return cudaErrorInvalidValue;
+  if (N == 0) return cudaSuccess;
+  scale_vector_kernel<<<dev::grid_for(N, 256), 256, 0, stream>>>(s, g, out, N);
+  return cudaGetLastError();
+}
+
+cudaError_t fp8_e4m3_encode_device(const float* x, int64_t n, uint8_t* out, cudaStream_t stream) {
+  if (n < 0 || (n > 0 && (!x || !out))) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  encode_kernel<<<dev::grid_for(n, 256), 256, 0, stream>>>(x, n, out);
+  return cudaGetLastError();
+}
+
+}  // namespace vgen::kern
