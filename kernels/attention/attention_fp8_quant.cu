@@ -27,8 +27,8 @@ __device__ __forceinline__ float ld(const __nv_bfloat16* p) { return __bfloat162
 __device__ __forceinline__ uint8_t e4m3(float x) {
   return uint8_t(__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3));
 }
-__device__ __forceinline__ float qmul(float amax) { return (amax > 0.0f && amax < 3.0e38f) ? kFp8E4M3Max / amax : 1.0f; }
-__device__ __forceinline__ float dqmul(float amax) { return (amax > 0.0f && amax < 3.0e38f) ? amax / kFp8E4M3Max : 1.0f; }
+__device__ __forceinline__ float qmul(float amax) { return (amax >= kFp8MinAmax && amax < 3.0e38f) ? kFp8E4M3Max / amax : 1.0f; }
+__device__ __forceinline__ float dqmul(float amax) { return (amax >= kFp8MinAmax && amax < 3.0e38f) ? amax / kFp8E4M3Max : 1.0f; }
 
 // Block-wide max of non-negative values (blockDim.x a multiple of 32, at most 1024).
 __device__ float block_max(float x, float* red) {

@@ -15,9 +15,13 @@ float fp8_e4m3_decode(uint8_t b);
 inline float fp8_e4m3_round(float x) { return fp8_e4m3_decode(fp8_e4m3_encode(x)); }
 
 // The scale of a group of values whose largest magnitude is amax: values are stored as
-// e4m3(x · (448 / amax)) and read back as e4m3 · (amax / 448). A group of zeros (amax 0, or not
-// finite) gets scale 1. Both factors are formed exactly like this on the device.
-inline float fp8_quant_mul(float amax) { return (amax > 0.0f && amax < 3.0e38f) ? kFp8E4M3Max / amax : 1.0f; }
-inline float fp8_dequant_mul(float amax) { return (amax > 0.0f && amax < 3.0e38f) ? amax / kFp8E4M3Max : 1.0f; }
+// e4m3(x · (448 / amax)) and read back as e4m3 · (amax / 448). A group of zeros, of values below
+// kFp8MinAmax (448/amax would overflow to Inf, and 0 · Inf is NaN) or with amax not finite gets
+// scale 1 (its values stored unscaled: tiny ones as 0). Both factors are formed exactly like this on
+// the device.
+constexpr float kFp8MinAmax = 1e-30f;
+inline bool fp8_scaled(float amax) { return amax >= kFp8MinAmax && amax < 3.0e38f; }
+inline float fp8_quant_mul(float amax) { return fp8_scaled(amax) ? kFp8E4M3Max / amax : 1.0f; }
+inline float fp8_dequant_mul(float amax) { return fp8_scaled(amax) ? amax / kFp8E4M3Max : 1.0f; }
 
 }  // namespace vgen::kern

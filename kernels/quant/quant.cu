@@ -4,6 +4,7 @@
 #include <cuda_fp8.h>
 
 #include "kernels/common/elem_io.cuh"
+#include "kernels/quant/fp8_e4m3_ref.h"
 
 namespace vgen::kern {
 
@@ -16,10 +17,10 @@ constexpr int kMaxVecs = 8;  // 8-element vectors per thread in the register ker
 
 // fp8_quant_mul / fp8_dequant_mul of fp8_e4m3_ref.h, with IEEE division as on the host.
 __device__ __forceinline__ float quant_mul(float a) {
-  return (a > 0.0f && a < 3.0e38f) ? __fdiv_rn(448.0f, a) : 1.0f;
+  return (a >= kFp8MinAmax && a < 3.0e38f) ? __fdiv_rn(448.0f, a) : 1.0f;
 }
 __device__ __forceinline__ float dequant_mul(float a) {
-  return (a > 0.0f && a < 3.0e38f) ? __fdiv_rn(a, 448.0f) : 1.0f;
+  return (a >= kFp8MinAmax && a < 3.0e38f) ? __fdiv_rn(a, 448.0f) : 1.0f;
 }
 
 // v·mul as the encoder's input; a NaN product becomes the positive canonical NaN (byte 0x7F), as in

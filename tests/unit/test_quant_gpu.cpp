@@ -62,7 +62,7 @@ std::vector<float> make_rows(int64_t M, int64_t K, int64_t ldx, uint64_t seed) {
       case 4: row[m % K] = kNaN; break;  // ignored by the max, stored 0x7F
       case 5: row[m % K] = (m % 2) ? INFINITY : -INFINITY; break;  // max Inf: scale 1, unscaled
       case 6: for (int64_t k = 0; k < K; ++k) row[k] *= 1e-38f; break;  // float subnormals
-      case 7:  // 448/max overflows: the multiplier is Inf, zeros become NaN (0x7F)
+      case 7:  // max below kFp8MinAmax (448/max would overflow): scale 1, values stored as 0
         for (int64_t k = 0; k < K; ++k) row[k] = k == (m + 1) % K ? 1e-37f : 0.0f;
         break;
       case 8: row[m % K] = 3e38f; break;  // at fp8_quant_mul's limit
