@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <mutex>
 
 #include "kernels/attention/attention_fp8.cuh"
@@ -31,8 +30,7 @@ constexpr int kThreads = 384;
 constexpr uint32_t kTileBytes = kBN * kD;  // 16 KiB: a Q, K or Vᵀ tile of e4m3
 constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = 5 * kTileBytes;
 constexpr uint32_t kSmemBytes = kOffBar + 128 + 1024;
-constexpr float kLog2Of448 = 8.807354922057604f;
-constexpr int kDefaultPolyDiv = 0;  // P is stored as e4m3(p·448): exp2(x + log2 448)
+constexpr float kLog2Of448 = 8.807354922057604f;  // P is stored as e4m3(p·448): exp2(x + log2 448)
 
 struct Params {
   __nv_bfloat16* out;
@@ -52,17 +50,6 @@ __device__ __forceinline__ float ex2_ftz(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
 }
-// 2^x on the FP32 pipe (x ≤ 128): the MUFU's ex2 rate equals the FP8 tensor rate per score, so a
-// share of the exponentials moves to FMAs. x = j + f, j = rint(x) through the 1.5·2^23 shift, 2^f by
-// a cubic fitted to the relative error on [−½, ½] (max 7.5e-5), 2^j added to the exponent bits.
-// Inputs below −125 (masked keys: −inf) clamp there: 2^−125 is 0 in e4m3 and nothing in l.
-__device__ __forceinline__ float exp2_poly(float x) {
-  x = fmaxf(x, -125.0f);
-  const float t = x + 12582912.0f;
-  const float f = x - (t - 12582912.0f);
-  const float p = fmaf(fmaf(fmaf(0.0551716237f, f, 0.242611119f), f, 0.693260994f), f, 0.999928074f);
-  return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
-}
 __device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float d) {
   const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
   const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(c, d), __NV_SATFINITE, __NV_E4M3);
@@ -81,8 +68,6 @@ __device__ __forceinline__ void turn_arrive_other(int cw) {
     asm volatile("bar.arrive 1, 256;\n" ::: "memory");
 }
 
-// kPolyDiv > 0: every kPolyDiv-th exponential of a thread's scores runs as exp2_poly.
-template <int kPolyDiv>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const Params p) {
@@ -186,9 +171,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
       const int r = (i >> 1) & 1;
-      const float x = fmaf(s[i], sl2, -m[r]);
-      s[i] = (kPolyDiv > 0 && i % (kPolyDiv > 0 ? kPolyDiv : 1) == (kPolyDiv > 0 ? kPolyDiv : 1) - 1) ? exp2_poly(x)
-                                                                                                   : ex2_ftz(x);
+      // All on the MUFU: moving a quarter or half of them to an FP32-pipe cubic was slower (823 →
+      // 779 / 754 TFLOP/s at 75,600 tokens; results/2026-12-01_1xh200_fp8_attention.jsonl).
+      s[i] = ex2_ftz(fmaf(s[i], sl2, -m[r]));
       l[r] += s[i];
     }
   };
@@ -395,29 +380,13 @@ bool device_ok() {
   int built = 0;
   if (cudaGetLastError() != cudaSuccess || cudaMemcpyFromSymbol(&built, g_fp8_built, sizeof(int)) != cudaSuccess)
     return false;
-  auto raise = [](const void* f) {
-    return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)) == cudaSuccess;
-  };
-  const bool ok = built == 1 && raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<0>)) &&
-                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<2>)) &&
-                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<4>)) &&
-                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<8>));
+  const bool ok = built == 1 && cudaFuncSetAttribute(attn_fp8_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     int(kSmemBytes)) == cudaSuccess;
   state[dev] = ok ? 1 : -1;
   return ok;
 }
 
 std::atomic<uint64_t> g_calls{0};
-
-// Share of the exponentials on the FP32 pipe: VGEN_ATTN_FP8_EXP_POLY = 0 (none), 2, 4 or 8 (every
-// N-th); read once.
-int exp_poly_div() {
-  static const int div = [] {
-    const char* e = std::getenv("VGEN_ATTN_FP8_EXP_POLY");
-    const int v = e ? std::atoi(e) : kDefaultPolyDiv;
-    return (v == 0 || v == 2 || v == 4 || v == 8) ? v : kDefaultPolyDiv;
-  }();
-  return div;
-}
 
 }  // namespace
 
@@ -469,12 +438,7 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
       p.scale_log2 = a.scale * mma::kLog2e;
       p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.qkm = f(l.qkm);
       const dim3 grid(unsigned(l.nqb), unsigned(a.H), unsigned(a.B));
-      switch (exp_poly_div()) {
-        case 2: attn_fp8_wgmma_kernel<2><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p); break;
-        case 4: attn_fp8_wgmma_kernel<4><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p); break;
-        case 8: attn_fp8_wgmma_kernel<8><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p); break;
-        default: attn_fp8_wgmma_kernel<0><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p); break;
-      }
+      attn_fp8_wgmma_kernel<<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
       e = cudaGetLastError();
       if (e == cudaSuccess) ++g_calls;
       return e;

@@ -47,6 +47,11 @@ float hash_uniform(uint64_t i, uint64_t seed) {  // [-1, 1), cheap for large ten
   return float(int64_t(z >> 40) - (int64_t(1) << 23)) * (1.0f / float(1 << 23));
 }
 
+// fp32 data as an F32 device tensor (f32() checks the dtype).
+Tensor upload_f32(const std::vector<float>& v) {
+  return Tensor::from_vector(v, {int64_t(v.size() ? v.size() : 1)}).to(Device::kCUDA);
+}
+
 Tensor upload(const void* p, size_t bytes) {
   Tensor h = Tensor::empty({int64_t(bytes ? bytes : 1)}, DType::kU8);
   if (bytes) std::memcpy(h.raw(), p, bytes);
@@ -79,7 +84,7 @@ Operands make_operands(int64_t M, int64_t N, int64_t K, uint64_t seed) {
   kern::quantize_rows_fp8_ref(x.data(), false, M, K, K, o.x8.data(), o.sx.data());
   kern::quantize_rows_fp8_ref(w.data(), false, N, K, K, o.w8.data(), o.sw.data());
   o.dx8 = upload(o.x8.data(), o.x8.size()), o.dw8 = upload(o.w8.data(), o.w8.size());
-  o.dsx = upload(o.sx.data(), o.sx.size() * 4), o.dsw = upload(o.sw.data(), o.sw.size() * 4);
+  o.dsx = upload_f32(o.sx), o.dsw = upload_f32(o.sw);
   return o;
 }
 

@@ -20,6 +20,11 @@ using namespace vgen::testing;
 
 namespace {
 
+// fp32 data as an F32 device tensor (f32() checks the dtype).
+Tensor upload_f32(const std::vector<float>& v) {
+  return Tensor::from_vector(v, {int64_t(v.size() ? v.size() : 1)}).to(Device::kCUDA);
+}
+
 Tensor upload(const void* p, size_t bytes) {
   Tensor h = Tensor::empty({int64_t(bytes ? bytes : 1)}, DType::kU8);
   if (bytes) std::memcpy(h.raw(), p, bytes);
@@ -187,7 +192,7 @@ std::vector<float> sweep_inputs() {
 TEST(QuantGpu, DeviceEncodeMatchesHostEncode) {
   VGEN_REQUIRE_GPU();
   const std::vector<float> x = sweep_inputs();
-  Tensor dx = upload(x.data(), x.size() * 4);
+  Tensor dx = upload_f32(x);
   Tensor dq = Tensor::empty({int64_t(x.size())}, DType::kU8, Device::kCUDA);
   ASSERT_EQ(kern::fp8_e4m3_encode_device(dx.f32(), int64_t(x.size()), static_cast<uint8_t*>(dq.raw()),
                                          compute_stream()),
@@ -226,7 +231,7 @@ TEST(QuantGpu, DeviceEncodeOfNaN) {
     std::memcpy(&f, &b, 4);
     x.push_back(f);
   }
-  Tensor dx = upload(x.data(), x.size() * 4);
+  Tensor dx = upload_f32(x);
   Tensor dq = Tensor::empty({int64_t(x.size())}, DType::kU8, Device::kCUDA);
   ASSERT_EQ(kern::fp8_e4m3_encode_device(dx.f32(), int64_t(x.size()), static_cast<uint8_t*>(dq.raw()),
                                          compute_stream()),
@@ -248,7 +253,7 @@ TEST(QuantGpu, ScaleVectorMatchesRef) {
     s[size_t(i)] = std::ldexp(hash_uniform(uint64_t(i), 1), -7);
     g[size_t(i)] = 3.0f * hash_uniform(uint64_t(i), 2);
   }
-  Tensor ds = upload(s.data(), s.size() * 4), dg = upload(g.data(), g.size() * 4);
+  Tensor ds = upload_f32(s), dg = upload_f32(g);
   Tensor dout = Tensor::empty({N}, DType::kF32, Device::kCUDA);
   for (bool gate : {true, false}) {
     ASSERT_EQ(kern::fp8_scale_vector(ds.f32(), gate ? dg.f32() : nullptr, dout.f32(), N, compute_stream()),
