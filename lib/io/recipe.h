@@ -85,6 +85,22 @@ struct RuntimeConfig {
   double collective_timeout_s = 600.0;
 };
 
+// fp8_config (docs/fp8.md): which parts of the DiT run in FP8 e4m3 with precision fp8 (bf16
+// elsewhere; norms, modulation and softmax statistics fp32). Ignored, with a warning, under another
+// precision (so `--set precision=bf16` renders the same recipe in bf16 for a comparison).
+struct Fp8Config {
+  bool attention = true;     // self-attention in fp8 (cross-attention stays bf16: 512 text keys)
+  bool gemm = true;          // the blocks' linears attn1 q/k/v/o, attn2 q/o, ffn1, ffn2 in fp8
+  int bf16_first_steps = 0;  // the first N denoising steps run wholly in bf16
+  int bf16_last_steps = 0;   // the last N denoising steps run wholly in bf16
+  // Whether denoising step `index` (0-based) of `total` runs in fp8 (not one of the bf16 steps).
+  bool step_in_fp8(int index, int total) const {
+    return index >= bf16_first_steps && index < total - bf16_last_steps;
+  }
+  // Some step of a `total`-step loop runs in bf16 (the bf16 weights are needed beside the fp8 ones).
+  bool has_bf16_steps() const { return bf16_first_steps > 0 || bf16_last_steps > 0; }
+};
+
 // One LoRA adapter merged into the DiT weights at load (model/wan/lora.h): W += scale·(alpha/rank)·B·A.
 struct LoraEntry {
   std::string path;             // safetensors file (diffusers/PEFT or original Wan names)
@@ -95,7 +111,7 @@ struct LoraEntry {
 struct Recipe {
   std::string model;
   std::string device = "cpu";     // cpu | cuda
-  std::string precision = "fp32"; // fp32 | bf16
+  std::string precision = "fp32"; // fp32 | bf16 | fp8
   GenerationConfig generation;
   ParallelConfig parallel;
   AttentionConfig attention;
@@ -103,6 +119,7 @@ struct Recipe {
   OutputConfig output;
   TextConfig text;
   RuntimeConfig runtime;
+  Fp8Config fp8;                // fp8_config: read with precision fp8 only
   std::vector<LoraEntry> lora;  // merged in the listed order
   bool lora_strict = true;      // false: keys that match no weight only warn
   std::string prompts;
@@ -112,7 +129,12 @@ struct Recipe {
   bool is_cuda() const { return device == "cuda"; }
   // The text encoder runs on the GPU: device cuda and text.device auto.
   bool text_on_cuda() const { return is_cuda() && text.device != "cpu"; }
-  DType compute_dtype() const { return precision == "bf16" ? DType::kBF16 : DType::kF32; }
+  bool is_fp8() const { return precision == "fp8"; }
+  // The dtype between ops: bf16 for precision bf16, and for fp8 on the GPU (bf16 outside the fp8
+  // GEMMs and attention); fp32 otherwise (the CPU emulates fp8 in fp32 around the quantisation).
+  DType compute_dtype() const {
+    return precision == "bf16" || (is_fp8() && is_cuda()) ? DType::kBF16 : DType::kF32;
+  }
 };
 
 // Parses a recipe file with overrides ("a.b=value", value parsed as YAML). Relative paths in the

@@ -2,9 +2,11 @@
 
 #include <cmath>
 
+#include "kernels/attention/attention_fp8_ref.h"
 #include "kernels/attention/attention_ref.h"
 #include "ops/attention_backend.h"
 #include "ops/device_ops.h"
+#include "ops/fp8.h"
 
 namespace vgen {
 namespace {
@@ -19,10 +21,17 @@ void check_host_f32(const Tensor& t, const char* what) {
 
 void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t num_valid_kv, Tensor& out,
                      Tensor* lse) {
+  // precision fp8 (ops/fp8.h): the self-attention of a forward that runs it in fp8 — every
+  // SeqAttention comes here, and the FP8 kernels give the LSE of the true scores, so the Ring and
+  // Attention2D merges are unchanged. Cross-attention runs outside that scope.
+  const bool fp8 = fp8_switches().attention;
   if (q.defined() && !q.is_cpu()) {  // device: flash attention (bf16 or f32), same contract
     VGEN_ASSERT(q.ndim() == 4, "block attention: q {}", q.str());
-    cuda_attention_auto(q, k, v, out, lse, num_valid_kv, float(1.0 / std::sqrt(double(q.dim(3)))),
-                        attention_backend());
+    const float scale = float(1.0 / std::sqrt(double(q.dim(3))));
+    if (fp8)
+      cuda_attention_fp8(q, k, v, out, lse, num_valid_kv, scale);
+    else
+      cuda_attention_auto(q, k, v, out, lse, num_valid_kv, scale, attention_backend());
     return;
   }
   check_host_f32(q, "q");
@@ -39,8 +48,11 @@ void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t 
     VGEN_ASSERT(lse->shape() == Shape({B, H, Sq}), "block attention: lse {} for q {}", lse->str(), q.str());
     lse_ptr = lse->f32();
   }
-  kern::attention_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv,
-                      float(1.0 / std::sqrt(double(D))));
+  const float scale = float(1.0 / std::sqrt(double(D)));
+  if (fp8)  // the CPU emulation: the kernel's quantisation, then fp32 math
+    kern::attention_fp8_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv, scale);
+  else
+    kern::attention_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv, scale);
 }
 
 void block_attention_merge(Tensor& out, Tensor& lse, const Tensor& o2, const Tensor& lse2) {

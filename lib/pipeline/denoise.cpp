@@ -5,6 +5,7 @@
 #include "core/timer.h"
 #include "core/wait_marker.h"
 #include "ops/elementwise.h"
+#include "ops/fp8.h"
 #include "pipeline/dit_step.h"
 
 namespace vgen {
@@ -102,6 +103,7 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     const WanTransformer& model = expert ? *models.transformer_2 : *models.transformer;
     const double g = expert ? settings.guidance_scale_2.value_or(settings.guidance_scale) : settings.guidance_scale;
     Tensor tvec = Tensor::from_vector(std::vector<float>(size_t(B), float(t)), {B});  // [B]
+    const Fp8StepScope fp8_step(settings.fp8.step_in_fp8(i, int(timesteps.size())));  // the step's precision
 
     Tensor v;  // [B, C, T, H, W] flow prediction after guidance
     if (cfg_parallel) {

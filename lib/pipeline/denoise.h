@@ -22,6 +22,10 @@ struct DenoiseSettings {
   std::optional<double> boundary_ratio;    // null: one expert for every step
   // First-block cache (model/wan/first_block_cache.h), one per stream and expert; 0: off.
   double first_block_threshold = 0.0;
+  // precision fp8 (ops/fp8.h): the steps fp8_config.bf16_first_steps / bf16_last_steps name run
+  // wholly in bf16 (Fp8StepScope false around them); the others as the models' fp8 options say.
+  // No effect on models without fp8 (WanTransformer::enable_fp8).
+  Fp8Config fp8;
 };
 
 struct DenoiseModels {

@@ -48,6 +48,12 @@ void golden_vae_decode(GoldenCase& c);
 void golden_scheduler(GoldenCase& c);  // sched_unipc, sched_unipc_shift, sched_euler
 void golden_pipeline(GoldenCase& c);   // pipeline_wan21, pipeline_wan22
 
+// precision fp8 tolerances against the diffusers fp32 fixtures (docs/fp8.md "Tolerances", with how
+// they were derived): `what` = "dit_forward" (rel-L2), "step_latents" (rel-L2 of every step),
+// "frames" (mean-abs over [0, 1]); `cuda`: the GPU kernels (bf16 between ops) instead of the CPU
+// emulation.
+double golden_fp8_tolerance(const std::string& what, bool cuda);
+
 // Runs all cases (or one); returns the number of failed cases. Prints on world rank 0.
 int run_golden(const std::string& fixtures_dir, const Recipe& recipe, Mesh& mesh, const std::string& only_case);
 

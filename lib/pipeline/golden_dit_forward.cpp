@@ -1,6 +1,8 @@
 // Golden case dit_forward: one transformer forward (B = 1, and the `_b2` batch of 2) against
 // diffusers. Runs sharded through forward_local on the mesh's sequence group (every cfg rank and
 // replica runs the same case), so `mpirun -np N vgen golden` exercises the parallel attentions.
+// precision fp8: the recipe's fp8_config on the model (every forward in fp8: no denoising steps
+// here), under the fp8 tolerance of golden_fp8_tolerance.
 #include <filesystem>
 
 #include "dist/device_mesh.h"
@@ -8,6 +10,7 @@
 #include "parallel/seq_attention_factory.h"
 #include "pipeline/dit_step.h"
 #include "pipeline/golden.h"
+#include "pipeline/t2v.h"
 
 namespace vgen {
 
@@ -23,6 +26,8 @@ void golden_dit_forward(GoldenCase& c) {
   std::shared_ptr<Mesh> dmesh = c.recipe->is_cuda() ? device_mesh(*c.mesh) : nullptr;
   Mesh& mesh = dmesh ? *dmesh : *c.mesh;
   auto model = WanTransformer::load((std::filesystem::path(c.model_dir()) / component).string());
+  const bool fp8 = c.recipe->is_fp8();
+  if (fp8) model->enable_fp8(wan_fp8_options(*c.recipe));  // carried over by to_device
   if (dmesh) {
     WanDeviceOptions o;
     o.dtype = c.recipe->compute_dtype();
@@ -34,7 +39,7 @@ void golden_dit_forward(GoldenCase& c) {
   }
   auto attention = golden_seq_attention(c, mesh);
   VGEN_CHECK(mesh.seq != nullptr, ExitCode::kInternal, "mesh without a sequence group");
-  const double tol = c.bf16 ? 3e-2 : 1e-4;
+  const double tol = fp8 ? golden_fp8_tolerance("dit_forward", c.recipe->is_cuda()) : c.bf16 ? 3e-2 : 1e-4;
   for (std::string suffix : {"", "_b2"}) {
     if (!suffix.empty() && !c.tensors.has("output" + suffix)) continue;
     Tensor x = c.tensors.get_f32("hidden_states" + suffix);          // [B, C, T, H, W]

@@ -32,6 +32,35 @@ std::vector<int> group_of(const MeshShape& m, MeshCoord c, Fn vary) {
   return out;
 }
 
+// precision fp8: the 0-based steps that run in bf16, as "1-2, 40" (1-based, for people).
+std::string bf16_steps_text(const Recipe& r) {
+  const int n = r.generation.num_inference_steps;
+  std::vector<std::string> parts;
+  for (int i = 0; i < n;) {
+    if (r.fp8.step_in_fp8(i, n)) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < n && !r.fp8.step_in_fp8(j + 1, n)) ++j;
+    parts.push_back(i == j ? fmt::format("{}", i + 1) : fmt::format("{}-{}", i + 1, j + 1));
+    i = j + 1;
+  }
+  return parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// The precision line of the plan: what runs in which format.
+std::string precision_text(const Recipe& r) {
+  const char* rest = r.compute_dtype() == DType::kBF16 ? "bf16" : "fp32";
+  if (!r.is_fp8()) return fmt::format("{} (norms, modulation and softmax statistics fp32)", r.precision);
+  const Fp8Config& f = r.fp8;
+  return fmt::format("fp8{}: self-attention {}, block GEMMs {}, cross-attention and the rest {} (norms, modulation "
+                     "and softmax statistics fp32); steps without fp8 (fp8_config.bf16_first/last_steps): {} (of {})",
+                     r.is_cuda() ? "" : " (CPU emulation: the fp8 quantisation, then fp32 math)",
+                     f.attention ? "e4m3" : rest, f.gemm ? "e4m3" : rest, rest, bf16_steps_text(r),
+                     r.generation.num_inference_steps);
+}
+
 }  // namespace
 
 std::string format_rank_list(const std::vector<int>& v) {
@@ -116,7 +145,7 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
     for (int r = 0; r < world; ++r) p.ranks.push_back(plan_rank(m, r));
 
   // Collective volumes per rank per denoising step (bytes leaving / arriving at the rank).
-  const double b = recipe.precision == "bf16" ? 2 : 4;
+  const double b = recipe.compute_dtype() == DType::kBF16 ? 2 : 4;  // activations (fp8: bf16 between ops)
   const bool cfg_on = g.guidance_scale > 1.0;
   const int fwd = cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;  // DiT forwards per step on this rank
   const double D = md.dim(), L = md.layers, s = double(t.per_rank);
@@ -158,6 +187,26 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
     p.memory.push_back({fmt::format("DiT weights ({} expert(s) × {} params, {})", md.experts,
                                     human_count(md.dit_params), md.dit_source),
                         dit});
+  }
+  if (recipe.is_fp8() && recipe.fp8.gemm) {
+    // e4m3 copies of the block linears (attn1 q/k/v/o, attn2 q/o, ffn1, ffn2) + an fp32 scale per
+    // output channel; on the GPU the bf16 originals are freed unless some step runs in bf16.
+    const double D = md.dim(), F = md.ffn, layers = md.layers;
+    const double params = layers * (6 * D * D + 2 * F * D), rows = layers * (7 * D + F);
+    if (pc.dwdp_size > 1) {
+      p.notes.push_back("precision fp8 with DWDP (CPU): each staged block is quantised at its use, no e4m3 copy kept");
+    } else {
+      const bool freed = recipe.is_cuda() && !recipe.fp8.has_bf16_steps();
+      if (freed) {  // the DiT weights item (pushed first, above) loses the bf16 originals
+        p.memory[0].first += ", without the bf16 block linears (freed: no bf16 steps)";
+        p.memory[0].second -= params * b * md.experts;
+      }
+      p.memory.push_back({fmt::format("precision fp8: e4m3 block linears + fp32 scales ({} expert(s)){}", md.experts,
+                                      freed              ? ""
+                                      : recipe.is_cuda() ? ", beside the bf16 ones (kept for the bf16 steps)"
+                                                         : ", beside the fp32 weights"),
+                          (params + 4 * rows) * md.experts});
+    }
   }
   if (recipe.text_on_cuda() || !recipe.is_cuda()) {
     p.memory.push_back({fmt::format("UMT5 encoder weights ({} params, {}; replica leaders only{})",
@@ -204,6 +253,7 @@ std::string format_plan(const Recipe& recipe, const Plan& p) {
     fmt::format_to(out, "lora[{}]: {} scale {} -> {}: {} weight(s) changed, rank {}{}\n", l.index, l.path, l.scale,
                    l.component, l.tensors, l.max_rank,
                    l.skipped_keys ? fmt::format(", {} key(s) skipped (lora_strict false)", l.skipped_keys) : "");
+  fmt::format_to(out, "precision: {}\n", precision_text(recipe));
   fmt::format_to(out, "mesh: dp {} × cfg {} × {} × ulysses {} = {} (seq degree {}, vae group {})\n", m.dp, m.cfg,
                  m.ring ? fmt::format("ring {}", m.cols) : fmt::format("attn2d {}×{}", m.rows, m.cols), m.ulysses,
                  m.world(), m.seq(), m.vae);

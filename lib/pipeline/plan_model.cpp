@@ -88,7 +88,7 @@ namespace {
 PlanModel read_model(const Recipe& recipe, bool headers) {
   VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing", recipe.source_path);
   DiffusersDir dir(recipe.model);
-  const size_t run_bytes = recipe.precision == "bf16" ? 2 : 4;
+  const size_t run_bytes = recipe.compute_dtype() == DType::kBF16 ? 2 : 4;  // precision fp8 on the GPU: bf16
   PlanModel m;
   Json tc = dir.component_config("transformer");
   m.heads = json_get_or(tc, "num_attention_heads", 40);

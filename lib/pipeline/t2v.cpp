@@ -1,7 +1,9 @@
 #include "pipeline/t2v.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 #include <utility>
@@ -17,6 +19,7 @@
 #include "dist/node_comm.h"
 #include "dist/weight_stream.h"
 #include "ops/attention_backend.h"
+#include "ops/fp8.h"
 #include "model/wan/lora.h"
 #include "model/wan/vae_parallel.h"
 #include "model/wan/vae_parallel_device.h"
@@ -42,7 +45,76 @@ bool inject_nan_for(int index) {
   return e && *e && std::atoi(e) == index;
 }
 
+// Test hook VGEN_INJECT_NO_FP8=1 (every rank) or @R (world rank R only): that rank's GPU counts as
+// one without FP8 tensor cores, to exercise the refusal on a Hopper machine (docs/fp8.md).
+bool inject_no_fp8(int rank) {
+  const char* e = std::getenv("VGEN_INJECT_NO_FP8");
+  if (!e || !*e) return false;
+  const std::string s = e;
+  if (s == "1" || s == "all") return true;
+  return s[0] == '@' && s.size() > 1 && std::atoi(s.c_str() + 1) == rank;
+}
+
 }  // namespace
+
+WanFp8Options wan_fp8_options(const Recipe& recipe) {
+  WanFp8Options o;
+  if (!recipe.is_fp8()) return o;
+  o.attention = recipe.fp8.attention;
+  o.gemm = recipe.fp8.gemm;
+  o.keep_weights = !recipe.is_cuda() || recipe.fp8.has_bf16_steps();
+  return o;
+}
+
+void refuse_fp8_without_device(const Recipe& recipe, Communicator& world) {
+  if (!recipe.is_cuda() || !recipe.is_fp8()) return;
+  std::string gpu;
+  const bool ok = cuda_fp8_available(&gpu) && !inject_no_fp8(world.rank());
+  // One all-reduce tells every rank which ranks lack FP8, one broadcast the first one's GPU: all
+  // ranks end with the same reason, none waits for a peer in a later collective.
+  const int n = world.size(), me = world.rank();
+  Tensor bad = Tensor::zeros({n}, DType::kI64);
+  bad.data<int64_t>()[me] = ok ? 0 : 1;
+  world.all_reduce_max(bad);
+  std::vector<int> ranks;
+  for (int r = 0; r < n; ++r)
+    if (bad.data<int64_t>()[r]) ranks.push_back(r);
+  if (ranks.empty()) return;
+  constexpr size_t kName = 256;
+  Tensor name = Tensor::zeros({int64_t(kName)}, DType::kU8);
+  if (me == ranks[0]) std::memcpy(name.raw(), gpu.data(), std::min(gpu.size(), kName - 1));
+  world.broadcast(name, ranks[0]);
+  const std::string first(static_cast<const char*>(name.raw()));
+  std::string others;
+  if (ranks.size() > 1) {
+    for (size_t i = 0; i < ranks.size() && i < 16; ++i) others += (i ? ", " : "") + std::to_string(ranks[i]);
+    others = fmt::format("; {} ranks lack them: {}{}", ranks.size(), others, ranks.size() > 16 ? ", ..." : "");
+  }
+  VGEN_THROW(ExitCode::kRecipe,
+             "{}: precision fp8 needs a GPU with FP8 tensor cores that this build drives (compute capability 9.0, "
+             "Hopper, with the build's sm_90a code), but rank {}'s GPU is {}{}; vgen never falls back to bf16 "
+             "silently: use precision bf16 on this GPU",
+             recipe.source_path, ranks[0], first, others);
+}
+
+Json precision_report(const Recipe& recipe) {
+  Json j;
+  j["precision"] = recipe.precision;
+  j["compute"] = dtype_name(recipe.compute_dtype());
+  if (!recipe.is_fp8()) return j;
+  const Fp8Config& f = recipe.fp8;
+  j["emulated"] = !recipe.is_cuda();  // the CPU: the fp8 quantisation, then fp32 math
+  j["self_attention"] = f.attention ? "fp8 e4m3" : dtype_name(recipe.compute_dtype());
+  j["gemm"] = f.gemm ? "fp8 e4m3 (block linears)" : dtype_name(recipe.compute_dtype());
+  j["cross_attention"] = dtype_name(recipe.compute_dtype());
+  j["fp8_config"] = recipe.resolved.contains("fp8_config") ? recipe.resolved["fp8_config"] : Json::object();
+  Json steps = Json::array();
+  const int total = recipe.generation.num_inference_steps;
+  for (int i = 0; i < total; ++i)
+    if (!f.step_in_fp8(i, total)) steps.push_back(i);
+  j["bf16_steps"] = steps;  // 0-based indices of the steps that run wholly in bf16
+  return j;
+}
 
 T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), mesh_(mesh), dir_(recipe.model) {
   const bool leader = mesh.is_replica_leader();
@@ -53,6 +125,7 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
   // device: cuda — select this rank's GPU first (collective on its first call, so every rank calls
   // it here) so that every weight lands on it.
   if (cuda) select_mesh_device();
+  refuse_fp8_without_device(recipe, *mesh.world);  // precision fp8: collective, before any weight
 
   // One stream loads every component (dist/weight_stream.h): every rank of a node registers all
   // of them in the same order and requests what it needs; the node reads each byte once.
@@ -140,6 +213,10 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
     if (two) transformer_2_ = WanTransformer::stream_to_device(dir_.component_path("transformer_2"), stream, c_tr2, dopt);
     stream.run();
     merge_recipe_lora(recipe, *transformer_, transformer_2_.get());  // into the device weights
+    if (recipe.is_fp8()) {  // quantised from the final (merged) weights
+      transformer_->enable_fp8(wan_fp8_options(recipe));
+      if (transformer_2_) transformer_2_->enable_fp8(wan_fp8_options(recipe));
+    }
     dmesh_ = device_mesh(mesh);  // collective: every rank builds it here
     if (mesh.in_vae_group()) dvae_comm_ = device_vae_communicator(mesh);
     if (warm_thread_.joinable()) warm_thread_.join();
@@ -158,6 +235,10 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
     transformer_ = WanTransformer::load(dir_.component_path("transformer"), tr_store);
     if (two) transformer_2_ = WanTransformer::load(dir_.component_path("transformer_2"), tr2_store);
     merge_recipe_lora(recipe, *transformer_, transformer_2_.get());  // into the host weights, before DWDP
+    if (recipe.is_fp8()) {  // the CPU emulation of precision fp8
+      transformer_->enable_fp8(wan_fp8_options(recipe));
+      if (transformer_2_) transformer_2_->enable_fp8(wan_fp8_options(recipe));
+    }
     if (recipe.parallel.dwdp_size > 1) {  // collective over the world, as on the GPU
       transformer_->enable_host_dwdp(recipe.parallel.dwdp_size, *mesh.world);
       if (transformer_2_) transformer_2_->enable_host_dwdp(recipe.parallel.dwdp_size, *mesh.world);
@@ -255,7 +336,8 @@ T2vOutput T2vPipeline::render(const T2vJob& job, const T2vStepHook& hook) {
   ov.kind = g.scheduler;
   ov.flow_shift = g.flow_shift;
   std::unique_ptr<Scheduler> sched = make_scheduler(scheduler_config_, ov);
-  sched->round_bf16 = recipe_.precision == "bf16";
+  // bf16 latents between steps as the bf16 path (precision fp8 on the GPU: bf16 outside the fp8 ops).
+  sched->round_bf16 = recipe_.precision == "bf16" || (recipe_.is_fp8() && recipe_.is_cuda());
 
   DenoiseSettings ds;
   ds.num_inference_steps = g.num_inference_steps;
@@ -263,6 +345,7 @@ T2vOutput T2vPipeline::render(const T2vJob& job, const T2vStepHook& hook) {
   ds.guidance_scale_2 = g.guidance_scale_2;
   ds.boundary_ratio = boundary_ratio_;
   ds.first_block_threshold = recipe_.cache.first_block_threshold;
+  ds.fp8 = recipe_.fp8;
   DenoiseModels models{transformer_.get(), transformer_2_.get()};
   const AttentionConfig attn_cfg = recipe_.attention;
   SeqAttentionFactory factory = [attn_cfg](Mesh& m) { return make_seq_attention(m, attn_cfg); };

@@ -47,6 +47,18 @@ struct T2vOutput {
 // Per-step hook: (job, step info, latents after the step) on every rank of the replica.
 using T2vStepHook = std::function<void(const T2vJob&, const DenoiseStepInfo&, const Tensor&)>;
 
+// precision fp8 (docs/fp8.md). The DiT options of the recipe's fp8_config (device: the bf16 weights
+// are kept only when some step runs in bf16; host: always).
+WanFp8Options wan_fp8_options(const Recipe& recipe);
+// With device cuda and precision fp8, every rank of `world` checks that its current GPU has FP8
+// tensor cores this build drives (ops/fp8.h cuda_fp8_available) — collectively, so that every rank
+// throws the same kRecipe error (exit 3) naming precision, the first such rank and its GPU's name
+// and compute capability, before any weight is loaded. Never a fallback to bf16. Nothing otherwise.
+void refuse_fp8_without_device(const Recipe& recipe, Communicator& world);
+// What timing.json reports of the precision: {"precision", "compute", "self_attention", "gemm",
+// "cross_attention", "bf16_steps": [...]} (fp8_config resolved for generation.num_inference_steps).
+Json precision_report(const Recipe& recipe);
+
 class T2vPipeline {
  public:
   // Loads what this rank needs: the text encoder on the replica leader, the transformer(s) on every

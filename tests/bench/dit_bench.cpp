@@ -10,7 +10,8 @@
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--cfg-step]
-//                       [--first-block-cache] [--attention auto|native|cudnn] [--out FILE] [--tag TEXT]
+//                       [--first-block-cache] [--attention auto|native|cudnn] [--fp8 all|attention|gemm]
+//                       [--out FILE] [--tag TEXT]
 //        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
 //   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,
 //   attn2d1x2; a bare name means 2, attn2d 1x2), e.g. cfg2-ulysses4, cfg2-ulysses2-attn2d1x2; N is
@@ -25,6 +26,8 @@
 //   first_block_cache {fill_seconds, hit_seconds}; one stream per rank (not with --cfg-step or
 //   --dwdp). Random weights: the decision itself is forced (an infinite threshold).
 //   --attention: attention_config.backend of the run (default auto), recorded as "attention".
+//   --fp8: precision fp8 (docs/fp8.md) for every forward: all, or only the self-attention or only
+//   the block GEMMs in e4m3 (bf16 weights of the quantised linears freed); recorded as "fp8".
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -70,6 +73,7 @@ struct Args {
   bool fp32 = false, fused_gelu = true, fused_residual = true, profile = true, async_ulysses = false;
   bool cfg_step = false, first_block_cache = false;
   std::string mode = "single", out, tag, attention = "auto";
+  std::string fp8;  // precision fp8: all | attention | gemm; empty: bf16 / fp32
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -110,10 +114,14 @@ Args parse(int argc, char** argv) {
     else if (k == "--out") a.out = val();
     else if (k == "--tag") a.tag = val();
     else if (k == "--attention") a.attention = val();
+    else if (k == "--fp8") a.fp8 = val();
     else usage("unknown argument " + k);
   }
   if (a.layers < 1) usage("--layers must be >= 1");
   if (a.first_block_cache && (a.cfg_step || a.dwdp > 1)) usage("--first-block-cache runs one stream without DWDP");
+  if (!a.fp8.empty() && a.fp8 != "all" && a.fp8 != "attention" && a.fp8 != "gemm") usage("--fp8 all|attention|gemm");
+  if (!a.fp8.empty() && (a.fp32 || (a.dwdp > 1 && a.fp8 != "attention")))
+    usage("--fp8 computes in bf16 around the fp8 ops (not with --fp32), fp8 GEMMs not with --dwdp");
   return a;
 }
 
@@ -276,11 +284,13 @@ int main(int argc, char** argv) {
     opt.dwdp_size = a.dwdp;
     opt.world = host_mesh.world;
     auto model = WanTransformer::random_on_device(cfg, opt, 20261130);
+    if (!a.fp8.empty())  // every forward in fp8; the bf16 weights of the quantised linears are freed
+      model->enable_fp8({a.fp8 != "gemm", a.fp8 != "attention", false});
     auto attention = make_seq_attention(*mesh, AttentionConfig{});
     const WanDeviceModel& dm = *model->device_model();
     if (root)
       std::printf("# %s, %s, %d layers, %.2f GiB of weights, mode %s (%d rank%s), dwdp %d, commit %s\n", prop.name,
-                  a.fp32 ? "fp32" : "bf16", a.layers, double(dm.weight_bytes()) / 1073741824.0, a.mode.c_str(),
+                  a.fp8.empty() ? (a.fp32 ? "fp32" : "bf16") : ("fp8 " + a.fp8).c_str(), a.layers, double(dm.weight_bytes()) / 1073741824.0, a.mode.c_str(),
                   env.world_size, env.world_size > 1 ? "s" : "", a.dwdp, git_describe().c_str());
 
     for (const std::string& shape_name : a.shapes) {
@@ -372,6 +382,8 @@ int main(int argc, char** argv) {
       j["mode"] = a.mode;
       j["ranks"] = env.world_size;
       j["dtype"] = a.fp32 ? "fp32" : "bf16";
+      j["precision"] = a.fp8.empty() ? (a.fp32 ? "fp32" : "bf16") : "fp8";
+      if (!a.fp8.empty()) j["fp8"] = a.fp8;  // all | attention | gemm
       j["fused_gelu"] = a.fused_gelu;
       j["fused_residual_gemm"] = a.fused_residual;
       j["async_ulysses"] = a.async_ulysses;

@@ -6,6 +6,7 @@
 #include "ops/activation.h"
 #include "ops/elementwise.h"
 #include "ops/embed.h"
+#include "ops/fp8.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
 #include "parallel/local_attention.h"
@@ -102,6 +103,9 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
               layout.padded, layout.degree, layout.seq_rank, S);
   const int64_t begin = layout.begin(), S_loc = layout.local();
   const float eps = float(cfg_.eps);
+  // precision fp8 (the CPU emulation): what this forward's blocks run in e4m3 (none on a bf16 step).
+  const bool step_fp8 = fp8_step_enabled();
+  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8});
 
   // Patch embedding of the local tokens only.
   Tensor patches = patchify(latents, p, begin, S_loc);  // [B, S_loc, C_in·pt·ph·pw]
@@ -157,8 +161,26 @@ Tensor WanTransformer::forward(const Tensor& latents, const Tensor& timestep,
   return unpatchify(tokens, latents.dim(2), latents.dim(3), latents.dim(4));
 }
 
+void WanTransformer::enable_fp8(const WanFp8Options& options) {
+  VGEN_CHECK(!fp8_.any(), ExitCode::kInternal, "enable_fp8: the transformer is already set up for precision fp8");
+  if (device_) {
+    device_->enable_fp8(options);
+  } else if (options.gemm && !host_dwdp_) {
+    for (WanBlockWeights& b : w_.blocks)
+      for_each_fp8_linear(b, [](WanLinear& l) {
+        Fp8Weight q = fp8_quantize_weight(l.w);  // per output channel, fp32 weights kept
+        l.w8 = std::move(q.w8);
+        l.w_scale = std::move(q.scale);
+      });
+  }
+  fp8_ = options;
+}
+
 void WanTransformer::to_device(const WanDeviceOptions& options, bool keep_host_weights) {
-  if (!device_) device_ = WanDeviceModel::upload(cfg_, w_, options);
+  if (!device_) {
+    device_ = WanDeviceModel::upload(cfg_, w_, options);
+    if (fp8_.any()) device_->enable_fp8(fp8_);
+  }
   if (!keep_host_weights) {
     WanTransformerWeights none;
     none.blocks.resize(w_.blocks.size());

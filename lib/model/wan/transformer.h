@@ -71,6 +71,16 @@ class WanTransformer {
   static std::unique_ptr<WanTransformer> random_on_device(const WanTransformerConfig& cfg,
                                                           const WanDeviceOptions& options, uint64_t seed);
   bool on_device() const { return device_ != nullptr; }
+  // precision fp8 (docs/fp8.md): from now on forward_local runs the self-attention (options.attention)
+  // and the block linears of for_each_fp8_linear (options.gemm) in FP8 e4m3 on the denoising steps
+  // where fp8_step_enabled() (ops/fp8.h). Call once the weights are final (after LoRA merges).
+  // options.gemm quantises those linears per output channel: on the device, into e4m3 + fp32
+  // scales (WanDeviceModel::enable_fp8, which frees the bf16 weights unless keep_weights); on the
+  // host (the CPU emulation), into e4m3 copies beside the fp32 weights, except under host DWDP,
+  // whose staged blocks are quantised at each use (the same values). A later to_device carries the
+  // options over.
+  void enable_fp8(const WanFp8Options& options);
+  const WanFp8Options& fp8_options() const { return fp8_; }
   // DWDP on the host (parallel/dwdp.h): this rank keeps 1/N of the block weights in an MPI window
   // and assembles each block it lacks during each pass; the blocks' host tensors are dropped. Collective over
   // MPI_COMM_WORLD (`world` has its ranks). Before to_device is never needed: the device model
@@ -87,6 +97,7 @@ class WanTransformer {
   WanRopeTables rope_;
   std::shared_ptr<WanDeviceModel> device_;  // set by to_device / random_on_device
   std::shared_ptr<DwdpHostWeights> host_dwdp_;  // null without host DWDP
+  WanFp8Options fp8_;                           // precision fp8 (enable_fp8); none by default
   WanBlockWeights host_staged_[2];              // views of its staging slots
   const WanBlockWeights& host_block_begin(size_t i) const;
   void host_block_end(size_t i) const;

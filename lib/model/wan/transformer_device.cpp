@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <optional>
 #include <type_traits>
 
 #include "core/on_unwind.h"
@@ -15,6 +16,7 @@
 #include "ops/dit_device_ops.h"
 #include "ops/elementwise.h"
 #include "ops/embed.h"
+#include "ops/fp8.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
 
@@ -131,17 +133,55 @@ Tensor WanDeviceModel::linear(const WanLinear& l, const Tensor& x, bool gelu) co
   });
 }
 
+bool WanDeviceModel::fp8_gemm(const WanLinear& l) const {
+  if (fp8_switches().gemm && l.w8.defined()) return true;
+  VGEN_CHECK(l.w.defined(), ExitCode::kInternal,
+             "a block linear runs in bf16 but only its e4m3 weight is on the device (precision fp8 freed the bf16 "
+             "weights: WanFp8Options::keep_weights false, yet this step runs in bf16)");
+  return false;
+}
+
+Tensor WanDeviceModel::block_linear(const WanLinear& l, const Tensor& x, bool gelu, const Fp8Activation* xq) const {
+  if (!fp8_gemm(l)) return linear(l, x, gelu);
+  return timed(P::kGemm, [&] {
+    const Activation act = gelu ? Activation::kGeluTanh : Activation::kNone;
+    const Fp8Weight w{l.w8, l.w_scale};
+    return xq ? cuda_linear_fp8(*xq, w, l.b, x.dtype(), act) : cuda_linear_fp8(x, w, l.b, x.dtype(), act);
+  });
+}
+
 void WanDeviceModel::linear_add(const WanLinear& l, const Tensor& in, Tensor& x) const {
+  if (fp8_gemm(l)) {
+    timed(P::kGemm, [&] { cuda_linear_fp8_add_(x, in, l.w8, l.w_scale, l.b); });
+    return;
+  }
   timed(P::kGemm, [&] { cuda_linear_add_(x, in, l.w, l.b); });
 }
 
 bool WanDeviceModel::gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx,
                                       bool same_gates, Tensor& x) const {
   const int64_t B = x.dim(0), S = x.dim(1), N = x.dim(2), K = in.dim(-1);
+  const Tensor& w = l.w.defined() ? l.w : l.w8;  // precision fp8 may have freed the bf16 weight
   VGEN_ASSERT(mod.ndim() == 3 && mod.dim(0) == B && gate_idx >= 0 && gate_idx < mod.dim(1) && mod.dim(2) == N &&
-                  l.w.dim(0) == N,
-              "gated_linear_add: mod {} gate {} for x {} and w {}", mod.str(), gate_idx, x.str(), l.w.str());
+                  w.defined() && w.dim(0) == N,
+              "gated_linear_add: mod {} gate {} for x {} and w {}", mod.str(), gate_idx, x.str(),
+              w.defined() ? w.str() : "undefined");
   const int64_t copies = same_gates ? 1 : B;
+  if (fp8_gemm(l)) {
+    // e4m3: the gate folds into the per-channel weight scale and the bias ([N] each, so always).
+    for (int64_t c = 0; c < copies; ++c) {
+      const Tensor gate = mod[c][gate_idx];  // [N] f32
+      Tensor sg, bg;                         // [N] f32: w_scale·g, b·g (in fp32, no rounding of the bias)
+      timed(P::kOther, [&] {
+        sg = cuda_fp8_scale_vector(l.w_scale, gate);
+        if (l.b.defined()) bg = cuda_fp8_scale_vector(cast(l.b, DType::kF32), gate);
+      });
+      Tensor xr = same_gates ? x.reshape({B * S, N}) : x[c];
+      const Tensor ir = same_gates ? in.reshape({B * S, K}) : in[c];
+      timed(P::kGemm, [&] { cuda_linear_fp8_add_(xr, ir, l.w8, sg, bg); });
+    }
+    return true;
+  }
   if (!folds_gate(B * S, K, copies)) return false;
   for (int64_t c = 0; c < copies; ++c) {
     const Tensor gate = mod[c][gate_idx];  // [N] f32
@@ -225,6 +265,9 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   const DType dt = opt_.dtype;
   const int64_t begin = layout.begin(), S_loc = layout.local();
   const float eps = float(cfg_.eps);
+  // precision fp8: what this forward runs in e4m3 (none on a bf16 step of the denoising loop).
+  const bool step_fp8 = fp8_step_enabled();
+  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8});
 
   // Patch embedding of the local tokens (the gather rounds the latents to the compute dtype, as
   // diffusers' latents.to(bf16) before the Conv3d).
@@ -314,10 +357,15 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
                  : layer_norm_modulate(x, mod, 0, 1, eps);
     });  // [B, S, D]
     ffn_out = ffn_mod = Tensor();
-    Tensor q0 = linear(w.attn1.q, n).reshape({B, S, H, Dh});
-    Tensor k0 = linear(w.attn1.k, n).reshape({B, S, H, Dh});
-    Tensor v = linear(w.attn1.v, n).reshape({B, S, H, Dh});  // [B, S, H, Dh]
+    // fp8 GEMMs: n quantised once per token for q, k and v.
+    std::optional<Fp8Activation> nq;
+    if (fp8_gemm(w.attn1.q)) nq = timed(P::kGemm, [&] { return cuda_quantize_activation(n); });
+    const Fp8Activation* nqp = nq ? &*nq : nullptr;
+    Tensor q0 = block_linear(w.attn1.q, n, false, nqp).reshape({B, S, H, Dh});
+    Tensor k0 = block_linear(w.attn1.k, n, false, nqp).reshape({B, S, H, Dh});
+    Tensor v = block_linear(w.attn1.v, n, false, nqp).reshape({B, S, H, Dh});  // [B, S, H, Dh]
     n = Tensor();
+    nq.reset();
     Tensor q = timed(P::kOther, [&] { return rms_norm_rope(q0, w.attn1.norm_q, cos, sin, eps); });
     q0 = Tensor();
     Tensor k = timed(P::kOther, [&] { return rms_norm_rope(k0, w.attn1.norm_k, cos, sin, eps); });
@@ -327,7 +375,7 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
     if (o.dtype() != dt) o = timed(P::kOther, [&] { return cast(o, dt); });  // Ring/Attention2D merge in fp32
     // x += gate2 ⊙ (o·Woᵀ + bo) in the GEMM epilogue, or the update for the cross-attention norm.
     if (!opt_.fused_residual_gemm || !gated_linear_add(w.attn1.o, o.reshape({B, S, D}), mod, 2, same_gates, x))
-      self_out = linear(w.attn1.o, o.reshape({B, S, D}));  // [B, S, D]
+      self_out = block_linear(w.attn1.o, o.reshape({B, S, D}));  // [B, S, D]
     o = Tensor();
   }
   // Cross-attention: local queries against every text position (no mask), plain residual add. The
@@ -341,7 +389,7 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
       return cfg_.cross_attn_norm ? layer_norm(x, w.norm2_w, w.norm2_b, eps) : x;
     });
     self_out = Tensor();
-    Tensor q0 = linear(w.attn2.q, n);  // [B, S, D]
+    Tensor q0 = block_linear(w.attn2.q, n);  // [B, S, D]
     n = Tensor();
     Tensor q = timed(P::kOther, [&] { return rms_norm(q0, w.attn2.norm_q, eps); }).reshape({B, S, H, Dh});
     q0 = Tensor();
@@ -354,7 +402,7 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
     if (opt_.fused_residual_gemm)
       linear_add(w.attn2.o, o.reshape({B, S, D}), x);  // x += o·Woᵀ + bo
     else
-      cross_out = linear(w.attn2.o, o.reshape({B, S, D}));  // [B, S, D]
+      cross_out = block_linear(w.attn2.o, o.reshape({B, S, D}));  // [B, S, D]
     o = Tensor();
   }
   // Feed-forward (GELU-tanh); its gated residual runs in ffn2's epilogue, or is left to the next norm
@@ -366,12 +414,12 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
                  : layer_norm_modulate(x, mod, 3, 4, eps);
     });  // [B, S, D]
     cross_out = Tensor();
-    Tensor h = linear(w.ffn1, n, opt_.fused_gelu);                                       // [B, S, ffn]
+    Tensor h = block_linear(w.ffn1, n, opt_.fused_gelu);                                 // [B, S, ffn]
     n = Tensor();
     if (!opt_.fused_gelu) timed(P::kOther, [&] { gelu_tanh_(h); });
     // x += gate5 ⊙ (h·W2ᵀ + b2) in the GEMM epilogue, or the update for the next norm.
     if (!opt_.fused_residual_gemm || !gated_linear_add(w.ffn2, h, mod, 5, same_gates, x)) {
-      ffn_out = linear(w.ffn2, h);  // [B, S, D]
+      ffn_out = block_linear(w.ffn2, h);  // [B, S, D]
       ffn_mod = mod;
     }
     h = Tensor();

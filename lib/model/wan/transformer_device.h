@@ -8,7 +8,8 @@
 // time_proj). Precision fp32 keeps everything fp32 (no TF32), for validation against the CPU path.
 // Self-attention goes through the SeqAttention (LocalAttention → cuda_attention, or Ulysses / Ring /
 // Attention2D over NCCL groups from dist/device_mesh.h); cross-attention runs locally against the
-// device text K/V.
+// device text K/V. Precision fp8 (enable_fp8, docs/fp8.md): bf16 as above, with the self-attention
+// and the block linears in e4m3 on the steps the per-thread switches of ops/fp8.h allow.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "model/wan/transformer_config.h"
 #include "model/wan/transformer_weights.h"
 #include "dist/communicator.h"
+#include "ops/fp8.h"
 #include "parallel/dwdp.h"
 #include "parallel/seq_attention.h"
 
@@ -28,6 +30,18 @@ namespace vgen {
 
 struct TextContext;  // model/wan/transformer.h
 class WeightStream;  // dist/weight_stream.h
+
+// precision fp8 of a DiT (docs/fp8.md, ops/fp8.h): what its forwards run in e4m3 on the denoising
+// steps where fp8_step_enabled(); everything else as the compute dtype says.
+struct WanFp8Options {
+  bool attention = false;  // self-attention (cross-attention stays in the compute dtype)
+  bool gemm = false;       // the block linears of for_each_fp8_linear, weights quantised at enable_fp8
+  // Keep the original weights of the quantised linears beside the e4m3 copies: needed when some
+  // steps run in bf16 (fp8_config.bf16_first_steps / bf16_last_steps). The device frees them
+  // otherwise; the host (CPU emulation) always keeps its fp32 weights.
+  bool keep_weights = true;
+  bool any() const { return attention || gemm; }
+};
 
 struct WanDeviceOptions {
   DType dtype = DType::kBF16;  // compute dtype: kBF16 or kF32
@@ -116,6 +130,12 @@ class WanDeviceModel {
                        const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache = nullptr) const;
   Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const;
 
+  // precision fp8 (WanTransformer::enable_fp8): quantises the block linears on the device when
+  // options.gemm (refused with DWDP: the slices hold no e4m3 copy), frees their weights unless
+  // options.keep_weights; later forwards run per options on the steps where fp8_step_enabled().
+  void enable_fp8(const WanFp8Options& options);
+  const WanFp8Options& fp8_options() const { return fp8_; }
+
   // Attach a profiler to later calls (null detaches). Not thread-safe with concurrent forwards.
   void set_profiler(WanPhaseProfiler* p) const { prof_ = p; }
 
@@ -133,6 +153,10 @@ class WanDeviceModel {
                      const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
                      const SeqLayout& layout, SeqAttention& attention) const;
   Tensor linear(const WanLinear& l, const Tensor& x, bool gelu = false) const;
+  // A block linear (for_each_fp8_linear): through its e4m3 weight when this forward runs its GEMMs
+  // in fp8 (fp8_switches().gemm), else linear(). `xq`: x already quantised (ops/fp8.h), or null.
+  Tensor block_linear(const WanLinear& l, const Tensor& x, bool gelu = false, const Fp8Activation* xq = nullptr) const;
+  bool fp8_gemm(const WanLinear& l) const;
   // x += in·wᵀ + b in the GEMM's epilogue; x [B, S, N], in [B, S, K].
   void linear_add(const WanLinear& l, const Tensor& in, Tensor& x) const;
   // x += g ⊙ (in·wᵀ + b) with g = mod[b, gate_idx] (f32 [B, 6, N]) per sample b: the gate scales a
@@ -140,6 +164,8 @@ class WanDeviceModel {
   // epilogue. The copy reads and writes w ([N, K]) per distinct gate and the epilogue saves about two
   // passes over [rows, N] (the update's write and read and x's write, less the read of C), so it runs
   // only when rows > K per copy; false: nothing was done (the caller adds the residual in a norm).
+  // With fp8 GEMMs (block_linear) g folds into the per-channel weight scale and the bias instead
+  // ([N] each), so then it always runs.
   bool gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx, bool same_gates,
                         Tensor& x) const;
   void rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
@@ -157,6 +183,7 @@ class WanDeviceModel {
   size_t weight_bytes_ = 0;
   std::shared_ptr<DwdpDeviceWeights> dwdp_;  // null without DWDP
   WanBlockWeights staged_[2];                 // views of the DWDP staging slots
+  WanFp8Options fp8_;
   mutable WanPhaseProfiler* prof_ = nullptr;
   // Device RoPE rows of the last shard (the same every denoising step).
   mutable std::mutex rope_mu_;

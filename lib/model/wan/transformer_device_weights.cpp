@@ -7,6 +7,7 @@
 #include "model/wan/transformer_device.h"
 #include "ops/device_ops.h"
 #include "ops/dit_device_ops.h"
+#include "ops/fp8.h"
 
 namespace vgen {
 namespace {
@@ -230,6 +231,46 @@ std::shared_ptr<WanDeviceModel> WanDeviceModel::stream(const WanTransformerConfi
   }
   WanTransformerWeights w = build(cfg, nullptr, make);
   return std::make_shared<WanDeviceModel>(cfg, std::move(w), options);
+}
+
+}  // namespace vgen
+
+namespace vgen {
+
+void WanDeviceModel::enable_fp8(const WanFp8Options& options) {
+  VGEN_CHECK(!fp8_.any(), ExitCode::kInternal, "enable_fp8: the device DiT is already set up for precision fp8");
+  VGEN_CHECK(!options.any() || opt_.dtype == DType::kBF16, ExitCode::kUsage,
+             "precision fp8 on the device computes in bf16 outside the fp8 GEMMs and attention, not {}",
+             dtype_name(opt_.dtype));
+  VGEN_CHECK(!options.gemm || !dwdp_, ExitCode::kRecipe,
+             "precision fp8: fp8 GEMMs do not run with parallel_config.dwdp_size {} on device cuda (the streamed "
+             "block slices hold no e4m3 copy); set fp8_config.gemm false or dwdp_size 1",
+             opt_.dwdp_size);
+  if (options.gemm) {
+    // Per output channel, once: e4m3 [N, K] + fp32 scale [N] beside (or instead of) the bf16 weight.
+    size_t added = 0, freed = 0;
+    for (WanBlockWeights& b : w_.blocks)
+      for_each_fp8_linear(b, [&](WanLinear& l) {
+        VGEN_CHECK(l.w.defined() && !l.w.is_cpu(), ExitCode::kInternal, "enable_fp8: a block weight is not on the device");
+        Fp8Weight q = fp8_quantize_weight(l.w);
+        l.w8 = std::move(q.w8);
+        l.w_scale = std::move(q.scale);
+        added += l.w8.nbytes() + l.w_scale.nbytes();
+        if (!options.keep_weights) {
+          freed += l.w.nbytes();
+          l.w = Tensor();  // back to the caching allocator (activations reuse it)
+        }
+      });
+    w_.bytes = w_.bytes + added - freed;
+    weight_bytes_ = weight_bytes_ + added - freed;
+    log_info("precision fp8: block linears quantised to e4m3 on the device (+{:.1f} MiB of e4m3 weights and scales; {}); "
+             "DiT weights now {:.1f} MiB",
+             double(added) / 1048576.0,
+             options.keep_weights ? std::string("the bf16 ones kept for the bf16 steps")
+                                  : fmt::format("{:.1f} MiB of bf16 ones freed", double(freed) / 1048576.0),
+             double(weight_bytes_) / 1048576.0);
+  }
+  fp8_ = options;
 }
 
 }  // namespace vgen

@@ -17,6 +17,9 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
   if (!plan.active()) return;
   const int L = int(w_.blocks.size());
   WanBlockWeights layout = w_.blocks[0];  // every block has these shapes
+  // The slices hold the fp32 tensors only: precision fp8 quantises a staged block at each use.
+  for (WanBlockWeights& b : w_.blocks) for_each_fp8_linear(b, [](WanLinear& l) { l.w8 = l.w_scale = Tensor(); });
+  for_each_fp8_linear(layout, [](WanLinear& l) { l.w8 = l.w_scale = Tensor(); });
   size_t span = 0;
   for_each_block_tensor(layout, [&](Tensor& t) {
     if (t.defined()) span += DwdpSpan::aligned(size_t(t.numel()) * sizeof(float), kSpanAlign);

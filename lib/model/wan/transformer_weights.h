@@ -12,8 +12,12 @@
 namespace vgen {
 
 struct WanLinear {
-  Tensor w;  // [out, in]
+  Tensor w;  // [out, in] (undefined on the device once precision fp8 dropped it for w8)
   Tensor b;  // [out]
+  // precision fp8 (WanTransformer::enable_fp8), the blocks' linears only: w quantised per output
+  // channel, w ≈ w8 · w_scale. Undefined otherwise.
+  Tensor w8;       // [out, in] u8 e4m3
+  Tensor w_scale;  // [out] f32 (amax of the row / 448)
 };
 
 struct WanAttentionWeights {
@@ -28,6 +32,12 @@ struct WanBlockWeights {
   Tensor norm2_w, norm2_b;    // [D] affine LayerNorm before cross-attention (undefined without cross_attn_norm)
   WanLinear ffn1, ffn2;       // [ffn, D], [D, ffn]
 };
+
+// The linears of a block that precision fp8 runs in e4m3 (self-attention q/k/v/o, cross-attention
+// q/o, ffn1, ffn2); the cross-attention's text K/V projections stay bf16 (computed once per prompt).
+template <typename F> void for_each_fp8_linear(WanBlockWeights& b, F&& f) {
+  for (WanLinear* l : {&b.attn1.q, &b.attn1.k, &b.attn1.v, &b.attn1.o, &b.attn2.q, &b.attn2.o, &b.ffn1, &b.ffn2}) f(*l);
+}
 
 // Calls f(Tensor&) on every tensor slot of a block in one fixed order (undefined ones included:
 // norm2 without cross_attn_norm).

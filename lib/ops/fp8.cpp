@@ -1,0 +1,83 @@
+// precision fp8: the per-thread switches, the host quantisation and the CPU emulation of a Linear
+// (ops/fp8.h); the device calls are in fp8_cuda.cpp (stubs below in a CPU-only build).
+#include "ops/fp8.h"
+
+#include "kernels/gemm/gemm_fp8_ref.h"
+#include "kernels/quant/quant_ref.h"
+
+namespace vgen {
+namespace {
+// Per thread: a forward runs on one thread (threads stand for ranks in some tests), and every op
+// that reads the switches runs on the thread of its forward.
+thread_local Fp8Switches t_switches;
+thread_local bool t_step_fp8 = true;
+}  // namespace
+
+Fp8Switches fp8_switches() { return t_switches; }
+Fp8Scope::Fp8Scope(Fp8Switches s) : prev_(t_switches) { t_switches = s; }
+Fp8Scope::~Fp8Scope() { t_switches = prev_; }
+
+bool fp8_step_enabled() { return t_step_fp8; }
+Fp8StepScope::Fp8StepScope(bool fp8) : prev_(t_step_fp8) { t_step_fp8 = fp8; }
+Fp8StepScope::~Fp8StepScope() { t_step_fp8 = prev_; }
+
+int64_t fp8_padded_k(int64_t K) { return (K + 15) / 16 * 16; }
+
+Fp8Weight fp8_quantize_weight(const Tensor& w) {
+  VGEN_ASSERT(w.defined() && w.ndim() == 2, "fp8_quantize_weight: w must be [N, K], got {}",
+              w.defined() ? w.str() : std::string("undefined"));
+  const int64_t N = w.dim(0), K = w.dim(1);
+  Fp8Weight q;
+  if (!w.is_cpu()) return cuda_quantize_weight(w);
+  q.w8 = Tensor::empty({N, K}, DType::kU8);
+  q.scale = Tensor::empty({N}, DType::kF32);
+  const Tensor wf = w.to(DType::kF32);
+  kern::quantize_rows_fp8_ref(wf.f32(), /*x_bf16=*/false, N, K, K, q.w8.data<uint8_t>(), q.scale.f32());
+  return q;
+}
+
+Tensor fp8_linear_host(const Tensor& x, const Fp8Weight& w, const Tensor& b) {
+  const int64_t K = x.dim(-1), N = w.w8.dim(0);
+  VGEN_ASSERT(w.defined() && w.w8.is_cpu() && w.w8.dtype() == DType::kU8 && w.w8.dim(1) == K &&
+                  w.scale.numel() == N && w.scale.dtype() == DType::kF32,
+              "fp8_linear_host: x {} vs e4m3 weight {} / scale {}", x.str(), w.w8.defined() ? w.w8.str() : "undefined",
+              w.scale.defined() ? w.scale.str() : "undefined");
+  VGEN_ASSERT(x.is_cpu() && x.dtype() == DType::kF32 && (!b.defined() || (b.dtype() == DType::kF32 && b.numel() == N)),
+              "fp8_linear_host: host f32 x and bias only, got {} and {}", x.str(), b.defined() ? b.str() : "no bias");
+  Shape os = x.shape();
+  os.back() = N;
+  Tensor y = Tensor::empty(os, DType::kF32);
+  kern::linear_fp8_prequant_ref(x.f32(), w.w8.data<uint8_t>(), w.scale.f32(), b.defined() ? b.f32() : nullptr,
+                                y.f32(), x.numel() / K, N, K);
+  return y;
+}
+
+#ifndef VGEN_WITH_CUDA
+namespace {
+[[noreturn]] void no_cuda(const char* op) {
+  VGEN_THROW(ExitCode::kUsage, "{}: this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu",
+             op);
+}
+}  // namespace
+
+void cuda_quantize_rows_fp8(const Tensor&, Tensor&, Tensor&) { no_cuda("quantize_rows_fp8"); }
+Fp8Weight cuda_quantize_weight(const Tensor&) { no_cuda("quantize_weight"); }
+Tensor cuda_fp8_scale_vector(const Tensor&, const Tensor&) { no_cuda("fp8_scale_vector"); }
+Fp8Activation cuda_quantize_activation(const Tensor&) { no_cuda("quantize_activation"); }
+Tensor cuda_linear_fp8(const Tensor&, const Fp8Weight&, const Tensor&, DType, Activation) { no_cuda("linear_fp8"); }
+Tensor cuda_linear_fp8(const Fp8Activation&, const Fp8Weight&, const Tensor&, DType, Activation) {
+  no_cuda("linear_fp8");
+}
+void cuda_linear_fp8_add_(Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
+  no_cuda("linear_fp8_add_");
+}
+void cuda_attention_fp8(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float) {
+  no_cuda("attention_fp8");
+}
+bool cuda_fp8_available(std::string* gpu) {
+  if (gpu) *gpu = "none (this vgen was built without the CUDA backend)";
+  return false;
+}
+#endif
+
+}  // namespace vgen

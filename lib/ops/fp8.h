@@ -1,0 +1,108 @@
+// precision fp8 at the Tensor level (docs/fp8.md): the per-thread switches of the forward running
+// on this thread, the per-output-channel e4m3 weights of a Linear, the CPU emulation (the same
+// quantisation, then fp32 math: kernels/gemm/gemm_fp8_ref.h, kernels/attention/attention_fp8_ref.h)
+// and the device calls (kernels/quant/quant.cuh, kernels/gemm/gemm_fp8.cuh,
+// kernels/attention/attention_fp8.cuh). In a CPU-only build the cuda_* functions throw kUsage.
+#pragma once
+#include <string>
+
+#include "core/tensor.h"
+#include "ops/device_ops.h"
+
+namespace vgen {
+
+// What the forward running on this thread computes in fp8. A model sets them for the duration of
+// its forward (Fp8Scope) from its own configuration and the denoising step's switch below; the ops
+// read them: block_attention (the self-attention of every SeqAttention), the blocks' linears.
+// Default (no scope): nothing in fp8.
+struct Fp8Switches {
+  bool attention = false;  // self-attention through attention_fp8 / attention_fp8_ref
+  bool gemm = false;       // the block linears through their e4m3 weights
+  bool any() const { return attention || gemm; }
+};
+Fp8Switches fp8_switches();
+
+class Fp8Scope {
+ public:
+  explicit Fp8Scope(Fp8Switches s);
+  ~Fp8Scope();
+  Fp8Scope(const Fp8Scope&) = delete;
+  Fp8Scope& operator=(const Fp8Scope&) = delete;
+
+ private:
+  Fp8Switches prev_;
+};
+
+// The denoising loop's switch for the step it runs on this thread: false while the step is one of
+// fp8_config.bf16_first_steps / bf16_last_steps (the model then runs it wholly in bf16). Default true.
+bool fp8_step_enabled();
+
+class Fp8StepScope {
+ public:
+  explicit Fp8StepScope(bool fp8);
+  ~Fp8StepScope();
+  Fp8StepScope(const Fp8StepScope&) = delete;
+  Fp8StepScope& operator=(const Fp8StepScope&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// A Linear's weight [N, K] quantised per output channel: w8 u8 e4m3 [N, K] (device: [N, Kp], see
+// cuda_quantize_rows_fp8) and scale f32 [N]
+// (amax of the row / 448; a row of zeros has scale 1), w ≈ w8 · scale. On the weight's device:
+// host f32 through quantize_rows_fp8_ref, device bf16/f32 through quantize_rows_fp8.
+struct Fp8Weight {
+  Tensor w8;
+  Tensor scale;
+  bool defined() const { return w8.defined(); }
+};
+Fp8Weight fp8_quantize_weight(const Tensor& w);
+
+// Device: x [..., K] bf16 or f32 → x8 u8 [rows, Kp] e4m3 and scale f32 [rows] (preallocated), one
+// scale per row (a token of an activation, an output channel of a weight). Kp = K rounded up to a
+// multiple of 16 (linear_fp8 needs K % 16 == 0; real DiT widths are): columns K..Kp-1 are e4m3
+// zeros, which add nothing to a product and change no scale (the tiny test models have K = 24).
+void cuda_quantize_rows_fp8(const Tensor& x, Tensor& x8, Tensor& scale);
+int64_t fp8_padded_k(int64_t K);
+// fp8_quantize_weight on the device: w8 [N, Kp] (padded as above), scale [N].
+Fp8Weight cuda_quantize_weight(const Tensor& w);
+// s [N] f32 times g [N] f32 (fp8_scale_vector): a per-channel gate folded into a weight scale or an
+// fp32 bias → new [N] f32.
+Tensor cuda_fp8_scale_vector(const Tensor& s, const Tensor& g);
+
+// CPU emulation of an fp8 Linear: x [..., K] host f32 quantised per token, y = (Σ x8·w8)·sx·sw + b
+// in fp32 (linear_fp8_prequant_ref) → [..., N] f32. b [N] f32 or undefined.
+Tensor fp8_linear_host(const Tensor& x, const Fp8Weight& w, const Tensor& b);
+
+// An activation [..., K] quantised per token on the device (quantize_rows_fp8): x8 u8 [M, Kp] e4m3,
+// scale f32 [M], and the activation's shape. One quantisation can serve several GEMMs (q, k, v).
+struct Fp8Activation {
+  Tensor x8, scale;
+  Shape shape;
+};
+Fp8Activation cuda_quantize_activation(const Tensor& x);
+
+// Device fp8 Linear: quantize_rows_fp8 of x (bf16 or f32 [..., K]) into a scratch e4m3 buffer with
+// per-token scales, then linear_fp8 with the bias (bf16 or f32 [N], or undefined) and fp32
+// accumulation → [..., N] of out_dt (bf16 or f32).
+Tensor cuda_linear_fp8(const Tensor& x, const Fp8Weight& w, const Tensor& b, DType out_dt,
+                       Activation act = Activation::kNone);
+Tensor cuda_linear_fp8(const Fp8Activation& x, const Fp8Weight& w, const Tensor& b, DType out_dt,
+                       Activation act = Activation::kNone);
+// y += x8·w8ᵀ·sx·scale + b in linear_fp8's epilogue (in place). `scale` may differ from w.scale: a
+// gate folded into it (scale·g, with b·g) makes this the gated residual update x += g ⊙ (x·Wᵀ + b).
+void cuda_linear_fp8_add_(Tensor& y, const Tensor& x, const Tensor& w8, const Tensor& scale, const Tensor& b);
+
+// FP8 attention on the device (attention_fwd_fp8; workspace from a device tensor): q [B,Sq,H,D],
+// k/v [B,Skv,H,D] bf16, out [B,Sq,H,D] bf16 (an f32 out is written through a bf16 copy), lse
+// [B,H,Sq] f32 of the true scores or null. Same contract as cuda_attention.
+void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
+                        int64_t num_valid_kv, float scale);
+
+// Whether the current CUDA device has FP8 tensor cores this build drives (attention_fp8_available:
+// compute capability 9.0 with the build's sm_90a code); *gpu gets the device's name and compute
+// capability, e.g. "NVIDIA A100-SXM4-80GB (compute capability 8.0)". False without the backend.
+bool cuda_fp8_available(std::string* gpu);
+
+}  // namespace vgen

@@ -1,0 +1,184 @@
+// precision fp8 on the device (ops/fp8.h): activation / weight quantisation (quantize_rows_fp8),
+// the e4m3 GEMM (linear_fp8) and the FP8 attention (attention_fwd_fp8), and the device check of
+// the start-up refusal.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "core/cuda_stream.h"
+#include "kernels/attention/attention_fp8.cuh"
+#include "kernels/gemm/gemm_fp8.cuh"
+#include "kernels/quant/quant.cuh"
+#include "ops/device_op_checks.h"
+#include "ops/fp8.h"
+
+namespace vgen {
+namespace {
+
+using device_ops::check_dev;
+using device_ops::desc;
+using device_ops::launched;
+
+kern::GemmType gemm_type(DType dt, const char* op, const char* what, const Tensor& t) {
+  VGEN_ASSERT(dt == DType::kF32 || dt == DType::kBF16, "{}: {} must be f32 or bf16, got {}", op, what, desc(t));
+  return dt == DType::kF32 ? kern::GemmType::kF32 : kern::GemmType::kBF16;
+}
+
+// The arguments of linear_fp8 for the quantised x, e4m3 w8 [N, K] with per-row `scale` [N] f32 and
+// bias b ([N] bf16/f32 or undefined).
+kern::Fp8LinearArgs fp8_args(const char* op, const Fp8Activation& x, const Tensor& w8, const Tensor& scale,
+                             const Tensor& b) {
+  check_dev(w8, op, "w8");
+  check_dev(scale, op, "w_scale");
+  VGEN_ASSERT(x.x8.defined() && x.x8.ndim() == 2 && x.scale.defined(), "{}: the activation is not quantised", op);
+  const int64_t K = x.x8.dim(1), N = w8.dim(0);  // K: the padded width of both (cuda_quantize_rows_fp8)
+  VGEN_ASSERT(w8.dtype() == DType::kU8 && w8.ndim() == 2 && w8.dim(1) == K && scale.dtype() == DType::kF32 &&
+                  scale.numel() == N,
+              "{}: x {} vs e4m3 weight {} / scale {}", op, shape_str(x.shape), w8.str(), scale.str());
+  kern::Fp8LinearArgs a;
+  a.x8 = x.x8.data<uint8_t>();
+  a.x_scale = x.scale.f32();
+  a.w8 = w8.data<uint8_t>();
+  a.w_scale = scale.f32();
+  if (b.defined()) {
+    check_dev(b, op, "bias");
+    VGEN_ASSERT(b.numel() == N, "{}: bias {} for {} outputs", op, b.str(), N);
+    a.bias = b.raw();
+    a.bias_type = gemm_type(b.dtype(), op, "bias", b);
+  }
+  a.M = x.x8.dim(0), a.N = N, a.K = K;
+  a.ldx = K, a.ldw = K, a.ldy = N;
+  return a;
+}
+
+}  // namespace
+
+void cuda_quantize_rows_fp8(const Tensor& x, Tensor& x8, Tensor& scale) {
+  check_dev(x, "quantize_rows_fp8", "x");
+  check_dev(x8, "quantize_rows_fp8", "x8");
+  check_dev(scale, "quantize_rows_fp8", "scale");
+  const int64_t K = x.dim(-1), M = K ? x.numel() / K : 0, Kp = fp8_padded_k(K);
+  VGEN_ASSERT((x.dtype() == DType::kBF16 || x.dtype() == DType::kF32) && x8.dtype() == DType::kU8 &&
+                  x8.numel() == M * Kp && scale.dtype() == DType::kF32 && scale.numel() == M,
+              "quantize_rows_fp8: x {} into x8 {} and scale {}", x.str(), x8.str(), scale.str());
+  Tensor src = x;
+  if (Kp != K && M > 0) {
+    // Rows widened with zeros (a copy; never at the real model's widths, which are multiples of 16).
+    src = Tensor::zeros({M, Kp}, x.dtype(), Device::kCUDA);
+    const size_t es = dtype_size(x.dtype());
+    VGEN_CUDA_CHECK(cudaMemcpy2DAsync(src.raw(), size_t(Kp) * es, x.raw(), size_t(K) * es, size_t(K) * es, size_t(M),
+                                      cudaMemcpyDeviceToDevice, compute_stream()));
+  }
+  launched(kern::quantize_rows_fp8(src.raw(), x.dtype() == DType::kBF16, M, Kp, Kp, x8.data<uint8_t>(), scale.f32(),
+                                   compute_stream()),
+           "quantize_rows_fp8", x);
+}
+
+Fp8Weight cuda_quantize_weight(const Tensor& w) {
+  check_dev(w, "quantize_weight", "w");
+  VGEN_ASSERT(w.ndim() == 2, "quantize_weight: w must be [N, K], got {}", w.str());
+  Fp8Weight q;
+  q.w8 = Tensor::empty({w.dim(0), fp8_padded_k(w.dim(1))}, DType::kU8, Device::kCUDA);  // [N, Kp]
+  q.scale = Tensor::empty({w.dim(0)}, DType::kF32, Device::kCUDA);                      // [N]
+  cuda_quantize_rows_fp8(w, q.w8, q.scale);
+  return q;
+}
+
+Tensor cuda_fp8_scale_vector(const Tensor& s, const Tensor& g) {
+  check_dev(s, "fp8_scale_vector", "s");
+  check_dev(g, "fp8_scale_vector", "g");
+  VGEN_ASSERT(s.dtype() == DType::kF32 && g.dtype() == DType::kF32 && s.numel() == g.numel(),
+              "fp8_scale_vector: s {} and g {} must be f32 of one size", s.str(), g.str());
+  Tensor out = Tensor::empty({s.numel()}, DType::kF32, Device::kCUDA);
+  launched(kern::fp8_scale_vector(s.f32(), g.f32(), out.f32(), s.numel(), compute_stream()), "fp8_scale_vector", s);
+  return out;
+}
+
+Fp8Activation cuda_quantize_activation(const Tensor& x) {
+  check_dev(x, "quantize_activation", "x");
+  const int64_t K = x.dim(-1), M = K ? x.numel() / K : 0;
+  Fp8Activation q;
+  q.x8 = Tensor::empty({M, fp8_padded_k(K)}, DType::kU8, Device::kCUDA);  // [M, Kp] e4m3
+  q.scale = Tensor::empty({M}, DType::kF32, Device::kCUDA);  // [M]
+  q.shape = x.shape();
+  cuda_quantize_rows_fp8(x, q.x8, q.scale);
+  return q;
+}
+
+Tensor cuda_linear_fp8(const Fp8Activation& x, const Fp8Weight& w, const Tensor& b, DType out_dt, Activation act) {
+  kern::Fp8LinearArgs a = fp8_args("linear_fp8", x, w.w8, w.scale, b);
+  a.out_type = gemm_type(out_dt, "linear_fp8", "out", w.w8);
+  a.act = act == Activation::kGeluTanh ? kern::GemmAct::kGeluTanh : kern::GemmAct::kNone;
+  Shape os = x.shape;
+  os.back() = a.N;
+  Tensor y = Tensor::empty(os, out_dt, Device::kCUDA);
+  a.y = y.raw();
+  launched(kern::linear_fp8(a, compute_stream()), "linear_fp8", y, kern::gemm_last_error());
+  return y;
+}
+
+Tensor cuda_linear_fp8(const Tensor& x, const Fp8Weight& w, const Tensor& b, DType out_dt, Activation act) {
+  return cuda_linear_fp8(cuda_quantize_activation(x), w, b, out_dt, act);
+}
+
+void cuda_linear_fp8_add_(Tensor& y, const Tensor& x, const Tensor& w8, const Tensor& scale, const Tensor& b) {
+  check_dev(y, "linear_fp8_add_", "y");
+  const Fp8Activation xq = cuda_quantize_activation(x);
+  kern::Fp8LinearArgs a = fp8_args("linear_fp8_add_", xq, w8, scale, b);
+  Shape ys = x.shape();
+  ys.back() = a.N;
+  VGEN_ASSERT(y.shape() == ys, "linear_fp8_add_: y {} for x {} and w8 {}", y.str(), x.str(), w8.str());
+  a.out_type = gemm_type(y.dtype(), "linear_fp8_add_", "y", y);
+  a.y = y.raw();
+  a.residual = y.raw();  // in place: y += x·wᵀ + b in the epilogue
+  launched(kern::linear_fp8(a, compute_stream()), "linear_fp8_add_", x, kern::gemm_last_error());
+}
+
+void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
+                        int64_t num_valid_kv, float scale) {
+  for (const Tensor* t : {&q, &k, &v, static_cast<const Tensor*>(&out)}) check_dev(*t, "attention_fp8", "q/k/v/out");
+  VGEN_ASSERT(q.ndim() == 4 && k.ndim() == 4 && v.shape() == k.shape() && out.shape() == q.shape() &&
+                  k.dim(0) == q.dim(0) && k.dim(2) == q.dim(2) && k.dim(3) == q.dim(3),
+              "attention_fp8: q {} k {} v {} out {}", q.str(), k.str(), v.str(), out.str());
+  VGEN_ASSERT(q.dtype() == DType::kBF16 && k.dtype() == DType::kBF16 && v.dtype() == DType::kBF16 &&
+                  (out.dtype() == DType::kBF16 || out.dtype() == DType::kF32),
+              "attention_fp8: bf16 q/k/v and a bf16 or f32 out, got {} {} {} {}", q.str(), k.str(), v.str(),
+              out.str());
+  const int64_t B = q.dim(0), Sq = q.dim(1), H = q.dim(2), D = q.dim(3);
+  // The kernel writes bf16: an f32 out (a caller merging partials in fp32) gets a widened copy.
+  Tensor o = out.dtype() == DType::kBF16 ? out : Tensor::empty(q.shape(), DType::kBF16, Device::kCUDA);
+  kern::AttnArgs a;
+  a.q = q.raw(), a.k = k.raw(), a.v = v.raw(), a.out = o.raw();
+  if (lse) {
+    check_dev(*lse, "attention_fp8", "lse");
+    VGEN_ASSERT(lse->dtype() == DType::kF32 && lse->shape() == (Shape{B, H, Sq}), "attention_fp8: lse {} for q {}",
+                lse->str(), q.str());
+    a.lse = lse->f32();
+  }
+  a.B = B, a.Sq = Sq, a.Skv = k.dim(1), a.H = H, a.D = D, a.num_valid_kv = num_valid_kv, a.scale = scale;
+  const size_t bytes = kern::attention_fp8_workspace_bytes(a);
+  Tensor ws = Tensor::empty({int64_t(std::max<size_t>(bytes, 1))}, DType::kU8, Device::kCUDA);
+  const cudaError_t e = kern::attention_fwd_fp8(a, ws.raw(), bytes, compute_stream());
+  if (e == cudaErrorNotSupported) {
+    std::string gpu;
+    cuda_fp8_available(&gpu);
+    VGEN_THROW(ExitCode::kUsage, "precision fp8: the FP8 attention does not run on this GPU, {} (it needs compute "
+               "capability 9.0 with the build's sm_90a code)", gpu);
+  }
+  launched(e, "attention_fp8", q);
+  if (o.raw() != out.raw()) out.copy_from(cast(o, DType::kF32));
+}
+
+bool cuda_fp8_available(std::string* gpu) {
+  int dev = 0;
+  cudaDeviceProp p{};
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
+    cudaGetLastError();  // not sticky: clear it
+    if (gpu) *gpu = "no usable CUDA device";
+    return false;
+  }
+  if (gpu) *gpu = fmt::format("{} (compute capability {}.{})", p.name, p.major, p.minor);
+  return kern::attention_fp8_available();
+}
+
+}  // namespace vgen

@@ -1,0 +1,87 @@
+# precision fp8 on every CPU mesh (label parallel; docs/fp8.md "Meshes"): the emulated FP8
+# self-attention of each sequence-parallel algorithm against the single-rank fp8 attention, and
+# whole renders of each mesh against one rank (tests/parallel/fp8_meshes.sh).
+add_executable(fp8_attention_parallel_test ${CMAKE_CURRENT_LIST_DIR}/fp8_attention_parallel_test.cpp)
+target_link_libraries(fp8_attention_parallel_test PRIVATE vgen_lib)
+
+function(vgen_fp8_attention_parity name np)
+  add_test(NAME parallel_fp8_attention_${name}
+           COMMAND ${VGEN_MPIRUN} -np ${np} $<TARGET_FILE:fp8_attention_parallel_test> ${ARGN})
+  set_tests_properties(parallel_fp8_attention_${name} PROPERTIES LABELS parallel ENVIRONMENT "${VGEN_TEST_ENV}"
+                       TIMEOUT 120)
+endfunction()
+
+vgen_fp8_attention_parity(local 1)
+vgen_fp8_attention_parity(ulysses2 2 --ulysses 2)
+vgen_fp8_attention_parity(ulysses4 4 --ulysses 4)
+vgen_fp8_attention_parity(ring2 2 --ring 2)
+vgen_fp8_attention_parity(ring3 3 --ring 3)
+vgen_fp8_attention_parity(ring4 4 --ring 4)
+vgen_fp8_attention_parity(attn2d_2x1 2 --attn2d 2x1)
+vgen_fp8_attention_parity(attn2d_1x2 2 --attn2d 1x2)
+vgen_fp8_attention_parity(attn2d_2x2 4 --attn2d 2x2)
+vgen_fp8_attention_parity(ulysses2_ring2 4 --ulysses 2 --ring 2)
+vgen_fp8_attention_parity(ulysses2_attn2d_2x1 4 --ulysses 2 --attn2d 2x1)
+vgen_fp8_attention_parity(ulysses2_async 2 --ulysses 2 --async-ulysses 1)
+
+# Whole renders: vgen_fp8_mesh(<name> <exact|approx> <ranks> <parallel_config overrides...>)
+function(vgen_fp8_mesh name class np)
+  set(sets)
+  foreach(kv ${ARGN})
+    list(APPEND sets --set parallel_config.${kv})
+  endforeach()
+  add_test(NAME parallel_fp8_mesh_${name}
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fp8_meshes.sh $<TARGET_FILE:vgen> ${PROJECT_SOURCE_DIR} ${class} ${np}
+                   ${sets})
+  set_tests_properties(parallel_fp8_mesh_${name} PROPERTIES LABELS parallel TIMEOUT 300
+                       ENVIRONMENT "${VGEN_TEST_ENV};MPIRUN=${MPIEXEC_EXECUTABLE}")
+endfunction()
+
+vgen_fp8_mesh(cfg2 exact 2 cfg_size=2)
+vgen_fp8_mesh(ulysses2 exact 2 ulysses_size=2)
+vgen_fp8_mesh(cfg2_ulysses2 exact 4 cfg_size=2 ulysses_size=2)
+vgen_fp8_mesh(dp2 exact 2 dp_size=2)
+vgen_fp8_mesh(ulysses2_vae2 exact 2 ulysses_size=2 parallel_vae_size=2)
+vgen_fp8_mesh(cfg2_dwdp2 exact 2 cfg_size=2 dwdp_size=2)
+vgen_fp8_mesh(ring2 approx 2 ring_size=2)
+vgen_fp8_mesh(ring4 approx 4 ring_size=4)
+vgen_fp8_mesh(attn2d_2x1 approx 2 attn2d_size=[2,1])
+vgen_fp8_mesh(attn2d_1x2 approx 2 attn2d_size=[1,2])
+vgen_fp8_mesh(attn2d_2x2 approx 4 attn2d_size=[2,2])
+vgen_fp8_mesh(ulysses2_ring2 approx 4 ulysses_size=2 ring_size=2)
+
+# On the GPU (label gpu; CUDA builds; skipped, not passed, without enough devices): the golden
+# fixtures with precision fp8 through the device kernels (every case: the DiT cases under the GPU fp8
+# tolerances, the others in bf16), the switches, sequence parallel over NCCL on 2 GPUs, and the
+# start-up refusal on every rank (the test hook VGEN_INJECT_NO_FP8 makes rank 1's GPU count as one
+# without FP8 tensor cores: exit 3 on both ranks, fast).
+if(VGEN_HAVE_CUDA)
+  set(VGEN_FP8_GPU_GUARD ${CMAKE_CURRENT_LIST_DIR}/gpu_guard.sh)
+  set(VGEN_FP8_GOLDEN $<TARGET_FILE:vgen> golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden --set device=cuda
+      --set precision=fp8)
+  add_test(NAME golden_fp8_cuda COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN})
+  add_test(NAME golden_fp8_cuda_switches
+           COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --case pipeline_wan22
+                   --set fp8_config.gemm=false --set fp8_config.bf16_first_steps=1 --set fp8_config.bf16_last_steps=1)
+  add_test(NAME golden_fp8_cuda_gemm_only
+           COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --case pipeline_wan21
+                   --set fp8_config.attention=false)
+  set_tests_properties(golden_fp8_cuda golden_fp8_cuda_switches golden_fp8_cuda_gemm_only PROPERTIES
+                       LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600 SKIP_RETURN_CODE 77)
+  foreach(mesh "ulysses2;ulysses_size=2" "ring2;ring_size=2" "attn2d_1x2;attn2d_size=[1,2]" "cfg2;cfg_size=2")
+    list(GET mesh 0 name)
+    list(GET mesh 1 kv)
+    foreach(c dit_forward pipeline_wan21)
+      add_test(NAME parallel_golden_fp8_cuda_${c}_${name}
+               COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 2 ${VGEN_MPIRUN} -np 2 ${VGEN_FP8_GOLDEN} --case ${c}
+                       --set parallel_config.${kv})
+      set_tests_properties(parallel_golden_fp8_cuda_${c}_${name} PROPERTIES LABELS gpu
+                           ENVIRONMENT "${VGEN_TEST_ENV};NCCL_NVLS_ENABLE=0" TIMEOUT 300 SKIP_RETURN_CODE 77)
+    endforeach()
+  endforeach()
+  add_test(NAME fp8_refusal_cuda
+           COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 sh ${CMAKE_CURRENT_LIST_DIR}/expect_exit.sh 3 120
+                   ${VGEN_MPIRUN} -np 2 ${VGEN_FP8_GOLDEN} --case dit_forward --set parallel_config.cfg_size=2)
+  set_tests_properties(fp8_refusal_cuda PROPERTIES LABELS gpu TIMEOUT 180 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${VGEN_TEST_ENV};VGEN_INJECT_NO_FP8=@1")
+endif()

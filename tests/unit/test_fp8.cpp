@@ -1,0 +1,356 @@
+// precision fp8 (docs/fp8.md) on the CPU: the recipe keys (good and bad values), the per-thread
+// switches and the denoising loop's per-step switch, the CPU emulation (a block in fp8 against a
+// direct composition of the kernel references, the forward's wiring), the refusal, the reports.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "core/random.h"
+#include "dit_test_util.h"
+#include "io/diffusers_dir.h"
+#include "kernels/attention/attention_fp8_ref.h"
+#include "kernels/attention/attention_ref.h"
+#include "kernels/gemm/gemm_fp8_ref.h"
+#include "kernels/quant/quant_ref.h"
+#include "model/wan/rope_tables.h"
+#include "ops/activation.h"
+#include "ops/elementwise.h"
+#include "ops/fp8.h"
+#include "ops/linear.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+#include "parallel/local_attention.h"
+#include "pipeline/denoise.h"
+#include "pipeline/plan.h"
+#include "pipeline/t2v.h"
+
+namespace vgen {
+namespace {
+
+// ---- recipe ----------------------------------------------------------------------------------
+
+void expect_error(const std::string& yaml, const std::vector<std::string>& sets,
+                  const std::vector<std::string>& fragments) {
+  try {
+    parse_recipe(yaml, "r.yaml", sets);
+    FAIL() << "no error for:\n" << yaml;
+  } catch (const Error& e) {
+    EXPECT_EQ(int(e.code()), int(ExitCode::kRecipe)) << e.message();
+    for (auto& f : fragments) EXPECT_NE(e.message().find(f), std::string::npos) << "'" << f << "' not in: " << e.message();
+  }
+}
+
+TEST(Fp8Recipe, KeysAndDefaults) {
+  Recipe d = parse_recipe("precision: fp8\n", "r.yaml", {});
+  EXPECT_TRUE(d.is_fp8());
+  EXPECT_TRUE(d.fp8.attention);
+  EXPECT_TRUE(d.fp8.gemm);
+  EXPECT_EQ(d.fp8.bf16_first_steps, 0);
+  EXPECT_EQ(d.fp8.bf16_last_steps, 0);
+  EXPECT_EQ(d.compute_dtype(), DType::kF32);  // the CPU emulates fp8 in fp32
+  Recipe r = parse_recipe(R"(device: cuda
+precision: fp8
+fp8_config:
+  attention: false
+  gemm: true
+  bf16_first_steps: 2
+  bf16_last_steps: 3
+generation: {num_inference_steps: 10}
+)",
+                          "r.yaml", {});
+  EXPECT_EQ(r.compute_dtype(), DType::kBF16);  // bf16 around the fp8 ops on the GPU
+  EXPECT_FALSE(r.fp8.attention);
+  EXPECT_TRUE(r.fp8.gemm);
+  EXPECT_EQ(r.fp8.bf16_first_steps, 2);
+  EXPECT_EQ(r.fp8.bf16_last_steps, 3);
+  EXPECT_TRUE(r.fp8.has_bf16_steps());
+  const Json& j = r.resolved.at("fp8_config");  // timing.json's resolved recipe
+  EXPECT_EQ(j.at("attention"), false);
+  EXPECT_EQ(j.at("bf16_last_steps"), 3);
+  Recipe s = parse_recipe("precision: fp8\n", "r.yaml", {"fp8_config.gemm=false", "fp8_config.bf16_last_steps=1"});
+  EXPECT_FALSE(s.fp8.gemm);
+  EXPECT_EQ(s.fp8.bf16_last_steps, 1);
+}
+
+TEST(Fp8Recipe, StepSwitch) {
+  Fp8Config f;
+  f.bf16_first_steps = 2;
+  f.bf16_last_steps = 1;
+  std::vector<bool> got;
+  for (int i = 0; i < 6; ++i) got.push_back(f.step_in_fp8(i, 6));
+  EXPECT_EQ(got, (std::vector<bool>{false, false, true, true, true, false}));
+  EXPECT_FALSE(f.step_in_fp8(0, 3));
+  EXPECT_FALSE(f.step_in_fp8(2, 3));
+  EXPECT_TRUE(Fp8Config{}.step_in_fp8(0, 1));
+  EXPECT_FALSE(Fp8Config{}.has_bf16_steps());
+}
+
+TEST(Fp8Recipe, BadValuesNameTheKey) {
+  expect_error("precision: fp8\nfp8_config:\n  attention: 1\n", {}, {"r.yaml:3", "fp8_config.attention", "true or false"});
+  expect_error("precision: fp8\nfp8_config:\n  gemm: \"yes\"\n", {}, {"fp8_config.gemm", "true or false"});
+  expect_error("precision: fp8\nfp8_config:\n  bf16_first_steps: -1\n", {}, {"fp8_config.bf16_first_steps", ">= 0"});
+  expect_error("precision: fp8\nfp8_config:\n  bf16_last_steps: 1.5\n", {}, {"fp8_config.bf16_last_steps", "integer"});
+  expect_error("precision: fp8\nfp8_config:\n  gem: true\n", {}, {"fp8_config.gem", "did you mean 'gemm'"});
+  expect_error("precision: fp8\nfp8_config: [1]\n", {}, {"fp8_config", "expected a mapping"});
+  expect_error("precision: fp8\n", {"fp8_config.bf16_steps=2"}, {"--set fp8_config.bf16_steps=2", "unknown key"});
+  expect_error("precision: fp16\n", {}, {"precision", "fp32 | bf16 | fp8"});
+  // The device DWDP holds block slices without e4m3 copies: fp8 GEMMs are refused there.
+  expect_error("device: cuda\nprecision: fp8\nparallel_config: {dwdp_size: 2}\n", {},
+               {"fp8_config.gemm", "dwdp_size 2", "device cuda"});
+  EXPECT_NO_THROW(parse_recipe("device: cuda\nprecision: fp8\nfp8_config: {gemm: false}\nparallel_config: {dwdp_size: 2}\n",
+                               "r.yaml", {}));
+  EXPECT_NO_THROW(parse_recipe("device: cpu\nprecision: fp8\nparallel_config: {dwdp_size: 2}\n", "r.yaml", {}));
+}
+
+TEST(Fp8Recipe, IgnoredWithAnotherPrecision) {
+  // Ignored (with a warning), so `--set precision=bf16` renders an fp8 recipe in bf16 unchanged.
+  Recipe r = parse_recipe("precision: fp8\nfp8_config: {attention: false, bf16_first_steps: 3}\n", "r.yaml",
+                          {"precision=bf16"});
+  EXPECT_FALSE(r.is_fp8());
+  EXPECT_TRUE(r.fp8.attention);  // back to the defaults
+  EXPECT_EQ(r.fp8.bf16_first_steps, 0);
+  EXPECT_EQ(r.resolved.at("fp8_config").at("bf16_first_steps"), 0);
+  // ...but a wrong value is still an error.
+  expect_error("precision: bf16\nfp8_config: {attention: maybe}\n", {}, {"fp8_config.attention"});
+}
+
+// ---- switches --------------------------------------------------------------------------------
+
+TEST(Fp8Switches, ScopesNestAndArePerThread) {
+  EXPECT_FALSE(fp8_switches().any());
+  EXPECT_TRUE(fp8_step_enabled());
+  {
+    const Fp8Scope a({true, false});
+    EXPECT_TRUE(fp8_switches().attention);
+    EXPECT_FALSE(fp8_switches().gemm);
+    {
+      const Fp8Scope b({false, true});
+      EXPECT_FALSE(fp8_switches().attention);
+      EXPECT_TRUE(fp8_switches().gemm);
+      const Fp8StepScope s(false);
+      EXPECT_FALSE(fp8_step_enabled());
+      bool other_thread = true, other_step = false;
+      std::thread([&] { other_thread = fp8_switches().any(), other_step = fp8_step_enabled(); }).join();
+      EXPECT_FALSE(other_thread);  // a thread standing for another rank is not affected
+      EXPECT_TRUE(other_step);
+    }
+    EXPECT_TRUE(fp8_switches().attention);
+    EXPECT_TRUE(fp8_step_enabled());
+  }
+  EXPECT_FALSE(fp8_switches().any());
+}
+
+// ---- the CPU emulation -----------------------------------------------------------------------
+
+std::string tiny_dir() { return test::golden_dir() + "/wan21-tiny/transformer"; }
+
+// A linear straight from the references: both operands quantised per row, then the formula.
+Tensor ref_linear(const WanLinear& l, const Tensor& x, bool fp8) {
+  if (!fp8) return linear(x, l.w, l.b);
+  const int64_t K = x.dim(-1), M = x.numel() / K, N = l.w.dim(0);
+  std::vector<uint8_t> x8(static_cast<size_t>(M * K)), w8(static_cast<size_t>(N * K));
+  std::vector<float> sx(static_cast<size_t>(M)), sw(static_cast<size_t>(N));
+  kern::quantize_rows_fp8_ref(x.f32(), false, M, K, K, x8.data(), sx.data());
+  kern::quantize_rows_fp8_ref(l.w.f32(), false, N, K, K, w8.data(), sw.data());
+  Shape os = x.shape();
+  os.back() = N;
+  Tensor y = Tensor::empty(os, DType::kF32);
+  kern::linear_fp8_quantized_ref(x8.data(), sx.data(), w8.data(), sw.data(), l.b.defined() ? l.b.f32() : nullptr,
+                                 y.f32(), M, N, K);
+  return y;
+}
+
+// wan_spec §1.4.4-5 written out with the references: which linears and which attention are fp8.
+void ref_block(const WanTransformerConfig& cfg, const WanBlockWeights& w, Tensor& x, const Tensor& tproj,
+               const Tensor& cos, const Tensor& sin, const Tensor& tk, const Tensor& tv, Fp8Switches sw) {
+  const int64_t B = x.dim(0), S = x.dim(1), D = x.dim(2), H = cfg.num_attention_heads, Dh = cfg.attention_head_dim;
+  const float eps = float(cfg.eps), scale = float(1.0 / std::sqrt(double(Dh)));
+  Tensor mod = add_row(tproj.reshape({B, 6 * D}), w.scale_shift_table.reshape({6 * D})).reshape({B, 6, D});
+  {
+    Tensor n = layer_norm_modulate(x, mod, 0, 1, eps);
+    Tensor q = rms_norm(ref_linear(w.attn1.q, n, sw.gemm), w.attn1.norm_q, eps).reshape({B, S, H, Dh});
+    Tensor k = rms_norm(ref_linear(w.attn1.k, n, sw.gemm), w.attn1.norm_k, eps).reshape({B, S, H, Dh});
+    Tensor v = ref_linear(w.attn1.v, n, sw.gemm).reshape({B, S, H, Dh});
+    rope_(q, cos, sin);
+    rope_(k, cos, sin);
+    Tensor o = Tensor::empty(q.shape(), DType::kF32);
+    if (sw.attention)
+      kern::attention_fp8_ref(q.f32(), k.f32(), v.f32(), o.f32(), nullptr, B, S, S, H, Dh, S, scale);
+    else
+      kern::attention_ref(q.f32(), k.f32(), v.f32(), o.f32(), nullptr, B, S, S, H, Dh, S, scale);
+    gated_residual_(x, ref_linear(w.attn1.o, o.reshape({B, S, D}), sw.gemm), mod, 2);
+  }
+  {
+    Tensor n = layer_norm(x, w.norm2_w, w.norm2_b, eps);
+    Tensor q = rms_norm(ref_linear(w.attn2.q, n, sw.gemm), w.attn2.norm_q, eps).reshape({B, S, H, Dh});
+    Tensor o = Tensor::empty(q.shape(), DType::kF32);  // cross-attention: never fp8
+    kern::attention_ref(q.f32(), tk.f32(), tv.f32(), o.f32(), nullptr, B, S, tk.dim(1), H, Dh, tk.dim(1), scale);
+    add_inplace(x, ref_linear(w.attn2.o, o.reshape({B, S, D}), sw.gemm));
+  }
+  {
+    Tensor h = ref_linear(w.ffn1, layer_norm_modulate(x, mod, 3, 4, eps), sw.gemm);
+    gelu_tanh_(h);
+    gated_residual_(x, ref_linear(w.ffn2, h, sw.gemm), mod, 5);
+  }
+}
+
+TEST(Fp8Emulation, BlockEqualsTheReferences) {
+  auto m = WanTransformer::load(tiny_dir());
+  const WanTransformerConfig& cfg = m->config();
+  const int64_t S = 150, D = cfg.dim(), L = 7;  // 150 tokens: two Q/K scale blocks of 128
+  const Tensor x0 = randn({1, S, D}, 1), tproj = randn({1, 6, D}, 2);
+  const Tensor tk = randn({1, L, cfg.num_attention_heads, cfg.attention_head_dim}, 3),
+               tv = randn({1, L, cfg.num_attention_heads, cfg.attention_head_dim}, 4);
+  Tensor cos, sin;
+  WanRopeTables(cfg).make(3, 5, 10, 0, S, cos, sin);
+  const SeqLayout layout = SeqLayout::make(S, 1, 0);
+  Tensor plain;
+  for (Fp8Switches sw : {Fp8Switches{false, false}, Fp8Switches{true, false}, Fp8Switches{false, true},
+                         Fp8Switches{true, true}}) {
+    Tensor want = x0.clone(), got = x0.clone();
+    ref_block(cfg, m->weights().blocks[0], want, tproj, cos, sin, tk, tv, sw);
+    {
+      const Fp8Scope scope(sw);
+      LocalAttention attn;
+      wan_block_forward(cfg, m->weights().blocks[0], got, tproj, cos, sin, tk, tv, layout, attn);
+    }
+    EXPECT_LT(test::rel_l2(got, want), 1e-6) << "attention " << sw.attention << " gemm " << sw.gemm;
+    if (!sw.any()) plain = got;
+    else EXPECT_GT(test::rel_l2(got, plain), 1e-4) << "fp8 changed nothing: " << sw.attention << sw.gemm;
+  }
+}
+
+TEST(Fp8Emulation, ForwardWiring) {
+  auto fp32 = WanTransformer::load(tiny_dir());
+  auto fp8 = WanTransformer::load(tiny_dir());
+  fp8->enable_fp8({true, true, true});
+  // The e4m3 weights are the per-channel quantisation of the fp32 ones; only the block linears.
+  const WanLinear& q = fp8->weights().blocks[1].attn1.q;
+  ASSERT_TRUE(q.w8.defined());
+  std::vector<uint8_t> w8(size_t(q.w.numel()));
+  std::vector<float> sw(size_t(q.w.dim(0)));
+  kern::quantize_rows_fp8_ref(q.w.f32(), false, q.w.dim(0), q.w.dim(1), q.w.dim(1), w8.data(), sw.data());
+  EXPECT_EQ(std::memcmp(w8.data(), q.w8.raw(), w8.size()), 0);
+  EXPECT_EQ(std::memcmp(sw.data(), q.w_scale.raw(), sw.size() * 4), 0);
+  EXPECT_FALSE(fp8->weights().blocks[0].attn2.k.w8.defined());  // text K/V projections stay fp32
+  EXPECT_FALSE(fp8->weights().proj_out.w8.defined());
+  EXPECT_TRUE(fp8->weights().blocks[0].ffn2.w8.defined());
+
+  WeightStore ws = WeightStore::open(test::golden_dir() + "/cases/dit_forward.safetensors");
+  const Tensor x = ws.get_f32("hidden_states_b2"), t = ws.get_f32("timestep_b2"),
+               ctx = ws.get_f32("encoder_hidden_states_b2"), ref = ws.get_f32("output_b2");
+  const TextContext a = fp32->prepare_text(ctx), b = fp8->prepare_text(ctx);
+  EXPECT_TRUE(test::bitwise_equal(a.k[1], b.k[1]));  // computed once per prompt, in fp32
+  const Tensor y32 = fp32->forward(x, t, ctx), y8 = fp8->forward(x, t, ctx);
+  EXPECT_GT(test::rel_l2(y8, y32), 1e-3);
+  EXPECT_LT(test::rel_l2(y8, ref), 5e-2);
+  {
+    const Fp8StepScope bf16_step(false);  // a bf16 step of the loop: the plain fp32 forward
+    EXPECT_TRUE(test::bitwise_equal(fp8->forward(x, t, ctx), y32));
+  }
+  // The same model with gemm off / attention off: each part alone changes the output.
+  auto att = WanTransformer::load(tiny_dir());
+  att->enable_fp8({true, false, true});
+  const Tensor ya = att->forward(x, t, ctx);
+  EXPECT_GT(test::rel_l2(ya, y32), 1e-4);
+  EXPECT_GT(test::rel_l2(ya, y8), 1e-4);
+  EXPECT_THROW(att->enable_fp8({true, true, true}), Error);  // once
+}
+
+// ---- the denoising loop's per-step switch ----------------------------------------------------
+
+std::vector<Tensor> loop(const WanTransformer& m, const Fp8Config& f) {
+  DiffusersDir dir(test::golden_dir() + "/wan21-tiny");
+  auto sched = make_scheduler(dir.component_config("scheduler"));
+  DenoiseSettings st;
+  st.num_inference_steps = 4;
+  st.guidance_scale = 5.0;
+  st.fp8 = f;
+  Mesh mesh = test::single_rank_mesh();
+  std::vector<Tensor> steps;
+  denoise({&m, nullptr}, *sched, randn({1, 16, 32}, 5), randn({1, 16, 32}, 6), randn({1, 16, 2, 4, 6}, 7), st, mesh,
+          nullptr, [&](const DenoiseStepInfo&, const Tensor& lat) { steps.push_back(lat.clone()); });
+  return steps;
+}
+
+TEST(Fp8Denoise, Bf16FirstAndLastSteps) {
+  auto fp32 = WanTransformer::load(tiny_dir());
+  auto fp8 = WanTransformer::load(tiny_dir());
+  fp8->enable_fp8({true, true, true});
+  const std::vector<Tensor> plain = loop(*fp32, {}), all = loop(*fp8, {});
+  Fp8Config every;
+  every.bf16_first_steps = 4;
+  const std::vector<Tensor> none = loop(*fp8, every);
+  Fp8Config first, last;
+  first.bf16_first_steps = 1;
+  last.bf16_last_steps = 1;
+  const std::vector<Tensor> f1 = loop(*fp8, first), l1 = loop(*fp8, last);
+  ASSERT_EQ(all.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(test::bitwise_equal(none[size_t(i)], plain[size_t(i)])) << i;  // every step without fp8
+    EXPECT_FALSE(test::bitwise_equal(all[size_t(i)], plain[size_t(i)])) << i;
+    EXPECT_EQ(test::bitwise_equal(l1[size_t(i)], all[size_t(i)]), i < 3) << i;  // only the last step differs
+  }
+  EXPECT_TRUE(test::bitwise_equal(f1[0], plain[0]));  // the first step without fp8...
+  EXPECT_FALSE(test::bitwise_equal(f1[1], plain[1]));  // ...the second with it
+  EXPECT_FALSE(test::bitwise_equal(f1[1], all[1]));
+  EXPECT_TRUE(fp8_step_enabled());  // the loop leaves no switch behind
+}
+
+// ---- refusal and reports ---------------------------------------------------------------------
+
+TEST(Fp8Refusal, NoFp8DeviceIsARecipeError) {
+  Recipe r = parse_recipe("device: cuda\nprecision: fp8\n", "r.yaml", {});
+  auto world = test::self_comm();
+  auto expect_refused = [&] {
+    try {
+      refuse_fp8_without_device(r, *world);
+      FAIL() << "not refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(int(e.code()), int(ExitCode::kRecipe));
+      EXPECT_NE(e.message().find("precision fp8"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("rank 0's GPU is"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("precision bf16"), std::string::npos) << e.message();
+    }
+  };
+  if (cuda_fp8_available(nullptr))
+    EXPECT_NO_THROW(refuse_fp8_without_device(r, *world));
+  else
+    expect_refused();  // no GPU here, or one without FP8 tensor cores
+  setenv("VGEN_INJECT_NO_FP8", "@0", 1);  // the test hook: this rank's GPU counts as one without
+  expect_refused();
+  unsetenv("VGEN_INJECT_NO_FP8");
+  // Not refused: other precisions, other devices.
+  EXPECT_NO_THROW(refuse_fp8_without_device(parse_recipe("device: cuda\nprecision: bf16\n", "r.yaml", {}), *world));
+  EXPECT_NO_THROW(refuse_fp8_without_device(parse_recipe("device: cpu\nprecision: fp8\n", "r.yaml", {}), *world));
+}
+
+TEST(Fp8Reports, TimingAndPlanNameThePrecision) {
+  Recipe r = parse_recipe(
+      "device: cuda\nprecision: fp8\nfp8_config: {attention: false, bf16_first_steps: 1, bf16_last_steps: 2}\n"
+      "generation: {num_inference_steps: 6}\n",
+      "r.yaml", {});
+  const Json j = precision_report(r);
+  EXPECT_EQ(j.at("precision"), "fp8");
+  EXPECT_EQ(j.at("compute"), "bf16");
+  EXPECT_EQ(j.at("self_attention"), "bf16");
+  EXPECT_EQ(j.at("gemm"), "fp8 e4m3 (block linears)");
+  EXPECT_EQ(j.at("cross_attention"), "bf16");
+  EXPECT_EQ(j.at("bf16_steps"), (Json{0, 4, 5}));
+  EXPECT_EQ(j.at("emulated"), false);
+  EXPECT_EQ(precision_report(parse_recipe("precision: bf16\n", "r.yaml", {})).size(), 2u);
+  EXPECT_EQ(wan_fp8_options(r).keep_weights, true);  // bf16 steps need the bf16 weights
+  EXPECT_EQ(wan_fp8_options(parse_recipe("device: cuda\nprecision: fp8\n", "r.yaml", {})).keep_weights, false);
+
+  Recipe p = parse_recipe("model: " + test::golden_dir() + "/wan21-tiny\nprecision: fp8\n"
+                          "fp8_config: {bf16_last_steps: 1}\ngeneration: {num_inference_steps: 4}\n",
+                          "r.yaml", {});
+  const std::string text = format_plan(p, make_plan(p, 1));
+  EXPECT_NE(text.find("precision: fp8 (CPU emulation"), std::string::npos) << text;
+  EXPECT_NE(text.find("bf16_first/last_steps): 4 (of 4)"), std::string::npos) << text;
+  EXPECT_NE(text.find("e4m3 block linears + fp32 scales"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace vgen
