@@ -24,6 +24,12 @@ vgen_fp8_attention_parity(ulysses2_ring2 4 --ulysses 2 --ring 2)
 vgen_fp8_attention_parity(ulysses2_attn2d_2x1 4 --ulysses 2 --attn2d 2x1)
 vgen_fp8_attention_parity(ulysses2_async 2 --ulysses 2 --async-ulysses 1)
 
+# The start-up refusal, collective: every rank of 3 throws the same recipe error (exit 3).
+add_executable(fp8_refusal_test ${CMAKE_CURRENT_LIST_DIR}/fp8_refusal_test.cpp)
+target_link_libraries(fp8_refusal_test PRIVATE vgen_lib)
+add_test(NAME parallel_fp8_refusal COMMAND ${VGEN_MPIRUN} -np 3 $<TARGET_FILE:fp8_refusal_test>)
+set_tests_properties(parallel_fp8_refusal PROPERTIES LABELS parallel ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 60)
+
 # Whole renders: vgen_fp8_mesh(<name> <exact|approx> <ranks> <parallel_config overrides...>)
 function(vgen_fp8_mesh name class np)
   set(sets)

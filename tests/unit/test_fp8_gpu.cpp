@@ -116,7 +116,10 @@ TEST(Fp8Gpu, HopperShapesFusionsAndProfiler) {
               e_unfused);
   EXPECT_GE(e_bf16, 1e-3);
   EXPECT_LE(e_bf16, 1e-1);
-  EXPECT_LE(e_unfused, 2e-2);  // bf16 roundings and the GELU epilogue apart, the same fp8 math
+  // The two differ by bf16 roundings (and the GELU epilogue's tanh) that flip some e4m3 codes
+  // downstream: less than the whole fp8 error (on the CPU a 2e-3 input perturbation moves the fp8
+  // forward by half its error against fp32, docs/fp8.md).
+  EXPECT_LE(e_unfused, e_bf16);
   // Each part alone is used and changes the result.
   const WanFp8Options att{true, false, false}, gemm{false, true, false};
   EXPECT_GE(rel_l2(predict(*c.model(o, &att), c.x, c.t, c.ctx), yb), 1e-4);
