@@ -171,10 +171,13 @@ bool WanDeviceModel::gated_linear_add(const WanLinear& l, const Tensor& in, cons
     // e4m3: the gate folds into the per-channel weight scale and the bias ([N] each, so always).
     for (int64_t c = 0; c < copies; ++c) {
       const Tensor gate = mod[c][gate_idx];  // [N] f32
-      Tensor sg, bg;                         // [N] f32: w_scale·g, b·g (in fp32, no rounding of the bias)
+      // [N]: w_scale·g in f32; b·g rounded to the bias's dtype (bf16), as cuda_scale_rows rounds it on
+      // the bf16 path, so cuBLASLt's fused bias + residual epilogue takes it (an f32 bias has no fused
+      // kernel with bf16 out: an extra f32 pass over the output).
+      Tensor sg, bg;
       timed(P::kOther, [&] {
         sg = cuda_fp8_scale_vector(l.w_scale, gate);
-        if (l.b.defined()) bg = cuda_fp8_scale_vector(cast(l.b, DType::kF32), gate);
+        if (l.b.defined()) bg = cast(cuda_fp8_scale_vector(cast(l.b, DType::kF32), gate), l.b.dtype());
       });
       Tensor xr = same_gates ? x.reshape({B * S, N}) : x[c];
       const Tensor ir = same_gates ? in.reshape({B * S, K}) : in[c];
