@@ -10,7 +10,7 @@ uint8_t fp8_e4m3_encode(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, 4);
   const uint8_t sign = uint8_t((bits >> 24) & 0x80u);
-  if (std::isnan(x)) return uint8_t(sign | 0x7Fu);
+  if (std::isnan(x)) return 0x7Fu;  // the hardware's canonical NaN, whatever the sign (H200: 0x7F for -NaN)
   const float a = std::fabs(x);
   if (a >= kFp8E4M3Max) return uint8_t(sign | 0x7Eu);  // satfinite (448 itself is 0x7E)
   // Quantise to the grid of the binade of a: normals have spacing 2^(e-3) for a in [2^e, 2^(e+1)),

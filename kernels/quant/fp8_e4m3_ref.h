@@ -1,7 +1,8 @@
 // FP8 E4M3 (OCP "e4m3fn": 1 sign, 4 exponent bits with bias 7, 3 mantissa bits, no infinities,
 // S.1111.111 the only NaN, largest finite 448, smallest subnormal 2^-9) on the host, bit-exact with
 // CUDA's __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3) and PTX cvt.rn.satfinite.e4m3x2.f32:
-// round to nearest even, magnitudes beyond 448 saturate to ±448, NaN stays NaN.
+// round to nearest even, magnitudes beyond 448 saturate to ±448, any NaN becomes 0x7F (positive,
+// as the H200 converts a negative NaN too).
 // The one definition every fp8 CPU reference and emulation uses (docs/fp8.md).
 #pragma once
 #include <cstdint>

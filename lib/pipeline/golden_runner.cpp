@@ -78,18 +78,17 @@ void GoldenCase::exact(const std::string& what, const Tensor& out, const Tensor&
 // precision fp8 against the fp32 fixtures (docs/fp8.md "Tolerances"). CPU: the emulation measured
 // on the fixture set (dit_forward 1.14e-2, step latents at most 1.88e-2 after 4 steps, frames
 // mean-abs at most 2.32e-3), with a margin of 2.6-4.3x for other fixture sets (more steps, other
-// shapes; the per-step error grows about linearly with the step count). GPU: the same fp8
-// quantisation with bf16 between ops, so within the CPU fp8 bound plus the bf16 bound of the case
-// (triangle inequality: ||gpu - ref|| <= ||gpu - emulation|| + ||emulation - ref||, the first a
-// bf16-path difference).
+// shapes; the per-step error grows about linearly with the step count). GPU: measured on one H200
+// (results/2026-12-01_1xh200_fp8_dit.jsonl: dit_forward 1.23e-2, step latents at most 2.25e-2,
+// frames at most 3.5e-3), the same margin of >= 3x.
 double golden_fp8_tolerance(const std::string& what, bool cuda) {
   struct Tol {
     const char* what;
-    double cpu, bf16;
+    double cpu, gpu;
   };
-  static const Tol kTols[] = {{"dit_forward", 3e-2, 3e-2}, {"step_latents", 5e-2, 5e-2}, {"frames", 1e-2, 2e-2}};
+  static const Tol kTols[] = {{"dit_forward", 3e-2, 4e-2}, {"step_latents", 5e-2, 7e-2}, {"frames", 1e-2, 1.5e-2}};
   for (const Tol& t : kTols)
-    if (what == t.what) return cuda ? t.cpu + t.bf16 : t.cpu;
+    if (what == t.what) return cuda ? t.gpu : t.cpu;
   VGEN_THROW(ExitCode::kInternal, "golden_fp8_tolerance: no fp8 tolerance for '{}'", what);
 }
 
