@@ -660,7 +660,7 @@ def base_record(a):
     commit, dirty = git_commit()
     return {"bench": "accuracy_real_shapes",
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "gpu": None, "commit": a.commit or commit or os.environ.get("VGEN_COMMIT") or "unknown",
+            "gpu": None, "commit": a.commit or os.environ.get("VGEN_COMMIT") or commit or "unknown",
             "commit_dirty": dirty if not a.commit else None,
             "model": os.path.abspath(a.model), "checkpoint": a.checkpoint_info, "prompt": a.prompt,
             "guidance_scale": 1.0, "negative_prompt": None, "scheduler": a.scheduler, "flow_shift": a.flow_shift,
@@ -710,7 +710,7 @@ def parse_args(argv=None):
     ap.add_argument("--reuse", action="store_true", help="reuse diffusers renders in --work whose parameters match")
     ap.add_argument("--budget-s", type=float, default=0, help="skip renders once this many seconds have passed "
                     "(0: no limit); the JSON says which")
-    ap.add_argument("--commit", default=None, help="commit to record (default: git rev-parse HEAD, $VGEN_COMMIT)")
+    ap.add_argument("--commit", default=None, help="commit to record (default: $VGEN_COMMIT, else git rev-parse HEAD: a copied tree may carry stale git metadata)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan, the recipe and the vgen commands")
     ap.add_argument("--selftest", action="store_true", help="check the non-GPU parts on made-up arrays")
     a = ap.parse_args(argv)
