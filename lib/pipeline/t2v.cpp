@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <thread>
 #include <utility>
 
@@ -211,8 +212,12 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
     // VAE's bytes come with its first block.
     transformer_ = WanTransformer::stream_to_device(dir_.component_path("transformer"), stream, c_tr, dopt);
     if (two) transformer_2_ = WanTransformer::stream_to_device(dir_.component_path("transformer_2"), stream, c_tr2, dopt);
+    // The adapters are read and packed beside the stream; merged into the device weights after it.
+    std::future<LoraSet> lora_1 = read_recipe_lora_async(recipe, "transformer", transformer_->config(), true);
+    std::future<LoraSet> lora_2 = two ? read_recipe_lora_async(recipe, "transformer_2", transformer_2_->config(), true)
+                                      : std::future<LoraSet>();
     stream.run();
-    merge_recipe_lora(recipe, *transformer_, transformer_2_.get());  // into the device weights
+    merge_recipe_lora(recipe, *transformer_, transformer_2_.get(), lora_1.get(), two ? lora_2.get() : LoraSet{});
     if (recipe.is_fp8()) {  // quantised from the final (merged) weights
       transformer_->enable_fp8(wan_fp8_options(recipe));
       if (transformer_2_) transformer_2_->enable_fp8(wan_fp8_options(recipe));

@@ -224,6 +224,33 @@ TEST(LoraMerge, GoldenFormatsHoldTheSameAdapter) {
   expect_near_all(y, ref, "ffn2");
 }
 
+// The device merge's packing: every low-rank update's up and downᵀ, 64-element aligned, exact.
+TEST(LoraMerge, PackHoldsUpAndDownTransposed) {
+  const WanTransformerConfig cfg = WanTransformerConfig::load(kTiny);
+  LoraSet set;
+  set.adapters = {load_lora(kLoraDir + "/wan_format.safetensors", 0.7, cfg, true),
+                  load_lora(kLoraDir + "/diffusers_format.safetensors", 0.4, cfg, true)};
+  pack_lora_factors(set);
+  ASSERT_TRUE(set.packed.defined());
+  int packed = 0;
+  for (const LoraAdapter& a : set.adapters)
+    for (const LoraUpdate& u : a.updates) {
+      if (!u.down.defined()) continue;
+      ASSERT_GE(u.packed_up, 0);
+      ASSERT_GE(u.packed_down_t, 0);
+      EXPECT_EQ(u.packed_up % 64, 0);
+      EXPECT_EQ(u.packed_down_t % 64, 0);
+      const float* p = set.packed.f32();
+      for (int64_t i = 0; i < u.up.numel(); ++i) ASSERT_EQ(p[u.packed_up + i], u.up.f32()[i]) << u.module;
+      const int64_t r = u.down.dim(0), in = u.down.dim(1);
+      for (int64_t k = 0; k < r; ++k)
+        for (int64_t j = 0; j < in; ++j)
+          ASSERT_EQ(p[u.packed_down_t + j * r + k], u.down.f32()[k * in + j]) << u.module;
+      ++packed;
+    }
+  EXPECT_EQ(packed, 2 * 20);
+}
+
 TEST(LoraErrors, StrictNamesKeyAndFile) {
   const WanTransformerConfig cfg = WanTransformerConfig::load(kTiny);
   const int64_t D = cfg.dim();

@@ -38,8 +38,9 @@ TEST(LoraGpu, AddScaledKernelMatchesReference) {
   }
 }
 
-// Every changed weight of the device model against the host merge.
-void expect_device_matches_host(DType dt, const std::vector<LoraAdapter>& adapters) {
+// Every changed weight of the device model against the host merge (packed: through LoraSet, as
+// the pipeline's load merges).
+void expect_device_matches_host(DType dt, const std::vector<LoraAdapter>& adapters, bool packed = false) {
   std::unique_ptr<WanTransformer> base = WanTransformer::load(kTiny), host = WanTransformer::load(kTiny);
   merge_lora(*host, adapters);
   WeightStore ws = WeightStore::open(kTiny);
@@ -48,7 +49,14 @@ void expect_device_matches_host(DType dt, const std::vector<LoraAdapter>& adapte
   o.dtype = dt;
   auto dev = WanTransformer::stream_to_device(kTiny, stream, stream.add_component("transformer", ws), o);
   stream.run();
-  merge_lora(*dev, adapters);
+  if (packed) {  // the load's path: factors packed on the host, one upload, views of it
+    LoraSet set{adapters, Tensor()};
+    pack_lora_factors(set);
+    ASSERT_TRUE(set.packed.defined());
+    merge_lora(*dev, set);
+  } else {
+    merge_lora(*dev, adapters);
+  }
   WanTransformerWeights& hw = host->mutable_weights();
   WanTransformerWeights& dw = dev->mutable_device_model()->mutable_weights();
   int checked = 0;
@@ -86,6 +94,15 @@ TEST(LoraGpu, SeveralAdaptersAddUpOnTheDevice) {
   const WanTransformerConfig cfg = WanTransformerConfig::load(kTiny);
   expect_device_matches_host(DType::kF32, {load_lora(kLoraDir + "/diffusers_format.safetensors", 0.4, cfg, true),
                                            load_lora(kLoraDir + "/wan_format.safetensors", -1.3, cfg, true)});
+}
+
+TEST(LoraGpu, PackedDeviceMergeEqualsHostMerge) {
+  VGEN_REQUIRE_GPU();
+  const WanTransformerConfig cfg = WanTransformerConfig::load(kTiny);
+  expect_device_matches_host(DType::kBF16, {load_lora(kLoraDir + "/wan_format.safetensors", 0.7, cfg, true)}, true);
+  expect_device_matches_host(DType::kF32, {load_lora(kLoraDir + "/diffusers_format.safetensors", 0.4, cfg, true),
+                                           load_lora(kLoraDir + "/wan_format.safetensors", -1.3, cfg, true)},
+                             true);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // LoRA adapters: reading and checking a file against the transformer's shapes, and the host merge.
 #include "model/wan/lora.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "core/log.h"
@@ -215,7 +217,7 @@ std::vector<LoraSlotUpdate> lora_slot_updates(const std::vector<LoraAdapter>& ad
         s.module = u.module, s.bias = bias;
         s.parts.push_back(c);
       };
-      if (u.down.defined()) add(false, {&u.up, &u.down, nullptr, u.factor});
+      if (u.down.defined()) add(false, {&u.up, &u.down, nullptr, u.factor, u.packed_up, u.packed_down_t});
       if (u.diff.defined()) add(false, {nullptr, nullptr, &u.diff, u.diff_factor});
       if (u.bias.defined()) add(true, {nullptr, nullptr, &u.bias, u.bias_factor});
     }
@@ -251,18 +253,28 @@ void merge_lora_host(WanTransformerWeights& w, const std::vector<LoraAdapter>& a
 }
 
 #ifndef VGEN_WITH_CUDA
-void merge_lora_device(WanTransformerWeights&, const std::vector<LoraAdapter>&) {
+void merge_lora_device(WanTransformerWeights&, const std::vector<LoraAdapter>&, const Tensor*) {
   VGEN_THROW(ExitCode::kUsage, "merge_lora_device: this vgen was built without the CUDA backend; use device: cpu");
 }
 #endif
 
+static void merge_lora_impl(WanTransformer& model, const std::vector<LoraAdapter>& adapters, const Tensor* packed);
+
 void merge_lora(WanTransformer& model, const std::vector<LoraAdapter>& adapters) {
+  merge_lora_impl(model, adapters, nullptr);
+}
+
+void merge_lora(WanTransformer& model, const LoraSet& set) {
+  merge_lora_impl(model, set.adapters, set.packed.defined() ? &set.packed : nullptr);
+}
+
+static void merge_lora_impl(WanTransformer& model, const std::vector<LoraAdapter>& adapters, const Tensor* packed) {
   if (adapters.empty()) return;
   Timer t;
   if (WanDeviceModel* dm = model.mutable_device_model()) {
     VGEN_CHECK(!dm->has_dwdp(), ExitCode::kRecipe,
                "lora: adapters are not merged with parallel_config.dwdp_size > 1 on the GPU");
-    merge_lora_device(dm->mutable_weights(), adapters);
+    merge_lora_device(dm->mutable_weights(), adapters, packed);
   } else {
     merge_lora_host(model.mutable_weights(), adapters);
   }
@@ -272,12 +284,71 @@ void merge_lora(WanTransformer& model, const std::vector<LoraAdapter>& adapters)
            tensors, model.on_device() ? "device" : "host", t.seconds());
 }
 
-void merge_recipe_lora(const Recipe& recipe, WanTransformer& transformer, WanTransformer* transformer_2) {
+static void check_lora_targets(const Recipe& recipe, const WanTransformer* transformer_2) {
   for (size_t i = 0; i < recipe.lora.size(); ++i)
     VGEN_CHECK(transformer_2 || recipe.lora[i].target != "transformer_2", ExitCode::kRecipe,
                "lora[{}].target: transformer_2, but the model has no transformer_2 ({})", i, recipe.lora[i].path);
+}
+
+void merge_recipe_lora(const Recipe& recipe, WanTransformer& transformer, WanTransformer* transformer_2) {
+  check_lora_targets(recipe, transformer_2);
   merge_lora(transformer, load_lora_for(recipe, "transformer", transformer.config()));
   if (transformer_2) merge_lora(*transformer_2, load_lora_for(recipe, "transformer_2", transformer_2->config()));
+}
+
+void merge_recipe_lora(const Recipe& recipe, WanTransformer& transformer, WanTransformer* transformer_2,
+                       const LoraSet& set, const LoraSet& set_2) {
+  check_lora_targets(recipe, transformer_2);
+  merge_lora(transformer, set);
+  if (transformer_2) merge_lora(*transformer_2, set_2);
+}
+
+void pack_lora_factors(LoraSet& set) {
+  std::vector<LoraUpdate*> low_rank;
+  int64_t total = 0;
+  auto take = [&total](int64_t n) {
+    const int64_t at = total;
+    total += (n + 63) / 64 * 64;  // 256-byte aligned views for the GEMM
+    return at;
+  };
+  for (LoraAdapter& a : set.adapters)
+    for (LoraUpdate& u : a.updates)
+      if (u.down.defined() && u.up.defined()) {
+        u.packed_up = take(u.up.numel());
+        u.packed_down_t = take(u.down.numel());
+        low_rank.push_back(&u);
+      }
+  if (low_rank.empty()) return;
+  set.packed = Tensor::empty({total}, DType::kF32);
+  float* dst = set.packed.f32();
+  const int64_t n = int64_t(low_rank.size());
+#pragma omp parallel for schedule(dynamic)
+  for (int64_t i = 0; i < n; ++i) {
+    const LoraUpdate& u = *low_rank[size_t(i)];
+    std::memcpy(dst + u.packed_up, u.up.f32(), size_t(u.up.numel()) * 4);
+    const int64_t r = u.down.dim(0), in = u.down.dim(1);  // down [r, in] → downᵀ [in, r]
+    const float* s = u.down.f32();
+    float* d = dst + u.packed_down_t;
+    for (int64_t j = 0; j < in; ++j)
+      for (int64_t k = 0; k < r; ++k) d[j * r + k] = s[k * in + j];
+  }
+}
+
+std::future<LoraSet> read_recipe_lora_async(const Recipe& recipe, const std::string& component,
+                                            const WanTransformerConfig& cfg, bool pack) {
+  const bool any = std::any_of(recipe.lora.begin(), recipe.lora.end(),
+                               [&](const LoraEntry& e) { return e.target == "both" || e.target == component; });
+  if (!any) {
+    std::promise<LoraSet> none;
+    none.set_value(LoraSet{});
+    return none.get_future();
+  }
+  return std::async(std::launch::async, [recipe, component, cfg, pack] {
+    LoraSet set;
+    set.adapters = load_lora_for(recipe, component, cfg);
+    if (pack) pack_lora_factors(set);
+    return set;
+  });
 }
 
 }  // namespace vgen

@@ -11,6 +11,7 @@
 // `diff_b` (a bias difference) are added times scale; `lora_B.bias` times scale · alpha / rank.
 #pragma once
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ struct LoraUpdate {
   float diff_factor = 0;
   Tensor bias;         // [out] bias difference, or undefined
   float bias_factor = 0;
+  // Offsets (f32 elements) of up and downᵀ in LoraSet::packed; -1: not packed.
+  int64_t packed_up = -1, packed_down_t = -1;
   int64_t rank() const { return down.defined() ? down.dim(0) : 0; }
   int num_tensors() const;  // weights (and biases) this update changes
 };
@@ -91,6 +94,7 @@ struct LoraContribution {
   const Tensor* down = nullptr;
   const Tensor* diff = nullptr;  // else: a whole-tensor difference
   float factor = 0;
+  int64_t packed_up = -1, packed_down_t = -1;  // of the update (LoraUpdate), -1: not packed
 };
 struct LoraSlotUpdate {
   std::string module;
@@ -99,18 +103,39 @@ struct LoraSlotUpdate {
 };
 std::vector<LoraSlotUpdate> lora_slot_updates(const std::vector<LoraAdapter>& adapters);
 
+struct LoraSet;  // below
+
 // Host merge into f32 (or bf16) host weights: every changed tensor is replaced by an owned copy
 // (the loaded ones may be read-only file mappings or node-shared memory).
 void merge_lora_host(WanTransformerWeights& weights, const std::vector<LoraAdapter>& adapters);
 // Device merge into the device weights of a model streamed to the GPU (the same arithmetic: a
 // device fp32 GEMM of B by A, then one rounding into the weight's dtype). kInternal with DWDP.
-void merge_lora_device(WanTransformerWeights& device_weights, const std::vector<LoraAdapter>& adapters);
+void merge_lora_device(WanTransformerWeights& device_weights, const std::vector<LoraAdapter>& adapters,
+                       const Tensor* packed = nullptr);
 // Whichever the model holds (host weights, or a device model). Logs what was merged.
 void merge_lora(WanTransformer& model, const std::vector<LoraAdapter>& adapters);
+void merge_lora(WanTransformer& model, const LoraSet& set);
 
 // The recipe's `lora` merged into the experts at load (before their first use; on the host before
 // a host DWDP). kRecipe for a target transformer_2 on a model without one.
 void merge_recipe_lora(const Recipe& recipe, WanTransformer& transformer, WanTransformer* transformer_2);
+
+// One expert's adapters read ahead of the merge, with (for the device merge) every low-rank
+// factor in f32 packed into one host buffer — up [out, r], then downᵀ [in, r], 64-element aligned —
+// so the merge is one upload and a queue of GEMMs with no host round trip per tensor.
+struct LoraSet {
+  std::vector<LoraAdapter> adapters;
+  Tensor packed;  // [total] f32 on the host, or undefined
+};
+void pack_lora_factors(LoraSet& set);  // fills packed and the updates' offsets (in parallel)
+// The recipe's adapters for `component` ("transformer" / "transformer_2"), read (and packed when
+// `pack`) on a thread, so the file read and conversion run beside the weight stream; get()
+// rethrows a read error. No thread when the recipe has no LoRA.
+std::future<LoraSet> read_recipe_lora_async(const Recipe& recipe, const std::string& component,
+                                            const WanTransformerConfig& cfg, bool pack);
+// merge_recipe_lora with the sets already read.
+void merge_recipe_lora(const Recipe& recipe, WanTransformer& transformer, WanTransformer* transformer_2,
+                       const LoraSet& set, const LoraSet& set_2);
 
 // The weight (or bias) slot a module stands for; null when none (e.g. an undefined norm2).
 Tensor* lora_weight_slot(WanTransformerWeights& w, const std::string& module, bool bias);

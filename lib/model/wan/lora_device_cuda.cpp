@@ -36,7 +36,9 @@ Tensor transposed(const Tensor& down) {
 
 }  // namespace
 
-void merge_lora_device(WanTransformerWeights& w, const std::vector<LoraAdapter>& adapters) {
+void merge_lora_device(WanTransformerWeights& w, const std::vector<LoraAdapter>& adapters, const Tensor* packed) {
+  // Packed factors: one upload (LoraSet); every product below is then a view of it.
+  const Tensor dev = packed && packed->defined() ? packed->to(Device::kCUDA) : Tensor();  // [total] f32
   for (const LoraSlotUpdate& s : lora_slot_updates(adapters)) {
     const std::string what = s.module + (s.bias ? ".bias" : ".weight");
     Tensor* slot = lora_weight_slot(w, s.module, s.bias);
@@ -45,6 +47,12 @@ void merge_lora_device(WanTransformerWeights& w, const std::vector<LoraAdapter>&
     // One contribution in fp32 on the device: up [out, r] · down [r, in] → [out, in], or the difference.
     auto product = [&](const LoraContribution& c) {
       if (!c.up) return c.diff->to(Device::kCUDA);
+      if (dev.defined() && c.packed_up >= 0) {
+        const int64_t out = c.up->dim(0), r = c.up->dim(1), in = c.down->dim(1);
+        const Tensor up = dev.narrow(c.packed_up, out * r).reshape({out, r});        // [out, r]
+        const Tensor down_t = dev.narrow(c.packed_down_t, in * r).reshape({in, r});  // [in, r]
+        return cuda_linear(up, down_t, Tensor(), DType::kF32);                        // [out, in]
+      }
       Tensor up = c.up->to(Device::kCUDA);                 // [out, r]
       Tensor down_t = transposed(*c.down).to(Device::kCUDA);  // [in, r]
       return cuda_linear(up, down_t, Tensor(), DType::kF32);  // [out, in]
@@ -57,7 +65,7 @@ void merge_lora_device(WanTransformerWeights& w, const std::vector<LoraAdapter>&
       add_scaled(*slot, sum, 1.0f, what);
     }
   }
-  sync_compute_stream();  // the host copies of A and B are released on return
+  sync_compute_stream();  // the host copies of A and B (and the packed upload) are released on return
 }
 
 }  // namespace vgen
