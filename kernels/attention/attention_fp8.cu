@@ -16,6 +16,7 @@
 #include "kernels/attention/attention_fp8.cuh"
 #include "kernels/attention/attention_fp8_layout.cuh"
 #include "kernels/attention/mma_bf16.cuh"
+#include "kernels/attention/tensor_map.cuh"
 #include "kernels/attention/wgmma_sm90.cuh"
 #include "kernels/quant/fp8_e4m3_ref.h"
 
@@ -45,27 +46,10 @@ struct Params {
 #define VGEN_FP8_ATTN_DEVICE 1
 #endif
 
-__device__ __forceinline__ float ex2_ftz(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
 __device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float d) {
   const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
   const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(c, d), __NV_SATFINITE, __NV_E4M3);
   return lo | hi << 16;
-}
-__device__ __forceinline__ void turn_sync(int cw) {
-  if (cw == 0)
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-  else
-    asm volatile("bar.sync 2, 256;\n" ::: "memory");
-}
-__device__ __forceinline__ void turn_arrive_other(int cw) {
-  if (cw == 0)
-    asm volatile("bar.arrive 2, 256;\n" ::: "memory");
-  else
-    asm volatile("bar.arrive 1, 256;\n" ::: "memory");
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
@@ -329,27 +313,12 @@ __global__ void attn_fp8_generic_kernel(const GenericParams p) {
   if (lse) *lse = m + logf(l) + p.qkm[bh * p.Sq + i];
 }
 
-using EncodeTiled = PFN_cuTensorMapEncodeTiled_v12000;
-
-EncodeTiled encode_fn() {
-  static EncodeTiled fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-      fn = reinterpret_cast<EncodeTiled>(f);
-  });
-  return fn;
-}
-
 // rows × cols bytes (row pitch `cols`), boxes of 128 × 128 bytes, 128-byte swizzle.
 bool make_map(CUtensorMap* map, const void* ptr, int64_t rows, int64_t cols) {
   const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
   const cuuint64_t strides[1] = {cuuint64_t(cols)};
   const cuuint32_t box[2] = {128, 128}, estr[2] = {1, 1};
-  return encode_fn()(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(ptr), dims, strides, box, estr,
+  return tensor_map_encoder()(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(ptr), dims, strides, box, estr,
                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
@@ -371,7 +340,7 @@ bool device_ok() {
   if (state[dev] != 0) return state[dev] == 1;
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return false;
-  if (prop.major != 9 || prop.minor != 0 || !encode_fn() || size_t(prop.sharedMemPerBlockOptin) < kSmemBytes) {
+  if (prop.major != 9 || prop.minor != 0 || !tensor_map_encoder() || size_t(prop.sharedMemPerBlockOptin) < kSmemBytes) {
     state[dev] = -1;
     return false;
   }

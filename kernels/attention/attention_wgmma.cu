@@ -14,6 +14,7 @@
 
 #include "kernels/attention/attention.cuh"
 #include "kernels/attention/mma_bf16.cuh"
+#include "kernels/attention/tensor_map.cuh"
 #include "kernels/attention/wgmma_sm90.cuh"
 
 namespace vgen::kern {
@@ -42,25 +43,6 @@ struct Params {
 #define VGEN_WGMMA_ATTN_DEVICE 1
 #endif
 
-__device__ __forceinline__ float ex2_ftz(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-// Named barriers 1 and 2 (immediate ids) over the 256 consumer threads: warpgroup `cw` waits at
-// its own, arrives at the other's.
-__device__ __forceinline__ void turn_sync(int cw) {
-  if (cw == 0)
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-  else
-    asm volatile("bar.sync 2, 256;\n" ::: "memory");
-}
-__device__ __forceinline__ void turn_arrive_other(int cw) {
-  if (cw == 0)
-    asm volatile("bar.arrive 2, 256;\n" ::: "memory");
-  else
-    asm volatile("bar.arrive 1, 256;\n" ::: "memory");
-}
 
 __global__ void __launch_bounds__(kThreads, 1)
     attn_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
@@ -266,28 +248,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-using EncodeTiled = PFN_cuTensorMapEncodeTiled_v12000;
-
-EncodeTiled encode_fn() {
-  static EncodeTiled fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-      fn = reinterpret_cast<EncodeTiled>(f);
-  });
-  return fn;
-}
-
 // [B, S, H, 128] bf16 with token stride `stride` elements, S rows visible (rows past them read as
 // zeros), batch stride s_alloc·stride; boxes of 64 columns × 1 head × 128 tokens.
 bool make_map(CUtensorMap* map, const void* ptr, int64_t B, int64_t S, int64_t s_alloc, int64_t H, int64_t stride) {
   const cuuint64_t dims[4] = {cuuint64_t(kD), cuuint64_t(H), cuuint64_t(S), cuuint64_t(B)};
   const cuuint64_t strides[3] = {cuuint64_t(kD) * 2, cuuint64_t(stride) * 2, cuuint64_t(s_alloc * stride) * 2};
   const cuuint32_t box[4] = {64, 1, 128, 1}, estr[4] = {1, 1, 1, 1};
-  return encode_fn()(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(ptr), dims, strides, box, estr,
+  return tensor_map_encoder()(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(ptr), dims, strides, box, estr,
                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
@@ -316,7 +283,7 @@ bool device_ok() {
   if (state[dev] != 0) return state[dev] == 1;
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return false;
-  if (prop.major != 9 || prop.minor != 0 || !encode_fn() || size_t(prop.sharedMemPerBlockOptin) < kSmemBytes) {
+  if (prop.major != 9 || prop.minor != 0 || !tensor_map_encoder() || size_t(prop.sharedMemPerBlockOptin) < kSmemBytes) {
     state[dev] = -1;
     return false;
   }

@@ -130,4 +130,25 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
+// exp2 on the MUFU, denormals flushed (the softmax of the attention kernels).
+__device__ __forceinline__ float ex2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+// Ping-pong of two consumer warpgroups over named barriers 1 and 2 (256 threads each): warpgroup
+// `cw` waits at its own and arrives at the other's, so they take turns at the tensor cores.
+__device__ __forceinline__ void turn_sync(int cw) {
+  if (cw == 0)
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 2, 256;\n" ::: "memory");
+}
+__device__ __forceinline__ void turn_arrive_other(int cw) {
+  if (cw == 0)
+    asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+  else
+    asm volatile("bar.arrive 1, 256;\n" ::: "memory");
+}
+
 }  // namespace vgen::kern::sm90
