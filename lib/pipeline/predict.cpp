@@ -12,6 +12,12 @@
 //              phases per spatial conv with their measured per-call cost, the gathers
 //   collectives the volumes of `vgen plan` (plan.cpp) on their groups: NVLink inside a domain,
 //              the inter-node fabric when a group spans domains
+//   fp8        precision fp8 (docs/fp8.md) on a profile with an `fp8` section: the block linears'
+//              FLOPs at the fp8 GEMM curve (fraction of the fp8 peak) plus the row quantisation of
+//              each input (3 bytes per element); each self-attention call at the e4m3 kernel's curve
+//              plus its q/k/v quantisation pass; cross-attention, patch embedding, proj_out, the
+//              memory passes, the collectives (bf16), the text encoder and the VAE as bf16;
+//              fp8_config.attention / gemm choose the parts, bf16_first/last_steps are bf16 steps
 #include "pipeline/predict.h"
 
 #include <fmt/format.h>
@@ -146,12 +152,22 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   Prediction p;
   p.pc = recipe.parallel;
   p.mesh = mesh_label(recipe.parallel);
-  VGEN_CHECK(recipe.precision == "bf16" || recipe.precision == "fp32", ExitCode::kRecipe,
-             "vgen plan --predict: precision {} cannot be priced (bf16 or fp32)", recipe.precision);
-  const bool bf16 = recipe.precision == "bf16";
-  const double b = bf16 ? 2 : 4;
-  const double peak = (bf16 ? hw.bf16_tflops : hw.fp32_tflops) * 1e12;
-  const double hbm = hw.hbm_tbps * 1e12 * hw.elementwise_efficiency;
+  VGEN_CHECK(recipe.precision == "bf16" || recipe.precision == "fp32" || recipe.is_fp8(), ExitCode::kRecipe,
+             "vgen plan --predict: precision {} cannot be priced (fp32, bf16 or fp8)", recipe.precision);
+  const bool fp8 = recipe.is_fp8();
+  VGEN_CHECK(!fp8 || hw.fp8, ExitCode::kRecipe,
+             "vgen plan --predict: hardware profile {} ({}) has no fp8 section, so precision fp8 is not priced on "
+             "{} (the profile's comments say why); use precision bf16 or a profile with one",
+             hw.name, hw.source_path, hw.gpu);
+  VGEN_CHECK(!(fp8 && recipe.is_cuda() && recipe.fp8.gemm && recipe.parallel.dwdp_size > 1), ExitCode::kRecipe,
+             "vgen plan --predict: precision fp8 with fp8_config.gemm does not run with parallel_config.dwdp_size {} "
+             "on device cuda (docs/fp8.md)",
+             recipe.parallel.dwdp_size);
+  const bool lowp = recipe.precision != "fp32";  // bf16 between ops (precision fp8 too: docs/fp8.md)
+  const double b = lowp ? 2 : 4;
+  const double peak = (lowp ? hw.bf16_tflops : hw.fp32_tflops) * 1e12;
+  const double peak8 = hw.fp8_tflops * 1e12, hbm_peak = hw.hbm_tbps * 1e12;
+  const double hbm = hbm_peak * hw.elementwise_efficiency;
   const EfficiencyCurve& att_curve = recipe.attention.backend == "cudnn" ? hw.attention_cudnn : hw.attention;
   const Fabric fab{hw};
 
@@ -162,40 +178,48 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   const double c = S / cp;  // tokens per rank after the Ulysses all-to-all
   // Strides of the groups in world ranks (DESIGN.md linearisation, ulysses innermost).
   const int st_u = 1, st_col = U, st_row = C * U, st_cfg = R * C * U;
-  auto attn_s = [&](double flops) { return flops / (peak * att_curve.at(flops / 1e9)); };
+  // One attention call of q queries against k keys over ch channels (heads · head_dim): in bf16 (or
+  // fp32) at the backend's curve; in e4m3 (precision fp8, self-attention) at the fp8 kernel's curve
+  // plus its quantisation pass over the call's q, k and v (bf16 read, e4m3 written: 3 bytes each).
+  auto attn_call = [&](double q, double k, double ch, bool e4m3) {
+    const double flops = 4 * q * k * ch;
+    if (!e4m3) return flops / (peak * att_curve.at(flops / 1e9));
+    return flops / (peak8 * hw.fp8->attention.at(flops / 1e9)) +
+           3 * (q + 2 * k) * ch / (hbm_peak * hw.fp8->attention_quant);
+  };
 
   // GEMMs of a layer on the s local rows, plus patch embedding and proj_out once per forward.
   const int patch = md.patch[0] * md.patch[1] * md.patch[2];
-  const double gemm_flops = L * (12 * s * D * D + 4 * s * D * F) + 2 * s * D * md.in_channels * patch +
-                            2 * s * D * md.out_channels * patch;
-  const double t_gemm = gemm_flops / (peak * hw.gemm.at(s));
-  const double t_gemm_layer = t_gemm / L;
+  const double block_flops = L * (12 * s * D * D + 4 * s * D * F);
+  const double edge_flops = 2 * s * D * md.in_channels * patch + 2 * s * D * md.out_channels * patch;
+  auto gemm_s = [&](bool e4m3) {
+    if (!e4m3) return (block_flops + edge_flops) / (peak * hw.gemm.at(s));
+    // precision fp8: the block linears in e4m3, each input row-quantised first (q, k and v share
+    // one: per layer five passes of K = D and ffn2's K = F, 3 bytes per element); patch embedding
+    // and proj_out stay bf16.
+    return block_flops / (peak8 * hw.fp8->gemm.at(s)) + L * 3 * s * (5 * D + F) / (hbm_peak * hw.fp8->gemm_quant) +
+           edge_flops / (peak * hw.gemm.at(s));
+  };
 
+  // The memory passes and the collectives do not depend on the precision of the attention and the
+  // GEMMs (bf16 between ops in precision fp8); only how much of a collective the attention hides.
   double elem_bytes = L * kElementwiseBytes * s * D;
-  double t_attn = 0, t_comm = 0;  // per forward: attention compute, exposed collectives
-  double t_attn_layer = 0;
   const int G = (m.async_ulysses && U > 1 && cp == 1) ? std::min<int>(kAsyncUlyssesHeadGroups, int(hu)) : 1;
   const double n = c * du;          // elements of one rank's q (or k, or v) block after the all-to-all
   const double cast = b < 4 ? 6 : 0;  // bytes per element of a bf16 ↔ fp32 cast (2 + 4, either way)
+  double t_comm_fixed = 0;          // exposed collectives that no compute hides
   if (m.ring && C > 1) {
-    const double call = attn_s(4 * c * c * du);
-    const double xfer = fab.of(C, st_col).p2p.seconds(2 * n * b, 2);  // send + recv of the K/V block
-    t_attn_layer = C * call;
-    // Block i + 1 travels while block i is attended; the last block has no exchange.
-    t_comm += L * (C - 1) * std::max(0.0, xfer - call);
     // ring_attention.cpp: K and V stacked into the ring buffer (read + write), the first block's
     // partial widened to the fp32 accumulator and the result narrowed back, and the fp32 LSE merge
     // of every later block (out read + written, the partial read; LSE likewise).
     elem_bytes += L * (4 * n * b + 2 * cast * n);
     elem_bytes += L * (C - 1) * n * (8 + b) + L * (C - 1) * c * hu * 8;
   } else if (cp > 1) {
-    const double q = c * C, k = c * R;
-    t_attn_layer = attn_s(4 * q * k * du);
     // Blocking today: the Q gather (row group), the fused K/V gather (column group), the output +
     // LSE all-to-all (row group, the partials in fp32), then the combine.
-    if (C > 1) t_comm += L * fab.of(C, st_col).all_gather.seconds((C - 1) * n * b, 1);
-    if (R > 1) t_comm += L * fab.of(R, st_row).all_gather.seconds(2 * (R - 1) * n * b, 1);
-    if (C > 1) t_comm += L * fab.of(C, st_col).all_to_all.seconds((C - 1) * (n * 4 + c * hu * 4), 1);
+    if (C > 1) t_comm_fixed += L * fab.of(C, st_col).all_gather.seconds((C - 1) * n * b, 1);
+    if (R > 1) t_comm_fixed += L * fab.of(R, st_row).all_gather.seconds(2 * (R - 1) * n * b, 1);
+    if (C > 1) t_comm_fixed += L * fab.of(C, st_col).all_to_all.seconds((C - 1) * (n * 4 + c * hu * 4), 1);
     // attention2d.cpp's memory passes (read + write each): the gathered Q put in sequence order; K
     // and V stacked for their gather and put in order; with C > 1 the partial widened to fp32, packed
     // with its LSE for the all-to-all, the own chunk copied out, C − 1 fp32 merges (out and the
@@ -206,10 +230,7 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
       elem_bytes += L * (C * n * cast + 8 * C * (n + c * hu) + 8 * (n + c * hu));
       elem_bytes += L * ((C - 1) * 12 * (n + c * hu) + n * cast);
     }
-  } else {
-    t_attn_layer = G * attn_s(4 * S * S * du / G);
   }
-  t_attn = L * t_attn_layer;
   if (U > 1) {
     // Q, K, V in (one all-to-all of the packed three) and the output back (a second one): each
     // tensor moves (U-1)/U of the local [s, D] tensor.
@@ -218,30 +239,56 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
     const double per_layer = a2a.seconds(4 * bytes, 2);
     // Async Ulysses: the head groups' all-to-alls overlap the attention of the other groups; the
     // first group's inputs and the last group's output stay exposed.
-    t_comm += L * (G > 1 ? per_layer * 2.0 / G : per_layer);
+    t_comm_fixed += L * (G > 1 ? per_layer * 2.0 / G : per_layer);
     // ulysses.cpp: Q, K, V packed for the all-to-all and unpacked after it, the output packed and
     // unpacked likewise (seq_shuffle.cpp: one read and one write of each tensor per pass).
     elem_bytes += L * 4 * 2 * 2 * s * D * b;
   }
-  const double t_cross = L * attn_s(4 * s * md.text_len * D);
+  const double t_cross = L * attn_call(s, md.text_len, D, false);  // bf16 in precision fp8 too
   const double t_elem = elem_bytes / hbm;
-  // DWDP: block l + 1 is pulled from its owners over the copy engine while block l computes.
-  double t_dwdp = 0;
-  if (recipe.parallel.dwdp_size > 1) {
-    const int d = recipe.parallel.dwdp_size;
-    const double fetch =
-        fab.of(d, 1).copy_engine.seconds(double(md.dit_block_bytes) * (d - 1) / d, std::max(1, d - 1));
-    const double layer = t_gemm_layer + t_attn_layer + t_cross / L + t_elem / L;
-    t_dwdp = L * std::max(0.0, fetch - layer);
-  }
   // proj_out gather over the seq group: [s, out·patch] from every seq rank.
   double t_gather = 0;
   if (sp > 1) t_gather = fab.of(sp, 1).all_gather.seconds((sp - 1) * s * md.out_channels * patch * b, 1);
 
-  p.forward_s = t_gemm + t_attn + t_cross + t_elem + t_comm + t_dwdp + t_gather;
-  p.forward_parts = {{"gemm", t_gemm},      {"self-attention", t_attn},     {"cross-attention", t_cross},
-                     {"elementwise", t_elem}, {"exposed collectives", t_comm}, {"dwdp exposed", t_dwdp},
-                     {"proj_out gather", t_gather}};
+  // One DiT forward with the self-attention (a8) and the block linears (g8) in e4m3 or not.
+  struct Forward {
+    double total = 0;
+    std::vector<std::pair<std::string, double>> parts;
+  };
+  auto forward = [&](bool a8, bool g8) {
+    const double t_gemm = gemm_s(g8);
+    double t_attn_layer = 0, t_comm = t_comm_fixed;
+    if (m.ring && C > 1) {
+      const double call = attn_call(c, c, du, a8);
+      const double xfer = fab.of(C, st_col).p2p.seconds(2 * n * b, 2);  // send + recv of the K/V block
+      t_attn_layer = C * call;
+      // Block i + 1 travels while block i is attended; the last block has no exchange.
+      t_comm += L * (C - 1) * std::max(0.0, xfer - call);
+    } else if (cp > 1) {
+      t_attn_layer = attn_call(c * C, c * R, du, a8);
+    } else {
+      t_attn_layer = G * attn_call(S, S, du / G, a8);
+    }
+    const double t_attn = L * t_attn_layer;
+    // DWDP: block l + 1 is pulled from its owners over the copy engine while block l computes.
+    double t_dwdp = 0;
+    if (recipe.parallel.dwdp_size > 1) {
+      const int d = recipe.parallel.dwdp_size;
+      const double fetch =
+          fab.of(d, 1).copy_engine.seconds(double(md.dit_block_bytes) * (d - 1) / d, std::max(1, d - 1));
+      const double layer = t_gemm / L + t_attn_layer + t_cross / L + t_elem / L;
+      t_dwdp = L * std::max(0.0, fetch - layer);
+    }
+    Forward f;
+    f.total = t_gemm + t_attn + t_cross + t_elem + t_comm + t_dwdp + t_gather;
+    f.parts = {{"gemm", t_gemm},       {"self-attention", t_attn},     {"cross-attention", t_cross},
+               {"elementwise", t_elem}, {"exposed collectives", t_comm}, {"dwdp exposed", t_dwdp},
+               {"proj_out gather", t_gather}};
+    return f;
+  };
+  const Forward first = forward(fp8 && recipe.fp8.attention, fp8 && recipe.fp8.gemm);
+  p.forward_s = first.total;
+  p.forward_parts = first.parts;
 
   // One step: the rank's forwards (two streams unless cfg 2 or no guidance), the CFG all-gather.
   const bool cfg_on = g.guidance_scale > 1.0;
@@ -250,7 +297,17 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   double t_cfg = 0;
   if (m.cfg == 2 && cfg_on) t_cfg = fab.of(2, st_cfg).all_gather.seconds(latent * b, 1);
   p.step_s = fwd * p.forward_s * hw.forward_overhead + t_cfg;
-  p.denoise_s = g.num_inference_steps * p.step_s;
+  const int steps = g.num_inference_steps;
+  p.precision = recipe.precision;
+  p.fp8_steps = 0;
+  if (fp8)
+    for (int i = 0; i < steps; ++i) p.fp8_steps += recipe.fp8.step_in_fp8(i, steps) ? 1 : 0;
+  if (fp8 && p.fp8_steps < steps) {
+    // fp8_config.bf16_first_steps / bf16_last_steps: those steps run wholly in bf16, priced as such.
+    p.forward_bf16_s = forward(false, false).total;
+    p.step_bf16_s = fwd * p.forward_bf16_s * hw.forward_overhead + t_cfg;
+  }
+  p.denoise_s = fp8 ? p.fp8_steps * p.step_s + (steps - p.fp8_steps) * p.step_bf16_s : steps * p.step_s;
 
   // Text: UMT5 over text_len tokens for the prompt and, with guidance, the negative prompt; then
   // the text embedder and every layer's cross-attention K/V projections.
@@ -323,7 +380,16 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
   for (auto& [what, sec] : p.forward_parts)
     if (sec > 0) fmt::format_to(out, " {} {:.3f}", what, sec);
   fmt::format_to(out, "\n");
-  fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "per step", p.step_s);
+  if (p.precision == "fp8") {
+    const int steps = g.num_inference_steps;
+    fmt::format_to(out, "  precision fp8: self-attention {}, block GEMMs {}; {} of {} steps in fp8", 
+                   recipe.fp8.attention ? "e4m3" : "bf16", recipe.fp8.gemm ? "e4m3" : "bf16", p.fp8_steps, steps);
+    if (p.fp8_steps < steps)
+      fmt::format_to(out, ", {} in bf16 (forward {:.3f} s, step {:.3f} s)", steps - p.fp8_steps, p.forward_bf16_s,
+                     p.step_bf16_s);
+    fmt::format_to(out, "\n");
+  }
+  fmt::format_to(out, "  {:<24} {:>9.3f} s\n", p.precision == "fp8" ? "per fp8 step" : "per step", p.step_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  ({} steps)\n", "denoise", p.denoise_s, g.num_inference_steps);
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "text encode", p.text_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  (parallel_vae_size {}: decode {:.3f} + frames to the host {:.3f})\n",

@@ -20,7 +20,11 @@ struct Prediction {
   ParallelConfig pc;
   std::string mesh;  // "dp 1 × cfg 2 × ulysses 4 × attn2d 3×3, vae 8, dwdp 1"
   double forward_s = 0;   // one DiT forward of one stream on one rank, with its exposed collectives
+                          // (precision fp8: of a step that runs in fp8)
   double step_s = 0;      // one denoising step (all forwards of the rank, CFG and proj_out gathers)
+  std::string precision;  // the recipe's
+  int fp8_steps = 0;      // precision fp8: the steps that run in fp8 (the others are bf16 steps)
+  double forward_bf16_s = 0, step_bf16_s = 0;  // precision fp8 with bf16 steps: forward and step of one
   double denoise_s = 0, text_s = 0, vae_s = 0, mp4_s = 0, load_s = 0;
   double vae_decode_s = 0;    // the decode alone (vae_s less the frames' postprocess), as the benchmark times it
   double e2e_s = 0;           // one video: text + denoise + VAE + MP4 (load not included)

@@ -170,6 +170,14 @@ HardwareProfile parse_hardware_profile(const std::string& yaml_text, const std::
   h.frame_mpix_per_s = r.number("host.frame_mpix_per_s");
   h.text_fixed_s = r.number("host.text_fixed_s");
   h.forward_overhead = r.number("host.forward_overhead");
+  if (static_cast<const YAML::Node&>(r.root)["fp8"]) {
+    Fp8Profile f;
+    f.gemm = r.curve("fp8.gemm_by_rows");
+    f.attention = r.curve("fp8.attention_by_gflop");
+    f.gemm_quant = r.fraction("fp8.gemm_quant");
+    f.attention_quant = r.fraction("fp8.attention_quant");
+    h.fp8 = f;
+  }
   return h;
 }
 

@@ -2,7 +2,9 @@
 // curves of GEMM and attention by size, HBM bandwidth, link bandwidth and latency per collective
 // kind inside and between NVLink domains, copy engines, and the host-side rates of the pipeline.
 // Every number is required and must be positive; a problem is kRecipe naming the file and key.
+// The `fp8` section is optional: a profile without it prices no precision fp8.
 #pragma once
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +28,15 @@ struct FabricCost {
   LinkCost all_to_all, all_gather, p2p, copy_engine;
 };
 
+// precision fp8 (docs/fp8.md): the e4m3 block linears and self-attention. Everything else of an fp8
+// forward, and every step in bf16, is priced with the bf16 numbers.
+struct Fp8Profile {
+  EfficiencyCurve gemm;       // by GEMM rows M: fraction of fp8_tflops reached by the quantised block linears
+  EfficiencyCurve attention;  // by GFLOP per call: fraction of fp8_tflops reached by the e4m3 attention kernel
+  double gemm_quant = 0;       // fraction of hbm_tbps: the GEMM inputs' row quantisation (3 bytes per element)
+  double attention_quant = 0;  // fraction of hbm_tbps: the attention's q/k/v quantisation (3 bytes per element)
+};
+
 struct HardwareProfile {
   std::string name, gpu, source_path;
   int nvlink_domain = 1;  // GPUs that share the NVLink fabric (a node, or a whole NVL72 rack)
@@ -45,6 +56,7 @@ struct HardwareProfile {
   double frame_mpix_per_s = 0;        // VAE output to frames (GPU postprocess + copy to host)
   double text_fixed_s = 0;            // tokenizer and launch cost of one text encode
   double forward_overhead = 0;        // pipeline forward over the benchmark forward (scheduler, CFG, events)
+  std::optional<Fp8Profile> fp8;      // the `fp8` section; absent: precision fp8 is not priced on this profile
 };
 
 // The directory of the shipped profiles: $VGEN_HARDWARE_DIR, else recipes/hardware below the

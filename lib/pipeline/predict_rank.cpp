@@ -52,6 +52,8 @@ std::vector<ParallelConfig> mesh_candidates(const Recipe& recipe, int world, con
               if (world % d || d > hw.nvlink_domain || (fixed("dwdp_size") && d != cur.dwdp_size)) continue;
               if (d > 1 && (recipe.cache.first_block_threshold > 0 || (!recipe.lora.empty() && recipe.is_cuda())))
                 continue;
+              // The device DWDP holds no e4m3 copy: fp8 GEMMs refuse it (docs/fp8.md).
+              if (d > 1 && recipe.is_fp8() && recipe.fp8.gemm && recipe.is_cuda()) continue;
               ParallelConfig pc = cur;
               pc.dp_size = dp, pc.cfg_size = cfg, pc.ulysses_size = u, pc.ring_size = ring, pc.attn2d_size = grid;
               pc.parallel_vae_size = vae, pc.dwdp_size = d;
@@ -128,9 +130,13 @@ Json prediction_json(const Prediction& p) {
             {"async_ulysses", p.pc.async_ulysses},
             {"parallel_vae_size", p.pc.parallel_vae_size},
             {"dwdp_size", p.pc.dwdp_size}}},
+          {"precision", p.precision},
           {"forward_s", p.forward_s},
           {"forward_parts_s", parts},
           {"step_s", p.step_s},
+          {"fp8_steps", p.fp8_steps},
+          {"forward_bf16_s", p.forward_bf16_s},
+          {"step_bf16_s", p.step_bf16_s},
           {"denoise_s", p.denoise_s},
           {"text_s", p.text_s},
           {"vae_s", p.vae_s},

@@ -8,7 +8,9 @@ project's own measurements in results/ and ../shared/device/README.md (one and t
 Every number below names the file and field it comes from. Nothing is fitted to the two-GPU
 forwards: they are the validation (tests/unit/test_predict.cpp, results/2026-12-01_predict_validation.md).
 The two-rank VAE decode (runs43-48 run 43) sets the parallel VAE's per-call cost, so its row there
-is in-sample.
+is in-sample. The fp8 section comes from the kernel benchmarks alone (linear_fp8 and its row
+quantisation, the e4m3 attention kernel and its quantisation pass); the fp8 DiT forwards of
+results/2026-12-01_1xh200_fp8_dit.jsonl are its validation, not used here.
 """
 import argparse
 import json
@@ -19,6 +21,7 @@ import statistics
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RES = os.path.join(ROOT, "results")
 PEAK_BF16 = 989.4e12  # H200 SXM dense bf16 (same tensor cores as H100 SXM: 989.4 TFLOP/s)
+PEAK_FP8 = 1978.9e12  # H200 SXM dense FP8 (datasheet: 3,958 TFLOP/s with sparsity)
 HBM = 4.8e12          # H200 SXM HBM3e
 
 # Wan2.1-14B shapes of the benchmarks (results/README.md): 40 layers, 40 heads x 128, ffn 13824.
@@ -187,6 +190,54 @@ def derive():
     # cudaMemcpyPeerAsync 391 GB/s.
     out["nccl_gbps"] = 323.0
     out["copy_engine_gbps"] = 391.0
+    out.update(derive_fp8(out["attention_by_gflop"]))
+    return out
+
+
+def derive_fp8(bf16_attention):
+    """precision fp8 (docs/fp8.md): fractions of the fp8 peak and of the HBM from the kernel benchmarks."""
+    out = {}
+    # Block linears, results/2026-12-01_1xh200_fp8_gemm.jsonl (linear_fp8, cuBLASLt outer-vector
+    # scales): per layer six [M, 5120] x [5120, 5120] GEMMs (attn1 q/k/v/o, attn2 q/o), ffn1
+    # [5120 -> 13824] with GELU, ffn2 [13824 -> 5120]; the layer's FLOPs over the sum of the
+    # measured times, at each M benchmarked. Below the smallest M the curve is flat (no measurement).
+    g = [r["result"] for r in jsonl("2026-12-01_1xh200_fp8_gemm.jsonl") if r["result"].get("bench") == "gemm_fp8"]
+    gemm, qbytes, qsec = [], 0.0, 0.0
+    for M in sorted({r["M"] for r in g}):
+        by = {(r["N"], r["K"]): r for r in g if r["M"] == M}
+        sq, ffn1, ffn2 = by[(D, D)], by[(F, D)], by[(D, F)]
+        t = 6 * sq["fp8_ms"] + ffn1["fp8_ms"] + ffn2["fp8_ms"]
+        flops = M * (12.0 * D * D + 4.0 * D * F)
+        gemm.append([M, round(flops / (t * 1e-3) / PEAK_FP8, 4)])
+        # quantize_rows_fp8 before each: one for q/k/v, o, attn2 q, attn2 o, ffn1 (K = 5120), ffn2
+        # (K = 13824); 3 bytes per element (bf16 read, e4m3 written); quant_ms as measured.
+        qbytes += 3.0 * M * (5 * D + F)
+        qsec += (5 * sq["quant_ms"] + ffn2["quant_ms"]) * 1e-3
+    out["fp8_gemm_by_rows"] = gemm
+    out["fp8_gemm_quant"] = round(qbytes / qsec / HBM, 4)
+    # Self-attention, results/2026-12-01_1xh200_fp8_attention.jsonl: the e4m3 kernel alone
+    # (fp8_kernel_tflops) at 32,760 and 75,600 tokens x 40 heads x 128, the newest record of each
+    # length with no exponential replaced (the kept kernel); its quantisation pass (fp8_quant_ms)
+    # priced per element of q, k and v: 3 bytes each (bf16 read, e4m3 written), as a fraction of
+    # the HBM rate it reaches.
+    a = [r for r in jsonl("2026-12-01_1xh200_fp8_attention.jsonl") if "fp8_kernel_tflops" in r["result"]]
+    a = [r for r in a if "EXP_POLY" not in r["args"] or "EXP_POLY=0 " in r["args"]]
+    newest = {}
+    for r in a:  # in file order: the later record of a length wins
+        newest[r["result"]["S"]] = r["result"]
+    att, qb, qs = [], 0.0, 0.0
+    for S in sorted(newest):
+        x = newest[S]
+        att.append([round(attn_flops(S, S, x["H"], x["D"]) / 1e9, 1), round(x["fp8_kernel_tflops"] * 1e12 / PEAK_FP8, 4)])
+        qb += 3 * 3.0 * S * x["H"] * x["D"]
+        qs += x["fp8_quant_ms"] * 1e-3
+    # Below the smallest measured call (many-GPU meshes: fewer heads or shorter chunks per call) the
+    # e4m3 kernel is assumed to lose what the bf16 Hopper kernel loses there (attention_by_gflop),
+    # down to its smallest point: not measured in fp8.
+    (x0, y0), (x1, y1) = bf16_attention[0], bf16_attention[1]
+    assert x1 == att[0][0], (x1, att[0])
+    out["fp8_attention_by_gflop"] = [[x0, round(att[0][1] * y0 / y1, 4)]] + att
+    out["fp8_attention_quant"] = round(qb / qs / HBM, 4)
     return out
 
 
@@ -212,6 +263,17 @@ efficiency:
   attention_cudnn_by_gflop: {attention_cudnn_by_gflop}
   elementwise: {elementwise}       # run45 profile "other" phase over the modelled bytes
   vae: {vae}               # convs: 2026-11-30_h200_issue7_bench_387c28e.json VAE 480p / 720p less the memory passes
+fp8:                        # precision fp8 (docs/fp8.md): the e4m3 block linears and self-attention
+  # [rows M, fraction of fp8 peak]: linear_fp8 over a layer's GEMM mix (6 x 5120^2, ffn1, ffn2),
+  # results/2026-12-01_1xh200_fp8_gemm.jsonl; flat below 32,760 rows (no measurement)
+  gemm_by_rows: {fp8_gemm_by_rows}
+  # quantize_rows_fp8 before the GEMMs: fraction of hbm_tbps at 3 bytes per element, same file
+  gemm_quant: {fp8_gemm_quant}
+  # [GFLOP per call, fraction of fp8 peak]: the e4m3 kernel, results/2026-12-01_1xh200_fp8_attention.jsonl
+  # (32,760 and 75,600 tokens); the smallest point assumes the bf16 kernel's fall-off (attention_by_gflop)
+  attention_by_gflop: {fp8_attention_by_gflop}
+  # the attention's quantisation pass over q, k, v: fraction of hbm_tbps at 3 bytes per element, same file
+  attention_quant: {fp8_attention_quant}
 links:
   intra:                    # NVLink 4 through NVSwitch
     all_to_all: {{gbps: {nccl_gbps}, latency_us: 15}}   # gbps: NCCL all-reduce bus bandwidth, 2 GPUs (device README); latency: not measured

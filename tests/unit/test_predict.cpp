@@ -3,7 +3,8 @@
 // (../shared/seeds/000_964b47c006df1182.txt) within ±20%; the rows outside their band are pinned
 // as known misses (results/2026-12-01_predict_validation.md says why), so a change of the model
 // that moves any row fails here until the table is updated. Also: profile errors, --rank speed,
-// parallel_config.auto keeping explicit keys.
+// parallel_config.auto keeping explicit keys, precision fp8 (its rows are out of sample: the
+// profile's fp8 section comes from the kernel benchmarks only), its switches and bf16 steps.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -68,6 +69,8 @@ struct Row {
 
 const std::vector<std::string> k480 = {"generation.height=480", "generation.width=832"};
 const std::vector<std::string> kCudnn = {"attention_config.backend=cudnn"};
+const std::vector<std::string> kFp8 = {"precision=fp8"};
+const std::vector<std::string> kFp8Attn = {"precision=fp8", "fp8_config.gemm=false"};
 std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -90,6 +93,17 @@ std::vector<Row> rows() {
       {"1xH200 job 480p 4 steps: render", "h200", "wan2.1-t2v-14b", 1,
        cat(k480, {"generation.num_inference_steps=4"}), Metric::kE2e, 22.723, 0.10, true, 22.98},
       {"1xH200 load 40.1 GB", "h200", "wan2.1-t2v-14b", 1, {}, Metric::kLoad, 2.908, 0.10, true, 2.95},
+      // precision fp8 on one H200 and bf16 in the same call (results/2026-12-01_1xh200_fp8_dit.jsonl,
+      // 64adcd8): out of sample, the fp8 section of h200.yaml is from the kernel benchmarks alone.
+      {"1xH200 DiT 480p fp8 (64adcd8)", "h200", "wan2.1-t2v-14b", 1, cat(k480, kFp8), Metric::kForward, 1.960, 0.10,
+       true, 1.9195},
+      {"1xH200 DiT 720p fp8 (64adcd8)", "h200", "wan2.1-t2v-14b", 1, kFp8, Metric::kForward, 7.708, 0.10, true, 7.658},
+      {"1xH200 DiT 720p fp8 attention only (64adcd8)", "h200", "wan2.1-t2v-14b", 1, kFp8Attn, Metric::kForward, 8.406,
+       0.10, true, 8.527},
+      {"1xH200 DiT 480p bf16 (64adcd8, same call)", "h200", "wan2.1-t2v-14b", 1, k480, Metric::kForward, 2.519, 0.10,
+       true, 2.535},
+      {"1xH200 DiT 720p bf16 (64adcd8, same call)", "h200", "wan2.1-t2v-14b", 1, {}, Metric::kForward, 10.015, 0.10,
+       true, 10.130},
       // Two H200s, 720p, cuDNN (results/README.md "Two H200s", "DWDP and async Ulysses").
       {"2xH200 cfg 2 (forward pair)", "h200", "wan2.1-t2v-14b", 2, cat(kCudnn, {"parallel_config.cfg_size=2"}),
        Metric::kForward, 10.315, 0.10, true, 10.308},
@@ -176,6 +190,135 @@ TEST(Predict, SpeedupOf72OverOneB200) {
   const double one = run("b200-hgx8", "wan2.2-t2v-a14b", 1, kArticle).denoise_s;
   const double nvl = run("gb200-nvl72", "wan2.2-t2v-a14b", 72, cat(cat(kArticle, kNvl72), {"parallel_config.parallel_vae_size=8"})).denoise_s;
   EXPECT_NEAR(one / nvl, 52.7, 0.20 * 52.7);
+}
+
+TEST(Predict, Fp8OverBf16SameCall) {
+  // results/2026-12-01_1xh200_fp8_dit.jsonl: fp8 over bf16 in the same call, 0.778 (480p) and 0.770
+  // (720p); the model's ratios within ±5% of them (both forwards within ±10% above).
+  const double r480 = run("h200", "wan2.1-t2v-14b", 1, cat(k480, kFp8)).forward_s /
+                      run("h200", "wan2.1-t2v-14b", 1, k480).forward_s;
+  const double r720 = run("h200", "wan2.1-t2v-14b", 1, kFp8).forward_s / run("h200", "wan2.1-t2v-14b", 1, {}).forward_s;
+  EXPECT_NEAR(r480, 1.960 / 2.519, 0.05 * 1.960 / 2.519);
+  EXPECT_NEAR(r720, 7.708 / 10.015, 0.05 * 7.708 / 10.015);
+}
+
+TEST(Predict, Fp8SwitchesAndBf16Steps) {
+  const Prediction bf16 = run("h200", "wan2.1-t2v-14b", 1, {});
+  // Both switches off: the forward of bf16 (precision fp8 computes like bf16).
+  const Prediction off =
+      run("h200", "wan2.1-t2v-14b", 1, cat(kFp8, {"fp8_config.attention=false", "fp8_config.gemm=false"}));
+  EXPECT_NEAR(off.forward_s, bf16.forward_s, 1e-9 * bf16.forward_s);
+  // Each switch moves its own part only.
+  const Prediction all = run("h200", "wan2.1-t2v-14b", 1, kFp8);
+  const Prediction attn = run("h200", "wan2.1-t2v-14b", 1, kFp8Attn);
+  const Prediction gemm = run("h200", "wan2.1-t2v-14b", 1, cat(kFp8, {"fp8_config.attention=false"}));
+  auto part = [](const Prediction& p, const std::string& what) {
+    for (auto& [w, s] : p.forward_parts)
+      if (w == what) return s;
+    return -1.0;
+  };
+  EXPECT_LT(part(all, "gemm"), part(bf16, "gemm"));
+  EXPECT_LT(part(all, "self-attention"), part(bf16, "self-attention"));
+  EXPECT_NEAR(part(attn, "gemm"), part(bf16, "gemm"), 1e-12);
+  EXPECT_NEAR(part(attn, "self-attention"), part(all, "self-attention"), 1e-12);
+  EXPECT_NEAR(part(gemm, "self-attention"), part(bf16, "self-attention"), 1e-12);
+  EXPECT_NEAR(part(gemm, "gemm"), part(all, "gemm"), 1e-12);
+  EXPECT_NEAR(part(all, "cross-attention"), part(bf16, "cross-attention"), 1e-12);  // bf16 in fp8 too
+  EXPECT_EQ(all.fp8_steps, 40);
+  EXPECT_NEAR(all.denoise_s, 40 * all.step_s, 1e-9 * all.denoise_s);
+  // bf16 steps are priced as a bf16 recipe's steps.
+  const Prediction mixed =
+      run("h200", "wan2.1-t2v-14b", 1, cat(kFp8, {"fp8_config.bf16_first_steps=3", "fp8_config.bf16_last_steps=2"}));
+  EXPECT_EQ(mixed.fp8_steps, 35);
+  EXPECT_NEAR(mixed.forward_s, all.forward_s, 1e-12);
+  EXPECT_NEAR(mixed.forward_bf16_s, bf16.forward_s, 1e-9 * bf16.forward_s);
+  EXPECT_NEAR(mixed.step_bf16_s, bf16.step_s, 1e-9 * bf16.step_s);
+  EXPECT_NEAR(mixed.denoise_s, 35 * all.step_s + 5 * bf16.step_s, 1e-9 * mixed.denoise_s);
+  // Memory (vgen plan's estimate): the e4m3 copies replace the bf16 block linears (about 11.1 GiB
+  // less for Wan2.1-14B, docs/fp8.md), and sit beside them with bf16 steps.
+  EXPECT_NEAR(bf16.memory_gib - all.memory_gib, 26.67 - 15.54, 0.05);
+  EXPECT_NEAR(mixed.memory_gib - bf16.memory_gib, 37.81 - 26.67, 0.05);
+}
+
+TEST(Predict, Fp8RefusedWithoutAnFp8Section) {
+  // B200 / GB200: vgen's fp8 needs compute capability 9.0, so their profiles price no fp8.
+  for (const char* hw : {"b200-hgx8", "gb200-nvl72"}) {
+    SCOPED_TRACE(hw);
+    EXPECT_FALSE(profile(hw).fp8.has_value());
+    try {
+      run(hw, "wan2.2-t2v-a14b", 1, cat(kArticle, kFp8));
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kRecipe);
+      EXPECT_NE(std::string(e.what()).find("no fp8 section"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(profile("h100-hgx8").fp8.has_value());
+  EXPECT_TRUE(profile("h200").fp8.has_value());
+  // An fp8 section names its missing key.
+  const std::string base = R"(name: x
+gpu: y
+nvlink_domain: 8
+memory_gib: 80
+peak: {bf16_tflops: 1, fp8_tflops: 2, fp32_tflops: 1, hbm_tbps: 1}
+efficiency: {gemm_by_rows: [[1, 0.5]], attention_by_gflop: [[1, 0.5]], attention_cudnn_by_gflop: [[1, 0.5]],
+             elementwise: 0.5, vae: 0.5}
+links:
+  intra: &l {all_to_all: {gbps: 1, latency_us: 1}, all_gather: {gbps: 1, latency_us: 1}, p2p: {gbps: 1, latency_us: 1},
+             copy_engine: {gbps: 1, latency_us: 1}}
+  inter: *l
+parallel_vae: {halo_conv_us: 1}
+host: {loader_gbps: 1, mp4_mpix_per_s: 1, frame_mpix_per_s: 1, text_fixed_s: 1, forward_overhead: 1}
+)";
+  EXPECT_FALSE(parse_hardware_profile(base, "p.yaml").fp8.has_value());
+  try {
+    parse_hardware_profile(base + "fp8: {gemm_by_rows: [[1, 0.5]], attention_by_gflop: [[1, 0.5]], gemm_quant: 0.5}\n",
+                           "p.yaml");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fp8.attention_quant: missing"), std::string::npos) << e.what();
+  }
+  const HardwareProfile ok = parse_hardware_profile(
+      base + "fp8: {gemm_by_rows: [[1, 0.5]], attention_by_gflop: [[1, 0.4]], gemm_quant: 0.8, attention_quant: 0.1}\n",
+      "p.yaml");
+  ASSERT_TRUE(ok.fp8.has_value());
+  EXPECT_DOUBLE_EQ(ok.fp8->attention.at(1), 0.4);
+  EXPECT_DOUBLE_EQ(ok.fp8->attention_quant, 0.1);
+}
+
+TEST(Predict, AutoWithFp8) {
+  // parallel_config.auto with precision fp8: a mesh is chosen, explicit keys keep their values, the
+  // ranking prices fp8 (faster than the same recipe in bf16) and leaves out DWDP with fp8 GEMMs.
+  Recipe r = recipe_for("wan2.2-t2v-a14b", {"precision=fp8", "parallel_config.auto=true"});
+  const PlanModel md = read_plan_model_configs(r);
+  const HardwareProfile hw = profile("h200");
+  const ParallelConfig pc = choose_mesh(r, 8, md, hw, 1);
+  EXPECT_EQ(pc.world_size(), 8);
+  EXPECT_EQ(pc.dwdp_size, 1);
+  Recipe kept = recipe_for("wan2.2-t2v-a14b",
+                           {"precision=fp8", "parallel_config.auto=true", "parallel_config.ulysses_size=2"});
+  const ParallelConfig pk = choose_mesh(kept, 8, md, hw, 1);
+  EXPECT_EQ(pk.ulysses_size, 2);
+  EXPECT_EQ(pk.world_size(), 8);
+  const auto ranked = rank_meshes(r, 8, md, hw, {});
+  ASSERT_FALSE(ranked.empty());
+  for (const Prediction& p : ranked) {
+    EXPECT_EQ(p.precision, "fp8");
+    EXPECT_EQ(p.pc.dwdp_size, 1) << p.mesh;
+  }
+  Recipe b = recipe_for("wan2.2-t2v-a14b", {"parallel_config.auto=true"});
+  const auto ranked_bf16 = rank_meshes(b, 8, md, hw, {});
+  ASSERT_FALSE(ranked_bf16.empty());
+  EXPECT_LT(ranked.front().e2e_s, ranked_bf16.front().e2e_s);
+  // fp8 attention only runs with DWDP: those meshes are priced.
+  Recipe a = recipe_for("wan2.2-t2v-a14b", {"precision=fp8", "fp8_config.gemm=false"});
+  bool dwdp = false;
+  for (const Prediction& p : rank_meshes(a, 8, md, hw, {})) dwdp = dwdp || p.pc.dwdp_size > 1;
+  EXPECT_TRUE(dwdp);
+  // One H200 with fp8 fits Wan 2.2 A14B's two experts in less memory than bf16.
+  const Prediction one8 = predict_one_gpu(r, md, hw), one16 = predict_one_gpu(b, md, hw);
+  EXPECT_LT(one8.memory_gib, one16.memory_gib);
+  EXPECT_LT(one8.e2e_s, one16.e2e_s);
 }
 
 TEST(Predict, ProfileErrorsNameTheKey) {
