@@ -235,6 +235,9 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
   }
   act += 4 * latent * 4;  // latents, noise predictions, scheduler history (fp32)
   p.memory.push_back({"DiT activations (rough)", act});
+  if (recipe.is_fp8() && recipe.fp8.attention && recipe.is_cuda())  // attention_fp8_workspace_bytes, 128-token padding
+    p.memory.push_back({"precision fp8: attention workspace (e4m3 Q, K, Vᵀ of one call)",
+                        3.0 * (cp_tokens + 128) * d_u + 8.0 * cp_tokens * (d_u / double(md.head_dim))});
   p.notes.push_back("VAE decode activations are not included (bounded by the frame-by-frame decode)");
   return p;
 }
