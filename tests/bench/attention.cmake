@@ -15,3 +15,8 @@ if(VGEN_HAVE_CUDA)
   set_tests_properties(bench_attention_fp8 PROPERTIES LABELS bench ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600
                        SKIP_RETURN_CODE 77)
 endif()
+# Where the FP8 attention's error comes from, on the CPU (JSON lines): attention_fp8_error_bench [S]
+add_executable(attention_fp8_error_bench ${CMAKE_CURRENT_LIST_DIR}/attention_fp8_error_bench.cpp)
+target_link_libraries(attention_fp8_error_bench PRIVATE vgen_kernels)
+add_test(NAME bench_attention_fp8_error COMMAND $<TARGET_FILE:attention_fp8_error_bench> 1024)
+set_tests_properties(bench_attention_fp8_error PROPERTIES LABELS bench ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
