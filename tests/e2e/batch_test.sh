@@ -199,7 +199,7 @@ kill)
     --set generation.num_inference_steps=40 --set generation.height=64 --prompts "$W/p.txt" --out "$W/out" \
     > "$W/log" 2>&1 &
   mp=$!
-  for _ in $(seq 1 100); do ls "$W/out"/*.mp4 > /dev/null 2>&1 && break; sleep 0.2; done
+  for _ in $(seq 1 100); do finished_videos "$W/out" | grep -q . && break; sleep 0.2; done
   victim=$(pgrep -P $mp -f vgen | sed -n 2p)
   [ -n "$victim" ] || { pgrep -a -P $mp; tail -20 "$W/log"; fail "no rank process found"; }
   t0=$(date +%s); kill -9 "$victim"
@@ -217,7 +217,7 @@ signal)
     --set parallel_config.ulysses_size=1 --set generation.num_inference_steps=40 --set generation.height=64 --prompts "$W/p.txt" --out "$W/out" \
     > "$W/log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 100); do ls "$W/out"/*.mp4 > /dev/null 2>&1 && break; sleep 0.1; done
+  for _ in $(seq 1 100); do finished_videos "$W/out" | grep -q . && break; sleep 0.1; done
   kill -TERM $pid; wait $pid; rc=$?
   [ $rc = 130 ] || { tail -5 "$W/log"; fail "expected exit 130 after SIGTERM, got $rc"; }
   python3 - "$W/out/timing.json" <<'PY' || fail "timing.json after SIGTERM"

@@ -7,6 +7,9 @@ MPIRUN=${MPIRUN:-mpirun}
 W=$(mktemp -d "/tmp/vgen_${1:-e2e}_XXXX")
 trap 'rm -rf "$W"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# The finished MP4s of a folder, not the one being encoded (<stem>.tmp.mp4, renamed when done: a
+# glob can see the temporary, and a second glob, racing the rename, neither name).
+finished_videos() { ls "$1" 2> /dev/null | grep '\.mp4$' | grep -v '\.tmp\.mp4$'; }
 prompts() {  # n file
   for i in $(seq 1 "$1"); do echo "prompt number $i, a small red cube turns"; done > "$2"
 }

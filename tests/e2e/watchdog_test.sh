@@ -42,8 +42,8 @@ stop|stop_split|stop_funneled)
   $MPIRUN -np 4 --oversubscribe --bind-to none "$VGEN" run "${common[@]}" --set generation.num_inference_steps=30 \
     --set runtime.collective_timeout_s=20 > "$W/log" 2>&1 &
   mp=$!
-  for _ in $(seq 1 300); do ls "$W/out"/*.mp4 > /dev/null 2>&1 && break; sleep 0.1; done
-  ls "$W/out"/*.mp4 > /dev/null 2>&1 || { tail -20 "$W/log"; fail "no video finished within 30 s"; }
+  for _ in $(seq 1 300); do finished_videos "$W/out" | grep -q . && break; sleep 0.1; done
+  finished_videos "$W/out" | grep -q . || { tail -20 "$W/log"; fail "no video finished within 30 s"; }
   victim=$(rank_pid "$mp" "$victim_rank")
   [ -n "$victim" ] || { pgrep -a -P "$mp"; fail "no process of rank $victim_rank found"; }
   t0=$(date +%s); kill -STOP "$victim"
