@@ -124,6 +124,10 @@ std::string hardware_dir() {
     fs::path p = fs::path(exe) / rel;
     if (!exe.empty() && fs::is_directory(p)) return fs::canonical(p).string();
   }
+#ifdef VGEN_SOURCE_HARDWARE_DIR
+  // A build directory outside the source tree (e.g. /tmp/build): the profiles of its sources.
+  if (fs::is_directory(VGEN_SOURCE_HARDWARE_DIR)) return VGEN_SOURCE_HARDWARE_DIR;
+#endif
   return "recipes/hardware";
 }
 

@@ -35,7 +35,10 @@ class Loader {
   }
 
   WanLinear linear(const std::string& prefix, int64_t out, int64_t in) {
-    return {get(prefix + ".weight", {out, in}), get(prefix + ".bias", {out})};
+    WanLinear l;
+    l.w = get(prefix + ".weight", {out, in});
+    l.b = get(prefix + ".bias", {out});
+    return l;
   }
 
   WanAttentionWeights attention(const std::string& prefix, int64_t D) {
