@@ -1,6 +1,6 @@
 # The benchmark scripts' own logic (label unit: they gate, unlike the benchmarks): the random
 # checkpoint's tensor names and shapes against the tiny fixture's files, the scaling table/plot,
-# and scripts/bench/gpu_suite.sh's CPU side.
+# scripts/bench/gpu_suite.sh's CPU side and scripts/bench/fp8_accuracy.py's comparison logic.
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME bench_checkpoint_layout
@@ -15,8 +15,11 @@ if(Python3_Interpreter_FOUND)
            COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/bench/gpu_suite.sh --dry-run --build ${CMAKE_BINARY_DIR}/gpu_suite_dry
                    build all load e2e scaling)
   set_tests_properties(bench_gpu_suite_dry_run PROPERTIES ENVIRONMENT "DRY_GPUS=2;OUT=")
+  # The accuracy script's comparison, target and JSON on made-up renders (no torch, no GPU).
+  add_test(NAME bench_fp8_accuracy_selftest
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/bench/fp8_accuracy.py --selftest)
   set_tests_properties(bench_checkpoint_layout bench_plot_scaling bench_gpu_suite_records bench_gpu_suite_dry_run
-                       PROPERTIES LABELS unit TIMEOUT 60)
+                       bench_fp8_accuracy_selftest PROPERTIES LABELS unit TIMEOUT 60)
   set_tests_properties(bench_plot_scaling PROPERTIES ENVIRONMENT "PYTHON=${Python3_EXECUTABLE}")
 else()
   message(WARNING "python3 not found: the tests of scripts/bench (bench_checkpoint_layout, bench_plot_scaling) "
