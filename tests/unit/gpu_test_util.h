@@ -18,6 +18,7 @@
 #ifdef VGEN_WITH_CUDA
 #include <cuda_runtime.h>
 
+#include "kernels/attention/attention_fp8.cuh"
 #include "kernels/common/convert.cuh"
 #endif
 
@@ -103,4 +104,20 @@ inline void expect_close(const std::vector<float>& got, const std::vector<float>
   }
 }
 
+
+#ifdef VGEN_WITH_CUDA
+// The FP8 tests on a GPU without the FP8 kernel (not sm_90): what holds there is that the kernel
+// refuses (cudaErrorNotSupported, nothing launched), never a silent bf16 fallback; false then,
+// and the caller returns after that check instead of skipping.
+inline bool fp8_runs_here() {
+  if (kern::attention_fp8_available()) return true;
+  kern::AttnArgs a;
+  int dummy = 0;
+  a.q = a.k = a.v = &dummy, a.out = &dummy;
+  a.B = a.Sq = a.Skv = a.H = 1, a.D = 128, a.num_valid_kv = 1, a.scale = 0.1f;
+  EXPECT_EQ(kern::attention_fwd_fp8(a, nullptr, 0, nullptr), cudaErrorNotSupported)
+      << "a GPU without the FP8 kernel must refuse it";
+  return false;
+}
+#endif
 }  // namespace vgen::testing
