@@ -52,6 +52,10 @@ __device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float
   return lo | hi << 16;
 }
 
+// kPvPerTile: each tile's P·V goes to a fresh wgmma accumulator and is added to O in fp32 on the
+// CUDA cores; otherwise the tensor core accumulates into O in place, which over hundreds of key
+// tiles keeps fewer bits than fp32 (its FP8 accumulation path).
+template <bool kPvPerTile>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const Params p) {
@@ -103,6 +107,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float* sk = p.sk + int64_t(bh) * p.nkb;
 
   float o[64], s[64];
+  float pv[kPvPerTile ? 64 : 1];  // one tile's P·V (kPvPerTile)
   uint32_t pa[16];  // P in e4m3: the A fragments of 4 k32 steps
 #pragma unroll
   for (int i = 0; i < 64; ++i) o[i] = 0.0f;
@@ -121,7 +126,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-      wgmma_rs_e4m3(o, a, desc_sw128(v_tile + kk * 32, 16, 1024), 1);
+      if constexpr (kPvPerTile)
+        wgmma_rs_e4m3(pv, a, desc_sw128(v_tile + kk * 32, 16, 1024), kk > 0);
+      else
+        wgmma_rs_e4m3(o, a, desc_sw128(v_tile + kk * 32, 16, 1024), 1);
     }
     wgmma_commit();
   };
@@ -208,8 +216,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<0>();
     reg_fence(o);
     reg_fence(pa);
+    if constexpr (kPvPerTile) reg_fence(pv);
     release(bar_empty_v + 8 * sp);
-    if (corr[0] != 1.0f || corr[1] != 1.0f) {
+    if constexpr (kPvPerTile) {
+#pragma unroll
+      for (int i = 0; i < 64; ++i) o[i] = (o[i] + pv[i]) * corr[(i >> 1) & 1];
+    } else if (corr[0] != 1.0f || corr[1] != 1.0f) {
 #pragma unroll
       for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
     }
@@ -228,6 +240,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<0>();
     reg_fence(o);
     release(bar_empty_v + 8 * sp);
+    if constexpr (kPvPerTile) {
+      reg_fence(pv);
+#pragma unroll
+      for (int i = 0; i < 64; ++i) o[i] += pv[i];
+    }
   }
 
   // Epilogue: o · sv / l in bf16; lse = ln 2 · (m + log2 l) (m and l both carry the 448) + scale·q·km.
@@ -349,8 +366,11 @@ bool device_ok() {
   int built = 0;
   if (cudaGetLastError() != cudaSuccess || cudaMemcpyFromSymbol(&built, g_fp8_built, sizeof(int)) != cudaSuccess)
     return false;
-  const bool ok = built == 1 && cudaFuncSetAttribute(attn_fp8_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                     int(kSmemBytes)) == cudaSuccess;
+  const bool ok = built == 1 &&
+                  cudaFuncSetAttribute(attn_fp8_wgmma_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(kSmemBytes)) == cudaSuccess &&
+                  cudaFuncSetAttribute(attn_fp8_wgmma_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(kSmemBytes)) == cudaSuccess;
   state[dev] = ok ? 1 : -1;
   return ok;
 }
@@ -380,7 +400,8 @@ cudaError_t attention_fp8_quantize(const AttnArgs& a, void* workspace, size_t wo
   return fp8attn::launch_quant(a, l, static_cast<uint8_t*>(workspace), stream);
 }
 
-cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream,
+                              Fp8PvAccumulation pv_acc) {
   if (a.D < 1 || a.D > kAttnMaxHeadDim || a.B < 1 || a.H < 1 || a.Sq < 1 || a.Skv < 0 || !a.q || !a.k || !a.v ||
       !a.out || !(a.scale > 0.0f) || !std::isfinite(a.scale) || a.B > 65535 || a.H > 65535)
     return cudaErrorInvalidValue;
@@ -407,7 +428,10 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
       p.scale_log2 = a.scale * mma::kLog2e;
       p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.qkm = f(l.qkm);
       const dim3 grid(unsigned(l.nqb), unsigned(a.H), unsigned(a.B));
-      attn_fp8_wgmma_kernel<<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+      if (pv_acc == Fp8PvAccumulation::kPerTileFp32)
+        attn_fp8_wgmma_kernel<true><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+      else
+        attn_fp8_wgmma_kernel<false><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
       e = cudaGetLastError();
       if (e == cudaSuccess) ++g_calls;
       return e;

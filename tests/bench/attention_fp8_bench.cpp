@@ -1,7 +1,9 @@
 // FP8 attention at Wan-14B shapes (label bench, never gates): the Hopper bf16 kernel
 // (attention_fwd_wgmma_bf16) against the FP8 one (attention_fwd_fp8: quantisation pass + kernel;
 // the pass also timed alone), B = 1, H = 40, D = 128, self-attention with LSE. Median of 5
-// CUDA-event timings after 2 warm-ups on random data; the FP8 output's rel-L2 against bf16 is
+// CUDA-event timings after 2 warm-ups on random data. The FP8 kernel runs with both ways of
+// accumulating P·V (per tile into fp32, the default; in place in the tensor core); each output's
+// rel-L2 against exact attention (fp64 on the host, 64 sampled query rows of heads 0 and 1) is
 // printed with each line so a fast wrong kernel shows. TFLOP/s = 4·S²·D·H / t.
 // Usage: attention_fp8_bench [S ...]   (default 32760 75600). One JSON line per shape.
 #include <cuda_runtime.h>
@@ -54,6 +56,69 @@ void fill_random(Tensor& t, uint64_t seed, float amp) {
   t.copy_from(Tensor::from_vector(h, t.shape()).to(DType::kBF16).to(Device::kCUDA));
 }
 
+// Exact attention (fp64) of query rows `rows` of heads 0..heads-1 against each output's values there.
+struct Sampled {
+  std::vector<int64_t> rows;
+  int64_t heads = 2;
+  std::vector<double> exact;  // [heads][rows][D]
+};
+
+Sampled exact_rows(const Tensor& q, const Tensor& k, const Tensor& v, int64_t S, int64_t H, int64_t D, float scale) {
+  Sampled r;
+  for (int64_t i = 0; i < 64; ++i) r.rows.push_back((i * 7919 + 13) % S);
+  const Tensor hq = q.to(Device::kCPU).to(DType::kF32), hk = k.to(Device::kCPU).to(DType::kF32),
+               hv = v.to(Device::kCPU).to(DType::kF32);
+  const float *pq = hq.f32(), *pk = hk.f32(), *pv = hv.f32();
+  r.exact.assign(size_t(r.heads * 64 * D), 0.0);
+#pragma omp parallel for collapse(2) schedule(dynamic)
+  for (int64_t h = 0; h < r.heads; ++h)
+    for (int64_t i = 0; i < 64; ++i) {
+      const float* qi = pq + (r.rows[size_t(i)] * H + h) * D;
+      std::vector<double> sc(static_cast<size_t>(S));
+      double mx = -1e300;
+      for (int64_t j = 0; j < S; ++j) {
+        const float* kj = pk + (j * H + h) * D;
+        double d = 0;
+        for (int64_t c = 0; c < D; ++c) d += double(qi[c]) * kj[c];
+        sc[size_t(j)] = d * scale;
+        mx = std::max(mx, sc[size_t(j)]);
+      }
+      double l = 0;
+      std::vector<double> acc(static_cast<size_t>(D), 0.0);
+      for (int64_t j = 0; j < S; ++j) {
+        const double p = std::exp(sc[size_t(j)] - mx);
+        l += p;
+        const float* vj = pv + (j * H + h) * D;
+        for (int64_t c = 0; c < D; ++c) acc[size_t(c)] += p * vj[c];
+      }
+      for (int64_t c = 0; c < D; ++c) r.exact[size_t((h * 64 + i) * D + c)] = acc[size_t(c)] / l;
+    }
+  return r;
+}
+
+double sampled_rel_l2(const Sampled& r, const Tensor& out, int64_t H, int64_t D) {
+  const Tensor h = out.to(Device::kCPU).to(DType::kF32);
+  double num = 0, den = 0;
+  for (int64_t hh = 0; hh < r.heads; ++hh)
+    for (size_t i = 0; i < r.rows.size(); ++i)
+      for (int64_t c = 0; c < D; ++c) {
+        const double e = r.exact[size_t((hh * 64 + int64_t(i)) * D + c)];
+        const double d = h.f32()[(r.rows[i] * H + hh) * D + c] - e;
+        num += d * d, den += e * e;
+      }
+  return std::sqrt(num / den);
+}
+
+double rel_l2(const Tensor& a, const Tensor& ref) {
+  const Tensor ha = a.to(Device::kCPU).to(DType::kF32), hr = ref.to(Device::kCPU).to(DType::kF32);
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < ha.numel(); ++i) {
+    const double d = double(ha.f32()[i]) - hr.f32()[i];
+    num += d * d, den += double(hr.f32()[i]) * hr.f32()[i];
+  }
+  return std::sqrt(num / den);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,28 +140,34 @@ int main(int argc, char** argv) {
     fill_random(v, 3, 1.0f);
     Tensor o16 = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
     Tensor o8 = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
+    Tensor o8i = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
     Tensor lse = Tensor::empty({1, H, S}, DType::kF32, Device::kCUDA);
     kern::AttnArgs a;
     a.q = q.raw(), a.k = k.raw(), a.v = v.raw(), a.lse = lse.f32();
     a.B = 1, a.Sq = S, a.Skv = S, a.H = H, a.D = D, a.num_valid_kv = S, a.scale = 1.0f / std::sqrt(float(D));
     const size_t wsb = kern::attention_fp8_workspace_bytes(a);
     Tensor ws = Tensor::empty({int64_t(wsb)}, DType::kU8, Device::kCUDA);
-    kern::AttnArgs a16 = a, a8 = a;
-    a16.out = o16.raw(), a8.out = o8.raw();
+    kern::AttnArgs a16 = a, a8 = a, a8i = a;
+    a16.out = o16.raw(), a8.out = o8.raw(), a8i.out = o8i.raw();
+    using kern::Fp8PvAccumulation;
     const double t16 = median_ms([&] { kern::attention_fwd_wgmma_bf16(a16, compute_stream()); });
     const double t8 = median_ms([&] { kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream()); });
+    const double t8i = median_ms(
+        [&] { kern::attention_fwd_fp8(a8i, ws.raw(), wsb, compute_stream(), Fp8PvAccumulation::kInPlace); });
     const double tq = median_ms([&] { kern::attention_fp8_quantize(a8, ws.raw(), wsb, compute_stream()); });
     const cudaError_t e = cudaDeviceSynchronize();
-    const Tensor h16 = o16.to(Device::kCPU).to(DType::kF32), h8 = o8.to(Device::kCPU).to(DType::kF32);
-    const std::vector<float> r16(h16.f32(), h16.f32() + h16.numel()), r8(h8.f32(), h8.f32() + h8.numel());
-    double num = 0, den = 0;
-    for (size_t i = 0; i < r16.size(); ++i) num += (r8[i] - r16[i]) * double(r8[i] - r16[i]), den += double(r16[i]) * r16[i];
+    const Sampled ex = exact_rows(q, k, v, S, H, D, a.scale);
     const double flop = 4.0 * double(S) * double(S) * double(D) * double(H);
     std::printf("{\"bench\": \"attention_fp8\", \"S\": %lld, \"H\": %lld, \"D\": %lld, \"bf16_wgmma_ms\": %.3f, "
                 "\"bf16_wgmma_tflops\": %.1f, \"fp8_ms\": %.3f, \"fp8_tflops\": %.1f, \"fp8_quant_ms\": %.3f, "
-                "\"fp8_kernel_tflops\": %.1f, \"fp8_vs_bf16_rel_l2\": %.3e, \"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
+                "\"fp8_kernel_tflops\": %.1f, \"fp8_inplace_pv_ms\": %.3f, \"fp8_inplace_pv_kernel_tflops\": %.1f, "
+                "\"fp8_vs_bf16_rel_l2\": %.3e, \"fp8_inplace_vs_fp8_rel_l2\": %.3e, "
+                "\"sampled_rel_l2_vs_exact\": {\"bf16\": %.3e, \"fp8\": %.3e, \"fp8_inplace_pv\": %.3e}, "
+                "\"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
                 (long long)S, (long long)H, (long long)D, t16, flop / t16 * 1e-9, t8, flop / t8 * 1e-9, tq,
-                flop / (t8 - tq) * 1e-9, std::sqrt(num / den), cudaGetErrorString(e), wsb);
+                flop / (t8 - tq) * 1e-9, t8i, flop / (t8i - tq) * 1e-9, rel_l2(o8, o16), rel_l2(o8i, o8),
+                sampled_rel_l2(ex, o16, H, D), sampled_rel_l2(ex, o8, H, D), sampled_rel_l2(ex, o8i, H, D),
+                cudaGetErrorString(e), wsb);
     std::fflush(stdout);
   }
   return 0;

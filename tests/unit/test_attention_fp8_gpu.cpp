@@ -143,6 +143,8 @@ TEST(AttentionFp8Gpu, LongSequence) {
   VGEN_REQUIRE_GPU();
   if (!fp8_runs_here()) return;  // the refusal checked instead
   check_case({1, 4100, 4100, 2, 128, 4090, 1.5f}, 5);
+  // 256 key tiles: O's P·V accumulated over all of them must stay at the fp32 reference.
+  check_case({1, 130, 32768, 1, 128, 32768, 1.5f}, 9);
 }
 
 TEST(AttentionFp8Gpu, Refusals) {
