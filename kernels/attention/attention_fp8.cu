@@ -29,7 +29,11 @@ using fp8attn::Layout;
 constexpr int kBM = 128, kBN = 128, kD = 128;
 constexpr int kThreads = 384;
 constexpr uint32_t kTileBytes = kBN * kD;  // 16 KiB: a Q, K or Vᵀ tile of e4m3
-constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = 5 * kTileBytes;
+// A Vᵀ stage is its tile (128 channels × 128 keys) and 8 more B rows: a row of ones (e4m3 1.0 = 0x38)
+// and 7 of zeros, so the m64n136 P·V wgmma also sums P (column 128 of its D: l without a FADD per
+// score, and the sum of exactly the e4m3 P values that weight V).
+constexpr uint32_t kOnesBytes = 8 * 128, kVStageBytes = kTileBytes + kOnesBytes;
+constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = kOffV + 2 * kVStageBytes;
 constexpr uint32_t kSmemBytes = kOffBar + 128 + 1024;
 constexpr float kLog2Of448 = 8.807354922057604f;  // P is stored as e4m3(p·448): exp2(x + log2 448)
 
@@ -52,10 +56,10 @@ __device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float
   return lo | hi << 16;
 }
 
-// kPvPerTile: each tile's P·V goes to a fresh wgmma accumulator and is added to O in fp32 on the
-// CUDA cores; otherwise the tensor core accumulates into O in place, which over hundreds of key
-// tiles keeps fewer bits than fp32 (its FP8 accumulation path).
-template <bool kPvPerTile>
+// Each key tile's P·V goes to a fresh wgmma accumulator and is added to O in fp32 on the CUDA cores
+// (O = O·corr + pv, one FFMA, with O's rescale applied one tile late): accumulating into O in place
+// by the tensor core keeps fewer bits than fp32 over hundreds of tiles and was also slower (0.86%
+// rel-L2 apart and 818 against 825 TFLOP/s at 75,600 tokens; results/2026-12-01_1xh200_fp8_attention.jsonl).
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const Params p) {
@@ -79,6 +83,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     mbar_init_fence();
   }
+  for (uint32_t w = threadIdx.x; w < 2 * kOnesBytes / 4; w += kThreads) {  // the ones rows of both stages
+    const uint32_t st = w / (kOnesBytes / 4), in = w % (kOnesBytes / 4);
+    const uint32_t val = in < 128 / 4 ? 0x38383838u : 0u;
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + kOffV + st * kVStageBytes + kTileBytes + 4 * in), "r"(val)
+                 : "memory");
+  }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the wgmma (async proxy)
   __syncthreads();
 
   if (wg == 0) {  // producer
@@ -94,7 +105,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         tma_load_2d(base + kOffK + s * kTileBytes, &tk, bar_full_k + 8 * s, 0, kv_row0 + j * kBN);
         mbar_wait(bar_empty_v + 8 * s, ph ^ 1);
         mbar_expect_tx(bar_full_v + 8 * s, kTileBytes);
-        tma_load_2d(base + kOffV + s * kTileBytes, &tv, bar_full_v + 8 * s, j * kBN, bh * kD);
+        tma_load_2d(base + kOffV + s * kVStageBytes, &tv, bar_full_v + 8 * s, j * kBN, bh * kD);
       }
     }
     return;
@@ -106,14 +117,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float sq_l2 = p.sq[bh * p.nqb + qb] * p.scale_log2;
   const float* sk = p.sk + int64_t(bh) * p.nkb;
 
-  float o[64], s[64];
-  float pv[kPvPerTile ? 64 : 1];  // one tile's P·V (kPvPerTile)
+  float s[64];
+  float o[68], pv[68];  // one tile's P·V; columns 128..135: Σ P (t = 0's first) and zeros
   uint32_t pa[16];  // P in e4m3: the A fragments of 4 k32 steps
 #pragma unroll
-  for (int i = 0; i < 64; ++i) o[i] = 0.0f;
-  // m: running row max in the log2 domain minus log2 448, so exp2(x − m) is p·448 directly; l sums
-  // p·448 (divided out in the epilogue).
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  for (int i = 0; i < 68; ++i) o[i] = 0.0f;
+  // m: running row max in the log2 domain minus log2 448, so exp2(x − m) is p·448 directly; O's
+  // column 128 sums e4m3(p·448) (divided out in the epilogue).
+  float m[2] = {-INFINITY, -INFINITY};
 
   const uint32_t q_tile = base + uint32_t(cw) * 64 * 128;  // this warpgroup's 64 rows
   auto issue_qk = [&](uint32_t k_tile) {
@@ -126,10 +137,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-      if constexpr (kPvPerTile)
-        wgmma_rs_e4m3(pv, a, desc_sw128(v_tile + kk * 32, 16, 1024), kk > 0);
-      else
-        wgmma_rs_e4m3(o, a, desc_sw128(v_tile + kk * 32, 16, 1024), 1);
+      wgmma_rs_e4m3_n136(pv, a, desc_sw128(v_tile + kk * 32, 16, 1024), kk > 0);
     }
     wgmma_commit();
   };
@@ -158,7 +166,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       const float mn = fmaxf(m[r], mma::quad_max(mx[r]) * sl2 - kLog2Of448);
       corr[r] = ex2_ftz(m[r] - mn);
       m[r] = mn;
-      l[r] *= corr[r];
     }
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
@@ -166,7 +173,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       // All on the MUFU: moving a quarter or half of them to an FP32-pipe cubic was slower (823 →
       // 779 / 754 TFLOP/s at 75,600 tokens; results/2026-12-01_1xh200_fp8_attention.jsonl).
       s[i] = ex2_ftz(fmaf(s[i], sl2, -m[r]));
-      l[r] += s[i];
     }
   };
   // Thread t holds keys 2t, 2t+1 (tile nt) and 8+2t, 9+2t (tile nt+1) of each 16: the A operand's
@@ -192,59 +198,51 @@ __global__ void __launch_bounds__(kThreads, 1)
   wgmma_wait<0>();
   reg_fence(s);
   release(bar_empty_k);
-  {
-    float corr[2];
-    softmax(0, corr);
-    pack_p();
-  }
+  // corr rescales O from tile j−2's running max to tile j−1's when tile j−1's P·V is added (0 for
+  // the first: O is still zero).
+  float corr[2];
+  softmax(0, corr);
+  pack_p();
   for (int j = 1; j < p.n_tiles; ++j) {
     const uint32_t st = j & 1, ph = (j >> 1) & 1, sp = (j - 1) & 1, php = ((j - 1) >> 1) & 1;
     mbar_wait(bar_full_k + 8 * st, ph);
-    reg_fence(o);
+    reg_fence(pv);
     reg_fence(pa);
     mbar_wait(bar_full_v + 8 * sp, php);
     turn_begin();
     wgmma_fence();
     issue_qk(base + kOffK + st * kTileBytes);
-    issue_pv(base + kOffV + sp * kTileBytes);
+    issue_pv(base + kOffV + sp * kVStageBytes);
     turn_end(false);
     wgmma_wait<1>();
     reg_fence(s);
     release(bar_empty_k + 8 * st);
-    float corr[2];
-    softmax(j, corr);
+    float corr_next[2];
+    softmax(j, corr_next);
     wgmma_wait<0>();
-    reg_fence(o);
+    reg_fence(pv);
     reg_fence(pa);
-    if constexpr (kPvPerTile) reg_fence(pv);
     release(bar_empty_v + 8 * sp);
-    if constexpr (kPvPerTile) {
 #pragma unroll
-      for (int i = 0; i < 64; ++i) o[i] = (o[i] + pv[i]) * corr[(i >> 1) & 1];
-    } else if (corr[0] != 1.0f || corr[1] != 1.0f) {
-#pragma unroll
-      for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
-    }
+    for (int i = 0; i < 68; ++i) o[i] = fmaf(o[i], corr[(i >> 1) & 1], pv[i]);
+    corr[0] = corr_next[0], corr[1] = corr_next[1];
     pack_p();
   }
   {
     const int j = p.n_tiles - 1;
     const uint32_t sp = j & 1, php = (j >> 1) & 1;
     mbar_wait(bar_full_v + 8 * sp, php);
-    reg_fence(o);
+    reg_fence(pv);
     reg_fence(pa);
     turn_begin();
     wgmma_fence();
-    issue_pv(base + kOffV + sp * kTileBytes);
+    issue_pv(base + kOffV + sp * kVStageBytes);
     turn_end(true);
     wgmma_wait<0>();
-    reg_fence(o);
+    reg_fence(pv);
     release(bar_empty_v + 8 * sp);
-    if constexpr (kPvPerTile) {
-      reg_fence(pv);
 #pragma unroll
-      for (int i = 0; i < 64; ++i) o[i] += pv[i];
-    }
+    for (int i = 0; i < 68; ++i) o[i] = fmaf(o[i], corr[(i >> 1) & 1], pv[i]);
   }
 
   // Epilogue: o · sv / l in bf16; lse = ln 2 · (m + log2 l) (m and l both carry the 448) + scale·q·km.
@@ -252,7 +250,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float* sv = p.sv + int64_t(bh) * kD + 2 * t;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const float lsum = mma::quad_sum(l[r]);
+    const float lsum = mma::quad_sum(o[64 + 2 * r]);  // lanes t > 0 hold zero columns there
     const float inv = 1.0f / lsum;
     const int row = row0 + 8 * r;
     if (row < p.Sq) {
@@ -320,14 +318,14 @@ __global__ void attn_fp8_generic_kernel(const GenericParams p) {
     for (int d = 0; d < D; ++d) acc[d] *= corr;
     for (int j = 0; j < n; ++j) {
       const float pj = expf(sc[j] - m);
-      l += pj;
       const float p8 = e4m3_to_f32(uint8_t(__nv_cvt_float_to_fp8(pj * kFp8E4M3Max, __NV_SATFINITE, __NV_E4M3)));
+      l += p8;
       const int64_t col = c + fp8attn::fp8_vt_column(j);
       for (int d = 0; d < D; ++d) acc[d] += p8 * e4m3_to_f32(p.vt8[(bh * p.D + d) * p.sk_pad + col]);
     }
   }
-  for (int d = 0; d < D; ++d) out[d] = __float2bfloat16(acc[d] * p.sv[bh * p.D + d] / (kFp8E4M3Max * l));
-  if (lse) *lse = m + logf(l) + p.qkm[bh * p.Sq + i];
+  for (int d = 0; d < D; ++d) out[d] = __float2bfloat16(acc[d] * p.sv[bh * p.D + d] / l);
+  if (lse) *lse = m + logf(l / kFp8E4M3Max) + p.qkm[bh * p.Sq + i];
 }
 
 // rows × cols bytes (row pitch `cols`), boxes of 128 × 128 bytes, 128-byte swizzle.
@@ -366,11 +364,8 @@ bool device_ok() {
   int built = 0;
   if (cudaGetLastError() != cudaSuccess || cudaMemcpyFromSymbol(&built, g_fp8_built, sizeof(int)) != cudaSuccess)
     return false;
-  const bool ok = built == 1 &&
-                  cudaFuncSetAttribute(attn_fp8_wgmma_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       int(kSmemBytes)) == cudaSuccess &&
-                  cudaFuncSetAttribute(attn_fp8_wgmma_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       int(kSmemBytes)) == cudaSuccess;
+  const bool ok = built == 1 && cudaFuncSetAttribute(attn_fp8_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     int(kSmemBytes)) == cudaSuccess;
   state[dev] = ok ? 1 : -1;
   return ok;
 }
@@ -400,8 +395,7 @@ cudaError_t attention_fp8_quantize(const AttnArgs& a, void* workspace, size_t wo
   return fp8attn::launch_quant(a, l, static_cast<uint8_t*>(workspace), stream);
 }
 
-cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream,
-                              Fp8PvAccumulation pv_acc) {
+cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   if (a.D < 1 || a.D > kAttnMaxHeadDim || a.B < 1 || a.H < 1 || a.Sq < 1 || a.Skv < 0 || !a.q || !a.k || !a.v ||
       !a.out || !(a.scale > 0.0f) || !std::isfinite(a.scale) || a.B > 65535 || a.H > 65535)
     return cudaErrorInvalidValue;
@@ -428,10 +422,7 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
       p.scale_log2 = a.scale * mma::kLog2e;
       p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.qkm = f(l.qkm);
       const dim3 grid(unsigned(l.nqb), unsigned(a.H), unsigned(a.B));
-      if (pv_acc == Fp8PvAccumulation::kPerTileFp32)
-        attn_fp8_wgmma_kernel<true><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
-      else
-        attn_fp8_wgmma_kernel<false><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+      attn_fp8_wgmma_kernel<<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
       e = cudaGetLastError();
       if (e == cudaSuccess) ++g_calls;
       return e;

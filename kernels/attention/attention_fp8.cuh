@@ -26,15 +26,9 @@ bool attention_fp8_available();
 // The wgmma kernel serves the call (D = 128, token strides multiples of 8, 16-byte aligned q/k/v).
 bool attention_fp8_wgmma_supports(const AttnArgs& args);
 
-// How the Hopper kernel accumulates O += P·V over the key tiles: each tile's product in a fresh
-// tensor-core accumulator, added to O in fp32 (the default), or into O in place by the tensor core,
-// whose FP8 accumulation keeps fewer bits than fp32 (kept for benchmarks that compare the two).
-enum class Fp8PvAccumulation { kPerTileFp32, kInPlace };
-
 // bf16 q/k/v in, bf16 out. cudaErrorInvalidValue for D > 128, a missing or too small workspace,
 // or non-bf16 buffers (the caller passes bf16); cudaErrorNotSupported off sm_90.
-cudaError_t attention_fwd_fp8(const AttnArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream,
-                              Fp8PvAccumulation pv_acc = Fp8PvAccumulation::kPerTileFp32);
+cudaError_t attention_fwd_fp8(const AttnArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream);
 
 // The first step alone (benchmarks): the quantisation pass into the workspace.
 cudaError_t attention_fp8_quantize(const AttnArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream);

@@ -236,14 +236,14 @@ cudaError_t launch_bias_act(const float* acc, int64_t ldacc, const LinearArgs& a
   return e == cudaSuccess ? e : fail(e, "bias/activation kernel launch");
 }
 
-// d = x·wᵀ (+ bias, activation per the plan) (+ c: cuBLASLt's C with beta 1, read through D's layout).
+// d = alpha·x·wᵀ (+ bias, activation per the plan) (+ c: cuBLASLt's C with beta 1, read through D's layout).
 cudaError_t run_plan(DeviceRes& r, void* ws, Plan& p, const void* x, const void* w, const void* bias, const void* c,
-                     void* d, bool has_bias, cudaStream_t stream) {
+                     void* d, bool has_bias, float alpha, cudaStream_t stream) {
   if (has_bias) {
     cublasStatus_t s = cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
     if (s != CUBLAS_STATUS_SUCCESS) return fail_cublas(s, "set bias pointer");
   }
-  const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
+  const float beta = c ? 1.0f : 0.0f;
   cublasStatus_t s = cublasLtMatmul(r.handle, p.desc, &alpha, w, p.a, x, p.b, &beta, c ? c : d, p.d, d, p.d, &p.algo,
                                     ws, p.workspace, stream);
   return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : fail_cublas(s, "cublasLtMatmul");
@@ -347,7 +347,7 @@ cudaError_t linear(const LinearArgs& a, cudaStream_t stream) {
   const bool fuse_gelu = a.in_type == GemmType::kBF16 && a.out_type == GemmType::kBF16;
   if ((key.epi == Epi::kNone && !a.residual) || (g_fused_enabled && (!gelu || fuse_gelu))) {
     if ((e = get_plan(key, r->handle, a.bias, &plan)) != cudaSuccess) return e;
-    if (plan->valid) return run_plan(*r, ws, *plan, a.x, a.w, a.bias, a.residual, a.y, has_bias, stream);
+    if (plan->valid) return run_plan(*r, ws, *plan, a.x, a.w, a.bias, a.residual, a.y, has_bias, a.alpha, stream);
   }
 
   // Separate epilogue: plain GEMM to fp32 (into y when it is fp32 and holds no residual, else a
@@ -372,7 +372,7 @@ cudaError_t linear(const LinearArgs& a, cudaStream_t stream) {
   key.al_b = 16;
   key.al_c = 0;
   e = get_plan(key, r->handle, nullptr, &plan);
-  if (e == cudaSuccess) e = run_plan(*r, ws, *plan, a.x, a.w, nullptr, nullptr, acc, false, stream);
+  if (e == cudaSuccess) e = run_plan(*r, ws, *plan, a.x, a.w, nullptr, nullptr, acc, false, a.alpha, stream);
   if (e == cudaSuccess) e = launch_bias_act(acc, ldacc, a, ldy, stream);
   if (temp) {
     cudaError_t e2 = cudaFreeAsync(acc, stream);

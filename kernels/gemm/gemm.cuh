@@ -1,5 +1,5 @@
 // CUDA GEMM through cuBLASLt with the contract of gemm_ref.h linear_ref:
-//   y[M,N] = act(x[M,K] · w[N,K]ᵀ + bias[N]) (+ residual[M,N])
+//   y[M,N] = act(alpha · x[M,K] · w[N,K]ᵀ + bias[N]) (+ residual[M,N])
 // (row-major, PyTorch Linear layout)
 // bf16 inputs accumulate in fp32 and write bf16 or fp32 (one rounding of the fp32 result, bias and
 // activation applied before it); fp32 inputs compute in plain fp32 (no TF32) for precision fp32.
@@ -39,6 +39,7 @@ struct LinearArgs {
   int64_t M = 0, N = 0, K = 0;
   GemmAct act = GemmAct::kNone;
   int64_t ldx = 0, ldw = 0, ldy = 0;  // 0 = dense (K, K, N)
+  float alpha = 1.0f;  // scales x·wᵀ only (not bias or residual), inside the fp32 epilogue
 };
 
 // Queues the GEMM on `stream` (uses the current device). fp32 inputs require fp32 output and bias.

@@ -18,7 +18,7 @@ namespace {
 
 Tensor cuda_cast(const Tensor&, DType) { no_cuda("cuda_cast"); }
 Tensor cuda_linear(const Tensor&, const Tensor&, const Tensor&, DType, Activation) { no_cuda("cuda_linear"); }
-void cuda_linear_add_(Tensor&, const Tensor&, const Tensor&, const Tensor&) { no_cuda("cuda_linear_add_"); }
+void cuda_linear_add_(Tensor&, const Tensor&, const Tensor&, const Tensor&, float) { no_cuda("cuda_linear_add_"); }
 void cuda_attention(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float) {
   no_cuda("cuda_attention");
 }

@@ -22,9 +22,9 @@ Tensor cuda_linear(const Tensor& x, const Tensor& w, const Tensor& b, DType out_
 inline Tensor cuda_linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   return cuda_linear(x, w, b, x.dtype());
 }
-// y += x · wᵀ + b in place, inside the GEMM's epilogue (one rounding of the fp32 sum into y's dtype):
-// a residual update without a pass of its own. y [..., N], f32 or bf16 (as cuda_linear's out).
-void cuda_linear_add_(Tensor& y, const Tensor& x, const Tensor& w, const Tensor& b);
+// y += alpha · x · wᵀ + b in place, inside the GEMM's epilogue (one rounding of the fp32 sum into y's
+// dtype): a residual update without a pass of its own. y [..., N], f32 or bf16 (as cuda_linear's out).
+void cuda_linear_add_(Tensor& y, const Tensor& x, const Tensor& w, const Tensor& b, float alpha = 1.0f);
 
 // attention_ref on the device. q [B,Sq,H,D], k/v [B,Skv,H,D] (all bf16 or all f32), out
 // [B,Sq,H,D] preallocated (bf16 or f32 for bf16 inputs, f32 for f32 inputs), lse [B,H,Sq] f32 or

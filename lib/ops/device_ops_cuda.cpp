@@ -82,7 +82,7 @@ Tensor cuda_linear(const Tensor& x, const Tensor& w, const Tensor& b, DType out_
   return y;
 }
 
-void cuda_linear_add_(Tensor& y, const Tensor& x, const Tensor& w, const Tensor& b) {
+void cuda_linear_add_(Tensor& y, const Tensor& x, const Tensor& w, const Tensor& b, float alpha) {
   check_device(y, "cuda_linear_add_", "y");
   kern::LinearArgs a = linear_args("cuda_linear_add_", x, w, b, y.dtype());
   Shape ys = x.shape();
@@ -91,6 +91,7 @@ void cuda_linear_add_(Tensor& y, const Tensor& x, const Tensor& w, const Tensor&
               shape_str(ys));
   a.y = y.raw();
   a.residual = y.raw();
+  a.alpha = alpha;
   cudaError_t e = kern::linear(a, compute_stream());
   check_launch(e, "cuda_linear_add_",
                fmt::format("y {} x {} w {}: {}", y.str(), x.str(), w.str(), kern::gemm_last_error()));

@@ -1,10 +1,9 @@
 // FP8 attention at Wan-14B shapes (label bench, never gates): the Hopper bf16 kernel
 // (attention_fwd_wgmma_bf16) against the FP8 one (attention_fwd_fp8: quantisation pass + kernel;
 // the pass also timed alone), B = 1, H = 40, D = 128, self-attention with LSE. Median of 5
-// CUDA-event timings after 2 warm-ups on random data. The FP8 kernel runs with both ways of
-// accumulating P·V (per tile into fp32, the default; in place in the tensor core); each output's
-// rel-L2 against exact attention (fp64 on the host, 64 sampled query rows of heads 0 and 1) is
-// printed with each line so a fast wrong kernel shows. TFLOP/s = 4·S²·D·H / t.
+// CUDA-event timings after 2 warm-ups on random data. Each output's rel-L2 against exact attention
+// (fp64 on the host, 64 sampled query rows of heads 0 and 1) is printed with each line so a fast
+// wrong kernel shows. TFLOP/s = 4·S²·D·H / t.
 // Usage: attention_fp8_bench [S ...]   (default 32760 75600). One JSON line per shape.
 #include <cuda_runtime.h>
 
@@ -140,33 +139,27 @@ int main(int argc, char** argv) {
     fill_random(v, 3, 1.0f);
     Tensor o16 = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
     Tensor o8 = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
-    Tensor o8i = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
     Tensor lse = Tensor::empty({1, H, S}, DType::kF32, Device::kCUDA);
     kern::AttnArgs a;
     a.q = q.raw(), a.k = k.raw(), a.v = v.raw(), a.lse = lse.f32();
     a.B = 1, a.Sq = S, a.Skv = S, a.H = H, a.D = D, a.num_valid_kv = S, a.scale = 1.0f / std::sqrt(float(D));
     const size_t wsb = kern::attention_fp8_workspace_bytes(a);
     Tensor ws = Tensor::empty({int64_t(wsb)}, DType::kU8, Device::kCUDA);
-    kern::AttnArgs a16 = a, a8 = a, a8i = a;
-    a16.out = o16.raw(), a8.out = o8.raw(), a8i.out = o8i.raw();
-    using kern::Fp8PvAccumulation;
+    kern::AttnArgs a16 = a, a8 = a;
+    a16.out = o16.raw(), a8.out = o8.raw();
     const double t16 = median_ms([&] { kern::attention_fwd_wgmma_bf16(a16, compute_stream()); });
     const double t8 = median_ms([&] { kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream()); });
-    const double t8i = median_ms(
-        [&] { kern::attention_fwd_fp8(a8i, ws.raw(), wsb, compute_stream(), Fp8PvAccumulation::kInPlace); });
     const double tq = median_ms([&] { kern::attention_fp8_quantize(a8, ws.raw(), wsb, compute_stream()); });
     const cudaError_t e = cudaDeviceSynchronize();
     const Sampled ex = exact_rows(q, k, v, S, H, D, a.scale);
     const double flop = 4.0 * double(S) * double(S) * double(D) * double(H);
     std::printf("{\"bench\": \"attention_fp8\", \"S\": %lld, \"H\": %lld, \"D\": %lld, \"bf16_wgmma_ms\": %.3f, "
                 "\"bf16_wgmma_tflops\": %.1f, \"fp8_ms\": %.3f, \"fp8_tflops\": %.1f, \"fp8_quant_ms\": %.3f, "
-                "\"fp8_kernel_tflops\": %.1f, \"fp8_inplace_pv_ms\": %.3f, \"fp8_inplace_pv_kernel_tflops\": %.1f, "
-                "\"fp8_vs_bf16_rel_l2\": %.3e, \"fp8_inplace_vs_fp8_rel_l2\": %.3e, "
-                "\"sampled_rel_l2_vs_exact\": {\"bf16\": %.3e, \"fp8\": %.3e, \"fp8_inplace_pv\": %.3e}, "
+                "\"fp8_kernel_tflops\": %.1f, \"fp8_vs_bf16_rel_l2\": %.3e, "
+                "\"sampled_rel_l2_vs_exact\": {\"bf16\": %.3e, \"fp8\": %.3e}, "
                 "\"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
                 (long long)S, (long long)H, (long long)D, t16, flop / t16 * 1e-9, t8, flop / t8 * 1e-9, tq,
-                flop / (t8 - tq) * 1e-9, t8i, flop / (t8i - tq) * 1e-9, rel_l2(o8, o16), rel_l2(o8i, o8),
-                sampled_rel_l2(ex, o16, H, D), sampled_rel_l2(ex, o8, H, D), sampled_rel_l2(ex, o8i, H, D),
+                flop / (t8 - tq) * 1e-9, rel_l2(o8, o16), sampled_rel_l2(ex, o16, H, D), sampled_rel_l2(ex, o8, H, D),
                 cudaGetErrorString(e), wsb);
     std::fflush(stdout);
   }

@@ -224,23 +224,21 @@ TEST(LoraMerge, GoldenFormatsHoldTheSameAdapter) {
   expect_near_all(y, ref, "ffn2");
 }
 
-// The device merge's packing: every low-rank update's up and downᵀ, 64-element aligned, exact.
-TEST(LoraMerge, PackHoldsUpAndDownTransposed) {
-  const WanTransformerConfig cfg = WanTransformerConfig::load(kTiny);
-  LoraSet set;
-  set.adapters = {load_lora(kLoraDir + "/wan_format.safetensors", 0.7, cfg, true),
-                  load_lora(kLoraDir + "/diffusers_format.safetensors", 0.4, cfg, true)};
-  pack_lora_factors(set);
+// The device merge's packing: every low-rank update's up and downᵀ, 128-element aligned, exact;
+// f32 for the golden files' f32 factors, bf16 once every factor value is a bf16 value.
+void expect_packed(const LoraSet& set, DType dt) {
   ASSERT_TRUE(set.packed.defined());
+  ASSERT_EQ(set.packed.dtype(), dt);
+  const Tensor p32 = set.packed.to(DType::kF32);  // exact for both
+  const float* p = p32.f32();
   int packed = 0;
   for (const LoraAdapter& a : set.adapters)
     for (const LoraUpdate& u : a.updates) {
       if (!u.down.defined()) continue;
       ASSERT_GE(u.packed_up, 0);
       ASSERT_GE(u.packed_down_t, 0);
-      EXPECT_EQ(u.packed_up % 64, 0);
-      EXPECT_EQ(u.packed_down_t % 64, 0);
-      const float* p = set.packed.f32();
+      EXPECT_EQ(u.packed_up % 128, 0);
+      EXPECT_EQ(u.packed_down_t % 128, 0);
       for (int64_t i = 0; i < u.up.numel(); ++i) ASSERT_EQ(p[u.packed_up + i], u.up.f32()[i]) << u.module;
       const int64_t r = u.down.dim(0), in = u.down.dim(1);
       for (int64_t k = 0; k < r; ++k)
@@ -249,6 +247,25 @@ TEST(LoraMerge, PackHoldsUpAndDownTransposed) {
       ++packed;
     }
   EXPECT_EQ(packed, 2 * 20);
+}
+
+TEST(LoraMerge, PackHoldsUpAndDownTransposed) {
+  const WanTransformerConfig cfg = WanTransformerConfig::load(kTiny);
+  LoraSet set;
+  set.adapters = {load_lora(kLoraDir + "/wan_format.safetensors", 0.7, cfg, true),
+                  load_lora(kLoraDir + "/diffusers_format.safetensors", 0.4, cfg, true)};
+  pack_lora_factors(set);
+  expect_packed(set, DType::kF32);
+  // The same factors rounded to bf16 values (as a bf16 file holds them): packed in bf16, exactly.
+  for (LoraAdapter& a : set.adapters)
+    for (LoraUpdate& u : a.updates)
+      if (u.down.defined()) u.up = u.up.to(DType::kBF16).to(DType::kF32), u.down = u.down.to(DType::kBF16).to(DType::kF32);
+  pack_lora_factors(set);
+  expect_packed(set, DType::kBF16);
+  // One value that bf16 cannot hold keeps the whole set in f32.
+  set.adapters[1].updates.back().up.f32()[0] += 1e-6f;
+  pack_lora_factors(set);
+  expect_packed(set, DType::kF32);
 }
 
 TEST(LoraErrors, StrictNamesKeyAndFile) {

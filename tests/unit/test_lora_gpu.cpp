@@ -96,10 +96,24 @@ TEST(LoraGpu, SeveralAdaptersAddUpOnTheDevice) {
                                            load_lora(kLoraDir + "/wan_format.safetensors", -1.3, cfg, true)});
 }
 
+// An adapter whose factors are bf16 values, as a bf16 file's are (packed in bf16: the fused merge).
+LoraAdapter bf16_valued(LoraAdapter a) {
+  for (LoraUpdate& u : a.updates)
+    if (u.down.defined()) u.up = u.up.to(DType::kBF16).to(DType::kF32), u.down = u.down.to(DType::kBF16).to(DType::kF32);
+  return a;
+}
+
 TEST(LoraGpu, PackedDeviceMergeEqualsHostMerge) {
   VGEN_REQUIRE_GPU();
   const WanTransformerConfig cfg = WanTransformerConfig::load(kTiny);
   expect_device_matches_host(DType::kBF16, {load_lora(kLoraDir + "/wan_format.safetensors", 0.7, cfg, true)}, true);
+  // bf16 factors: one GEMM per weight, the update added in its fp32 epilogue (bf16 and f32 weights);
+  // two adapters on one weight still add up in fp32 first.
+  const LoraAdapter w16 = bf16_valued(load_lora(kLoraDir + "/wan_format.safetensors", -0.9, cfg, true));
+  expect_device_matches_host(DType::kBF16, {w16}, true);
+  expect_device_matches_host(DType::kF32, {w16}, true);
+  expect_device_matches_host(DType::kBF16,
+                             {w16, bf16_valued(load_lora(kLoraDir + "/diffusers_format.safetensors", 0.4, cfg, true))}, true);
   expect_device_matches_host(DType::kF32, {load_lora(kLoraDir + "/diffusers_format.safetensors", 0.4, cfg, true),
                                            load_lora(kLoraDir + "/wan_format.safetensors", -1.3, cfg, true)},
                              true);

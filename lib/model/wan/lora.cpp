@@ -303,12 +303,49 @@ void merge_recipe_lora(const Recipe& recipe, WanTransformer& transformer, WanTra
   if (transformer_2) merge_lora(*transformer_2, set_2);
 }
 
+namespace {
+
+// Whether every value is a bf16 value (its low 16 bits zero): then bf16 holds it exactly.
+bool bf16_exact(const Tensor& t) {
+  const uint32_t* v = reinterpret_cast<const uint32_t*>(t.f32());
+  const int64_t n = t.numel();
+  bool ok = true;
+#pragma omp parallel for reduction(&& : ok) schedule(static) if (n > (int64_t(1) << 16))
+  for (int64_t i = 0; i < n; ++i) ok = ok && (v[i] & 0xFFFFu) == 0;
+  return ok;
+}
+
+// src (f32 [rows, cols]) into dst as is, or transposed ([cols, rows]); bf16 by truncation (exact
+// here: every value was checked to be a bf16 value).
+template <typename T>
+void pack_into(T* dst, const Tensor& src, bool transpose) {
+  const float* s = src.f32();
+  auto put = [](T* d, float x) {
+    if constexpr (sizeof(T) == 4) {
+      *d = x;
+    } else {
+      uint32_t u;
+      std::memcpy(&u, &x, 4);
+      *d = T(u >> 16);
+    }
+  };
+  const int64_t rows = src.dim(0), cols = src.dim(1);
+  if (!transpose) {
+    for (int64_t i = 0; i < rows * cols; ++i) put(dst + i, s[i]);
+    return;
+  }
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t k = 0; k < rows; ++k) put(dst + j * rows + k, s[k * cols + j]);
+}
+
+}  // namespace
+
 void pack_lora_factors(LoraSet& set) {
   std::vector<LoraUpdate*> low_rank;
   int64_t total = 0;
   auto take = [&total](int64_t n) {
     const int64_t at = total;
-    total += (n + 63) / 64 * 64;  // 256-byte aligned views for the GEMM
+    total += (n + 127) / 128 * 128;  // 256-byte aligned views for the GEMM (in bf16 and f32)
     return at;
   };
   for (LoraAdapter& a : set.adapters)
@@ -319,18 +356,22 @@ void pack_lora_factors(LoraSet& set) {
         low_rank.push_back(&u);
       }
   if (low_rank.empty()) return;
-  set.packed = Tensor::empty({total}, DType::kF32);
-  float* dst = set.packed.f32();
   const int64_t n = int64_t(low_rank.size());
+  bool bf16 = true;
+  for (int64_t i = 0; i < n && bf16; ++i) bf16 = bf16_exact(low_rank[size_t(i)]->up) && bf16_exact(low_rank[size_t(i)]->down);
+  set.packed = Tensor::empty({total}, bf16 ? DType::kBF16 : DType::kF32);
+  uint16_t* dst16 = bf16 ? static_cast<uint16_t*>(set.packed.raw()) : nullptr;
+  float* dst32 = bf16 ? nullptr : set.packed.f32();
 #pragma omp parallel for schedule(dynamic)
   for (int64_t i = 0; i < n; ++i) {
     const LoraUpdate& u = *low_rank[size_t(i)];
-    std::memcpy(dst + u.packed_up, u.up.f32(), size_t(u.up.numel()) * 4);
-    const int64_t r = u.down.dim(0), in = u.down.dim(1);  // down [r, in] → downᵀ [in, r]
-    const float* s = u.down.f32();
-    float* d = dst + u.packed_down_t;
-    for (int64_t j = 0; j < in; ++j)
-      for (int64_t k = 0; k < r; ++k) d[j * r + k] = s[k * in + j];
+    if (bf16) {  // up [out, r] as is; down [r, in] → downᵀ [in, r]
+      pack_into(dst16 + u.packed_up, u.up, false);
+      pack_into(dst16 + u.packed_down_t, u.down, true);
+    } else {
+      pack_into(dst32 + u.packed_up, u.up, false);
+      pack_into(dst32 + u.packed_down_t, u.down, true);
+    }
   }
 }
 

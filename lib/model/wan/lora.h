@@ -121,11 +121,14 @@ void merge_lora(WanTransformer& model, const LoraSet& set);
 void merge_recipe_lora(const Recipe& recipe, WanTransformer& transformer, WanTransformer* transformer_2);
 
 // One expert's adapters read ahead of the merge, with (for the device merge) every low-rank
-// factor in f32 packed into one host buffer — up [out, r], then downᵀ [in, r], 64-element aligned —
-// so the merge is one upload and a queue of GEMMs with no host round trip per tensor.
+// factor packed into one host buffer — up [out, r], then downᵀ [in, r], 128-element aligned — so
+// the merge is one upload and a queue of GEMMs with no host round trip per tensor. The buffer is
+// bf16 when every factor value is a bf16 value (as the files' bf16 factors are: no rounding), else
+// f32; with bf16 factors a single update is merged by one GEMM whose fp32 epilogue adds it to the
+// weight (W = W + factor·up·down, one rounding).
 struct LoraSet {
   std::vector<LoraAdapter> adapters;
-  Tensor packed;  // [total] f32 on the host, or undefined
+  Tensor packed;  // [total] bf16 or f32 on the host, or undefined
 };
 void pack_lora_factors(LoraSet& set);  // fills packed and the updates' offsets (in parallel)
 // The recipe's adapters for `component` ("transformer" / "transformer_2"), read (and packed when

@@ -1,6 +1,7 @@
 // LoRA merge into the device weights (model/wan/lora.h): per tensor, the fp32 product B·A of a
 // device GEMM (no TF32), then one rounding of weight + factor·product into the weight's dtype
-// (kernels/lora/lora_merge.cuh); several contributions are first added up in fp32. Everything is
+// (kernels/lora/lora_merge.cuh); several contributions are first added up in fp32. A single update
+// with bf16 factors (packed, LoraSet) is one GEMM whose fp32 epilogue adds it to the weight. All is
 // queued on the compute stream, so it runs before the model's first kernel.
 #include <cuda_runtime.h>
 
@@ -38,27 +39,37 @@ Tensor transposed(const Tensor& down) {
 
 void merge_lora_device(WanTransformerWeights& w, const std::vector<LoraAdapter>& adapters, const Tensor* packed) {
   // Packed factors: one upload (LoraSet); every product below is then a view of it.
-  const Tensor dev = packed && packed->defined() ? packed->to(Device::kCUDA) : Tensor();  // [total] f32
+  const Tensor dev = packed && packed->defined() ? packed->to(Device::kCUDA) : Tensor();  // [total] bf16 or f32
+  auto packed_views = [&](const LoraContribution& c) {
+    const int64_t out = c.up->dim(0), r = c.up->dim(1), in = c.down->dim(1);
+    return std::pair<Tensor, Tensor>(dev.narrow(c.packed_up, out * r).reshape({out, r}),         // up [out, r]
+                                     dev.narrow(c.packed_down_t, in * r).reshape({in, r}));      // downᵀ [in, r]
+  };
   for (const LoraSlotUpdate& s : lora_slot_updates(adapters)) {
     const std::string what = s.module + (s.bias ? ".bias" : ".weight");
     Tensor* slot = lora_weight_slot(w, s.module, s.bias);
     VGEN_CHECK(slot && slot->defined() && !slot->is_cpu(), ExitCode::kInternal,
                "LoRA merge: '{}' has no device tensor (DWDP keeps only slices of the blocks)", what);
+    const LoraContribution& first = s.parts[0];
+    if (s.parts.size() == 1 && first.up && dev.defined() && first.packed_up >= 0 && dev.dtype() == DType::kBF16) {
+      // One GEMM, W += factor · up · down, summed in its fp32 epilogue and rounded once.
+      auto [up, down_t] = packed_views(first);
+      cuda_linear_add_(*slot, up, down_t, Tensor(), first.factor);
+      continue;
+    }
     // One contribution in fp32 on the device: up [out, r] · down [r, in] → [out, in], or the difference.
     auto product = [&](const LoraContribution& c) {
       if (!c.up) return c.diff->to(Device::kCUDA);
       if (dev.defined() && c.packed_up >= 0) {
-        const int64_t out = c.up->dim(0), r = c.up->dim(1), in = c.down->dim(1);
-        const Tensor up = dev.narrow(c.packed_up, out * r).reshape({out, r});        // [out, r]
-        const Tensor down_t = dev.narrow(c.packed_down_t, in * r).reshape({in, r});  // [in, r]
-        return cuda_linear(up, down_t, Tensor(), DType::kF32);                        // [out, in]
+        auto [up, down_t] = packed_views(c);
+        return cuda_linear(up, down_t, Tensor(), DType::kF32);  // [out, in]
       }
-      Tensor up = c.up->to(Device::kCUDA);                 // [out, r]
+      Tensor up = c.up->to(Device::kCUDA);                    // [out, r]
       Tensor down_t = transposed(*c.down).to(Device::kCUDA);  // [in, r]
       return cuda_linear(up, down_t, Tensor(), DType::kF32);  // [out, in]
     };
     if (s.parts.size() == 1) {
-      add_scaled(*slot, product(s.parts[0]), s.parts[0].factor, what);
+      add_scaled(*slot, product(first), first.factor, what);
     } else {
       Tensor sum = Tensor::zeros({slot->numel()}, DType::kF32, Device::kCUDA);  // the adapters' updates in fp32
       for (const LoraContribution& c : s.parts) add_scaled(sum, product(c), c.factor, what);
