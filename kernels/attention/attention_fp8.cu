@@ -29,11 +29,7 @@ using fp8attn::Layout;
 constexpr int kBM = 128, kBN = 128, kD = 128;
 constexpr int kThreads = 384;
 constexpr uint32_t kTileBytes = kBN * kD;  // 16 KiB: a Q, K or Vᵀ tile of e4m3
-// A Vᵀ stage is its tile (128 channels × 128 keys) and 8 more B rows: a row of ones (e4m3 1.0 = 0x38)
-// and 7 of zeros, so the m64n136 P·V wgmma also sums P (column 128 of its D: l without a FADD per
-// score, and the sum of exactly the e4m3 P values that weight V).
-constexpr uint32_t kOnesBytes = 8 * 128, kVStageBytes = kTileBytes + kOnesBytes;
-constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = kOffV + 2 * kVStageBytes;
+constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = 5 * kTileBytes;
 constexpr uint32_t kSmemBytes = kOffBar + 128 + 1024;
 constexpr float kLog2Of448 = 8.807354922057604f;  // P is stored as e4m3(p·448): exp2(x + log2 448)
 
@@ -83,13 +79,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     mbar_init_fence();
   }
-  for (uint32_t w = threadIdx.x; w < 2 * kOnesBytes / 4; w += kThreads) {  // the ones rows of both stages
-    const uint32_t st = w / (kOnesBytes / 4), in = w % (kOnesBytes / 4);
-    const uint32_t val = in < 128 / 4 ? 0x38383838u : 0u;
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + kOffV + st * kVStageBytes + kTileBytes + 4 * in), "r"(val)
-                 : "memory");
-  }
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the wgmma (async proxy)
   __syncthreads();
 
   if (wg == 0) {  // producer
@@ -105,7 +94,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         tma_load_2d(base + kOffK + s * kTileBytes, &tk, bar_full_k + 8 * s, 0, kv_row0 + j * kBN);
         mbar_wait(bar_empty_v + 8 * s, ph ^ 1);
         mbar_expect_tx(bar_full_v + 8 * s, kTileBytes);
-        tma_load_2d(base + kOffV + s * kVStageBytes, &tv, bar_full_v + 8 * s, j * kBN, bh * kD);
+        tma_load_2d(base + kOffV + s * kTileBytes, &tv, bar_full_v + 8 * s, j * kBN, bh * kD);
       }
     }
     return;
@@ -118,13 +107,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float* sk = p.sk + int64_t(bh) * p.nkb;
 
   float s[64];
-  float o[68], pv[68];  // one tile's P·V; columns 128..135: Σ P (t = 0's first) and zeros
+  float o[64], pv[64];  // O, and one tile's P·V
   uint32_t pa[16];  // P in e4m3: the A fragments of 4 k32 steps
 #pragma unroll
-  for (int i = 0; i < 68; ++i) o[i] = 0.0f;
-  // m: running row max in the log2 domain minus log2 448, so exp2(x − m) is p·448 directly; O's
-  // column 128 sums e4m3(p·448) (divided out in the epilogue).
-  float m[2] = {-INFINITY, -INFINITY};
+  for (int i = 0; i < 64; ++i) o[i] = 0.0f;
+  // m: running row max in the log2 domain minus log2 448, so exp2(x − m) is p·448 directly; l sums
+  // p·448 (divided out in the epilogue).
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
 
   const uint32_t q_tile = base + uint32_t(cw) * 64 * 128;  // this warpgroup's 64 rows
   auto issue_qk = [&](uint32_t k_tile) {
@@ -137,7 +126,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-      wgmma_rs_e4m3_n136(pv, a, desc_sw128(v_tile + kk * 32, 16, 1024), kk > 0);
+      wgmma_rs_e4m3(pv, a, desc_sw128(v_tile + kk * 32, 16, 1024), kk > 0);
     }
     wgmma_commit();
   };
@@ -149,8 +138,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncwarp();
     if (lane == 0) mbar_arrive(bar_empty);
   };
-  auto softmax = [&](int j, float (&corr)[2]) {
-    const float sl2 = sq_l2 * sk[j];
+  auto softmax = [&](int j, float sk_j, float (&corr)[2]) {
+    const float sl2 = sq_l2 * sk_j;
     if ((j + 1) * kBN > p.nk) {
 #pragma unroll
       for (int nt = 0; nt < 16; ++nt)
@@ -166,6 +155,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const float mn = fmaxf(m[r], mma::quad_max(mx[r]) * sl2 - kLog2Of448);
       corr[r] = ex2_ftz(m[r] - mn);
       m[r] = mn;
+      l[r] *= corr[r];
     }
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
@@ -173,6 +163,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // All on the MUFU: moving a quarter or half of them to an FP32-pipe cubic was slower (823 →
       // 779 / 754 TFLOP/s at 75,600 tokens; results/2026-12-01_1xh200_fp8_attention.jsonl).
       s[i] = ex2_ftz(fmaf(s[i], sl2, -m[r]));
+      l[r] += s[i];
     }
   };
   // Thread t holds keys 2t, 2t+1 (tile nt) and 8+2t, 9+2t (tile nt+1) of each 16: the A operand's
@@ -200,11 +191,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   release(bar_empty_k);
   // corr rescales O from tile j−2's running max to tile j−1's when tile j−1's P·V is added (0 for
   // the first: O is still zero).
+  // The K scales come one tile ahead: a load from global memory at the softmax stalled it.
+  float sk_next = p.n_tiles > 1 ? __ldg(sk + 1) : 0.0f;
   float corr[2];
-  softmax(0, corr);
+  softmax(0, __ldg(sk), corr);
   pack_p();
   for (int j = 1; j < p.n_tiles; ++j) {
     const uint32_t st = j & 1, ph = (j >> 1) & 1, sp = (j - 1) & 1, php = ((j - 1) >> 1) & 1;
+    const float sk_j = sk_next;
+    sk_next = j + 1 < p.n_tiles ? __ldg(sk + j + 1) : 0.0f;
     mbar_wait(bar_full_k + 8 * st, ph);
     reg_fence(pv);
     reg_fence(pa);
@@ -212,19 +207,19 @@ __global__ void __launch_bounds__(kThreads, 1)
     turn_begin();
     wgmma_fence();
     issue_qk(base + kOffK + st * kTileBytes);
-    issue_pv(base + kOffV + sp * kVStageBytes);
+    issue_pv(base + kOffV + sp * kTileBytes);
     turn_end(false);
     wgmma_wait<1>();
     reg_fence(s);
     release(bar_empty_k + 8 * st);
     float corr_next[2];
-    softmax(j, corr_next);
+    softmax(j, sk_j, corr_next);
     wgmma_wait<0>();
     reg_fence(pv);
     reg_fence(pa);
     release(bar_empty_v + 8 * sp);
 #pragma unroll
-    for (int i = 0; i < 68; ++i) o[i] = fmaf(o[i], corr[(i >> 1) & 1], pv[i]);
+    for (int i = 0; i < 64; ++i) o[i] = fmaf(o[i], corr[(i >> 1) & 1], pv[i]);
     corr[0] = corr_next[0], corr[1] = corr_next[1];
     pack_p();
   }
@@ -236,13 +231,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     reg_fence(pa);
     turn_begin();
     wgmma_fence();
-    issue_pv(base + kOffV + sp * kVStageBytes);
+    issue_pv(base + kOffV + sp * kTileBytes);
     turn_end(true);
     wgmma_wait<0>();
     reg_fence(pv);
     release(bar_empty_v + 8 * sp);
 #pragma unroll
-    for (int i = 0; i < 68; ++i) o[i] = fmaf(o[i], corr[(i >> 1) & 1], pv[i]);
+    for (int i = 0; i < 64; ++i) o[i] = fmaf(o[i], corr[(i >> 1) & 1], pv[i]);
   }
 
   // Epilogue: o · sv / l in bf16; lse = ln 2 · (m + log2 l) (m and l both carry the 448) + scale·q·km.
@@ -250,7 +245,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float* sv = p.sv + int64_t(bh) * kD + 2 * t;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const float lsum = mma::quad_sum(o[64 + 2 * r]);  // lanes t > 0 hold zero columns there
+    const float lsum = mma::quad_sum(l[r]);
     const float inv = 1.0f / lsum;
     const int row = row0 + 8 * r;
     if (row < p.Sq) {
@@ -318,14 +313,14 @@ __global__ void attn_fp8_generic_kernel(const GenericParams p) {
     for (int d = 0; d < D; ++d) acc[d] *= corr;
     for (int j = 0; j < n; ++j) {
       const float pj = expf(sc[j] - m);
+      l += pj;
       const float p8 = e4m3_to_f32(uint8_t(__nv_cvt_float_to_fp8(pj * kFp8E4M3Max, __NV_SATFINITE, __NV_E4M3)));
-      l += p8;
       const int64_t col = c + fp8attn::fp8_vt_column(j);
       for (int d = 0; d < D; ++d) acc[d] += p8 * e4m3_to_f32(p.vt8[(bh * p.D + d) * p.sk_pad + col]);
     }
   }
-  for (int d = 0; d < D; ++d) out[d] = __float2bfloat16(acc[d] * p.sv[bh * p.D + d] / l);
-  if (lse) *lse = m + logf(l / kFp8E4M3Max) + p.qkm[bh * p.Sq + i];
+  for (int d = 0; d < D; ++d) out[d] = __float2bfloat16(acc[d] * p.sv[bh * p.D + d] / (kFp8E4M3Max * l));
+  if (lse) *lse = m + logf(l) + p.qkm[bh * p.Sq + i];
 }
 
 // rows × cols bytes (row pitch `cols`), boxes of 128 × 128 bytes, 128-byte swizzle.

@@ -87,16 +87,16 @@ void attention_fp8_ref(const float* q, const float* k, const float* v, float* ou
           for (int64_t d = 0; d < D; ++d) acc[size_t(d)] *= corr;
           for (int64_t j = 0; j < n; ++j) {
             const float p = std::exp(s[size_t(j)] - m);
+            l += p;
             const float p8 = fp8_e4m3_round(p * kFp8E4M3Max);
-            l += p8;
             for (int64_t d = 0; d < D; ++d) acc[size_t(d)] += p8 * v8[size_t((c + j) * D + d)];
           }
         }
-        for (int64_t d = 0; d < D; ++d) o[d] = acc[size_t(d)] * sv[size_t(d)] / l;
+        for (int64_t d = 0; d < D; ++d) o[d] = acc[size_t(d)] * sv[size_t(d)] / (kFp8E4M3Max * l);
         if (lse_i) {
           float qk = 0.0f;
           for (int64_t d = 0; d < D; ++d) qk += qs[size_t(i * D + d)] * km[size_t(d)];
-          *lse_i = m + std::log(l / kFp8E4M3Max) + scale * qk;
+          *lse_i = m + std::log(l) + scale * qk;
         }
       }
     }

@@ -9,9 +9,8 @@
 //   V per channel d over the nv keys, the same way: sv[d]
 //   s[i,j] = (Σ_d q8·k8) · sq[i/128] · sk[j/128] · scale
 //   online softmax over 128-key tiles in order: m = running max, p = exp(s − m) (fp32),
-//     p8 = e4m3(p · 448), l = Σ p8 and acc[d] = Σ p8 · v8[j,d] (both rescaled by exp(m_old − m)
-//     per tile): the output is normalised by the sum of the very weights that weight V
-//   out[i,d] = acc[d] · sv[d] / l;  lse[i] = m + log(l / 448) + scale · Σ_d q[i,d] · km[d]
+//     l = Σ p (fp32 p), acc[d] = Σ e4m3(p · 448) · v8[j,d] (rescaled by exp(m_old − m) per tile)
+//   out[i,d] = acc[d] · sv[d] / (448 · l);  lse[i] = m + log(l) + scale · Σ_d q[i,d] · km[d]
 // This function is also the CPU emulation of precision fp8 (the DiT's self-attention).
 #pragma once
 #include <cstdint>
