@@ -52,10 +52,11 @@ __device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float
   return lo | hi << 16;
 }
 
-// Each key tile's P·V goes to a fresh wgmma accumulator and is added to O in fp32 on the CUDA cores
-// (O = O·corr + pv, one FFMA, with O's rescale applied one tile late): accumulating into O in place
-// by the tensor core keeps fewer bits than fp32 over hundreds of tiles and was also slower (0.86%
-// rel-L2 apart and 818 against 825 TFLOP/s at 75,600 tokens; results/2026-12-01_1xh200_fp8_attention.jsonl).
+// Each key tile's P·V goes to a fresh wgmma accumulator and is added to O in fp32 on the CUDA cores,
+// O = (O + pv)·corr: accumulating into O in place by the tensor core keeps fewer bits than fp32 over
+// hundreds of tiles and was slower (0.86% rel-L2 apart, 818 against 825 TFLOP/s at 75,600 tokens);
+// so were O = O·corr + pv as one FFMA with the rescale a tile late (774 against 828), and the K
+// scales loaded a tile ahead (766) (results/2026-12-01_1xh200_fp8_attention.jsonl).
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const Params p) {
@@ -106,8 +107,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float sq_l2 = p.sq[bh * p.nqb + qb] * p.scale_log2;
   const float* sk = p.sk + int64_t(bh) * p.nkb;
 
-  float s[64];
-  float o[64], pv[64];  // O, and one tile's P·V
+  float o[64], s[64];
+  float pv[64];  // one tile's P·V
   uint32_t pa[16];  // P in e4m3: the A fragments of 4 k32 steps
 #pragma unroll
   for (int i = 0; i < 64; ++i) o[i] = 0.0f;
@@ -138,8 +139,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncwarp();
     if (lane == 0) mbar_arrive(bar_empty);
   };
-  auto softmax = [&](int j, float sk_j, float (&corr)[2]) {
-    const float sl2 = sq_l2 * sk_j;
+  auto softmax = [&](int j, float (&corr)[2]) {
+    const float sl2 = sq_l2 * sk[j];
     if ((j + 1) * kBN > p.nk) {
 #pragma unroll
       for (int nt = 0; nt < 16; ++nt)
@@ -189,19 +190,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   wgmma_wait<0>();
   reg_fence(s);
   release(bar_empty_k);
-  // corr rescales O from tile j−2's running max to tile j−1's when tile j−1's P·V is added (0 for
-  // the first: O is still zero).
-  // The K scales come one tile ahead: a load from global memory at the softmax stalled it.
-  float sk_next = p.n_tiles > 1 ? __ldg(sk + 1) : 0.0f;
-  float corr[2];
-  softmax(0, __ldg(sk), corr);
-  pack_p();
+  {
+    float corr[2];
+    softmax(0, corr);
+    pack_p();
+  }
   for (int j = 1; j < p.n_tiles; ++j) {
     const uint32_t st = j & 1, ph = (j >> 1) & 1, sp = (j - 1) & 1, php = ((j - 1) >> 1) & 1;
-    const float sk_j = sk_next;
-    sk_next = j + 1 < p.n_tiles ? __ldg(sk + j + 1) : 0.0f;
     mbar_wait(bar_full_k + 8 * st, ph);
-    reg_fence(pv);
+    reg_fence(o);
     reg_fence(pa);
     mbar_wait(bar_full_v + 8 * sp, php);
     turn_begin();
@@ -212,32 +209,34 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<1>();
     reg_fence(s);
     release(bar_empty_k + 8 * st);
-    float corr_next[2];
-    softmax(j, sk_j, corr_next);
+    float corr[2];
+    softmax(j, corr);
     wgmma_wait<0>();
-    reg_fence(pv);
+    reg_fence(o);
+    reg_fence(o);
     reg_fence(pa);
+    reg_fence(pv);
     release(bar_empty_v + 8 * sp);
 #pragma unroll
-    for (int i = 0; i < 64; ++i) o[i] = fmaf(o[i], corr[(i >> 1) & 1], pv[i]);
-    corr[0] = corr_next[0], corr[1] = corr_next[1];
+    for (int i = 0; i < 64; ++i) o[i] = (o[i] + pv[i]) * corr[(i >> 1) & 1];
     pack_p();
   }
   {
     const int j = p.n_tiles - 1;
     const uint32_t sp = j & 1, php = (j >> 1) & 1;
     mbar_wait(bar_full_v + 8 * sp, php);
-    reg_fence(pv);
+    reg_fence(o);
     reg_fence(pa);
     turn_begin();
     wgmma_fence();
     issue_pv(base + kOffV + sp * kTileBytes);
     turn_end(true);
     wgmma_wait<0>();
-    reg_fence(pv);
+    reg_fence(o);
     release(bar_empty_v + 8 * sp);
+    reg_fence(pv);
 #pragma unroll
-    for (int i = 0; i < 64; ++i) o[i] = fmaf(o[i], corr[(i >> 1) & 1], pv[i]);
+    for (int i = 0; i < 64; ++i) o[i] += pv[i];
   }
 
   // Epilogue: o · sv / l in bf16; lse = ln 2 · (m + log2 l) (m and l both carry the 448) + scale·q·km.
