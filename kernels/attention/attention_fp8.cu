@@ -56,7 +56,8 @@ __device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float
 // O = (O + pv)·corr: accumulating into O in place by the tensor core keeps fewer bits than fp32 over
 // hundreds of tiles and was slower (0.86% rel-L2 apart, 818 against 825 TFLOP/s at 75,600 tokens);
 // so were O = O·corr + pv as one FFMA with the rescale a tile late (774 against 828), and the K
-// scales loaded a tile ahead (766) (results/2026-12-01_1xh200_fp8_attention.jsonl).
+// scales loaded a tile ahead (766). The row sums l run as 4 chains of 8 adds, not one of 32: 832 →
+// 870 TFLOP/s (results/2026-12-01_1xh200_fp8_attention.jsonl).
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const Params p) {
@@ -158,14 +159,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       m[r] = mn;
       l[r] *= corr[r];
     }
+    float lp[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};  // 4 chains per row, not 1 of 32
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
       const int r = (i >> 1) & 1;
-      // All on the MUFU: moving a quarter or half of them to an FP32-pipe cubic was slower (823 →
-      // 779 / 754 TFLOP/s at 75,600 tokens; results/2026-12-01_1xh200_fp8_attention.jsonl).
       s[i] = ex2_ftz(fmaf(s[i], sl2, -m[r]));
-      l[r] += s[i];
+      lp[r][(i >> 2) & 3] += s[i];
     }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) l[r] += (lp[r][0] + lp[r][1]) + (lp[r][2] + lp[r][3]);
   };
   // Thread t holds keys 2t, 2t+1 (tile nt) and 8+2t, 9+2t (tile nt+1) of each 16: the A operand's
   // k = 4t..4t+3 of that 16 (Vᵀ's columns are permuted to match, fp8_vt_column).
