@@ -45,3 +45,30 @@ vgen_golden_mesh(ulysses2_async 2 ulysses_size=2 async_ulysses=true)
 # DWDP: the ranks share one copy of the DiT blocks (MPI one-sided on the CPU); same tolerances.
 vgen_golden_mesh(cfg2_dwdp2 2 cfg_size=2 dwdp_size=2)
 vgen_golden_mesh(ulysses2_dwdp2 2 ulysses_size=2 dwdp_size=2)
+
+# On the GPU (label gpu; CUDA builds; skipped, not passed, without enough devices): the same cases
+# (the DiT forward and every pipeline case, the LoRA ones included) in fp32 and bf16 on one GPU and
+# on the two-GPU meshes over NCCL, under the single-rank tolerances.
+if(VGEN_HAVE_CUDA)
+  set(VGEN_GOLDEN_GPU_GUARD ${CMAKE_CURRENT_LIST_DIR}/gpu_guard.sh)
+  foreach(prec fp32 bf16)
+    set(golden_gpu $<TARGET_FILE:vgen> golden --fixtures ${VGEN_GOLDEN_FIXTURES} --set device=cuda
+        --set precision=${prec})
+    foreach(golden_case ${VGEN_GOLDEN_MESH_CASES})
+      set(test golden_${golden_case}_cuda_${prec})
+      add_test(NAME ${test} COMMAND ${VGEN_SKIP_STATUS} ${VGEN_GOLDEN_GPU_GUARD} 1 ${golden_gpu} --case ${golden_case})
+      set_tests_properties(${test} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 300
+                           SKIP_RETURN_CODE 77)
+      foreach(mesh "cfg2;cfg_size=2" "ulysses2;ulysses_size=2" "ring2;ring_size=2" "attn2d_1x2;attn2d_size=[1,2]")
+        list(GET mesh 0 name)
+        list(GET mesh 1 kv)
+        set(test parallel_golden_${golden_case}_cuda_${prec}_${name})
+        add_test(NAME ${test}
+                 COMMAND ${VGEN_SKIP_STATUS} ${VGEN_GOLDEN_GPU_GUARD} 2 ${VGEN_MPIRUN} -np 2 ${golden_gpu}
+                         --case ${golden_case} --set parallel_config.${kv})
+        set_tests_properties(${test} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV};NCCL_NVLS_ENABLE=0"
+                             TIMEOUT 300 SKIP_RETURN_CODE 77)
+      endforeach()
+    endforeach()
+  endforeach()
+endif()
