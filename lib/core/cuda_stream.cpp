@@ -2,6 +2,7 @@
 
 #include "core/device_fault.h"
 #include "core/error.h"
+#include "core/no_cuda_error.h"
 #include "core/wait_marker.h"
 
 #ifdef VGEN_WITH_CUDA
@@ -146,33 +147,26 @@ double CudaEventTimer::total() {
 
 #else  // CPU-only build
 
-namespace {
-[[noreturn]] void no_cuda(const char* what) {
-  VGEN_THROW(ExitCode::kUsage, "{}: this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu",
-             what);
-}
-}  // namespace
-
 int cuda_device_count() { return 0; }
-void cuda_set_device(int) { no_cuda("cuda_set_device"); }
-int cuda_current_device() { no_cuda("cuda_current_device"); }
-cudaStream_t compute_stream() { no_cuda("compute_stream"); }
-cudaStream_t copy_stream() { no_cuda("copy_stream"); }
+void cuda_set_device(int) { throw_no_cuda("cuda_set_device"); }
+int cuda_current_device() { throw_no_cuda("cuda_current_device"); }
+cudaStream_t compute_stream() { throw_no_cuda("compute_stream"); }
+cudaStream_t copy_stream() { throw_no_cuda("copy_stream"); }
 void sync_compute_stream() {}
 void device_synchronize() {}
 void cuda_check_status(int code, const char* what) {
   if (code != 0) VGEN_THROW(ExitCode::kInternal, "CUDA call {} failed with code {}", what, code);
 }
 
-CudaEvent::CudaEvent(bool) { no_cuda("CudaEvent"); }
+CudaEvent::CudaEvent(bool) { throw_no_cuda("CudaEvent"); }
 CudaEvent::~CudaEvent() = default;
 CudaEvent& CudaEvent::operator=(CudaEvent&& o) noexcept {
   ev_ = o.ev_;
   o.ev_ = nullptr;
   return *this;
 }
-void CudaEvent::record(cudaStream_t) { no_cuda("CudaEvent::record"); }
-void CudaEvent::wait_on(cudaStream_t) const { no_cuda("CudaEvent::wait_on"); }
+void CudaEvent::record(cudaStream_t) { throw_no_cuda("CudaEvent::record"); }
+void CudaEvent::wait_on(cudaStream_t) const { throw_no_cuda("CudaEvent::wait_on"); }
 void CudaEvent::synchronize() const {}
 bool CudaEvent::done() const { return true; }
 

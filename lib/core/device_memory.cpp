@@ -1,6 +1,7 @@
 #include "core/device_memory.h"
 
 #include "core/error.h"
+#include "core/no_cuda_error.h"
 
 #ifdef VGEN_WITH_CUDA
 #include <cuda_runtime.h>
@@ -63,18 +64,13 @@ void device_memset_zero(void* p, size_t n) {
 }
 size_t device_peak_bytes() { return DeviceAllocator::instance().stats().peak_in_use_bytes; }
 #else
-namespace {
-[[noreturn]] void no_cuda() {
-  VGEN_THROW(ExitCode::kUsage, "this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu");
-}
-}  // namespace
 bool cuda_available() { return false; }
-void* device_malloc(size_t) { no_cuda(); }
+void* device_malloc(size_t) { throw_no_cuda("device_malloc"); }
 void device_free(void*) {}
-void memcpy_h2d(void*, const void*, size_t) { no_cuda(); }
-void memcpy_d2h(void*, const void*, size_t) { no_cuda(); }
-void memcpy_d2d(void*, const void*, size_t) { no_cuda(); }
-void device_memset_zero(void*, size_t) { no_cuda(); }
+void memcpy_h2d(void*, const void*, size_t) { throw_no_cuda("memcpy_h2d"); }
+void memcpy_d2h(void*, const void*, size_t) { throw_no_cuda("memcpy_d2h"); }
+void memcpy_d2d(void*, const void*, size_t) { throw_no_cuda("memcpy_d2d"); }
+void device_memset_zero(void*, size_t) { throw_no_cuda("device_memset_zero"); }
 size_t device_peak_bytes() { return 0; }
 #endif
 

@@ -1,5 +1,7 @@
 #include "ops/device_ops.h"
 
+#include "core/no_cuda_error.h"
+
 namespace vgen {
 
 Tensor cast(const Tensor& t, DType dt) {
@@ -9,20 +11,14 @@ Tensor cast(const Tensor& t, DType dt) {
 }
 
 #ifndef VGEN_WITH_CUDA
-namespace {
-[[noreturn]] void no_cuda(const char* op) {
-  VGEN_THROW(ExitCode::kUsage, "{}: this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu",
-             op);
-}
-}  // namespace
 
-Tensor cuda_cast(const Tensor&, DType) { no_cuda("cuda_cast"); }
-Tensor cuda_linear(const Tensor&, const Tensor&, const Tensor&, DType, Activation) { no_cuda("cuda_linear"); }
-void cuda_linear_add_(Tensor&, const Tensor&, const Tensor&, const Tensor&, float) { no_cuda("cuda_linear_add_"); }
+Tensor cuda_cast(const Tensor&, DType) { throw_no_cuda("cuda_cast"); }
+Tensor cuda_linear(const Tensor&, const Tensor&, const Tensor&, DType, Activation) { throw_no_cuda("cuda_linear"); }
+void cuda_linear_add_(Tensor&, const Tensor&, const Tensor&, const Tensor&, float) { throw_no_cuda("cuda_linear_add_"); }
 void cuda_attention(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float) {
-  no_cuda("cuda_attention");
+  throw_no_cuda("cuda_attention");
 }
-void cuda_attention_merge(Tensor&, Tensor&, const Tensor&, const Tensor&) { no_cuda("cuda_attention_merge"); }
+void cuda_attention_merge(Tensor&, Tensor&, const Tensor&, const Tensor&) { throw_no_cuda("cuda_attention_merge"); }
 #endif
 
 }  // namespace vgen

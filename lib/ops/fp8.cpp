@@ -2,6 +2,7 @@
 // (ops/fp8.h); the device calls are in fp8_cuda.cpp (stubs below in a CPU-only build).
 #include "ops/fp8.h"
 
+#include "core/no_cuda_error.h"
 #include "kernels/gemm/gemm_fp8_ref.h"
 #include "kernels/quant/quant_ref.h"
 
@@ -53,26 +54,20 @@ Tensor fp8_linear_host(const Tensor& x, const Fp8Weight& w, const Tensor& b) {
 }
 
 #ifndef VGEN_WITH_CUDA
-namespace {
-[[noreturn]] void no_cuda(const char* op) {
-  VGEN_THROW(ExitCode::kUsage, "{}: this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu",
-             op);
-}
-}  // namespace
 
-void cuda_quantize_rows_fp8(const Tensor&, Tensor&, Tensor&) { no_cuda("quantize_rows_fp8"); }
-Fp8Weight cuda_quantize_weight(const Tensor&) { no_cuda("quantize_weight"); }
-Tensor cuda_fp8_scale_vector(const Tensor&, const Tensor&) { no_cuda("fp8_scale_vector"); }
-Fp8Activation cuda_quantize_activation(const Tensor&) { no_cuda("quantize_activation"); }
-Tensor cuda_linear_fp8(const Tensor&, const Fp8Weight&, const Tensor&, DType, Activation) { no_cuda("linear_fp8"); }
+void cuda_quantize_rows_fp8(const Tensor&, Tensor&, Tensor&) { throw_no_cuda("quantize_rows_fp8"); }
+Fp8Weight cuda_quantize_weight(const Tensor&) { throw_no_cuda("quantize_weight"); }
+Tensor cuda_fp8_scale_vector(const Tensor&, const Tensor&) { throw_no_cuda("fp8_scale_vector"); }
+Fp8Activation cuda_quantize_activation(const Tensor&) { throw_no_cuda("quantize_activation"); }
+Tensor cuda_linear_fp8(const Tensor&, const Fp8Weight&, const Tensor&, DType, Activation) { throw_no_cuda("linear_fp8"); }
 Tensor cuda_linear_fp8(const Fp8Activation&, const Fp8Weight&, const Tensor&, DType, Activation) {
-  no_cuda("linear_fp8");
+  throw_no_cuda("linear_fp8");
 }
 void cuda_linear_fp8_add_(Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
-  no_cuda("linear_fp8_add_");
+  throw_no_cuda("linear_fp8_add_");
 }
 void cuda_attention_fp8(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float) {
-  no_cuda("attention_fp8");
+  throw_no_cuda("attention_fp8");
 }
 bool cuda_fp8_available(std::string* gpu) {
   if (gpu) *gpu = "none (this vgen was built without the CUDA backend)";
