@@ -38,8 +38,8 @@ TEST(LoraGpu, AddScaledKernelMatchesReference) {
   }
 }
 
-// Every changed weight of the device model against the host merge (packed: through LoraSet, as
-// the pipeline's load merges).
+// Every changed weight of the device model against the host merge (packed: a LoraSet packed ahead,
+// as the pipeline's load merges; else merge_lora packs the adapters itself).
 void expect_device_matches_host(DType dt, const std::vector<LoraAdapter>& adapters, bool packed = false) {
   std::unique_ptr<WanTransformer> base = WanTransformer::load(kTiny), host = WanTransformer::load(kTiny);
   merge_lora(*host, adapters);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/log.h"
+#include "core/no_cuda_error.h"
 #include "core/timer.h"
 #include "io/safetensors.h"
 #include "kernels/common/bf16.h"
@@ -253,28 +254,36 @@ void merge_lora_host(WanTransformerWeights& w, const std::vector<LoraAdapter>& a
 }
 
 #ifndef VGEN_WITH_CUDA
-void merge_lora_device(WanTransformerWeights&, const std::vector<LoraAdapter>&, const Tensor*) {
-  VGEN_THROW(ExitCode::kUsage, "merge_lora_device: this vgen was built without the CUDA backend; use device: cpu");
+void merge_lora_device(WanTransformerWeights&, const std::vector<LoraAdapter>&, const Tensor&) {
+  throw_no_cuda("merge_lora_device");
 }
 #endif
 
-static void merge_lora_impl(WanTransformer& model, const std::vector<LoraAdapter>& adapters, const Tensor* packed);
+static bool packed_for_device(const LoraSet& set) {
+  for (const LoraAdapter& a : set.adapters)
+    for (const LoraUpdate& u : a.updates)
+      if (u.down.defined() && u.up.defined() && (u.packed_up < 0 || !set.packed.defined())) return false;
+  return true;
+}
 
 void merge_lora(WanTransformer& model, const std::vector<LoraAdapter>& adapters) {
-  merge_lora_impl(model, adapters, nullptr);
+  merge_lora(model, LoraSet{adapters, Tensor()});
 }
 
 void merge_lora(WanTransformer& model, const LoraSet& set) {
-  merge_lora_impl(model, set.adapters, set.packed.defined() ? &set.packed : nullptr);
-}
-
-static void merge_lora_impl(WanTransformer& model, const std::vector<LoraAdapter>& adapters, const Tensor* packed) {
+  const std::vector<LoraAdapter>& adapters = set.adapters;
   if (adapters.empty()) return;
   Timer t;
   if (WanDeviceModel* dm = model.mutable_device_model()) {
     VGEN_CHECK(!dm->has_dwdp(), ExitCode::kRecipe,
                "lora: adapters are not merged with parallel_config.dwdp_size > 1 on the GPU");
-    merge_lora_device(dm->mutable_weights(), adapters, packed);
+    if (packed_for_device(set)) {
+      merge_lora_device(dm->mutable_weights(), adapters, set.packed);
+    } else {  // the device merge works on packed factors (the load packs them beside the weight stream)
+      LoraSet packed{adapters, Tensor()};
+      pack_lora_factors(packed);
+      merge_lora_device(dm->mutable_weights(), packed.adapters, packed.packed);
+    }
   } else {
     merge_lora_host(model.mutable_weights(), adapters);
   }

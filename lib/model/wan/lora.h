@@ -108,11 +108,13 @@ struct LoraSet;  // below
 // Host merge into f32 (or bf16) host weights: every changed tensor is replaced by an owned copy
 // (the loaded ones may be read-only file mappings or node-shared memory).
 void merge_lora_host(WanTransformerWeights& weights, const std::vector<LoraAdapter>& adapters);
-// Device merge into the device weights of a model streamed to the GPU (the same arithmetic: a
-// device fp32 GEMM of B by A, then one rounding into the weight's dtype). kInternal with DWDP.
+// Device merge into the device weights of a model streamed to the GPU (the same arithmetic: B by A
+// in fp32 on the device, then one rounding into the weight's dtype), from the adapters' factors
+// packed by pack_lora_factors (`packed`, undefined when no update is low-rank). kInternal with DWDP.
 void merge_lora_device(WanTransformerWeights& device_weights, const std::vector<LoraAdapter>& adapters,
-                       const Tensor* packed = nullptr);
-// Whichever the model holds (host weights, or a device model). Logs what was merged.
+                       const Tensor& packed);
+// Whichever the model holds (host weights, or a device model: the factors packed first where the
+// set is not). Logs what was merged.
 void merge_lora(WanTransformer& model, const std::vector<LoraAdapter>& adapters);
 void merge_lora(WanTransformer& model, const LoraSet& set);
 

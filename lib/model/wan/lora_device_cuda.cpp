@@ -1,8 +1,9 @@
-// LoRA merge into the device weights (model/wan/lora.h): per tensor, the fp32 product B·A of a
-// device GEMM (no TF32), then one rounding of weight + factor·product into the weight's dtype
-// (kernels/lora/lora_merge.cuh); several contributions are first added up in fp32. A single update
-// with bf16 factors (packed, LoraSet) is one GEMM whose fp32 epilogue adds it to the weight. All is
-// queued on the compute stream, so it runs before the model's first kernel.
+// LoRA merge into the device weights (model/wan/lora.h), from the factors packed on the host and
+// uploaded in one piece (LoraSet): a single update with bf16 factors is one GEMM whose fp32 epilogue
+// adds factor·B·A to the weight (one rounding); otherwise, per tensor, the fp32 product B·A of a
+// device GEMM (no TF32) and one rounding of weight + factor·product into the weight's dtype
+// (kernels/lora/lora_merge.cuh), several contributions first added up in fp32. All is queued on the
+// compute stream, so it runs before the model's first kernel.
 #include <cuda_runtime.h>
 
 #include "core/cuda_stream.h"
@@ -23,27 +24,17 @@ void add_scaled(Tensor& dst, const Tensor& src, float factor, const std::string&
   VGEN_CHECK(e == cudaSuccess, ExitCode::kInternal, "LoRA merge of '{}' failed: {}", what, cudaGetErrorString(e));
 }
 
-// down [r, in] → its transpose [in, r] on the host (the GEMM's w operand of x·wᵀ).
-Tensor transposed(const Tensor& down) {
-  const int64_t r = down.dim(0), in = down.dim(1);
-  Tensor t = Tensor::empty({in, r}, DType::kF32);  // [in, r]
-  const float* s = down.f32();
-  float* d = t.f32();
-#pragma omp parallel for schedule(static) if (in * r > (int64_t(1) << 16))
-  for (int64_t j = 0; j < in; ++j)
-    for (int64_t i = 0; i < r; ++i) d[j * r + i] = s[i * in + j];
-  return t;
-}
-
 }  // namespace
 
-void merge_lora_device(WanTransformerWeights& w, const std::vector<LoraAdapter>& adapters, const Tensor* packed) {
-  // Packed factors: one upload (LoraSet); every product below is then a view of it.
-  const Tensor dev = packed && packed->defined() ? packed->to(Device::kCUDA) : Tensor();  // [total] bf16 or f32
+void merge_lora_device(WanTransformerWeights& w, const std::vector<LoraAdapter>& adapters, const Tensor& packed) {
+  // The packed factors: one upload (LoraSet); every product below is then a view of it.
+  const Tensor dev = packed.defined() ? packed.to(Device::kCUDA) : Tensor();  // [total] bf16 or f32
   auto packed_views = [&](const LoraContribution& c) {
+    VGEN_CHECK(dev.defined() && c.packed_up >= 0 && c.packed_down_t >= 0, ExitCode::kInternal,
+               "LoRA merge: a low-rank update's factors are not packed (pack_lora_factors)");
     const int64_t out = c.up->dim(0), r = c.up->dim(1), in = c.down->dim(1);
-    return std::pair<Tensor, Tensor>(dev.narrow(c.packed_up, out * r).reshape({out, r}),         // up [out, r]
-                                     dev.narrow(c.packed_down_t, in * r).reshape({in, r}));      // downᵀ [in, r]
+    return std::pair<Tensor, Tensor>(dev.narrow(c.packed_up, out * r).reshape({out, r}),     // up [out, r]
+                                     dev.narrow(c.packed_down_t, in * r).reshape({in, r}));  // downᵀ [in, r]
   };
   for (const LoraSlotUpdate& s : lora_slot_updates(adapters)) {
     const std::string what = s.module + (s.bias ? ".bias" : ".weight");
@@ -51,7 +42,7 @@ void merge_lora_device(WanTransformerWeights& w, const std::vector<LoraAdapter>&
     VGEN_CHECK(slot && slot->defined() && !slot->is_cpu(), ExitCode::kInternal,
                "LoRA merge: '{}' has no device tensor (DWDP keeps only slices of the blocks)", what);
     const LoraContribution& first = s.parts[0];
-    if (s.parts.size() == 1 && first.up && dev.defined() && first.packed_up >= 0 && dev.dtype() == DType::kBF16) {
+    if (s.parts.size() == 1 && first.up && dev.defined() && dev.dtype() == DType::kBF16) {
       // One GEMM, W += factor · up · down, summed in its fp32 epilogue and rounded once.
       auto [up, down_t] = packed_views(first);
       cuda_linear_add_(*slot, up, down_t, Tensor(), first.factor);
@@ -60,12 +51,7 @@ void merge_lora_device(WanTransformerWeights& w, const std::vector<LoraAdapter>&
     // One contribution in fp32 on the device: up [out, r] · down [r, in] → [out, in], or the difference.
     auto product = [&](const LoraContribution& c) {
       if (!c.up) return c.diff->to(Device::kCUDA);
-      if (dev.defined() && c.packed_up >= 0) {
-        auto [up, down_t] = packed_views(c);
-        return cuda_linear(up, down_t, Tensor(), DType::kF32);  // [out, in]
-      }
-      Tensor up = c.up->to(Device::kCUDA);                    // [out, r]
-      Tensor down_t = transposed(*c.down).to(Device::kCUDA);  // [in, r]
+      auto [up, down_t] = packed_views(c);
       return cuda_linear(up, down_t, Tensor(), DType::kF32);  // [out, in]
     };
     if (s.parts.size() == 1) {
@@ -76,7 +62,7 @@ void merge_lora_device(WanTransformerWeights& w, const std::vector<LoraAdapter>&
       add_scaled(*slot, sum, 1.0f, what);
     }
   }
-  sync_compute_stream();  // the host copies of A and B (and the packed upload) are released on return
+  sync_compute_stream();  // the packed upload is released on return
 }
 
 }  // namespace vgen
