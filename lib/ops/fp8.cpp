@@ -1,5 +1,5 @@
 // precision fp8: the per-thread switches, the host quantisation and the CPU emulation of a Linear
-// (ops/fp8.h); the device calls are in fp8_cuda.cpp (stubs below in a CPU-only build).
+// (ops/fp8.h); the device calls are in fp8_cuda.cpp (in a CPU-only build they throw kUsage, below).
 #include "ops/fp8.h"
 
 #include "core/no_cuda_error.h"

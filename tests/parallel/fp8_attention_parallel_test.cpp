@@ -25,6 +25,7 @@
 #include "kernels/attention/attention_fp8_ref.h"
 #include "kernels/attention/attention_ref.h"
 #include "mesh_test_main.h"
+#include "seq_test_util.h"
 #include "ops/fp8.h"
 #include "parallel/seq_attention_factory.h"
 #include "parallel/seq_shuffle.h"
@@ -38,28 +39,9 @@ struct Case {
   int64_t B, S, heads_per_u, D;
 };
 
-Tensor random_tensor(const Shape& s, std::mt19937_64& rng, float scale) {
-  Tensor t = Tensor::empty(s, DType::kF32);
-  std::uniform_real_distribution<float> d(-scale, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = d(rng);
-  return t;
-}
-
-// [B, S, H, D] -> [B, Sp, H, D], pad rows random (pad keys must not count).
-Tensor pad_seq(const Tensor& t, int64_t Sp, std::mt19937_64& rng) {
-  const int64_t B = t.dim(0), S = t.dim(1), X = t.numel() / (B * S);
-  Tensor p = random_tensor({B, Sp, t.dim(2), t.dim(3)}, rng, 8.0f);
-  for (int64_t b = 0; b < B; ++b) std::memcpy(p.f32() + b * Sp * X, t.f32() + b * S * X, size_t(S * X) * 4);
-  return p;
-}
-
-Tensor shard_seq(const Tensor& t, int64_t begin, int64_t L) {
-  const int64_t B = t.dim(0), Sp = t.dim(1), X = t.dim(2) * t.dim(3);
-  Tensor s = Tensor::empty({B, L, t.dim(2), t.dim(3)}, DType::kF32);
-  for (int64_t b = 0; b < B; ++b)
-    std::memcpy(s.f32() + b * L * X, t.f32() + (b * Sp + begin) * X, size_t(L * X) * 4);
-  return s;
-}
+using test::random_tensor;
+using test::shard_seq;
+constexpr float kPadScale = 8.0f;  // pad rows of the padded sequence: ±kPadScale
 
 // ||a − b|| / ||b|| over the real tokens [0, S) of b [B, S, H, D]; a is [B, Sa >= S, H, D].
 double rel_l2(const Tensor& a, const Tensor& b) {
@@ -93,7 +75,8 @@ Result run_case(Mesh& mesh, SeqAttention& attn, const Case& c, uint64_t seed) {
 
   const SeqLayout layout = SeqLayout::make(S, SP, mesh.seq_rank());
   const int64_t L = layout.local();
-  Tensor qp = pad_seq(q, layout.padded, rng), kp = pad_seq(k, layout.padded, rng), vp = pad_seq(v, layout.padded, rng);
+  Tensor qp = test::pad_seq(q, layout.padded, rng, kPadScale), kp = test::pad_seq(k, layout.padded, rng, kPadScale),
+         vp = test::pad_seq(v, layout.padded, rng, kPadScale);
   Tensor out;
   {
     const Fp8Scope fp8({/*attention=*/true, /*gemm=*/false});

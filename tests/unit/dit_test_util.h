@@ -11,12 +11,23 @@
 
 #include "dist/communicator.h"
 #include "dist/mesh.h"
+#include "model/wan/transformer.h"
 #include "parallel/block_attention.h"
+#include "parallel/local_attention.h"
 #include "parallel/seq_attention.h"
+#include "pipeline/dit_step.h"
 
 namespace vgen::test {
 
 inline std::string golden_dir() { return std::string(VGEN_SOURCE_DIR) + "/tests/golden"; }
+
+// One dit_predict on a single rank (self group, local attention).
+inline Tensor predict_one_rank(const WanTransformer& m, const Tensor& x, const Tensor& t, const Tensor& ctx) {
+  auto seq = make_self_communicator();
+  auto attn = make_local_attention();
+  TextContext text = m.prepare_text(ctx);
+  return dit_predict(m, x, t, text, *seq, *attn);
+}
 
 // Shared state of one group of `n` threads.
 struct ThreadGroup {

@@ -90,6 +90,28 @@ inline double rel_l2(const Tensor& out, const Tensor& ref) {
 inline kern::FloatType ft(DType dt) { return dt == DType::kF32 ? kern::FloatType::kF32 : kern::FloatType::kBF16; }
 
 inline void sync_stream() { VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream())); }
+
+// fp32 data as an F32 device tensor (f32() checks the dtype); empty data gives one element.
+inline Tensor upload_f32(const std::vector<float>& v) {
+  return Tensor::from_vector(v, {int64_t(v.size() ? v.size() : 1)}).to(Device::kCUDA);
+}
+
+// Raw bytes as a U8 device tensor (at least one byte).
+inline Tensor upload(const void* p, size_t bytes) {
+  Tensor h = Tensor::empty({int64_t(bytes ? bytes : 1)}, DType::kU8);
+  if (bytes) std::memcpy(h.raw(), p, bytes);
+  return h.to(Device::kCUDA);
+}
+
+// n values of T from a device tensor, starting byte_offset bytes in (after the compute stream).
+template <typename T>
+std::vector<T> download(const Tensor& d, size_t n, size_t byte_offset = 0) {
+  sync_stream();
+  Tensor h = d.to(Device::kCPU);
+  std::vector<T> v(n);
+  if (n) std::memcpy(v.data(), static_cast<const char*>(h.raw()) + byte_offset, n * sizeof(T));
+  return v;
+}
 #endif
 
 // |got − ref| ≤ tol(i) for every element; NaN fails.

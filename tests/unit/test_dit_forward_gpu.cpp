@@ -8,31 +8,21 @@
 #include <cmath>
 #include <string>
 
-#include "dist/communicator.h"
+#include "dit_test_util.h"
 #include "io/safetensors.h"
 #include "model/wan/transformer.h"
-#include "parallel/local_attention.h"
-#include "pipeline/dit_step.h"
 
 using namespace vgen;
 using namespace vgen::testing;
+using vgen::test::golden_dir;
+using vgen::test::predict_one_rank;
 
 namespace {
 
-std::string fixtures() { return std::string(VGEN_SOURCE_DIR) + "/tests/golden"; }
-
-// One dit_predict on a single rank (self group, local attention), host f32 result.
-Tensor predict(const WanTransformer& m, const Tensor& x, const Tensor& t, const Tensor& ctx) {
-  auto seq = make_self_communicator();
-  auto attn = make_local_attention();
-  TextContext text = m.prepare_text(ctx);
-  return dit_predict(m, x, t, text, *seq, *attn);
-}
-
 void golden_case(DType dt, double tol) {
-  WeightStore cases = WeightStore::open(fixtures() + "/cases/dit_forward.safetensors");
-  auto model = WanTransformer::load(fixtures() + "/wan21-tiny/transformer");
-  auto cpu_model = WanTransformer::load(fixtures() + "/wan21-tiny/transformer");
+  WeightStore cases = WeightStore::open(golden_dir() + "/cases/dit_forward.safetensors");
+  auto model = WanTransformer::load(golden_dir() + "/wan21-tiny/transformer");
+  auto cpu_model = WanTransformer::load(golden_dir() + "/wan21-tiny/transformer");
   model->to_device(WanDeviceOptions{dt});
   ASSERT_TRUE(model->on_device());
   int ran = 0;
@@ -41,19 +31,19 @@ void golden_case(DType dt, double tol) {
     SCOPED_TRACE("output" + suffix + " " + dtype_name(dt));
     Tensor x = cases.get_f32("hidden_states" + suffix), t = cases.get_f32("timestep" + suffix);
     Tensor ctx = cases.get_f32("encoder_hidden_states" + suffix), ref = cases.get_f32("output" + suffix);
-    Tensor out = predict(*model, x, t, ctx);
+    Tensor out = predict_one_rank(*model, x, t, ctx);
     ASSERT_TRUE(out.is_cpu());
     ASSERT_EQ(out.shape(), ref.shape());
     const double err = rel_l2(out, ref);
     std::printf("[dit gpu %s] output%s rel-L2 %.3e (tol %.0e)\n", dtype_name(dt), suffix.c_str(), err, tol);
     EXPECT_LE(err, tol);
     if (dt == DType::kF32) {  // the device fp32 path against the CPU reference path
-      const double e2 = rel_l2(out, predict(*cpu_model, x, t, ctx));
+      const double e2 = rel_l2(out, predict_one_rank(*cpu_model, x, t, ctx));
       std::printf("[dit gpu f32] output%s vs CPU forward rel-L2 %.3e\n", suffix.c_str(), e2);
       EXPECT_LE(e2, 2e-5);
     }
     // Device inputs give the same result as host inputs.
-    Tensor out_dev_in = predict(*model, x.to(Device::kCUDA), t.to(Device::kCUDA), ctx.to(Device::kCUDA));
+    Tensor out_dev_in = predict_one_rank(*model, x.to(Device::kCUDA), t.to(Device::kCUDA), ctx.to(Device::kCUDA));
     EXPECT_EQ(rel_l2(out_dev_in, out), 0.0);
     ++ran;
   }
@@ -76,12 +66,12 @@ TEST(DitForwardGpu, GoldenBf16) {
 // identical results; and WanTransformer::forward returns the device prediction.
 TEST(DitForwardGpu, RepeatableAndForward) {
   VGEN_REQUIRE_GPU();
-  WeightStore cases = WeightStore::open(fixtures() + "/cases/dit_forward.safetensors");
-  auto model = WanTransformer::load(fixtures() + "/wan21-tiny/transformer");
+  WeightStore cases = WeightStore::open(golden_dir() + "/cases/dit_forward.safetensors");
+  auto model = WanTransformer::load(golden_dir() + "/wan21-tiny/transformer");
   model->to_device(WanDeviceOptions{DType::kBF16});
   Tensor x = cases.get_f32("hidden_states"), t = cases.get_f32("timestep"),
          ctx = cases.get_f32("encoder_hidden_states");
-  Tensor a = predict(*model, x, t, ctx), b = predict(*model, x, t, ctx);
+  Tensor a = predict_one_rank(*model, x, t, ctx), b = predict_one_rank(*model, x, t, ctx);
   EXPECT_EQ(rel_l2(a, b), 0.0);
   Tensor f = model->forward(x, t, ctx);
   EXPECT_FALSE(f.is_cpu());
@@ -109,12 +99,12 @@ TEST(DitForwardGpu, RandomWeights) {
   auto m2 = WanTransformer::random_on_device(cfg, WanDeviceOptions{DType::kBF16}, 5);
   auto m3 = WanTransformer::random_on_device(cfg, WanDeviceOptions{DType::kBF16}, 6);
   auto m32 = WanTransformer::random_on_device(cfg, WanDeviceOptions{DType::kF32}, 5);
-  Tensor a = predict(*m1, x, t, ctx);
+  Tensor a = predict_one_rank(*m1, x, t, ctx);
   ASSERT_EQ(a.shape(), (Shape{B, 16, T, H, W}));
   for (float v : host_f32(a)) ASSERT_TRUE(std::isfinite(v));
-  EXPECT_EQ(rel_l2(predict(*m2, x, t, ctx), a), 0.0);
-  EXPECT_GT(rel_l2(predict(*m3, x, t, ctx), a), 1e-2);
-  const double e = rel_l2(a, predict(*m32, x, t, ctx));
+  EXPECT_EQ(rel_l2(predict_one_rank(*m2, x, t, ctx), a), 0.0);
+  EXPECT_GT(rel_l2(predict_one_rank(*m3, x, t, ctx), a), 1e-2);
+  const double e = rel_l2(a, predict_one_rank(*m32, x, t, ctx));
   std::printf("[dit gpu random] bf16 vs fp32 rel-L2 %.3e\n", e);
   EXPECT_LE(e, 3e-2);
 }
@@ -140,7 +130,7 @@ struct BlockCase {
   }
   int64_t tokens() const { return x.dim(2) * x.dim(3) * x.dim(4) / 4; }  // per sample, patch 1×2×2
   Tensor run(const WanDeviceOptions& o, uint64_t weight_seed) const {
-    return predict(*WanTransformer::random_on_device(cfg, o, weight_seed), x, t, ctx);
+    return predict_one_rank(*WanTransformer::random_on_device(cfg, o, weight_seed), x, t, ctx);
   }
 };
 

@@ -11,28 +11,20 @@
 #include <string>
 
 #include "dist/communicator.h"
+#include "dit_test_util.h"
 #include "io/recipe.h"
 #include "io/safetensors.h"
 #include "kernels/attention/attention_fp8.cuh"
 #include "model/wan/transformer.h"
 #include "ops/fp8.h"
-#include "parallel/local_attention.h"
-#include "pipeline/dit_step.h"
 #include "pipeline/t2v.h"
 
 using namespace vgen;
 using namespace vgen::testing;
+using vgen::test::golden_dir;
+using vgen::test::predict_one_rank;
 
 namespace {
-
-std::string fixtures() { return std::string(VGEN_SOURCE_DIR) + "/tests/golden"; }
-
-Tensor predict(const WanTransformer& m, const Tensor& x, const Tensor& t, const Tensor& ctx) {
-  auto seq = make_self_communicator();
-  auto attn = make_local_attention();
-  TextContext text = m.prepare_text(ctx);
-  return dit_predict(m, x, t, text, *seq, *attn);
-}
 
 #define VGEN_REQUIRE_FP8()                                                                  \
   do {                                                                                      \
@@ -45,10 +37,10 @@ Tensor predict(const WanTransformer& m, const Tensor& x, const Tensor& t, const 
 // and against the device bf16 forward (fp8 did run).
 TEST(Fp8Gpu, TinyDitAgainstEmulation) {
   VGEN_REQUIRE_FP8();
-  WeightStore cases = WeightStore::open(fixtures() + "/cases/dit_forward.safetensors");
-  auto emu = WanTransformer::load(fixtures() + "/wan21-tiny/transformer");
-  auto dev = WanTransformer::load(fixtures() + "/wan21-tiny/transformer");
-  auto bf16 = WanTransformer::load(fixtures() + "/wan21-tiny/transformer");
+  WeightStore cases = WeightStore::open(golden_dir() + "/cases/dit_forward.safetensors");
+  auto emu = WanTransformer::load(golden_dir() + "/wan21-tiny/transformer");
+  auto dev = WanTransformer::load(golden_dir() + "/wan21-tiny/transformer");
+  auto bf16 = WanTransformer::load(golden_dir() + "/wan21-tiny/transformer");
   emu->enable_fp8({true, true, true});
   dev->to_device(WanDeviceOptions{DType::kBF16});
   dev->enable_fp8({true, true, false});
@@ -57,7 +49,8 @@ TEST(Fp8Gpu, TinyDitAgainstEmulation) {
     SCOPED_TRACE("output" + s);
     const Tensor x = cases.get_f32("hidden_states" + s), t = cases.get_f32("timestep" + s);
     const Tensor ctx = cases.get_f32("encoder_hidden_states" + s), ref = cases.get_f32("output" + s);
-    const Tensor y = predict(*dev, x, t, ctx), ye = predict(*emu, x, t, ctx), yb = predict(*bf16, x, t, ctx);
+    const Tensor y = predict_one_rank(*dev, x, t, ctx), ye = predict_one_rank(*emu, x, t, ctx);
+    const Tensor yb = predict_one_rank(*bf16, x, t, ctx);
     const double e_emu = rel_l2(y, ye), e_ref = rel_l2(y, ref), e_bf16 = rel_l2(y, yb);
     std::printf("[fp8 gpu tiny] output%s: vs emulation %.3e, vs fp32 fixture %.3e (emulation %.3e), vs bf16 %.3e\n",
                 s.c_str(), e_emu, e_ref, rel_l2(ye, ref), e_bf16);
@@ -101,15 +94,15 @@ TEST(Fp8Gpu, HopperShapesFusionsAndProfiler) {
   auto m = c.model(o, &all);
   WanPhaseProfiler prof;
   m->device_model()->set_profiler(&prof);
-  const Tensor y = predict(*m, c.x, c.t, c.ctx);
+  const Tensor y = predict_one_rank(*m, c.x, c.t, c.ctx);
   m->device_model()->set_profiler(nullptr);
   for (float v : host_f32(y)) ASSERT_TRUE(std::isfinite(v));
   EXPECT_GT(kern::attention_fp8_wgmma_calls(), wgmma0);  // D = 128: the wgmma kernel served
   EXPECT_GT(prof.calls(WanPhaseProfiler::kGemm), 0);
   EXPECT_GT(prof.calls(WanPhaseProfiler::kSelfAttention), 0);
   EXPECT_GT(prof.seconds(WanPhaseProfiler::kGemm), 0.0);
-  const Tensor yb = predict(*c.model(o, nullptr), c.x, c.t, c.ctx);
-  const Tensor yu = predict(*c.model(unfused, &all), c.x, c.t, c.ctx);
+  const Tensor yb = predict_one_rank(*c.model(o, nullptr), c.x, c.t, c.ctx);
+  const Tensor yu = predict_one_rank(*c.model(unfused, &all), c.x, c.t, c.ctx);
   const double e_bf16 = rel_l2(y, yb), e_unfused = rel_l2(y, yu);
   std::printf("[fp8 gpu 2x128] vs bf16 %.3e, gate folded into the scales vs separate residual ops %.3e\n", e_bf16,
               e_unfused);
@@ -121,8 +114,8 @@ TEST(Fp8Gpu, HopperShapesFusionsAndProfiler) {
   EXPECT_LE(e_unfused, e_bf16);
   // Each part alone is used and changes the result.
   const WanFp8Options att{true, false, false}, gemm{false, true, false};
-  EXPECT_GE(rel_l2(predict(*c.model(o, &att), c.x, c.t, c.ctx), yb), 1e-4);
-  EXPECT_GE(rel_l2(predict(*c.model(o, &gemm), c.x, c.t, c.ctx), yb), 1e-4);
+  EXPECT_GE(rel_l2(predict_one_rank(*c.model(o, &att), c.x, c.t, c.ctx), yb), 1e-4);
+  EXPECT_GE(rel_l2(predict_one_rank(*c.model(o, &gemm), c.x, c.t, c.ctx), yb), 1e-4);
 }
 
 TEST(Fp8Gpu, Bf16WeightsFreedOrKept) {
@@ -137,12 +130,12 @@ TEST(Fp8Gpu, Bf16WeightsFreedOrKept) {
   EXPECT_FALSE(bf.attn1.q.w.defined());
   EXPECT_TRUE(bf.attn1.q.w8.defined());
   EXPECT_TRUE(bf.attn2.k.w.defined());  // the text K/V projections stay bf16
-  const Tensor yb = predict(*mb, c.x, c.t, c.ctx);
-  EXPECT_EQ(rel_l2(predict(*mf, c.x, c.t, c.ctx), predict(*mk, c.x, c.t, c.ctx)), 0.0);
+  const Tensor yb = predict_one_rank(*mb, c.x, c.t, c.ctx);
+  EXPECT_EQ(rel_l2(predict_one_rank(*mf, c.x, c.t, c.ctx), predict_one_rank(*mk, c.x, c.t, c.ctx)), 0.0);
   {
     const Fp8StepScope bf16_step(false);  // a bf16 step: the kept weights, exactly the bf16 model
-    EXPECT_EQ(rel_l2(predict(*mk, c.x, c.t, c.ctx), yb), 0.0);
-    EXPECT_THROW(predict(*mf, c.x, c.t, c.ctx), Error);  // no bf16 weights left to run it
+    EXPECT_EQ(rel_l2(predict_one_rank(*mk, c.x, c.t, c.ctx), yb), 0.0);
+    EXPECT_THROW(predict_one_rank(*mf, c.x, c.t, c.ctx), Error);  // no bf16 weights left to run it
   }
 }
 

@@ -47,16 +47,6 @@ float hash_uniform(uint64_t i, uint64_t seed) {  // [-1, 1), cheap for large ten
   return float(int64_t(z >> 40) - (int64_t(1) << 23)) * (1.0f / float(1 << 23));
 }
 
-// fp32 data as an F32 device tensor (f32() checks the dtype).
-Tensor upload_f32(const std::vector<float>& v) {
-  return Tensor::from_vector(v, {int64_t(v.size() ? v.size() : 1)}).to(Device::kCUDA);
-}
-
-Tensor upload(const void* p, size_t bytes) {
-  Tensor h = Tensor::empty({int64_t(bytes ? bytes : 1)}, DType::kU8);
-  if (bytes) std::memcpy(h.raw(), p, bytes);
-  return h.to(Device::kCUDA);
-}
 
 double gelu_tanh(double v) { return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); }
 

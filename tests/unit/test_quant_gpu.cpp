@@ -20,24 +20,6 @@ using namespace vgen::testing;
 
 namespace {
 
-// fp32 data as an F32 device tensor (f32() checks the dtype).
-Tensor upload_f32(const std::vector<float>& v) {
-  return Tensor::from_vector(v, {int64_t(v.size() ? v.size() : 1)}).to(Device::kCUDA);
-}
-
-Tensor upload(const void* p, size_t bytes) {
-  Tensor h = Tensor::empty({int64_t(bytes ? bytes : 1)}, DType::kU8);
-  if (bytes) std::memcpy(h.raw(), p, bytes);
-  return h.to(Device::kCUDA);
-}
-
-template <typename T> std::vector<T> download(const Tensor& d, size_t n, size_t byte_offset = 0) {
-  sync_stream();
-  Tensor h = d.to(Device::kCPU);
-  std::vector<T> v(n);
-  if (n) std::memcpy(v.data(), static_cast<const char*>(h.raw()) + byte_offset, n * sizeof(T));
-  return v;
-}
 
 uint32_t bits(float f) {
   uint32_t u;
@@ -187,17 +169,23 @@ std::vector<float> sweep_inputs() {
   return v;
 }
 
-}  // namespace
-
-TEST(QuantGpu, DeviceEncodeMatchesHostEncode) {
-  VGEN_REQUIRE_GPU();
-  const std::vector<float> x = sweep_inputs();
+// fp8_e4m3_encode_device of x, back on the host (a fatal failure when the launch fails).
+void encode_on_device(const std::vector<float>& x, std::vector<uint8_t>* got) {
   Tensor dx = upload_f32(x);
   Tensor dq = Tensor::empty({int64_t(x.size())}, DType::kU8, Device::kCUDA);
   ASSERT_EQ(kern::fp8_e4m3_encode_device(dx.f32(), int64_t(x.size()), static_cast<uint8_t*>(dq.raw()),
                                          compute_stream()),
             cudaSuccess);
-  const std::vector<uint8_t> got = download<uint8_t>(dq, x.size());
+  *got = download<uint8_t>(dq, x.size());
+}
+
+}  // namespace
+
+TEST(QuantGpu, DeviceEncodeMatchesHostEncode) {
+  VGEN_REQUIRE_GPU();
+  const std::vector<float> x = sweep_inputs();
+  std::vector<uint8_t> got;
+  ASSERT_NO_FATAL_FAILURE(encode_on_device(x, &got));
   int64_t bad = 0, nan_inputs = 0, nan_not_nan = 0;
   std::string first;
   for (size_t i = 0; i < x.size(); ++i) {
@@ -231,12 +219,8 @@ TEST(QuantGpu, DeviceEncodeOfNaN) {
     std::memcpy(&f, &b, 4);
     x.push_back(f);
   }
-  Tensor dx = upload_f32(x);
-  Tensor dq = Tensor::empty({int64_t(x.size())}, DType::kU8, Device::kCUDA);
-  ASSERT_EQ(kern::fp8_e4m3_encode_device(dx.f32(), int64_t(x.size()), static_cast<uint8_t*>(dq.raw()),
-                                         compute_stream()),
-            cudaSuccess);
-  const std::vector<uint8_t> got = download<uint8_t>(dq, x.size());
+  std::vector<uint8_t> got;
+  ASSERT_NO_FATAL_FAILURE(encode_on_device(x, &got));
   for (size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(got[i] & 0x7F, 0x7F) << "NaN 0x" << std::hex << bits(x[i]) << " gave 0x" << int(got[i]);
     EXPECT_EQ(int(got[i]), int(kern::fp8_e4m3_encode(x[i])))
