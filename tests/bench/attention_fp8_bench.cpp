@@ -14,6 +14,7 @@
 #include <functional>
 #include <vector>
 
+#include "bench_util.h"
 #include "core/cuda_stream.h"
 #include "core/tensor.h"
 #include "kernels/attention/attention.cuh"
@@ -23,27 +24,6 @@
 using namespace vgen;
 
 namespace {
-
-double median_ms(const std::function<void()>& f) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  for (int i = 0; i < 2; ++i) f();
-  std::vector<float> ms;
-  for (int i = 0; i < 5; ++i) {
-    cudaEventRecord(a, compute_stream());
-    f();
-    cudaEventRecord(b, compute_stream());
-    cudaEventSynchronize(b);
-    float t = 0;
-    cudaEventElapsedTime(&t, a, b);
-    ms.push_back(t);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
 
 void fill_random(Tensor& t, uint64_t seed, float amp) {
   std::vector<float> h(size_t(t.numel()));
@@ -147,9 +127,10 @@ int main(int argc, char** argv) {
     Tensor ws = Tensor::empty({int64_t(wsb)}, DType::kU8, Device::kCUDA);
     kern::AttnArgs a16 = a, a8 = a;
     a16.out = o16.raw(), a8.out = o8.raw();
-    const double t16 = median_ms([&] { kern::attention_fwd_wgmma_bf16(a16, compute_stream()); });
-    const double t8 = median_ms([&] { kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream()); });
-    const double tq = median_ms([&] { kern::attention_fp8_quantize(a8, ws.raw(), wsb, compute_stream()); });
+    const double t16 = bench::median_ms([&] { kern::attention_fwd_wgmma_bf16(a16, compute_stream()); }, 2, 5);
+    const double t8 = bench::median_ms([&] { kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream()); }, 2, 5);
+    const double tq =
+        bench::median_ms([&] { kern::attention_fp8_quantize(a8, ws.raw(), wsb, compute_stream()); }, 2, 5);
     const cudaError_t e = cudaDeviceSynchronize();
     const Sampled ex = exact_rows(q, k, v, S, H, D, a.scale);
     const double flop = 4.0 * double(S) * double(S) * double(D) * double(H);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <vector>
 
+#include "bench_util.h"
 #include "core/cuda_stream.h"
 #include "core/error.h"
 #include "core/tensor.h"
@@ -26,25 +27,8 @@ using namespace vgen;
 
 namespace {
 
-Tensor random_bf16(const Shape& s, uint64_t seed, float amp) {
-  Tensor t = Tensor::empty(s, DType::kBF16, Device::kCUDA);
-  VGEN_CUDA_CHECK(kern::fill_uniform(t.raw(), kern::FloatType::kBF16, t.numel(), seed, -amp, amp, compute_stream()));
-  return t;
-}
-
-double median_ms(const std::function<void()>& fn, int warmup, int reps) {
-  for (int i = 0; i < warmup; ++i) fn();
-  std::vector<double> ms;
-  CudaEventTimer t;
-  for (int i = 0; i < reps; ++i) {
-    t.start();
-    fn();
-    t.stop();
-    ms.push_back(t.seconds() * 1e3);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+using bench::median_ms;
+using bench::random_bf16;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "core/cuda_stream.h"
 #include "core/device_memory.h"
 #include "core/tensor.h"
@@ -29,25 +30,8 @@ using namespace vgen;
 
 namespace {
 
-Tensor random_bf16(const Shape& s, uint64_t seed, float amp = 1.0f) {
-  Tensor t = Tensor::empty(s, DType::kBF16, Device::kCUDA);
-  VGEN_CUDA_CHECK(kern::fill_uniform(t.raw(), kern::FloatType::kBF16, t.numel(), seed, -amp, amp, compute_stream()));
-  return t;
-}
-
-double median_ms(const std::function<void()>& fn, int warmup, int reps) {
-  for (int i = 0; i < warmup; ++i) fn();
-  std::vector<double> ms;
-  CudaEventTimer t;
-  for (int i = 0; i < reps; ++i) {
-    t.start();
-    fn();
-    t.stop();
-    ms.push_back(t.seconds() * 1e3);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+using bench::median_ms;
+using bench::random_bf16;
 
 void report(const std::string& name, const std::string& shape, double ms, double flop) {
   std::printf("%-28s %-34s %10.3f ms %9.1f TFLOP/s\n", name.c_str(), shape.c_str(), ms, flop / (ms * 1e-3) / 1e12);

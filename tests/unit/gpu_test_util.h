@@ -60,6 +60,15 @@ inline Tensor poisoned(const Shape& s, DType dt) {
   return device_tensor(std::vector<float>(size_t(shape_numel(s)), kNaN), s, dt);
 }
 
+// A hash of (i, seed) as a float in [-1, 1): cheap random data for large tensors.
+inline float hash_uniform(uint64_t i, uint64_t seed) {
+  uint64_t z = i + (seed + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return float(int64_t(z >> 40) - (int64_t(1) << 23)) * (1.0f / float(1 << 23));
+}
+
 // Inputs of a dt kernel: bf16-exact values for bf16, unchanged for f32.
 inline std::vector<float> maybe_round(std::vector<float> v, DType dt) {
   return dt == DType::kBF16 ? rounded_bf16(v) : v;

@@ -39,14 +39,6 @@ using kern::GemmType;
 
 namespace {
 
-float hash_uniform(uint64_t i, uint64_t seed) {  // [-1, 1), cheap for large tensors
-  uint64_t z = i + (seed + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return float(int64_t(z >> 40) - (int64_t(1) << 23)) * (1.0f / float(1 << 23));
-}
-
 
 double gelu_tanh(double v) { return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); }
 

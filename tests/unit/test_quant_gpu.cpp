@@ -27,14 +27,6 @@ uint32_t bits(float f) {
   return u;
 }
 
-float hash_uniform(uint64_t i, uint64_t seed) {  // [-1, 1), cheap for large tensors
-  uint64_t z = i + (seed + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return float(int64_t(z >> 40) - (int64_t(1) << 23)) * (1.0f / float(1 << 23));
-}
-
 // Rows with magnitudes over 2^-12..2^10, special rows, and padding (ldx > K) that must not count.
 std::vector<float> make_rows(int64_t M, int64_t K, int64_t ldx, uint64_t seed) {
   std::vector<float> x(size_t(M * ldx));
