@@ -1,8 +1,11 @@
 // The FP8 attention's quantisation pass (attention_fp8_layout.cuh, numerics attention_fp8_ref.h):
 // key mean and V channel maxima per 128-key chunk, their deterministic totals, then e4m3 K − mean
 // and Vᵀ (one scale per 128-key block / per channel) and e4m3 Q (one scale per 128-query block)
-// with scale·q·mean per query. Memory-bound: each of q, k, v is read twice (the block maximum
-// first), from L2 the second time.
+// with scale·q·mean per query. Memory-bound. Head dim 128 with 16-byte aligned rows (every DiT
+// call) takes the *128 kernels: 16-byte loads, each block's values held in registers between its
+// maximum and its quantisation, so k and v are read twice from memory (the mean and V maxima need a
+// whole pass first) and q once. Any other shape takes the scalar kernels; both compute the same
+// values (the same sums in the same order, the same roundings).
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
@@ -63,6 +66,7 @@ __global__ void kv_finish_kernel(const QuantParams p) {
   if (d >= p.D) return;
   const int64_t bh = int64_t(b) * p.H + h;
   float total = 0.0f, vm = 0.0f;
+#pragma unroll 8
   for (int64_t kb = 0; kb < p.nkb; ++kb) {
     total += p.ksum[(bh * p.nkb + kb) * p.D + d];
     vm = fmaxf(vm, p.vmax[(bh * p.nkb + kb) * p.D + d]);
@@ -146,6 +150,198 @@ __global__ void q_quant_kernel(const QuantParams p) {
   }
 }
 
+
+// ---- Head dim 128, 16-byte aligned rows ----
+constexpr int kD = 128;
+
+__device__ __forceinline__ void unpack8(const uint4& u, float (&f)[8]) {
+  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 t = __bfloat1622float2(h[i]);
+    f[2 * i] = t.x, f[2 * i + 1] = t.y;
+  }
+}
+__device__ __forceinline__ uint2 pack8_e4m3(const float (&f)[8], float mul) {
+  uint32_t w[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(f[4 * i] * mul, f[4 * i + 1] * mul), __NV_SATFINITE, __NV_E4M3);
+    const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(f[4 * i + 2] * mul, f[4 * i + 3] * mul), __NV_SATFINITE, __NV_E4M3);
+    w[i] = lo | hi << 16;
+  }
+  return make_uint2(w[0], w[1]);
+}
+
+// grid (nkb, H, B), block 128: warps 0-1 sum two key channels per thread over the chunk (in key
+// order, as the scalar kernel), warps 2-3 take two V channels' maxima; 8 rows in flight per thread.
+__global__ void kv_stats128_kernel(const QuantParams p) {
+  const int kb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const bool is_k = threadIdx.x < 64;
+  const int d = 2 * (threadIdx.x & 63);
+  const int64_t bh = int64_t(b) * p.H + h, j0 = int64_t(kb) * kBlk;
+  const int n = int((j0 + kBlk < p.nk ? j0 + kBlk : p.nk) - j0);
+  const int64_t stride = is_k ? p.ks : p.vs;
+  const __nv_bfloat16* src = (is_k ? p.k : p.v) + (int64_t(b) * p.Skv + j0) * stride + h * kD + d;
+  float s0 = 0.0f, s1 = 0.0f, m0 = 0.0f, m1 = 0.0f;
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    float2 x[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) x[u] = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(src + (j + u) * stride));
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      s0 += x[u].x, s1 += x[u].y;
+      m0 = fmaxf(m0, fabsf(x[u].x)), m1 = fmaxf(m1, fabsf(x[u].y));
+    }
+  }
+  for (; j < n; ++j) {
+    const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(src + j * stride));
+    s0 += x.x, s1 += x.y;
+    m0 = fmaxf(m0, fabsf(x.x)), m1 = fmaxf(m1, fabsf(x.y));
+  }
+  float* dst = (is_k ? p.ksum : p.vmax) + (bh * p.nkb + kb) * kD + d;
+  *reinterpret_cast<float2*>(dst) = is_k ? make_float2(s0, s1) : make_float2(m0, m1);
+}
+
+// grid (sk_pad / 128, H, B), block 256: thread t holds channels 8·(t % 16) .. +7 of rows t / 16 + 16·i
+// (i < 8) of the block, for k and for v. K: e4m3 of k − mean with the block's scale; V: e4m3 per
+// channel, staged in shared memory [key][d] and written out as Vᵀ rows in fp8_vt_column order.
+__global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p) {
+  __shared__ float red[32];
+  __shared__ __align__(16) uint8_t vtile[kBlk][kD + 8];  // +8: rows stay 8-byte aligned, fewer bank conflicts
+  const int kb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int64_t bh = int64_t(b) * p.H + h, j0 = int64_t(kb) * kBlk;
+  const int c8 = 8 * (threadIdx.x & 15), r0 = threadIdx.x >> 4;
+  float km[8], vmul[8];
+  {
+    const float4* a = reinterpret_cast<const float4*>(p.km + bh * kD + c8);
+    const float4* v = reinterpret_cast<const float4*>(p.vmul + bh * kD + c8);
+    const float4 a0 = a[0], a1 = a[1], v0 = v[0], v1 = v[1];
+    km[0] = a0.x, km[1] = a0.y, km[2] = a0.z, km[3] = a0.w, km[4] = a1.x, km[5] = a1.y, km[6] = a1.z, km[7] = a1.w;
+    vmul[0] = v0.x, vmul[1] = v0.y, vmul[2] = v0.z, vmul[3] = v0.w, vmul[4] = v1.x, vmul[5] = v1.y, vmul[6] = v1.z,
+    vmul[7] = v1.w;
+  }
+  uint4 r8[8];  // k rows, then v rows (one block's k and v together would spill)
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t j = j0 + r0 + 16 * i;
+    r8[i] = j < p.nk ? *reinterpret_cast<const uint4*>(p.k + (int64_t(b) * p.Skv + j) * p.ks + h * kD + c8)
+                     : make_uint4(0, 0, 0, 0);
+  }
+  float amax = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    if (j0 + r0 + 16 * i >= p.nk) continue;
+    float f[8];
+    unpack8(r8[i], f);
+#pragma unroll
+    for (int c = 0; c < 8; ++c) amax = fmaxf(amax, fabsf(f[c] - km[c]));
+  }
+  amax = block_max(amax, red);
+  const float mul = qmul(amax);
+  if (threadIdx.x == 0 && kb < p.nkb) p.sk[bh * p.nkb + kb] = dqmul(amax);
+  uint8_t* k8 = p.k8 + (bh * p.sk_pad + j0) * kD;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int r = r0 + 16 * i;
+    uint2 kq = make_uint2(0, 0);
+    if (j0 + r < p.nk) {
+      float f[8];
+      unpack8(r8[i], f);
+#pragma unroll
+      for (int c = 0; c < 8; ++c) f[c] -= km[c];
+      kq = pack8_e4m3(f, mul);
+    }
+    *reinterpret_cast<uint2*>(k8 + r * kD + c8) = kq;
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t j = j0 + r0 + 16 * i;
+    r8[i] = j < p.nk ? *reinterpret_cast<const uint4*>(p.v + (int64_t(b) * p.Skv + j) * p.vs + h * kD + c8)
+                     : make_uint4(0, 0, 0, 0);
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    float g[8];
+    unpack8(r8[i], g);  // rows ≥ nk are zeros: e4m3 0
+#pragma unroll
+    for (int c = 0; c < 8; ++c) g[c] *= vmul[c];
+    *reinterpret_cast<uint2*>(&vtile[r0 + 16 * i][c8]) = pack8_e4m3(g, 1.0f);
+  }
+  __syncthreads();
+  // Vᵀ: item w = (channel quad dq, column word cw); the word's 4 keys (fp8_vt_column's inverse:
+  // columns 4t..4t+3 of a 16-group hold keys 2t, 2t+1, 8+2t, 9+2t) read 4 channels each, then a
+  // 4×4 byte transpose gives one word of each of the 4 channels' rows.
+  uint8_t* vt = p.vt8 + bh * kD * p.sk_pad + j0;
+  for (int w = threadIdx.x; w < (kD / 4) * (kBlk / 4); w += blockDim.x) {
+    const int cw = w % (kBlk / 4), dq = w / (kBlk / 4);
+    const int g = (4 * cw) & ~15, t = cw & 3;
+    const uint32_t a = *reinterpret_cast<const uint32_t*>(&vtile[g + 2 * t][4 * dq]);
+    const uint32_t bb = *reinterpret_cast<const uint32_t*>(&vtile[g + 2 * t + 1][4 * dq]);
+    const uint32_t c = *reinterpret_cast<const uint32_t*>(&vtile[g + 8 + 2 * t][4 * dq]);
+    const uint32_t e = *reinterpret_cast<const uint32_t*>(&vtile[g + 9 + 2 * t][4 * dq]);
+    const uint32_t ab_lo = __byte_perm(a, bb, 0x5140), ab_hi = __byte_perm(a, bb, 0x7362);  // a0 b0 a1 b1 | a2 b2 a3 b3
+    const uint32_t ce_lo = __byte_perm(c, e, 0x5140), ce_hi = __byte_perm(c, e, 0x7362);
+    const uint32_t out[4] = {__byte_perm(ab_lo, ce_lo, 0x5410), __byte_perm(ab_lo, ce_lo, 0x7632),
+                             __byte_perm(ab_hi, ce_hi, 0x5410), __byte_perm(ab_hi, ce_hi, 0x7632)};
+#pragma unroll
+    for (int u = 0; u < 4; ++u) *reinterpret_cast<uint32_t*>(vt + int64_t(4 * dq + u) * p.sk_pad + 4 * cw) = out[u];
+  }
+}
+
+// grid (nqb, H, B), block 256: rows and channels as kv_quant128; scale·q·km per row summed over its
+// 16 threads by a fixed shuffle tree.
+__global__ void __launch_bounds__(256) q_quant128_kernel(const QuantParams p) {
+  __shared__ float red[32];
+  const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int64_t bh = int64_t(b) * p.H + h, i0 = int64_t(qb) * kBlk;
+  const int c8 = 8 * (threadIdx.x & 15), r0 = threadIdx.x >> 4;
+  uint4 qr[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t row = i0 + r0 + 16 * i;
+    qr[i] = row < p.Sq ? *reinterpret_cast<const uint4*>(p.q + (int64_t(b) * p.Sq + row) * p.qs + h * kD + c8)
+                       : make_uint4(0, 0, 0, 0);
+  }
+  float amax = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    float f[8];
+    unpack8(qr[i], f);
+#pragma unroll
+    for (int c = 0; c < 8; ++c) amax = fmaxf(amax, fabsf(f[c]));
+  }
+  amax = block_max(amax, red);
+  const float mul = qmul(amax);
+  if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = dqmul(amax);
+  float km[8];
+  {
+    const float4* a = reinterpret_cast<const float4*>(p.km + bh * kD + c8);
+    const float4 a0 = a[0], a1 = a[1];
+    km[0] = a0.x, km[1] = a0.y, km[2] = a0.z, km[3] = a0.w, km[4] = a1.x, km[5] = a1.y, km[6] = a1.z, km[7] = a1.w;
+  }
+  uint8_t* q8 = p.q8 + (bh * p.sq_pad + i0) * kD;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int r = r0 + 16 * i;
+    float f[8];
+    unpack8(qr[i], f);
+    *reinterpret_cast<uint2*>(q8 + r * kD + c8) = i0 + r < p.Sq ? pack8_e4m3(f, mul) : make_uint2(0, 0);
+    float acc = 0.0f;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) acc = fmaf(f[c], km[c], acc);
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 15) == 0 && i0 + r < p.Sq) p.qkm[bh * p.Sq + i0 + r] = p.scale * acc;
+  }
+}
+
+bool fast128(const AttnArgs& a, const AttnStrides& st) {
+  auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
+  return a.D == kD && aligned(a.q) && aligned(a.k) && aligned(a.v) && st.q % 8 == 0 && st.k % 8 == 0 && st.v % 8 == 0;
+}
+
 }  // namespace
 
 cudaError_t launch_quant(const AttnArgs& a, const Layout& l, uint8_t* ws, cudaStream_t stream) {
@@ -163,10 +359,21 @@ cudaError_t launch_quant(const AttnArgs& a, const Layout& l, uint8_t* ws, cudaSt
   p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.vmul = f(l.vmul), p.km = f(l.km), p.qkm = f(l.qkm);
   p.ksum = f(l.ksum), p.vmax = f(l.vmax);
   const unsigned H = unsigned(a.H), B = unsigned(a.B);
-  if (l.nkb > 0) kv_stats_kernel<<<dim3(unsigned(l.nkb), H, B), 128, 0, stream>>>(p);
+  const bool fast = fast128(a, st);
+  if (l.nkb > 0) {
+    if (fast)
+      kv_stats128_kernel<<<dim3(unsigned(l.nkb), H, B), 128, 0, stream>>>(p);
+    else
+      kv_stats_kernel<<<dim3(unsigned(l.nkb), H, B), 128, 0, stream>>>(p);
+  }
   kv_finish_kernel<<<dim3(H, B), 128, 0, stream>>>(p);
-  kv_quant_kernel<<<dim3(unsigned(l.sk_pad / kBlk), H, B), 256, 0, stream>>>(p);
-  q_quant_kernel<<<dim3(unsigned(l.nqb), H, B), 256, 0, stream>>>(p);
+  if (fast) {
+    kv_quant128_kernel<<<dim3(unsigned(l.sk_pad / kBlk), H, B), 256, 0, stream>>>(p);
+    q_quant128_kernel<<<dim3(unsigned(l.nqb), H, B), 256, 0, stream>>>(p);
+  } else {
+    kv_quant_kernel<<<dim3(unsigned(l.sk_pad / kBlk), H, B), 256, 0, stream>>>(p);
+    q_quant_kernel<<<dim3(unsigned(l.nqb), H, B), 256, 0, stream>>>(p);
+  }
   return cudaGetLastError();
 }
 
