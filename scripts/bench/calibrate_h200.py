@@ -194,7 +194,7 @@ def derive():
     return out
 
 
-FP8_ATTENTION_KERNEL_COMMITS = {"ddb87ed", "1b356f7"}
+FP8_ATTENTION_KERNEL_COMMITS = {"d672760"}
 
 
 def derive_fp8(bf16_attention):
@@ -223,10 +223,11 @@ def derive_fp8(bf16_attention):
     # length with no exponential replaced (the kept kernel); its quantisation pass (fp8_quant_ms)
     # priced per element of q, k and v: 3 bytes each (bf16 read, e4m3 written), as a fraction of
     # the HBM rate it reaches.
-    # Only the kernel that the fp8 DiT validation forwards ran (64adcd8: the kernel of ddb87ed and
-    # 1b356f7); later kernels (and the variants measured and dropped) wait for a DiT re-measurement.
+    # Only the kernel and quantisation pass that the fp8 DiT validation forwards ran (d672760: the
+    # kernel of 56b944f, the pass of d672760), from the call that timed those forwards (its records
+    # name "the committed state"); the variants measured and dropped are not used.
     a = [r for r in jsonl("2026-12-01_1xh200_fp8_attention.jsonl") if "fp8_kernel_tflops" in r["result"]]
-    a = [r for r in a if r["commit"] in FP8_ATTENTION_KERNEL_COMMITS]
+    a = [r for r in a if r["commit"] in FP8_ATTENTION_KERNEL_COMMITS and "the committed state" in r["args"]]
     a = [r for r in a if "EXP_POLY" not in r["args"] or "EXP_POLY=0 " in r["args"]]
     newest = {}
     for r in a:  # in file order: the later record of a length wins
