@@ -173,6 +173,21 @@ __device__ __forceinline__ uint2 pack8_e4m3(const float (&f)[8], float mul) {
   return make_uint2(w[0], w[1]);
 }
 
+// 8 floats from 16-byte aligned p.
+__device__ __forceinline__ void load8(const float* p, float (&f)[8]) {
+  const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
+  f[0] = a.x, f[1] = a.y, f[2] = a.z, f[3] = a.w, f[4] = b.x, f[5] = b.y, f[6] = b.z, f[7] = b.w;
+}
+// This thread's 16 bytes of rows row0 + 16·i (i < 8) of a [rows, stride] bf16 slab; rows ≥ n are 0.
+__device__ __forceinline__ void load_rows8(const __nv_bfloat16* base, int64_t stride, int64_t row0, int64_t n,
+                                           uint4 (&r)[8]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t row = row0 + 16 * i;
+    r[i] = row < n ? *reinterpret_cast<const uint4*>(base + row * stride) : make_uint4(0, 0, 0, 0);
+  }
+}
+
 // grid (nkb, H, B), block 128: warps 0-1 sum two key channels per thread over the chunk (in key
 // order, as the scalar kernel), warps 2-3 take two V channels' maxima; 8 rows in flight per thread.
 __global__ void kv_stats128_kernel(const QuantParams p) {
@@ -214,21 +229,11 @@ __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p
   const int64_t bh = int64_t(b) * p.H + h, j0 = int64_t(kb) * kBlk;
   const int c8 = 8 * (threadIdx.x & 15), r0 = threadIdx.x >> 4;
   float km[8], vmul[8];
-  {
-    const float4* a = reinterpret_cast<const float4*>(p.km + bh * kD + c8);
-    const float4* v = reinterpret_cast<const float4*>(p.vmul + bh * kD + c8);
-    const float4 a0 = a[0], a1 = a[1], v0 = v[0], v1 = v[1];
-    km[0] = a0.x, km[1] = a0.y, km[2] = a0.z, km[3] = a0.w, km[4] = a1.x, km[5] = a1.y, km[6] = a1.z, km[7] = a1.w;
-    vmul[0] = v0.x, vmul[1] = v0.y, vmul[2] = v0.z, vmul[3] = v0.w, vmul[4] = v1.x, vmul[5] = v1.y, vmul[6] = v1.z,
-    vmul[7] = v1.w;
-  }
+  load8(p.km + bh * kD + c8, km);
+  load8(p.vmul + bh * kD + c8, vmul);
   uint4 r8[8];  // k rows, then v rows (one block's k and v together would spill)
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int64_t j = j0 + r0 + 16 * i;
-    r8[i] = j < p.nk ? *reinterpret_cast<const uint4*>(p.k + (int64_t(b) * p.Skv + j) * p.ks + h * kD + c8)
-                     : make_uint4(0, 0, 0, 0);
-  }
+  const __nv_bfloat16* kbase = p.k + int64_t(b) * p.Skv * p.ks + h * kD + c8;
+  load_rows8(kbase, p.ks, j0 + r0, p.nk, r8);
   float amax = 0.0f;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -255,12 +260,7 @@ __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p
     }
     *reinterpret_cast<uint2*>(k8 + r * kD + c8) = kq;
   }
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int64_t j = j0 + r0 + 16 * i;
-    r8[i] = j < p.nk ? *reinterpret_cast<const uint4*>(p.v + (int64_t(b) * p.Skv + j) * p.vs + h * kD + c8)
-                     : make_uint4(0, 0, 0, 0);
-  }
+  load_rows8(p.v + int64_t(b) * p.Skv * p.vs + h * kD + c8, p.vs, j0 + r0, p.nk, r8);
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     float g[8];
@@ -298,12 +298,7 @@ __global__ void __launch_bounds__(256) q_quant128_kernel(const QuantParams p) {
   const int64_t bh = int64_t(b) * p.H + h, i0 = int64_t(qb) * kBlk;
   const int c8 = 8 * (threadIdx.x & 15), r0 = threadIdx.x >> 4;
   uint4 qr[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int64_t row = i0 + r0 + 16 * i;
-    qr[i] = row < p.Sq ? *reinterpret_cast<const uint4*>(p.q + (int64_t(b) * p.Sq + row) * p.qs + h * kD + c8)
-                       : make_uint4(0, 0, 0, 0);
-  }
+  load_rows8(p.q + int64_t(b) * p.Sq * p.qs + h * kD + c8, p.qs, i0 + r0, p.Sq, qr);
   float amax = 0.0f;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -316,11 +311,7 @@ __global__ void __launch_bounds__(256) q_quant128_kernel(const QuantParams p) {
   const float mul = qmul(amax);
   if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = dqmul(amax);
   float km[8];
-  {
-    const float4* a = reinterpret_cast<const float4*>(p.km + bh * kD + c8);
-    const float4 a0 = a[0], a1 = a[1];
-    km[0] = a0.x, km[1] = a0.y, km[2] = a0.z, km[3] = a0.w, km[4] = a1.x, km[5] = a1.y, km[6] = a1.z, km[7] = a1.w;
-  }
+  load8(p.km + bh * kD + c8, km);
   uint8_t* q8 = p.q8 + (bh * p.sq_pad + i0) * kD;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
