@@ -18,6 +18,7 @@
 #include "kernels/attention/mma_bf16.cuh"
 #include "kernels/attention/tensor_map.cuh"
 #include "kernels/attention/wgmma_sm90.cuh"
+#include "kernels/quant/e4m3_pack.cuh"
 #include "kernels/quant/fp8_e4m3_ref.h"
 
 namespace vgen::kern {
@@ -45,12 +46,6 @@ struct Params {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define VGEN_FP8_ATTN_DEVICE 1
 #endif
-
-__device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float d) {
-  const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
-  const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(c, d), __NV_SATFINITE, __NV_E4M3);
-  return lo | hi << 16;
-}
 
 // Each key tile's P·V goes to a fresh wgmma accumulator and is added to O in fp32 on the CUDA cores,
 // O = (O + pv)·corr: accumulating into O in place by the tensor core keeps fewer bits than fp32 over

@@ -2,7 +2,7 @@
 // key mean and V channel maxima per 128-key chunk, their deterministic totals, then e4m3 K − mean
 // and Vᵀ (one scale per 128-key block / per channel) and e4m3 Q (one scale per 128-query block)
 // with scale·q·mean per query. Memory-bound. Head dim 128 with 16-byte aligned rows (every DiT
-// call) takes the *128 kernels: 16-byte loads, each block's values held in registers between its
+// Wan DiT call) takes the *128 kernels: 16-byte loads, each block's values held in registers between its
 // maximum and its quantisation, so k and v are read twice from memory (the mean and V maxima need a
 // whole pass first) and q once. Any other shape takes the scalar kernels; both compute the same
 // values (the same sums in the same order, the same roundings).
@@ -10,6 +10,8 @@
 #include <cuda_fp8.h>
 
 #include "kernels/attention/attention_fp8_layout.cuh"
+#include "kernels/common/elem_io.cuh"
+#include "kernels/quant/e4m3_pack.cuh"
 #include "kernels/quant/fp8_e4m3_ref.h"
 
 namespace vgen::kern::fp8attn {
@@ -150,34 +152,15 @@ __global__ void q_quant_kernel(const QuantParams p) {
   }
 }
 
-
 // ---- Head dim 128, 16-byte aligned rows ----
 constexpr int kD = 128;
 
-__device__ __forceinline__ void unpack8(const uint4& u, float (&f)[8]) {
-  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 t = __bfloat1622float2(h[i]);
-    f[2 * i] = t.x, f[2 * i + 1] = t.y;
-  }
-}
+using dev::bf16x8_to_f32;
 __device__ __forceinline__ uint2 pack8_e4m3(const float (&f)[8], float mul) {
-  uint32_t w[2];
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(f[4 * i] * mul, f[4 * i + 1] * mul), __NV_SATFINITE, __NV_E4M3);
-    const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(f[4 * i + 2] * mul, f[4 * i + 3] * mul), __NV_SATFINITE, __NV_E4M3);
-    w[i] = lo | hi << 16;
-  }
-  return make_uint2(w[0], w[1]);
+  return make_uint2(pack_e4m3x4(f[0] * mul, f[1] * mul, f[2] * mul, f[3] * mul),
+                    pack_e4m3x4(f[4] * mul, f[5] * mul, f[6] * mul, f[7] * mul));
 }
 
-// 8 floats from 16-byte aligned p.
-__device__ __forceinline__ void load8(const float* p, float (&f)[8]) {
-  const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
-  f[0] = a.x, f[1] = a.y, f[2] = a.z, f[3] = a.w, f[4] = b.x, f[5] = b.y, f[6] = b.z, f[7] = b.w;
-}
 // This thread's 16 bytes of rows row0 + 16·i (i < 8) of a [rows, stride] bf16 slab; rows ≥ n are 0.
 __device__ __forceinline__ void load_rows8(const __nv_bfloat16* base, int64_t stride, int64_t row0, int64_t n,
                                            uint4 (&r)[8]) {
@@ -229,17 +212,16 @@ __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p
   const int64_t bh = int64_t(b) * p.H + h, j0 = int64_t(kb) * kBlk;
   const int c8 = 8 * (threadIdx.x & 15), r0 = threadIdx.x >> 4;
   float km[8], vmul[8];
-  load8(p.km + bh * kD + c8, km);
-  load8(p.vmul + bh * kD + c8, vmul);
+  dev::load8<float>(p.km + bh * kD + c8, km);
+  dev::load8<float>(p.vmul + bh * kD + c8, vmul);
   uint4 r8[8];  // k rows, then v rows (one block's k and v together would spill)
-  const __nv_bfloat16* kbase = p.k + int64_t(b) * p.Skv * p.ks + h * kD + c8;
-  load_rows8(kbase, p.ks, j0 + r0, p.nk, r8);
+  load_rows8(p.k + int64_t(b) * p.Skv * p.ks + h * kD + c8, p.ks, j0 + r0, p.nk, r8);
   float amax = 0.0f;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     if (j0 + r0 + 16 * i >= p.nk) continue;
     float f[8];
-    unpack8(r8[i], f);
+    bf16x8_to_f32(r8[i], f);
 #pragma unroll
     for (int c = 0; c < 8; ++c) amax = fmaxf(amax, fabsf(f[c] - km[c]));
   }
@@ -253,7 +235,7 @@ __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p
     uint2 kq = make_uint2(0, 0);
     if (j0 + r < p.nk) {
       float f[8];
-      unpack8(r8[i], f);
+      bf16x8_to_f32(r8[i], f);
 #pragma unroll
       for (int c = 0; c < 8; ++c) f[c] -= km[c];
       kq = pack8_e4m3(f, mul);
@@ -264,7 +246,7 @@ __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     float g[8];
-    unpack8(r8[i], g);  // rows ≥ nk are zeros: e4m3 0
+    bf16x8_to_f32(r8[i], g);  // rows ≥ nk are zeros: e4m3 0
 #pragma unroll
     for (int c = 0; c < 8; ++c) g[c] *= vmul[c];
     *reinterpret_cast<uint2*>(&vtile[r0 + 16 * i][c8]) = pack8_e4m3(g, 1.0f);
@@ -303,7 +285,7 @@ __global__ void __launch_bounds__(256) q_quant128_kernel(const QuantParams p) {
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     float f[8];
-    unpack8(qr[i], f);
+    bf16x8_to_f32(qr[i], f);
 #pragma unroll
     for (int c = 0; c < 8; ++c) amax = fmaxf(amax, fabsf(f[c]));
   }
@@ -311,13 +293,13 @@ __global__ void __launch_bounds__(256) q_quant128_kernel(const QuantParams p) {
   const float mul = qmul(amax);
   if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = dqmul(amax);
   float km[8];
-  load8(p.km + bh * kD + c8, km);
+  dev::load8<float>(p.km + bh * kD + c8, km);
   uint8_t* q8 = p.q8 + (bh * p.sq_pad + i0) * kD;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int r = r0 + 16 * i;
     float f[8];
-    unpack8(qr[i], f);
+    bf16x8_to_f32(qr[i], f);
     *reinterpret_cast<uint2*>(q8 + r * kD + c8) = i0 + r < p.Sq ? pack8_e4m3(f, mul) : make_uint2(0, 0);
     float acc = 0.0f;
 #pragma unroll
@@ -329,8 +311,8 @@ __global__ void __launch_bounds__(256) q_quant128_kernel(const QuantParams p) {
 }
 
 bool fast128(const AttnArgs& a, const AttnStrides& st) {
-  auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
-  return a.D == kD && aligned(a.q) && aligned(a.k) && aligned(a.v) && st.q % 8 == 0 && st.k % 8 == 0 && st.v % 8 == 0;
+  return a.D == kD && dev::aligned16(a.q) && dev::aligned16(a.k) && dev::aligned16(a.v) && st.q % 8 == 0 &&
+         st.k % 8 == 0 && st.v % 8 == 0;
 }
 
 }  // namespace

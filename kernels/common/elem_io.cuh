@@ -66,6 +66,13 @@ template <typename T> __device__ __forceinline__ void store8(T* p, const float (
   }
 }
 
+// The 8 bf16 of a 16-byte word (kept raw in registers: half the registers of floats) as fp32.
+__device__ __forceinline__ void bf16x8_to_f32(const uint4& raw, float (&v)[8]) {
+  const bf16* e = reinterpret_cast<const bf16*>(&raw);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) v[j] = __bfloat162float(e[j]);
+}
+
 // 8 floats to/from shared memory as two 16-byte accesses (p 16-byte aligned): a warp touching
 // consecutive 32-byte pieces is conflict-free, unlike 8 scalar accesses with a stride of 8.
 __device__ __forceinline__ void smem_store8(float* p, const float (&v)[8]) {

@@ -66,11 +66,7 @@ template <int V> struct RowRegs<bf16, V> {
 #pragma unroll
     for (int i = 0; i < V; ++i) *reinterpret_cast<uint4*>(row + row_index(i, 0)) = raw[i];
   }
-  __device__ __forceinline__ void get(int i, float (&o)[8]) const {
-    const bf16* e = reinterpret_cast<const bf16*>(&raw[i]);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) o[j] = __bfloat162float(e[j]);
-  }
+  __device__ __forceinline__ void get(int i, float (&o)[8]) const { bf16x8_to_f32(raw[i], o); }
   // Rounds into bf16 (a store of the values would round the same way).
   __device__ __forceinline__ void set(int i, const float (&o)[8]) {
     bf16* e = reinterpret_cast<bf16*>(&raw[i]);

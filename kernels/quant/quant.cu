@@ -4,6 +4,7 @@
 #include <cuda_fp8.h>
 
 #include "kernels/common/elem_io.cuh"
+#include "kernels/quant/e4m3_pack.cuh"
 #include "kernels/quant/fp8_e4m3_ref.h"
 
 namespace vgen::kern {
@@ -28,10 +29,6 @@ __device__ __forceinline__ float dequant_mul(float a) {
 __device__ __forceinline__ float scaled(float v, float mul) {
   const float q = v * mul;
   return q == q ? q : __int_as_float(0x7fffffff);
-}
-
-__device__ __forceinline__ uint32_t encode2(float lo, float hi) {
-  return uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, __NV_E4M3));  // lo in the low byte
 }
 
 // Max over the block (blockDim.x a multiple of 32); every thread gets it. One use per kernel.
@@ -91,8 +88,8 @@ __global__ void __launch_bounds__(kMaxThreads)
     float v[8];
     unpack8<T>(raw[i], v);
     uint2 p;
-    p.x = encode2(scaled(v[0], mul), scaled(v[1], mul)) | encode2(scaled(v[2], mul), scaled(v[3], mul)) << 16;
-    p.y = encode2(scaled(v[4], mul), scaled(v[5], mul)) | encode2(scaled(v[6], mul), scaled(v[7], mul)) << 16;
+    p.x = pack_e4m3x4(scaled(v[0], mul), scaled(v[1], mul), scaled(v[2], mul), scaled(v[3], mul));
+    p.y = pack_e4m3x4(scaled(v[4], mul), scaled(v[5], mul), scaled(v[6], mul), scaled(v[7], mul));
     *reinterpret_cast<uint2*>(out + vi * 8) = p;
   }
   if (threadIdx.x == 0) scale[m] = dequant_mul(a);
