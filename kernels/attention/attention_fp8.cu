@@ -1,8 +1,9 @@
 // FP8 attention (attention_fp8.cuh): the quantisation pass, then either the Hopper kernel (D = 128:
-// TMA tile loads of e4m3 Q, K, Vᵀ into 128-byte-swizzled shared memory, S = Q·Kᵀ and O += P·V as
-// m64n128k32 e4m3 wgmma, P from registers, warp-specialised like attention_wgmma.cu: one producer
-// warp, two consumer warpgroups taking turns at the tensor cores) or a CUDA-core kernel for any
-// other head dim (tests, tiny models). Numerics: attention_fp8_ref.h.
+// TMA tile loads of INT8 (or e4m3) Q, K and e4m3 Vᵀ into 128-byte-swizzled shared memory, S = Q·Kᵀ
+// as m64n128k32 s8 (or e4m3) wgmma, O += P·V as e4m3 wgmma with P from registers, warp-specialised
+// like attention_wgmma.cu: one producer warp, two consumer warpgroups taking turns at the tensor
+// cores) or a CUDA-core kernel for any other head dim (tests, tiny models). Numerics:
+// attention_fp8_ref.h.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
@@ -33,6 +34,10 @@ constexpr uint32_t kTileBytes = kBN * kD;  // 16 KiB: a Q, K or Vᵀ tile of e4m
 constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = 5 * kTileBytes;
 constexpr uint32_t kSmemBytes = kOffBar + 128 + 1024;
 constexpr float kLog2Of448 = 8.807354922057604f;  // P is stored as e4m3(p·448): exp2(x + log2 448)
+// INT8 scores: the s32 sum i plus these bits, read as a float, is 2²³ + 2²² + i exactly (|i| ≤
+// 128·127² < 2²²): the conversion is one integer add, off the MUFU that the exponentials need.
+constexpr uint32_t kMagicBits = 0x4B400000u;
+constexpr float kMagic = 12582912.0f;
 
 struct Params {
   __nv_bfloat16* out;
@@ -53,6 +58,10 @@ struct Params {
 // so were O = O·corr + pv as one FFMA with the rescale a tile late (774 against 828), and the K
 // scales loaded a tile ahead (766). The row sums l run as 4 chains of 8 adds, not one of 32: 832 →
 // 870 TFLOP/s (results/2026-12-01_1xh200_fp8_attention.jsonl).
+// kInt8: Q·Kᵀ in s8 with exact s32 sums; each score enters the softmax's FFMA as 2²³ + 2²² + i with
+// the offset folded into that tile's row constant (its rounding moves a row's tile by < 2⁻²³ of
+// 1.26e7·sl2 in the exponent: below one unit of the integer sum, far below the INT8 rounding).
+template <bool kInt8>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const Params p) {
@@ -104,6 +113,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float* sk = p.sk + int64_t(bh) * p.nkb;
 
   float o[64], s[64];
+  uint32_t si[64];  // kInt8: the s32 scores (kept out of s so that both forms stay plain registers)
   float pv[64];  // one tile's P·V
   uint32_t pa[16];  // P in e4m3: the A fragments of 4 k32 steps
 #pragma unroll
@@ -115,9 +125,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t q_tile = base + uint32_t(cw) * 64 * 128;  // this warpgroup's 64 rows
   auto issue_qk = [&](uint32_t k_tile) {
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-      wgmma_ss_e4m3(s, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024), kk > 0);
+    for (int kk = 0; kk < 4; ++kk) {
+      if constexpr (kInt8)
+        wgmma_ss_s8(si, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024), kk > 0);
+      else
+        wgmma_ss_e4m3(s, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024), kk > 0);
+    }
     wgmma_commit();
+  };
+  // The scores after their wgmma: in place (e4m3) or 2²³ + 2²² + i as floats (INT8).
+  auto fence_scores = [&]() {
+    if constexpr (kInt8) {
+      reg_fence(si);
+#pragma unroll
+      for (int i = 0; i < 64; ++i) s[i] = __uint_as_float(si[i] + kMagicBits);
+    } else {
+      reg_fence(s);
+    }
   };
   auto issue_pv = [&](uint32_t v_tile) {
 #pragma unroll
@@ -147,18 +171,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int i = 0; i < 64; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], s[i]);
+    float off[2];  // what the FFMA subtracts: m, plus the INT8 offset's share
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const float mn = fmaxf(m[r], mma::quad_max(mx[r]) * sl2 - kLog2Of448);
+      const float qm = mma::quad_max(mx[r]);
+      const float mn = fmaxf(m[r], (kInt8 ? qm - kMagic : qm) * sl2 - kLog2Of448);  // qm − 2²³−2²² exact
       corr[r] = ex2_ftz(m[r] - mn);
       m[r] = mn;
       l[r] *= corr[r];
+      off[r] = kInt8 ? fmaf(kMagic, sl2, mn) : mn;
     }
     float lp[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};  // 4 chains per row, not 1 of 32
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
       const int r = (i >> 1) & 1;
-      s[i] = ex2_ftz(fmaf(s[i], sl2, -m[r]));
+      s[i] = ex2_ftz(fmaf(s[i], sl2, -off[r]));
       lp[r][(i >> 2) & 3] += s[i];
     }
 #pragma unroll
@@ -185,7 +212,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   issue_qk(base + kOffK);
   turn_end(false);
   wgmma_wait<0>();
-  reg_fence(s);
+  fence_scores();
   release(bar_empty_k);
   {
     float corr[2];
@@ -204,7 +231,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     issue_pv(base + kOffV + sp * kTileBytes);
     turn_end(false);
     wgmma_wait<1>();
-    reg_fence(s);
+    fence_scores();
     release(bar_empty_k + 8 * st);
     float corr[2];
     softmax(j, corr);
@@ -270,9 +297,12 @@ struct GenericParams {
   float* lse;
   int64_t o_stride, Sq, H, D, nk, sq_pad, sk_pad, nqb, nkb;
   float scale;
+  bool qk_int8;
   const uint8_t *q8, *k8, *vt8;
   const float *sq, *sk, *sv, *qkm;
 };
+
+__device__ __forceinline__ float qk_to_f32(bool i8, uint8_t v) { return i8 ? float(int8_t(v)) : e4m3_to_f32(v); }
 
 // grid (nqb, H, B), block 128: one query row per thread, the reference's loop order (any D ≤ 128).
 __global__ void attn_fp8_generic_kernel(const GenericParams p) {
@@ -289,7 +319,7 @@ __global__ void attn_fp8_generic_kernel(const GenericParams p) {
   }
   float q[kAttnMaxHeadDim], acc[kAttnMaxHeadDim], sc[kBN];
   const uint8_t* qrow = p.q8 + (bh * p.sq_pad + i) * p.D;
-  for (int d = 0; d < D; ++d) q[d] = e4m3_to_f32(qrow[d]), acc[d] = 0.0f;
+  for (int d = 0; d < D; ++d) q[d] = qk_to_f32(p.qk_int8, qrow[d]), acc[d] = 0.0f;
   const float sqi = p.sq[bh * p.nqb + qb];
   float m = -INFINITY, l = 0.0f;
   for (int64_t c = 0; c < p.nk; c += kBN) {
@@ -299,7 +329,7 @@ __global__ void attn_fp8_generic_kernel(const GenericParams p) {
     for (int j = 0; j < n; ++j) {
       const uint8_t* krow = p.k8 + (bh * p.sk_pad + c + j) * p.D;
       float dot = 0.0f;
-      for (int d = 0; d < D; ++d) dot += q[d] * e4m3_to_f32(krow[d]);
+      for (int d = 0; d < D; ++d) dot += q[d] * qk_to_f32(p.qk_int8, krow[d]);  // INT8: exact
       sc[j] = dot * f;
       mt = fmaxf(mt, sc[j]);
     }
@@ -355,8 +385,11 @@ bool device_ok() {
   int built = 0;
   if (cudaGetLastError() != cudaSuccess || cudaMemcpyFromSymbol(&built, g_fp8_built, sizeof(int)) != cudaSuccess)
     return false;
-  const bool ok = built == 1 && cudaFuncSetAttribute(attn_fp8_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                     int(kSmemBytes)) == cudaSuccess;
+  auto raise = [](const void* f) {
+    return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)) == cudaSuccess;
+  };
+  const bool ok = built == 1 && raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<true>)) &&
+                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<false>));
   state[dev] = ok ? 1 : -1;
   return ok;
 }
@@ -380,13 +413,15 @@ bool attention_fp8_wgmma_supports(const AttnArgs& a) {
          (reinterpret_cast<uintptr_t>(a.out) & 3) == 0;
 }
 
-cudaError_t attention_fp8_quantize(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+cudaError_t attention_fp8_quantize(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream,
+                                   Fp8Qk qk) {
   const fp8attn::Layout l = fp8attn::layout(a);
   if (!workspace || workspace_bytes < l.total || a.D < 1 || a.D > kAttnMaxHeadDim) return cudaErrorInvalidValue;
-  return fp8attn::launch_quant(a, l, static_cast<uint8_t*>(workspace), stream);
+  return fp8attn::launch_quant(a, qk, l, static_cast<uint8_t*>(workspace), stream);
 }
 
-cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream,
+                              Fp8Qk qk) {
   if (a.D < 1 || a.D > kAttnMaxHeadDim || a.B < 1 || a.H < 1 || a.Sq < 1 || a.Skv < 0 || !a.q || !a.k || !a.v ||
       !a.out || !(a.scale > 0.0f) || !std::isfinite(a.scale) || a.B > 65535 || a.H > 65535)
     return cudaErrorInvalidValue;
@@ -395,7 +430,7 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
   if (!workspace || workspace_bytes < l.total || (reinterpret_cast<uintptr_t>(workspace) & 255) != 0)
     return cudaErrorInvalidValue;
   uint8_t* ws = static_cast<uint8_t*>(workspace);
-  cudaError_t e = fp8attn::launch_quant(a, l, ws, stream);
+  cudaError_t e = fp8attn::launch_quant(a, qk, l, ws, stream);
   if (e != cudaSuccess) return e;
   const AttnStrides st = attn_strides(a);
   auto f = [&](size_t off) { return reinterpret_cast<const float*>(ws + off); };
@@ -413,7 +448,10 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
       p.scale_log2 = a.scale * mma::kLog2e;
       p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.qkm = f(l.qkm);
       const dim3 grid(unsigned(l.nqb), unsigned(a.H), unsigned(a.B));
-      attn_fp8_wgmma_kernel<<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+      if (qk == Fp8Qk::kInt8)
+        attn_fp8_wgmma_kernel<true><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+      else
+        attn_fp8_wgmma_kernel<false><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
       e = cudaGetLastError();
       if (e == cudaSuccess) ++g_calls;
       return e;
@@ -422,6 +460,7 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
   GenericParams g;
   g.out = a.out, g.lse = a.lse, g.o_stride = st.o, g.Sq = a.Sq, g.H = a.H, g.D = a.D, g.nk = l.nk;
   g.sq_pad = l.sq_pad, g.sk_pad = l.sk_pad, g.nqb = l.nqb, g.nkb = l.nkb, g.scale = a.scale;
+  g.qk_int8 = qk == Fp8Qk::kInt8;
   g.q8 = ws + l.q8, g.k8 = ws + l.k8, g.vt8 = ws + l.vt8;
   g.sq = f(l.sq), g.sk = f(l.sk), g.sv = f(l.sv), g.qkm = f(l.qkm);
   attn_fp8_generic_kernel<<<dim3(unsigned(l.nqb), unsigned(a.H), unsigned(a.B)), kBM, 0, stream>>>(g);

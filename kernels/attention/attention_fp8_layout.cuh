@@ -1,8 +1,8 @@
 // The FP8 attention's workspace (attention_fp8.cuh): e4m3 Q, K and Vᵀ of every (batch, head) and
 // their scales, written by the quantisation pass (attention_fp8_quant.cu), read by the kernels
 // (attention_fp8.cu). Internal to kernels/attention.
-//   q8  [B·H, sq_pad, D]  e4m3, rows ≥ Sq zero        sq  [B·H, nqb] dequantisation scales
-//   k8  [B·H, sk_pad, D]  e4m3 of k − mean, rows ≥ nk zero   sk  [B·H, nkb]
+//   q8  [B·H, sq_pad, D]  INT8 or e4m3 (Fp8Qk), rows ≥ Sq zero   sq  [B·H, nqb] dequantisation scales
+//   k8  [B·H, sk_pad, D]  the same of k − mean, rows ≥ nk zero    sk  [B·H, nkb]
 //   vt8 [B·H, D, sk_pad]  e4m3 of v, keys ≥ nk zero; within each 16 keys the column order is
 //                         fp8_vt_column's (the wgmma P·V's register layout)   sv, vmul [B·H, D]
 //   km  [B·H, D] key mean; qkm [B·H, Sq] scale·q·km (added to the LSE of the smoothed scores)
@@ -63,6 +63,6 @@ __host__ __device__ inline int fp8_vt_column(int j) {
 }
 
 // Launches the quantisation pass (attention_fp8_quant.cu); q/k/v bf16 [B,S,H,D] with strides.
-cudaError_t launch_quant(const AttnArgs& a, const Layout& l, uint8_t* ws, cudaStream_t stream);
+cudaError_t launch_quant(const AttnArgs& a, Fp8Qk qk, const Layout& l, uint8_t* ws, cudaStream_t stream);
 
 }  // namespace vgen::kern::fp8attn

@@ -1,11 +1,11 @@
 // The FP8 attention's quantisation pass (attention_fp8_layout.cuh, numerics attention_fp8_ref.h):
-// key mean and V channel maxima per 128-key chunk, their deterministic totals, then e4m3 K − mean
-// and Vᵀ (one scale per 128-key block / per channel) and e4m3 Q (one scale per 128-query block)
-// with scale·q·mean per query. Memory-bound. Head dim 128 with 16-byte aligned rows (every DiT
-// Wan DiT call) takes the *128 kernels: 16-byte loads, each block's values held in registers between its
-// maximum and its quantisation, so k and v are read twice from memory (the mean and V maxima need a
-// whole pass first) and q once. Any other shape takes the scalar kernels; both compute the same
-// values (the same sums in the same order, the same roundings).
+// key mean and V channel maxima per 128-key chunk, their deterministic totals, then K − mean (one
+// scale per 128-key block) in INT8 or e4m3 (Fp8Qk), Vᵀ in e4m3 (one scale per channel), and Q (one
+// scale per 128-query block) as K, with scale·q·mean per query. Memory-bound. Head dim 128 with
+// 16-byte aligned rows (every Wan DiT call) takes the *128 kernels: 16-byte loads, each block's
+// values held in registers between its maximum and its quantisation, so k and v are read twice from
+// memory (the mean and V maxima need a whole pass first) and q once. Any other shape takes the
+// scalar kernels; both compute the same values (the same sums in the same order, the same roundings).
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
@@ -24,6 +24,7 @@ struct QuantParams {
   int64_t qs, ks, vs;  // token strides (elements)
   int64_t Sq, Skv, H, D, nk, sq_pad, sk_pad, nqb, nkb;
   float scale;
+  bool qk_int8;  // Q and K in INT8 (else e4m3)
   uint8_t *q8, *k8, *vt8;
   float *sq, *sk, *sv, *vmul, *km, *qkm, *ksum, *vmax;
 };
@@ -34,6 +35,16 @@ __device__ __forceinline__ uint8_t e4m3(float x) {
 }
 __device__ __forceinline__ float qmul(float amax) { return (amax >= kFp8MinAmax && amax < 3.0e38f) ? kFp8E4M3Max / amax : 1.0f; }
 __device__ __forceinline__ float dqmul(float amax) { return (amax >= kFp8MinAmax && amax < 3.0e38f) ? amax / kFp8E4M3Max : 1.0f; }
+// Q and K: int8_quant_mul / int8_round (attention_fp8_ref.h) or e4m3.
+__device__ __forceinline__ float qk_qmul(bool i8, float amax) {
+  return !i8 ? qmul(amax) : (amax >= kFp8MinAmax && amax < 3.0e38f) ? kInt8QkMax / amax : 1.0f;
+}
+__device__ __forceinline__ float qk_dqmul(bool i8, float amax) {
+  return !i8 ? dqmul(amax) : (amax >= kFp8MinAmax && amax < 3.0e38f) ? amax / kInt8QkMax : 1.0f;
+}
+// rint with saturation to ±127 (cvt.rni gives 0 for NaN), as a byte.
+__device__ __forceinline__ uint32_t int8_bits(float x) { return uint32_t(max(-127, min(127, __float2int_rn(x)))) & 0xFFu; }
+__device__ __forceinline__ uint8_t qk8(bool i8, float x) { return i8 ? uint8_t(int8_bits(x)) : e4m3(x); }
 
 // Block-wide max of non-negative values (blockDim.x a multiple of 32, at most 1024).
 __device__ float block_max(float x, float* red) {
@@ -93,8 +104,8 @@ __global__ void kv_quant_kernel(const QuantParams p) {
     if (j < p.nk) amax = fmaxf(amax, fabsf(ld(p.k + (int64_t(b) * p.Skv + j) * p.ks + h * p.D + e % D) - km[e % D]));
   }
   amax = block_max(amax, red);
-  const float mul = qmul(amax);
-  if (threadIdx.x == 0 && kb < p.nkb) p.sk[bh * p.nkb + kb] = dqmul(amax);
+  const float mul = qk_qmul(p.qk_int8, amax);
+  if (threadIdx.x == 0 && kb < p.nkb) p.sk[bh * p.nkb + kb] = qk_dqmul(p.qk_int8, amax);
   uint8_t* k8 = p.k8 + (bh * p.sk_pad + j0) * p.D;
   for (int e = threadIdx.x; e < n; e += blockDim.x) {
     const int64_t j = j0 + e / D;
@@ -102,7 +113,7 @@ __global__ void kv_quant_kernel(const QuantParams p) {
     uint8_t kq = 0, vq = 0;
     if (j < p.nk) {
       const int64_t tok = int64_t(b) * p.Skv + j;
-      kq = e4m3((ld(p.k + tok * p.ks + h * p.D + d) - km[d]) * mul);
+      kq = qk8(p.qk_int8, (ld(p.k + tok * p.ks + h * p.D + d) - km[d]) * mul);
       vq = e4m3(ld(p.v + tok * p.vs + h * p.D + d) * p.vmul[bh * p.D + d]);
     }
     k8[e] = kq;
@@ -131,12 +142,12 @@ __global__ void q_quant_kernel(const QuantParams p) {
     if (i < p.Sq) amax = fmaxf(amax, fabsf(ld(p.q + (int64_t(b) * p.Sq + i) * p.qs + h * p.D + e % D)));
   }
   amax = block_max(amax, red);
-  const float mul = qmul(amax);
-  if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = dqmul(amax);
+  const float mul = qk_qmul(p.qk_int8, amax);
+  if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = qk_dqmul(p.qk_int8, amax);
   uint8_t* q8 = p.q8 + (bh * p.sq_pad + i0) * p.D;
   for (int e = threadIdx.x; e < n; e += blockDim.x) {
     const int64_t i = i0 + e / D;
-    q8[e] = i < p.Sq ? e4m3(ld(p.q + (int64_t(b) * p.Sq + i) * p.qs + h * p.D + e % D) * mul) : uint8_t(0);
+    q8[e] = i < p.Sq ? qk8(p.qk_int8, ld(p.q + (int64_t(b) * p.Sq + i) * p.qs + h * p.D + e % D) * mul) : uint8_t(0);
   }
   // scale·q·km: one warp per query row, lanes over d, a fixed reduction tree.
   const float* km = p.km + bh * p.D;
@@ -159,6 +170,14 @@ using dev::bf16x8_to_f32;
 __device__ __forceinline__ uint2 pack8_e4m3(const float (&f)[8], float mul) {
   return make_uint2(pack_e4m3x4(f[0] * mul, f[1] * mul, f[2] * mul, f[3] * mul),
                     pack_e4m3x4(f[4] * mul, f[5] * mul, f[6] * mul, f[7] * mul));
+}
+__device__ __forceinline__ uint32_t pack_int8x4(float a, float b, float c, float d) {
+  return int8_bits(a) | int8_bits(b) << 8 | int8_bits(c) << 16 | int8_bits(d) << 24;
+}
+__device__ __forceinline__ uint2 pack8_qk(bool i8, const float (&f)[8], float mul) {
+  if (!i8) return pack8_e4m3(f, mul);
+  return make_uint2(pack_int8x4(f[0] * mul, f[1] * mul, f[2] * mul, f[3] * mul),
+                    pack_int8x4(f[4] * mul, f[5] * mul, f[6] * mul, f[7] * mul));
 }
 
 // This thread's 16 bytes of rows row0 + 16·i (i < 8) of a [rows, stride] bf16 slab; rows ≥ n are 0.
@@ -226,8 +245,8 @@ __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p
     for (int c = 0; c < 8; ++c) amax = fmaxf(amax, fabsf(f[c] - km[c]));
   }
   amax = block_max(amax, red);
-  const float mul = qmul(amax);
-  if (threadIdx.x == 0 && kb < p.nkb) p.sk[bh * p.nkb + kb] = dqmul(amax);
+  const float mul = qk_qmul(p.qk_int8, amax);
+  if (threadIdx.x == 0 && kb < p.nkb) p.sk[bh * p.nkb + kb] = qk_dqmul(p.qk_int8, amax);
   uint8_t* k8 = p.k8 + (bh * p.sk_pad + j0) * kD;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -238,7 +257,7 @@ __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p
       bf16x8_to_f32(r8[i], f);
 #pragma unroll
       for (int c = 0; c < 8; ++c) f[c] -= km[c];
-      kq = pack8_e4m3(f, mul);
+      kq = pack8_qk(p.qk_int8, f, mul);
     }
     *reinterpret_cast<uint2*>(k8 + r * kD + c8) = kq;
   }
@@ -290,8 +309,8 @@ __global__ void __launch_bounds__(256) q_quant128_kernel(const QuantParams p) {
     for (int c = 0; c < 8; ++c) amax = fmaxf(amax, fabsf(f[c]));
   }
   amax = block_max(amax, red);
-  const float mul = qmul(amax);
-  if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = dqmul(amax);
+  const float mul = qk_qmul(p.qk_int8, amax);
+  if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = qk_dqmul(p.qk_int8, amax);
   float km[8];
   dev::load8<float>(p.km + bh * kD + c8, km);
   uint8_t* q8 = p.q8 + (bh * p.sq_pad + i0) * kD;
@@ -300,7 +319,7 @@ __global__ void __launch_bounds__(256) q_quant128_kernel(const QuantParams p) {
     const int r = r0 + 16 * i;
     float f[8];
     bf16x8_to_f32(qr[i], f);
-    *reinterpret_cast<uint2*>(q8 + r * kD + c8) = i0 + r < p.Sq ? pack8_e4m3(f, mul) : make_uint2(0, 0);
+    *reinterpret_cast<uint2*>(q8 + r * kD + c8) = i0 + r < p.Sq ? pack8_qk(p.qk_int8, f, mul) : make_uint2(0, 0);
     float acc = 0.0f;
 #pragma unroll
     for (int c = 0; c < 8; ++c) acc = fmaf(f[c], km[c], acc);
@@ -317,7 +336,7 @@ bool fast128(const AttnArgs& a, const AttnStrides& st) {
 
 }  // namespace
 
-cudaError_t launch_quant(const AttnArgs& a, const Layout& l, uint8_t* ws, cudaStream_t stream) {
+cudaError_t launch_quant(const AttnArgs& a, Fp8Qk qk, const Layout& l, uint8_t* ws, cudaStream_t stream) {
   const AttnStrides st = attn_strides(a);
   QuantParams p;
   p.q = static_cast<const __nv_bfloat16*>(a.q);
@@ -327,6 +346,7 @@ cudaError_t launch_quant(const AttnArgs& a, const Layout& l, uint8_t* ws, cudaSt
   p.Sq = a.Sq, p.Skv = a.Skv, p.H = a.H, p.D = a.D, p.nk = l.nk;
   p.sq_pad = l.sq_pad, p.sk_pad = l.sk_pad, p.nqb = l.nqb, p.nkb = l.nkb;
   p.scale = a.scale;
+  p.qk_int8 = qk == Fp8Qk::kInt8;
   p.q8 = ws + l.q8, p.k8 = ws + l.k8, p.vt8 = ws + l.vt8;
   auto f = [&](size_t off) { return reinterpret_cast<float*>(ws + off); };
   p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.vmul = f(l.vmul), p.km = f(l.km), p.qkm = f(l.qkm);

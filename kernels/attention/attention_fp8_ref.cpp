@@ -9,19 +9,23 @@
 namespace vgen::kern {
 namespace {
 
-// e4m3 values of x·mul, and the block's dequantisation scale, for rows [r0, r1) of a [rows, D] slab.
-float quant_block(const std::vector<float>& x, int64_t r0, int64_t r1, int64_t D, std::vector<float>& x8) {
+// INT8 or e4m3 values of x·mul, and the block's dequantisation scale, for rows [r0, r1) of a
+// [rows, D] slab.
+float quant_block(const std::vector<float>& x, int64_t r0, int64_t r1, int64_t D, Fp8Qk qk, std::vector<float>& x8) {
   float amax = 0.0f;
   for (int64_t i = r0 * D; i < r1 * D; ++i) amax = std::max(amax, std::fabs(x[size_t(i)]));
-  const float mul = fp8_quant_mul(amax);
-  for (int64_t i = r0 * D; i < r1 * D; ++i) x8[size_t(i)] = fp8_e4m3_round(x[size_t(i)] * mul);
-  return fp8_dequant_mul(amax);
+  const bool i8 = qk == Fp8Qk::kInt8;
+  const float mul = i8 ? int8_quant_mul(amax) : fp8_quant_mul(amax);
+  for (int64_t i = r0 * D; i < r1 * D; ++i)
+    x8[size_t(i)] = i8 ? int8_round(x[size_t(i)] * mul) : fp8_e4m3_round(x[size_t(i)] * mul);
+  return i8 ? int8_dequant_mul(amax) : fp8_dequant_mul(amax);
 }
 
 }  // namespace
 
 void attention_fp8_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
-                       int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale) {
+                       int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale,
+                       Fp8Qk qk) {
   const int64_t nk = std::clamp<int64_t>(num_valid_kv, 0, Skv);
   const int64_t kb = kAttnFp8Block;
   std::vector<float> qs(size_t(Sq * D)), ks(size_t(std::max<int64_t>(nk, 1) * D)), vs(ks.size());
@@ -57,8 +61,8 @@ void attention_fp8_ref(const float* q, const float* k, const float* v, float* ou
       }
       for (int64_t j = 0; j < nk; ++j)
         for (int64_t d = 0; d < D; ++d) ks[size_t(j * D + d)] -= km[size_t(d)];
-      for (int64_t c = 0; c < nk; c += kb) sk[size_t(c / kb)] = quant_block(ks, c, std::min(nk, c + kb), D, k8);
-      for (int64_t c = 0; c < Sq; c += kb) sq[size_t(c / kb)] = quant_block(qs, c, std::min(Sq, c + kb), D, q8);
+      for (int64_t c = 0; c < nk; c += kb) sk[size_t(c / kb)] = quant_block(ks, c, std::min(nk, c + kb), D, qk, k8);
+      for (int64_t c = 0; c < Sq; c += kb) sq[size_t(c / kb)] = quant_block(qs, c, std::min(Sq, c + kb), D, qk, q8);
 
       for (int64_t i = 0; i < Sq; ++i) {
         float* o = out + ((b * Sq + i) * H + h) * D;

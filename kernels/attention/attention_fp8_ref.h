@@ -4,22 +4,42 @@
 //   (nv = num_valid_kv clamped to [0, Skv]) get zero weight; with nv = 0 a row is 0, lse −inf.
 // Per (b, h):
 //   km[d] = mean_{j<nv} k[j,d];  k'[j] = k[j] − km            (softmax is invariant to it)
-//   Q, k' in blocks of 128 tokens: a = max |x| over the block (all D), x8 = e4m3(x · 448/a),
-//     scale a/448 (fp8_quant_mul / fp8_dequant_mul: a block of zeros has scale 1)
+//   Q, k' in blocks of 128 tokens: a = max |x| over the block (all D), and by `qk`
+//     kInt8 (default): x8 = rint(x · 127/a) in [−127, 127], scale a/127 (int8_quant_mul /
+//       int8_dequant_mul; SageAttention's Q·Kᵀ: 7 bits over the block's range, not 3 per value)
+//     kE4m3: x8 = e4m3(x · 448/a), scale a/448 (fp8_quant_mul / fp8_dequant_mul)
+//     (a block of zeros has scale 1)
 //   V per channel d over the nv keys, the same way: sv[d]
-//   s[i,j] = (Σ_d q8·k8) · sq[i/128] · sk[j/128] · scale
+//   s[i,j] = (Σ_d q8·k8) · sq[i/128] · sk[j/128] · scale  (INT8: the integer sum, exact)
 //   online softmax over 128-key tiles in order: m = running max, p = exp(s − m) (fp32),
 //     l = Σ p (fp32 p), acc[d] = Σ e4m3(p · 448) · v8[j,d] (rescaled by exp(m_old − m) per tile)
 //   out[i,d] = acc[d] · sv[d] / (448 · l);  lse[i] = m + log(l) + scale · Σ_d q[i,d] · km[d]
 // This function is also the CPU emulation of precision fp8 (the DiT's self-attention).
 #pragma once
+#include <cmath>
 #include <cstdint>
 
+#include "kernels/quant/fp8_e4m3_ref.h"
+
 namespace vgen::kern {
+
+// How Q and the smoothed K are stored for Q·Kᵀ (P·V is e4m3 either way).
+enum class Fp8Qk : uint8_t { kInt8, kE4m3 };
+
+// INT8 groups: x stored as rint(x · 127/amax) (round to nearest even, clamped to ±127, NaN as 0),
+// read back · amax/127; the same exceptions as fp8_scaled (scale 1). Formed exactly like this on the
+// device.
+constexpr float kInt8QkMax = 127.0f;
+inline float int8_quant_mul(float amax) { return fp8_scaled(amax) ? kInt8QkMax / amax : 1.0f; }
+inline float int8_dequant_mul(float amax) { return fp8_scaled(amax) ? amax / kInt8QkMax : 1.0f; }
+inline float int8_round(float x) {
+  return std::isnan(x) ? 0.0f : std::fmin(std::fmax(std::nearbyint(x), -kInt8QkMax), kInt8QkMax);
+}
 
 constexpr int64_t kAttnFp8Block = 128;  // tokens per Q / K scale block, keys per softmax tile
 
 void attention_fp8_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
-                       int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale);
+                       int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale,
+                       Fp8Qk qk = Fp8Qk::kInt8);
 
 }  // namespace vgen::kern

@@ -282,6 +282,7 @@ std::vector<Key> fp8_keys(const Ctx& c, Fp8Config& f) {
   return {
       {"attention", [&](auto& n, auto& p) { f.attention = get_bool(c, n, p); }},
       {"gemm", [&](auto& n, auto& p) { f.gemm = get_bool(c, n, p); }},
+      {"attention_qk", [&](auto& n, auto& p) { f.attention_qk = get_choice(c, n, p, {"int8", "e4m3"}); }},
       {"bf16_first_steps", [&](auto& n, auto& p) { f.bf16_first_steps = get_int_min(c, n, p, 0); }},
       {"bf16_last_steps", [&](auto& n, auto& p) { f.bf16_last_steps = get_int_min(c, n, p, 0); }},
   };
@@ -489,6 +490,7 @@ Json recipe_to_json(const Recipe& r) {
   j["runtime"] = {{"collective_timeout_s", r.runtime.collective_timeout_s}};
   j["fp8_config"] = {{"attention", r.fp8.attention},
                      {"gemm", r.fp8.gemm},
+                     {"attention_qk", r.fp8.attention_qk},
                      {"bf16_first_steps", r.fp8.bf16_first_steps},
                      {"bf16_last_steps", r.fp8.bf16_last_steps}};
   j["lora"] = Json::array();

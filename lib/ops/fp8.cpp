@@ -66,7 +66,7 @@ Tensor cuda_linear_fp8(const Fp8Activation&, const Fp8Weight&, const Tensor&, DT
 void cuda_linear_fp8_add_(Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
   throw_no_cuda("linear_fp8_add_");
 }
-void cuda_attention_fp8(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float) {
+void cuda_attention_fp8(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float, bool) {
   throw_no_cuda("attention_fp8");
 }
 bool cuda_fp8_available(std::string* gpu) {

@@ -18,6 +18,7 @@ namespace vgen {
 struct Fp8Switches {
   bool attention = false;  // self-attention through attention_fp8 / attention_fp8_ref
   bool gemm = false;       // the block linears through their e4m3 weights
+  bool qk_int8 = true;     // the self-attention's Q·Kᵀ in INT8 (else e4m3; kern::Fp8Qk)
   bool any() const { return attention || gemm; }
 };
 Fp8Switches fp8_switches();
@@ -97,8 +98,9 @@ void cuda_linear_fp8_add_(Tensor& y, const Tensor& x, const Tensor& w8, const Te
 // FP8 attention on the device (attention_fwd_fp8; workspace from a device tensor): q [B,Sq,H,D],
 // k/v [B,Skv,H,D] bf16, out [B,Sq,H,D] bf16 (an f32 out is written through a bf16 copy), lse
 // [B,H,Sq] f32 of the true scores or null. Same contract as cuda_attention.
+// qk_int8: Q·Kᵀ in INT8 (else e4m3).
 void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
-                        int64_t num_valid_kv, float scale);
+                        int64_t num_valid_kv, float scale, bool qk_int8 = true);
 
 // Whether the current CUDA device has FP8 tensor cores this build drives (attention_fp8_available:
 // compute capability 9.0 with the build's sm_90a code); *gpu gets the device's name and compute

@@ -135,7 +135,7 @@ void cuda_linear_fp8_add_(Tensor& y, const Tensor& x, const Tensor& w8, const Te
 }
 
 void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
-                        int64_t num_valid_kv, float scale) {
+                        int64_t num_valid_kv, float scale, bool qk_int8) {
   for (const Tensor* t : {&q, &k, &v, static_cast<const Tensor*>(&out)}) check_dev(*t, "attention_fp8", "q/k/v/out");
   VGEN_ASSERT(q.ndim() == 4 && k.ndim() == 4 && v.shape() == k.shape() && out.shape() == q.shape() &&
                   k.dim(0) == q.dim(0) && k.dim(2) == q.dim(2) && k.dim(3) == q.dim(3),
@@ -158,7 +158,8 @@ void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tenso
   a.B = B, a.Sq = Sq, a.Skv = k.dim(1), a.H = H, a.D = D, a.num_valid_kv = num_valid_kv, a.scale = scale;
   const size_t bytes = kern::attention_fp8_workspace_bytes(a);
   Tensor ws = Tensor::empty({int64_t(std::max<size_t>(bytes, 1))}, DType::kU8, Device::kCUDA);
-  const cudaError_t e = kern::attention_fwd_fp8(a, ws.raw(), bytes, compute_stream());
+  const cudaError_t e =
+      kern::attention_fwd_fp8(a, ws.raw(), bytes, compute_stream(), qk_int8 ? kern::Fp8Qk::kInt8 : kern::Fp8Qk::kE4m3);
   if (e == cudaErrorNotSupported) {
     std::string gpu;
     cuda_fp8_available(&gpu);

@@ -25,11 +25,12 @@ void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t 
   // SeqAttention comes here, and the FP8 kernels give the LSE of the true scores, so the Ring and
   // Attention2D merges are unchanged. Cross-attention runs outside that scope.
   const bool fp8 = fp8_switches().attention;
+  const kern::Fp8Qk qk = fp8_switches().qk_int8 ? kern::Fp8Qk::kInt8 : kern::Fp8Qk::kE4m3;
   if (q.defined() && !q.is_cpu()) {  // device: flash attention (bf16 or f32), same contract
     VGEN_ASSERT(q.ndim() == 4, "block attention: q {}", q.str());
     const float scale = float(1.0 / std::sqrt(double(q.dim(3))));
     if (fp8)
-      cuda_attention_fp8(q, k, v, out, lse, num_valid_kv, scale);
+      cuda_attention_fp8(q, k, v, out, lse, num_valid_kv, scale, qk == kern::Fp8Qk::kInt8);
     else
       cuda_attention_auto(q, k, v, out, lse, num_valid_kv, scale, attention_backend());
     return;
@@ -50,7 +51,8 @@ void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t 
   }
   const float scale = float(1.0 / std::sqrt(double(D)));
   if (fp8)  // the CPU emulation: the kernel's quantisation, then fp32 math
-    kern::attention_fp8_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv, scale);
+    kern::attention_fp8_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv, scale,
+                             qk);
   else
     kern::attention_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv, scale);
 }

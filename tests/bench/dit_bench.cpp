@@ -10,7 +10,7 @@
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--cfg-step]
-//                       [--first-block-cache] [--attention auto|native|cudnn] [--fp8 all|attention|gemm]
+//                       [--first-block-cache] [--attention auto|native|cudnn] [--fp8 all|attention|gemm] [--fp8-qk int8|e4m3]
 //                       [--out FILE] [--tag TEXT]
 //        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
 //   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,
@@ -28,6 +28,7 @@
 //   --attention: attention_config.backend of the run (default auto), recorded as "attention".
 //   --fp8: precision fp8 (docs/fp8.md) for every forward: all, or only the self-attention or only
 //   the block GEMMs in e4m3 (bf16 weights of the quantised linears freed); recorded as "fp8".
+//   --fp8-qk: the fp8 self-attention's Q·Kᵀ in INT8 (default) or e4m3; recorded as "fp8_qk".
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -74,6 +75,7 @@ struct Args {
   bool cfg_step = false, first_block_cache = false;
   std::string mode = "single", out, tag, attention = "auto";
   std::string fp8;  // precision fp8: all | attention | gemm; empty: bf16 / fp32
+  std::string fp8_qk = "int8";  // fp8_config.attention_qk
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -115,11 +117,13 @@ Args parse(int argc, char** argv) {
     else if (k == "--tag") a.tag = val();
     else if (k == "--attention") a.attention = val();
     else if (k == "--fp8") a.fp8 = val();
+    else if (k == "--fp8-qk") a.fp8_qk = val();
     else usage("unknown argument " + k);
   }
   if (a.layers < 1) usage("--layers must be >= 1");
   if (a.first_block_cache && (a.cfg_step || a.dwdp > 1)) usage("--first-block-cache runs one stream without DWDP");
   if (!a.fp8.empty() && a.fp8 != "all" && a.fp8 != "attention" && a.fp8 != "gemm") usage("--fp8 all|attention|gemm");
+  if (a.fp8_qk != "int8" && a.fp8_qk != "e4m3") usage("--fp8-qk int8|e4m3");
   if (!a.fp8.empty() && (a.fp32 || (a.dwdp > 1 && a.fp8 != "attention")))
     usage("--fp8 computes in bf16 around the fp8 ops (not with --fp32), fp8 GEMMs not with --dwdp");
   return a;
@@ -285,7 +289,7 @@ int main(int argc, char** argv) {
     opt.world = host_mesh.world;
     auto model = WanTransformer::random_on_device(cfg, opt, 20261130);
     if (!a.fp8.empty())  // every forward in fp8; the bf16 weights of the quantised linears are freed
-      model->enable_fp8({a.fp8 != "gemm", a.fp8 != "attention", false});
+      model->enable_fp8({a.fp8 != "gemm", a.fp8 != "attention", false, a.fp8_qk == "int8"});
     auto attention = make_seq_attention(*mesh, AttentionConfig{});
     const WanDeviceModel& dm = *model->device_model();
     if (root)
@@ -384,6 +388,7 @@ int main(int argc, char** argv) {
       j["dtype"] = a.fp32 ? "fp32" : "bf16";
       j["precision"] = a.fp8.empty() ? (a.fp32 ? "fp32" : "bf16") : "fp8";
       if (!a.fp8.empty()) j["fp8"] = a.fp8;  // all | attention | gemm
+      if (!a.fp8.empty() && a.fp8 != "gemm") j["fp8_qk"] = a.fp8_qk;
       j["fused_gelu"] = a.fused_gelu;
       j["fused_residual_gemm"] = a.fused_residual;
       j["async_ulysses"] = a.async_ulysses;

@@ -1,9 +1,10 @@
-// FP8 attention on the device (attention_fp8.cuh) against its CPU reference attention_fp8_ref on
-// bf16 inputs: the Hopper kernel at D = 128 (odd lengths, padding keys holding NaN, strided fused
+// FP8 attention on the device (attention_fp8.cuh), Q·Kᵀ in INT8 and in e4m3, against its CPU
+// reference attention_fp8_ref on bf16 inputs: the Hopper kernel at D = 128 (odd lengths, padding keys holding NaN, strided fused
 // QKV, batches and heads, long sequences) and the CUDA-core kernel at other head dims; plus the
 // distance of both to exact attention, which bounds what fp8 costs.
-// Tolerances, from the arithmetic: the e4m3 inputs are identical (same quantisation, bit for bit),
-// so only the fp32 (tensor-core) accumulation order, exp2.approx against exp, the rare e4m3
+// Tolerances, from the arithmetic: the INT8 / e4m3 inputs are identical (same quantisation, bit for
+// bit; INT8 sums are exact), so only the fp32 (tensor-core) accumulation order, the INT8 scores'
+// offset folded into the softmax constant, exp2.approx against exp, the rare e4m3
 // rounding of p·448 that lands on the other side of a tie, and the bf16 output differ:
 // rel-L2 ≤ 2⁻⁷ over the output, every element within 2⁻⁸·|ref| + 2⁻⁴·max|v|, the LSE within
 // 2e-3 + 1e-4·|lse|.
@@ -36,8 +37,8 @@ double rel_l2(const std::vector<float>& a, const std::vector<float>& r) {
   return std::sqrt(num / std::max(den, 1e-30));
 }
 
-void check_case(const Cfg& c, uint32_t seed) {
-  SCOPED_TRACE(::testing::Message() << "B=" << c.B << " Sq=" << c.Sq << " Skv=" << c.Skv << " H=" << c.H
+void check_case(const Cfg& c, uint32_t seed, kern::Fp8Qk qk) {
+  SCOPED_TRACE(::testing::Message() << (qk == kern::Fp8Qk::kInt8 ? "int8 " : "e4m3 ") << "B=" << c.B << " Sq=" << c.Sq << " Skv=" << c.Skv << " H=" << c.H
                                     << " D=" << c.D << " nvalid=" << c.nvalid << " amp=" << c.amp
                                     << " fused=" << c.fused);
   const float scale = 1.0f / std::sqrt(float(c.D));
@@ -83,13 +84,13 @@ void check_case(const Cfg& c, uint32_t seed) {
   const bool wgmma = kern::attention_fp8_wgmma_supports(a);
   EXPECT_EQ(wgmma, c.D == 128 && nk > 0) << "the Hopper kernel must serve every D = 128 call here";
   const uint64_t calls0 = kern::attention_fp8_wgmma_calls();
-  ASSERT_EQ(kern::attention_fwd_fp8(a, ws.raw(), ws_bytes, compute_stream()), cudaSuccess);
+  ASSERT_EQ(kern::attention_fwd_fp8(a, ws.raw(), ws_bytes, compute_stream(), qk), cudaSuccess);
   EXPECT_EQ(kern::attention_fp8_wgmma_calls() - calls0, wgmma ? 1u : 0u);
   const std::vector<float> o = host_f32(out), l = host_f32(lse);
 
   std::vector<float> ro(o.size()), rl(l.size()), eo(o.size()), el(l.size());
   kern::attention_fp8_ref(q.data(), k.data(), v.data(), ro.data(), rl.data(), c.B, c.Sq, c.Skv, c.H, c.D, c.nvalid,
-                          scale);
+                          scale, qk);
   kern::attention_ref(q.data(), k.data(), v.data(), eo.data(), el.data(), c.B, c.Sq, c.Skv, c.H, c.D, c.nvalid,
                       scale);
   double vmax = 0;
@@ -110,9 +111,9 @@ void check_case(const Cfg& c, uint32_t seed) {
     EXPECT_LE(e_ref, std::ldexp(1.0, -7)) << "rel-L2 to the fp8 reference " << e_ref << " (reference to exact "
                                           << ref_exact << ", device to exact " << e_exact << ")";
     // What fp8 costs, the same for device and reference (it does not gate the kernel).
-    std::printf("fp8 attention B=%lld Sq=%lld Skv=%lld H=%lld D=%lld: rel-L2 device/ref %.2e, device/exact %.2e, "
-                "ref/exact %.2e (%s)\n",
-                (long long)c.B, (long long)c.Sq, (long long)c.Skv, (long long)c.H, (long long)c.D, e_ref, e_exact,
+    std::printf("fp8 attention (%s Q·Kᵀ) B=%lld Sq=%lld Skv=%lld H=%lld D=%lld: rel-L2 device/ref %.2e, "
+                "device/exact %.2e, ref/exact %.2e (%s)\n",
+                qk == kern::Fp8Qk::kInt8 ? "int8" : "e4m3", (long long)c.B, (long long)c.Sq, (long long)c.Skv, (long long)c.H, (long long)c.D, e_ref, e_exact,
                 ref_exact, wgmma ? "wgmma" : "generic");
   }
   int64_t bad_l = 0;
@@ -135,16 +136,20 @@ TEST(AttentionFp8Gpu, MatchesReference) {
       {1, 64, 64, 1, 128, 0, 1.0f},      {2, 65, 200, 2, 12, 150, 1.0f},  {1, 100, 77, 5, 40, 77, 1.0f},
       {1, 70, 129, 1, 8, 128, 1.0f},     {3, 17, 129, 2, 96, 64, 3.0f},   {1, 40, 40, 2, 12, 0, 1.0f},
   };
-  uint32_t seed = 11;
-  for (const Cfg& c : cfgs) check_case(c, seed += 7);
+  for (kern::Fp8Qk qk : {kern::Fp8Qk::kInt8, kern::Fp8Qk::kE4m3}) {
+    uint32_t seed = 11;
+    for (const Cfg& c : cfgs) check_case(c, seed += 7, qk);
+  }
 }
 
 TEST(AttentionFp8Gpu, LongSequence) {
   VGEN_REQUIRE_GPU();
   if (!fp8_runs_here()) return;  // the refusal checked instead
-  check_case({1, 4100, 4100, 2, 128, 4090, 1.5f}, 5);
-  // 256 key tiles: O's P·V accumulated over all of them must stay at the fp32 reference.
-  check_case({1, 130, 32768, 1, 128, 32768, 1.5f}, 9);
+  for (kern::Fp8Qk qk : {kern::Fp8Qk::kInt8, kern::Fp8Qk::kE4m3}) {
+    check_case({1, 4100, 4100, 2, 128, 4090, 1.5f}, 5, qk);
+    // 256 key tiles: O's P·V accumulated over all of them must stay at the fp32 reference.
+    check_case({1, 130, 32768, 1, 128, 32768, 1.5f}, 9, qk);
+  }
 }
 
 TEST(AttentionFp8Gpu, Refusals) {

@@ -105,7 +105,7 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
   const float eps = float(cfg_.eps);
   // precision fp8 (the CPU emulation): what this forward's blocks run in e4m3 (none on a bf16 step).
   const bool step_fp8 = fp8_step_enabled();
-  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8});
+  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8, fp8_.qk_int8});
 
   // Patch embedding of the local tokens only.
   Tensor patches = patchify(latents, p, begin, S_loc);  // [B, S_loc, C_in·pt·ph·pw]

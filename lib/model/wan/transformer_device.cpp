@@ -270,7 +270,7 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   const float eps = float(cfg_.eps);
   // precision fp8: what this forward runs in e4m3 (none on a bf16 step of the denoising loop).
   const bool step_fp8 = fp8_step_enabled();
-  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8});
+  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8, fp8_.qk_int8});
 
   // Patch embedding of the local tokens (the gather rounds the latents to the compute dtype, as
   // diffusers' latents.to(bf16) before the Conv3d).
