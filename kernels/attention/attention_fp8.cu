@@ -61,12 +61,15 @@ struct Params {
 // kInt8: Q·Kᵀ in s8 with exact s32 sums; each score enters the softmax's FFMA as 2²³ + 2²² + i with
 // the offset folded into that tile's row constant (its rounding moves a row's tile by < 2⁻²³ of
 // 1.26e7·sl2 in the exponent: below one unit of the integer sum, far below the INT8 rounding).
-template <bool kInt8>
+// kForm 0: e4m3 Q·Kᵀ; 1: INT8, the offset added after the wgmma; 2: INT8, the accumulators start
+// at the offset's bits (a MOV each before the issue, off the softmax's path).
+template <int kForm>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const Params p) {
 #ifdef VGEN_FP8_ATTN_DEVICE
   using namespace sm90;
+  constexpr bool kInt8 = kForm != 0, kInit = kForm == 2;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (mma::smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t bar = base + kOffBar;
@@ -124,11 +127,19 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const uint32_t q_tile = base + uint32_t(cw) * 64 * 128;  // this warpgroup's 64 rows
   auto issue_qk = [&](uint32_t k_tile) {
+    if constexpr (kInit) {
+#pragma unroll
+      for (int i = 0; i < 64; ++i) si[i] = kMagicBits;
+      reg_fence(si);
+    }
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
-      if constexpr (kInt8)
-        wgmma_ss_s8(si, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024), kk > 0);
-      else
+      if constexpr (kInt8) {
+        if (kInit || kk > 0)
+          wgmma_ss_s8<true>(si, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024));
+        else
+          wgmma_ss_s8<false>(si, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024));
+      } else
         wgmma_ss_e4m3(s, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024), kk > 0);
     }
     wgmma_commit();
@@ -138,7 +149,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kInt8) {
       reg_fence(si);
 #pragma unroll
-      for (int i = 0; i < 64; ++i) s[i] = __uint_as_float(si[i] + kMagicBits);
+      for (int i = 0; i < 64; ++i) s[i] = __uint_as_float(kInit ? si[i] : si[i] + kMagicBits);
     } else {
       reg_fence(s);
     }
@@ -388,8 +399,9 @@ bool device_ok() {
   auto raise = [](const void* f) {
     return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)) == cudaSuccess;
   };
-  const bool ok = built == 1 && raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<true>)) &&
-                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<false>));
+  const bool ok = built == 1 && raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<0>)) &&
+                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<1>)) &&
+                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<2>));
   state[dev] = ok ? 1 : -1;
   return ok;
 }
@@ -449,9 +461,11 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
       p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.qkm = f(l.qkm);
       const dim3 grid(unsigned(l.nqb), unsigned(a.H), unsigned(a.B));
       if (qk == Fp8Qk::kInt8)
-        attn_fp8_wgmma_kernel<true><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+        attn_fp8_wgmma_kernel<1><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+      else if (qk == Fp8Qk::kInt8Init)
+        attn_fp8_wgmma_kernel<2><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
       else
-        attn_fp8_wgmma_kernel<false><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+        attn_fp8_wgmma_kernel<0><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
       e = cudaGetLastError();
       if (e == cudaSuccess) ++g_calls;
       return e;
@@ -460,7 +474,7 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
   GenericParams g;
   g.out = a.out, g.lse = a.lse, g.o_stride = st.o, g.Sq = a.Sq, g.H = a.H, g.D = a.D, g.nk = l.nk;
   g.sq_pad = l.sq_pad, g.sk_pad = l.sk_pad, g.nqb = l.nqb, g.nkb = l.nkb, g.scale = a.scale;
-  g.qk_int8 = qk == Fp8Qk::kInt8;
+  g.qk_int8 = qk != Fp8Qk::kE4m3;
   g.q8 = ws + l.q8, g.k8 = ws + l.k8, g.vt8 = ws + l.vt8;
   g.sq = f(l.sq), g.sk = f(l.sk), g.sv = f(l.sv), g.qkm = f(l.qkm);
   attn_fp8_generic_kernel<<<dim3(unsigned(l.nqb), unsigned(a.H), unsigned(a.B)), kBM, 0, stream>>>(g);

@@ -131,12 +131,17 @@ int main(int argc, char** argv) {
     kern::AttnArgs a16 = a, a8 = a;
     a16.out = o16.raw(), a8.out = o8.raw();
     const double t16 = bench::median_ms([&] { kern::attention_fwd_wgmma_bf16(a16, compute_stream()); }, 2, 5);
-    double t8 = 1e30, te = 1e30;
+    double t8 = 1e30, te = 1e30, ti = 1e30;
     for (int round = 0; round < 2; ++round) {
       t8 = std::min(t8, bench::median_ms([&] { kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream()); }, 2, 5));
       te = std::min(te, bench::median_ms(
                             [&] {
                               kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), kern::Fp8Qk::kE4m3);
+                            },
+                            2, 5));
+      ti = std::min(ti, bench::median_ms(
+                            [&] {
+                              kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), kern::Fp8Qk::kInt8Init);
                             },
                             2, 5));
     }
@@ -148,6 +153,8 @@ int main(int argc, char** argv) {
     kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), kern::Fp8Qk::kE4m3);
     const Sampled ex = exact_rows(q, k, v, S, H, D, a.scale);
     const double rel_e4m3 = sampled_rel_l2(ex, o8, H, D);
+    kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), kern::Fp8Qk::kInt8Init);
+    const double rel_init = sampled_rel_l2(ex, o8, H, D);
     kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream());
     const cudaError_t e = cudaDeviceSynchronize();
     const double flop = 4.0 * double(S) * double(S) * double(D) * double(H);
@@ -156,10 +163,12 @@ int main(int argc, char** argv) {
                 "\"fp8_kernel_tflops\": %.1f, \"fp8_vs_bf16_rel_l2\": %.3e, "
                 "\"sampled_rel_l2_vs_exact\": {\"bf16\": %.3e, \"fp8\": %.3e}, \"qk\": \"int8\", "
                 "\"e4m3\": {\"fp8_ms\": %.3f, \"fp8_tflops\": %.1f, \"fp8_quant_ms\": %.3f, \"fp8_kernel_tflops\": %.1f, "
+                "\"sampled_rel_l2_vs_exact\": %.3e}, \"int8_init\": {\"fp8_ms\": %.3f, \"fp8_kernel_tflops\": %.1f, "
                 "\"sampled_rel_l2_vs_exact\": %.3e}, \"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
                 (long long)S, (long long)H, (long long)D, t16, flop / t16 * 1e-9, t8, flop / t8 * 1e-9, tq,
                 flop / (t8 - tq) * 1e-9, rel_l2(o8, o16), sampled_rel_l2(ex, o16, H, D), sampled_rel_l2(ex, o8, H, D), te,
-                flop / te * 1e-9, tqe, flop / (te - tqe) * 1e-9, rel_e4m3, cudaGetErrorString(e), wsb);
+                flop / te * 1e-9, tqe, flop / (te - tqe) * 1e-9, rel_e4m3, ti, flop / (ti - tq) * 1e-9, rel_init,
+                cudaGetErrorString(e), wsb);
     std::fflush(stdout);
   }
   return 0;
