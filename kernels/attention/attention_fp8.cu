@@ -35,7 +35,7 @@ constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = 5 * kTi
 constexpr uint32_t kSmemBytes = kOffBar + 128 + 1024;
 constexpr float kLog2Of448 = 8.807354922057604f;  // P is stored as e4m3(p·448): exp2(x + log2 448)
 // INT8 scores: the s32 sum i plus these bits, read as a float, is 2²³ + 2²² + i exactly (|i| ≤
-// 128·127² < 2²²): the conversion is one integer add, off the MUFU that the exponentials need.
+// 128·127² < 2²²): no conversion instruction, nothing on the MUFU that the exponentials need.
 constexpr uint32_t kMagicBits = 0x4B400000u;
 constexpr float kMagic = 12582912.0f;
 
@@ -58,23 +58,26 @@ struct Params {
 // so were O = O·corr + pv as one FFMA with the rescale a tile late (774 against 828), and the K
 // scales loaded a tile ahead (766). The row sums l run as 4 chains of 8 adds, not one of 32: 832 →
 // 870 TFLOP/s (results/2026-12-01_1xh200_fp8_attention.jsonl).
-// kInt8: Q·Kᵀ in s8 with exact s32 sums; each score enters the softmax's FFMA as 2²³ + 2²² + i with
-// the offset folded into that tile's row constant (its rounding moves a row's tile by < 2⁻²³ of
-// 1.26e7·sl2 in the exponent: below one unit of the integer sum, far below the INT8 rounding).
-// kForm 0: e4m3 Q·Kᵀ; 1: INT8, the offset added after the wgmma; 2: INT8, the accumulators start
-// at the offset's bits (a MOV each before the issue, off the softmax's path).
-template <int kForm>
+// kInt8: Q·Kᵀ in s8 with exact s32 sums. The accumulators start at the bits of 2²³ + 2²² (a MOV
+// each before the issue, off the softmax's path; adding them after the wgmma instead measured 770
+// against 809 TFLOP/s, results/2026-12-02_1xh200_fp8_attention_int8.jsonl), so each score reads
+// as the float 2²³ + 2²² + i; the offset is folded into the tile's row constant of the softmax's
+// FFMA (its rounding shifts a row's tile by < 2⁻²³ of 1.26e7·sl2 in the exponent: below one unit of
+// the integer sum, far below the INT8 rounding).
+// kSkSmem: the producer stages each K tile's scale in shared memory beside the tile (read by the
+// consumers right after the tile's barrier), instead of a global load at the softmax.
+template <bool kInt8, bool kSkSmem>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const Params p) {
 #ifdef VGEN_FP8_ATTN_DEVICE
   using namespace sm90;
-  constexpr bool kInt8 = kForm != 0, kInit = kForm == 2;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (mma::smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t bar = base + kOffBar;
   const uint32_t bar_q = bar, bar_full_k = bar + 8, bar_full_v = bar + 24, bar_empty_k = bar + 40,
                  bar_empty_v = bar + 56;
+  float* const sk_stage = reinterpret_cast<float*>(smem_raw + (base - mma::smem_u32(smem_raw)) + kOffBar + 96);
   const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int bh = b * p.H + h;
   const int wg = threadIdx.x / 128;
@@ -99,6 +102,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int j = 0; j < p.n_tiles; ++j) {
         const uint32_t s = j & 1, ph = (j >> 1) & 1;
         mbar_wait(bar_empty_k + 8 * s, ph ^ 1);
+        if constexpr (kSkSmem) sk_stage[s] = p.sk[int64_t(bh) * p.nkb + j];  // before the arrive (release)
         mbar_expect_tx(bar_full_k + 8 * s, kTileBytes);
         tma_load_2d(base + kOffK + s * kTileBytes, &tk, bar_full_k + 8 * s, 0, kv_row0 + j * kBN);
         mbar_wait(bar_empty_v + 8 * s, ph ^ 1);
@@ -127,29 +131,26 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const uint32_t q_tile = base + uint32_t(cw) * 64 * 128;  // this warpgroup's 64 rows
   auto issue_qk = [&](uint32_t k_tile) {
-    if constexpr (kInit) {
+    if constexpr (kInt8) {
 #pragma unroll
       for (int i = 0; i < 64; ++i) si[i] = kMagicBits;
       reg_fence(si);
     }
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
-      if constexpr (kInt8) {
-        if (kInit || kk > 0)
-          wgmma_ss_s8<true>(si, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024));
-        else
-          wgmma_ss_s8<false>(si, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024));
-      } else
+      if constexpr (kInt8)
+        wgmma_ss_s8(si, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024));
+      else
         wgmma_ss_e4m3(s, desc_sw128(q_tile + kk * 32, 16, 1024), desc_sw128(k_tile + kk * 32, 16, 1024), kk > 0);
     }
     wgmma_commit();
   };
-  // The scores after their wgmma: in place (e4m3) or 2²³ + 2²² + i as floats (INT8).
+  // The scores after their wgmma: in place (e4m3) or 2²³ + 2²² + i read as floats (INT8).
   auto fence_scores = [&]() {
     if constexpr (kInt8) {
       reg_fence(si);
 #pragma unroll
-      for (int i = 0; i < 64; ++i) s[i] = __uint_as_float(kInit ? si[i] : si[i] + kMagicBits);
+      for (int i = 0; i < 64; ++i) s[i] = __uint_as_float(si[i]);
     } else {
       reg_fence(s);
     }
@@ -170,8 +171,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncwarp();
     if (lane == 0) mbar_arrive(bar_empty);
   };
-  auto softmax = [&](int j, float (&corr)[2]) {
-    const float sl2 = sq_l2 * sk[j];
+  auto softmax = [&](int j, float skj, float (&corr)[2]) {
+    const float sl2 = sq_l2 * (kSkSmem ? skj : sk[j]);
     if ((j + 1) * kBN > p.nk) {
 #pragma unroll
       for (int nt = 0; nt < 16; ++nt)
@@ -218,6 +219,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (cw == 1) turn_arrive_other(cw);
   mbar_wait(bar_q, 0);
   mbar_wait(bar_full_k, 0);
+  float skj = kSkSmem ? sk_stage[0] : 0.0f;  // read before the stage is released
   turn_begin();
   wgmma_fence();
   issue_qk(base + kOffK);
@@ -227,12 +229,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   release(bar_empty_k);
   {
     float corr[2];
-    softmax(0, corr);
+    softmax(0, skj, corr);
     pack_p();
   }
   for (int j = 1; j < p.n_tiles; ++j) {
     const uint32_t st = j & 1, ph = (j >> 1) & 1, sp = (j - 1) & 1, php = ((j - 1) >> 1) & 1;
     mbar_wait(bar_full_k + 8 * st, ph);
+    if constexpr (kSkSmem) skj = sk_stage[st];
     reg_fence(o);
     reg_fence(pa);
     mbar_wait(bar_full_v + 8 * sp, php);
@@ -245,7 +248,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     fence_scores();
     release(bar_empty_k + 8 * st);
     float corr[2];
-    softmax(j, corr);
+    softmax(j, skj, corr);
     wgmma_wait<0>();
     reg_fence(o);
     reg_fence(o);
@@ -399,14 +402,16 @@ bool device_ok() {
   auto raise = [](const void* f) {
     return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)) == cudaSuccess;
   };
-  const bool ok = built == 1 && raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<0>)) &&
-                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<1>)) &&
-                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<2>));
+  const bool ok = built == 1 && raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<false, false>)) &&
+                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<true, false>)) &&
+                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<false, true>)) &&
+                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<true, true>));
   state[dev] = ok ? 1 : -1;
   return ok;
 }
 
 std::atomic<uint64_t> g_calls{0};
+std::atomic<bool> g_sk_staged{false};
 
 }  // namespace
 
@@ -415,6 +420,8 @@ size_t attention_fp8_workspace_bytes(const AttnArgs& a) { return fp8attn::layout
 bool attention_fp8_available() { return device_ok(); }
 
 uint64_t attention_fp8_wgmma_calls() { return g_calls.load(); }
+
+void attention_fp8_stage_k_scales(bool on) { g_sk_staged = on; }
 
 bool attention_fp8_wgmma_supports(const AttnArgs& a) {
   const AttnStrides st = attn_strides(a);
@@ -460,12 +467,15 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
       p.scale_log2 = a.scale * mma::kLog2e;
       p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.qkm = f(l.qkm);
       const dim3 grid(unsigned(l.nqb), unsigned(a.H), unsigned(a.B));
-      if (qk == Fp8Qk::kInt8)
-        attn_fp8_wgmma_kernel<1><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
-      else if (qk == Fp8Qk::kInt8Init)
-        attn_fp8_wgmma_kernel<2><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+      const bool i8 = qk != Fp8Qk::kE4m3, staged = g_sk_staged.load();
+      if (i8 && staged)
+        attn_fp8_wgmma_kernel<true, true><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+      else if (i8)
+        attn_fp8_wgmma_kernel<true, false><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+      else if (staged)
+        attn_fp8_wgmma_kernel<false, true><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
       else
-        attn_fp8_wgmma_kernel<0><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+        attn_fp8_wgmma_kernel<false, false><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
       e = cudaGetLastError();
       if (e == cudaSuccess) ++g_calls;
       return e;
@@ -474,7 +484,7 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
   GenericParams g;
   g.out = a.out, g.lse = a.lse, g.o_stride = st.o, g.Sq = a.Sq, g.H = a.H, g.D = a.D, g.nk = l.nk;
   g.sq_pad = l.sq_pad, g.sk_pad = l.sk_pad, g.nqb = l.nqb, g.nkb = l.nkb, g.scale = a.scale;
-  g.qk_int8 = qk != Fp8Qk::kE4m3;
+  g.qk_int8 = qk == Fp8Qk::kInt8;
   g.q8 = ws + l.q8, g.k8 = ws + l.k8, g.vt8 = ws + l.vt8;
   g.sq = f(l.sq), g.sk = f(l.sk), g.sv = f(l.sv), g.qkm = f(l.qkm);
   attn_fp8_generic_kernel<<<dim3(unsigned(l.nqb), unsigned(a.H), unsigned(a.B)), kBM, 0, stream>>>(g);

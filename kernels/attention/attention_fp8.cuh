@@ -36,6 +36,8 @@ cudaError_t attention_fwd_fp8(const AttnArgs& args, void* workspace, size_t work
 cudaError_t attention_fp8_quantize(const AttnArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream,
                                    Fp8Qk qk = Fp8Qk::kInt8);
 
-uint64_t attention_fp8_wgmma_calls();  // launches of the wgmma kernel so far (tests of the dispatch)
+uint64_t attention_fp8_wgmma_calls();
+// Benchmarks: the Hopper kernel variant whose producer stages the K scales in shared memory.
+void attention_fp8_stage_k_scales(bool on);  // launches of the wgmma kernel so far (tests of the dispatch)
 
 }  // namespace vgen::kern

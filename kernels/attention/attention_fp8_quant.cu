@@ -346,7 +346,7 @@ cudaError_t launch_quant(const AttnArgs& a, Fp8Qk qk, const Layout& l, uint8_t* 
   p.Sq = a.Sq, p.Skv = a.Skv, p.H = a.H, p.D = a.D, p.nk = l.nk;
   p.sq_pad = l.sq_pad, p.sk_pad = l.sk_pad, p.nqb = l.nqb, p.nkb = l.nkb;
   p.scale = a.scale;
-  p.qk_int8 = qk != Fp8Qk::kE4m3;
+  p.qk_int8 = qk == Fp8Qk::kInt8;
   p.q8 = ws + l.q8, p.k8 = ws + l.k8, p.vt8 = ws + l.vt8;
   auto f = [&](size_t off) { return reinterpret_cast<float*>(ws + off); };
   p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.vmul = f(l.vmul), p.km = f(l.km), p.qkm = f(l.qkm);

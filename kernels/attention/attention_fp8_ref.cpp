@@ -14,7 +14,7 @@ namespace {
 float quant_block(const std::vector<float>& x, int64_t r0, int64_t r1, int64_t D, Fp8Qk qk, std::vector<float>& x8) {
   float amax = 0.0f;
   for (int64_t i = r0 * D; i < r1 * D; ++i) amax = std::max(amax, std::fabs(x[size_t(i)]));
-  const bool i8 = qk != Fp8Qk::kE4m3;
+  const bool i8 = qk == Fp8Qk::kInt8;
   const float mul = i8 ? int8_quant_mul(amax) : fp8_quant_mul(amax);
   for (int64_t i = r0 * D; i < r1 * D; ++i)
     x8[size_t(i)] = i8 ? int8_round(x[size_t(i)] * mul) : fp8_e4m3_round(x[size_t(i)] * mul);

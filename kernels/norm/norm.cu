@@ -5,6 +5,7 @@
 #include "kernels/common/elem_io.cuh"
 #include "kernels/common/row_regs.cuh"
 #include "kernels/norm/norm.cuh"
+#include "kernels/quant/e4m3_pack.cuh"
 #include "kernels/rope/rope.cuh"
 
 namespace vgen::kern {
@@ -22,11 +23,15 @@ struct LnArgs {
   float eps = 0;
   const void* res = nullptr;   // residual update first (register kernel only): x <- x + res·gate
   const float* gate = nullptr;  // null: x + res; rows address it like shift/scale
+  uint8_t* x8 = nullptr;        // kFp8 (register kernel only): the output as e4m3 [rows, width]
+  float* x8_scale = nullptr;    //   and its per-row scales [rows], instead of y
 };
 
 // The register kernel: with kResidual the row is first updated in place (x + res·gate, or x + res
-// without a gate) and rounded into TX, exactly as gated_residual / add would store it.
-template <typename TX, typename TY, bool kModulate, bool kResidual, int V>
+// without a gate) and rounded into TX, exactly as gated_residual / add would store it. With kFp8
+// the output row, rounded into TY as it would be stored, is quantised as quantize_rows_fp8 does
+// (its |max|, then e4m3 of each value times 448/max) into a.x8 / a.x8_scale; y is not written.
+template <typename TX, typename TY, bool kModulate, bool kResidual, bool kFp8, int V>
 __global__ void __launch_bounds__(1024) ln_regs_kernel(TX* x, TY* y, LnArgs a) {
   __shared__ float scratch[33];
   const int64_t W = a.width;
@@ -63,6 +68,8 @@ __global__ void __launch_bounds__(1024) ln_regs_kernel(TX* x, TY* y, LnArgs a) {
     const float rstd = 1.0f / sqrtf(dev::block_sum(ss, scratch) / float(W) + a.eps);
     const float* sh = kModulate ? a.shift + m * a.mod_stride : nullptr;
     const float* sc = kModulate ? a.scale + m * a.mod_stride : nullptr;
+    float yv[kFp8 ? V : 1][8];  // kFp8: the rounded outputs, held for the quantisation
+    float amax = 0.0f;
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const int64_t c = dev::row_index(i, 0);
@@ -89,7 +96,23 @@ __global__ void __launch_bounds__(1024) ln_regs_kernel(TX* x, TY* y, LnArgs a) {
           for (int j = 0; j < 8; ++j) o[j] += p[j];
         }
       }
-      dev::store8<TY>(y + r * W + c, o);
+      if constexpr (kFp8) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          yv[i][j] = dev::round_as<TY>(o[j]);
+          amax = fmaxf(amax, fabsf(yv[i][j]));  // fmaxf ignores NaN, as the row quantisation
+        }
+      } else {
+        dev::store8<TY>(y + r * W + c, o);
+      }
+    }
+    if constexpr (kFp8) {
+      amax = dev::block_max(amax, scratch);
+      const float mul = e4m3_quant_mul(amax);
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        *reinterpret_cast<uint2*>(a.x8 + r * W + dev::row_index(i, 0)) = e4m3_pack8(yv[i], mul);
+      if (threadIdx.x == 0) a.x8_scale[r] = e4m3_dequant_mul(amax);
     }
   }
 }
@@ -187,16 +210,17 @@ __global__ void ln_kernel(const TX* __restrict__ x, TY* y, LnArgs a) {
 
 // The register kernel when the row has a register shape and every pointer allows 16-byte access;
 // cudaErrorNotSupported otherwise (nothing launched).
-template <typename TX, typename TY, bool kModulate, bool kResidual>
+template <typename TX, typename TY, bool kModulate, bool kResidual, bool kFp8 = false>
 cudaError_t launch_ln_regs(void* x, void* y, const LnArgs& a, cudaStream_t stream) {
   int threads = 0, vecs = 0;
   const bool ok = dev::row_regs_shape(a.width, &threads, &vecs) && dev::aligned16(x) && dev::aligned16(y) &&
+                  (!kFp8 || (a.x8 && a.x8_scale && a.width % 16 == 0 && dev::aligned16(a.x8))) &&
                   dev::aligned16(a.weight) && dev::aligned16(a.bias) && dev::aligned16(a.shift) &&
                   dev::aligned16(a.scale) && dev::aligned16(a.res) && dev::aligned16(a.gate) &&
                   ((!kModulate && !a.gate) || a.mod_stride % 4 == 0);
   if (!ok) return cudaErrorNotSupported;
   VGEN_DISPATCH_ROW_V(vecs, V, {
-    ln_regs_kernel<TX, TY, kModulate, kResidual, V>
+    ln_regs_kernel<TX, TY, kModulate, kResidual, kFp8, V>
         <<<dev::row_grid(a.rows), threads, 0, stream>>>(static_cast<TX*>(x), static_cast<TY*>(y), a);
     return cudaGetLastError();
   });
@@ -228,6 +252,17 @@ cudaError_t dispatch_residual_ln(void* x, void* y, FloatType type, const LnArgs&
   if (a.rows < 0 || a.width <= 0 || a.rows_per_mod <= 0 || !a.res) return cudaErrorInvalidValue;
   if (a.rows == 0) return cudaSuccess;
   VGEN_DISPATCH_FB(type, T, { return launch_ln_regs<T, T, kModulate, true>(x, y, a, stream); });
+}
+
+// The register kernels with the e4m3 output (kFp8); cudaErrorNotSupported where they do not apply.
+template <bool kModulate, bool kResidual>
+cudaError_t dispatch_ln_fp8(void* x, FloatType xt, FloatType yt, const LnArgs& a, cudaStream_t stream) {
+  if (a.rows < 0 || a.width <= 0 || a.rows_per_mod <= 0 || (kResidual && (!a.res || xt != yt)))
+    return cudaErrorInvalidValue;
+  if (a.rows == 0) return cudaSuccess;
+  VGEN_DISPATCH_FB(xt, TX, {
+    VGEN_DISPATCH_FB(yt, TY, { return launch_ln_regs<TX, TY, kModulate, kResidual, true>(x, nullptr, a, stream); });
+  });
 }
 
 }  // namespace
@@ -273,6 +308,34 @@ cudaError_t rms_norm(const void* x, const void* weight, FloatType w_type, void* 
                      int64_t width, float eps, cudaStream_t stream) {
   // One "head" spanning the row and no tables: the fused kernel reduces to RMSNorm.
   return rms_norm_rope(x, weight, w_type, nullptr, nullptr, y, type, 1, rows, 1, width, eps, stream);
+}
+
+cudaError_t layer_norm_fp8(const void* x, FloatType x_type, const float* weight, const float* bias, FloatType y_type,
+                           uint8_t* x8, float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream) {
+  LnArgs a;
+  a.weight = weight, a.bias = bias, a.rows = rows, a.width = width, a.eps = eps, a.x8 = x8, a.x8_scale = x8_scale;
+  return dispatch_ln_fp8<false, false>(const_cast<void*>(x), x_type, y_type, a, stream);
+}
+
+cudaError_t layer_norm_modulate_fp8(const void* x, FloatType x_type, const float* shift, const float* scale,
+                                    int64_t mod_stride, int64_t rows_per_mod, FloatType y_type, uint8_t* x8,
+                                    float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream) {
+  if (!shift || !scale) return cudaErrorInvalidValue;
+  LnArgs a;
+  a.shift = shift, a.scale = scale, a.mod_stride = mod_stride, a.rows_per_mod = rows_per_mod;
+  a.rows = rows, a.width = width, a.eps = eps, a.x8 = x8, a.x8_scale = x8_scale;
+  return dispatch_ln_fp8<true, false>(const_cast<void*>(x), x_type, y_type, a, stream);
+}
+
+cudaError_t residual_layer_norm_modulate_fp8(void* x, const void* res, const float* gate, const float* shift,
+                                             const float* scale, int64_t mod_stride, int64_t rows_per_mod,
+                                             FloatType type, uint8_t* x8, float* x8_scale, int64_t rows,
+                                             int64_t width, float eps, cudaStream_t stream) {
+  if (!shift || !scale) return cudaErrorInvalidValue;
+  LnArgs a;
+  a.res = res, a.gate = gate, a.shift = shift, a.scale = scale, a.mod_stride = mod_stride;
+  a.rows_per_mod = rows_per_mod, a.rows = rows, a.width = width, a.eps = eps, a.x8 = x8, a.x8_scale = x8_scale;
+  return dispatch_ln_fp8<true, true>(x, type, type, a, stream);
 }
 
 }  // namespace vgen::kern

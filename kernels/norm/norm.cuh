@@ -39,6 +39,22 @@ cudaError_t residual_layer_norm_modulate(void* x, const void* res, const float* 
                                          FloatType type, int64_t rows, int64_t width, float eps,
                                          cudaStream_t stream);
 
+// layer_norm / layer_norm_modulate / residual_layer_norm_modulate whose output goes straight into
+// linear_fp8's per-token e4m3 form: x8 [rows, width] (16-byte aligned) and x8_scale [rows] are
+// quantize_rows_fp8 of the y the op would store in y_type, bit for bit; no y is written (one pass
+// over a row instead of the norm's write and the quantisation's read). Register rows with width a
+// multiple of 16 only: cudaErrorNotSupported (nothing launched) otherwise, the caller then runs the
+// norm and quantize_rows_fp8.
+cudaError_t layer_norm_fp8(const void* x, FloatType x_type, const float* weight, const float* bias, FloatType y_type,
+                           uint8_t* x8, float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream);
+cudaError_t layer_norm_modulate_fp8(const void* x, FloatType x_type, const float* shift, const float* scale,
+                                    int64_t mod_stride, int64_t rows_per_mod, FloatType y_type, uint8_t* x8,
+                                    float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream);
+cudaError_t residual_layer_norm_modulate_fp8(void* x, const void* res, const float* gate, const float* shift,
+                                             const float* scale, int64_t mod_stride, int64_t rows_per_mod,
+                                             FloatType type, uint8_t* x8, float* x8_scale, int64_t rows,
+                                             int64_t width, float eps, cudaStream_t stream);
+
 // RMSNorm (rms_norm_ref) with weight [width] of w_type (f32 or bf16) or null; x and y one type.
 // f32: y = x·rs·w. bf16: y = bf16(bf16(x·rs)·w), PyTorch's composite rms_norm (§1.4.5).
 // (Implemented by the rms_norm_rope kernel without tables.)

@@ -1,17 +1,42 @@
-// Four floats as four e4m3 bytes in one word (a in the low byte), rounded to nearest even with
-// saturation (fp8_e4m3_ref.h's conversion). Shared by the row quantisation and the fp8 attention.
+// e4m3 encoding on the device, shared by the row quantisation (and the norms that quantise their
+// output rows) and the fp8 attention: the per-group scales, and four floats as four e4m3 bytes in
+// one word (a in the low byte), rounded to nearest even with saturation (fp8_e4m3_ref.h's
+// conversion).
 // Header-only, CUDA sources only.
 #pragma once
 #include <cuda_fp8.h>
 
 #include <cstdint>
 
+#include "kernels/quant/fp8_e4m3_ref.h"
+
 namespace vgen::kern {
+
+// fp8_quant_mul / fp8_dequant_mul of fp8_e4m3_ref.h, with IEEE division as on the host.
+__device__ __forceinline__ float e4m3_quant_mul(float a) {
+  return (a >= kFp8MinAmax && a < 3.0e38f) ? __fdiv_rn(kFp8E4M3Max, a) : 1.0f;
+}
+__device__ __forceinline__ float e4m3_dequant_mul(float a) {
+  return (a >= kFp8MinAmax && a < 3.0e38f) ? __fdiv_rn(a, kFp8E4M3Max) : 1.0f;
+}
+// v·mul as the encoder's input; a NaN product becomes the positive canonical NaN (byte 0x7F), as in
+// quantize_rows_fp8_ref, whatever sign the multiply would give it.
+__device__ __forceinline__ float e4m3_scaled(float v, float mul) {
+  const float q = v * mul;
+  return q == q ? q : __int_as_float(0x7fffffff);
+}
 
 __device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float d) {
   const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
   const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(c, d), __NV_SATFINITE, __NV_E4M3);
   return lo | hi << 16;
+}
+
+// Eight values times mul as eight e4m3 bytes (e4m3_scaled each), for an 8-byte store.
+__device__ __forceinline__ uint2 e4m3_pack8(const float (&v)[8], float mul) {
+  return make_uint2(
+      pack_e4m3x4(e4m3_scaled(v[0], mul), e4m3_scaled(v[1], mul), e4m3_scaled(v[2], mul), e4m3_scaled(v[3], mul)),
+      pack_e4m3x4(e4m3_scaled(v[4], mul), e4m3_scaled(v[5], mul), e4m3_scaled(v[6], mul), e4m3_scaled(v[7], mul)));
 }
 
 }  // namespace vgen::kern

@@ -16,38 +16,6 @@ using dev::bf16;
 constexpr int kMaxThreads = 256;
 constexpr int kMaxVecs = 8;  // 8-element vectors per thread in the register kernel
 
-// fp8_quant_mul / fp8_dequant_mul of fp8_e4m3_ref.h, with IEEE division as on the host.
-__device__ __forceinline__ float quant_mul(float a) {
-  return (a >= kFp8MinAmax && a < 3.0e38f) ? __fdiv_rn(448.0f, a) : 1.0f;
-}
-__device__ __forceinline__ float dequant_mul(float a) {
-  return (a >= kFp8MinAmax && a < 3.0e38f) ? __fdiv_rn(a, 448.0f) : 1.0f;
-}
-
-// v·mul as the encoder's input; a NaN product becomes the positive canonical NaN (byte 0x7F), as in
-// quantize_rows_fp8_ref, whatever sign the multiply would give it.
-__device__ __forceinline__ float scaled(float v, float mul) {
-  const float q = v * mul;
-  return q == q ? q : __int_as_float(0x7fffffff);
-}
-
-// Max over the block (blockDim.x a multiple of 32); every thread gets it. One use per kernel.
-__device__ __forceinline__ float block_max(float v, float* red) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) red[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    float s = lane < int(blockDim.x >> 5) ? red[lane] : 0.0f;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s = fmaxf(s, __shfl_xor_sync(0xffffffffu, s, o));
-    if (lane == 0) red[32] = s;
-  }
-  __syncthreads();
-  return red[32];
-}
-
 // 16-byte loads per 8 elements.
 template <typename T> constexpr int kLoads = sizeof(T) == 2 ? 1 : 2;
 
@@ -78,8 +46,8 @@ __global__ void __launch_bounds__(kMaxThreads)
 #pragma unroll
     for (int j = 0; j < 8; ++j) a = fmaxf(a, fabsf(v[j]));  // fmaxf ignores NaN
   }
-  a = block_max(a, red);
-  const float mul = quant_mul(a);
+  a = dev::block_max(a, red);
+  const float mul = e4m3_quant_mul(a);
   uint8_t* out = x8 + m * K;
 #pragma unroll
   for (int i = 0; i < V; ++i) {
@@ -87,12 +55,9 @@ __global__ void __launch_bounds__(kMaxThreads)
     if (vi >= nvec) continue;
     float v[8];
     unpack8<T>(raw[i], v);
-    uint2 p;
-    p.x = pack_e4m3x4(scaled(v[0], mul), scaled(v[1], mul), scaled(v[2], mul), scaled(v[3], mul));
-    p.y = pack_e4m3x4(scaled(v[4], mul), scaled(v[5], mul), scaled(v[6], mul), scaled(v[7], mul));
-    *reinterpret_cast<uint2*>(out + vi * 8) = p;
+    *reinterpret_cast<uint2*>(out + vi * 8) = e4m3_pack8(v, mul);
   }
-  if (threadIdx.x == 0) scale[m] = dequant_mul(a);
+  if (threadIdx.x == 0) scale[m] = e4m3_dequant_mul(a);
 }
 
 // Any K, stride and alignment: one block per row, the row read twice (the second pass mostly hits L2).
@@ -105,12 +70,12 @@ __global__ void __launch_bounds__(kMaxThreads)
   const T* row = x + m * ldx;
   float a = 0.0f;
   for (int64_t k = threadIdx.x; k < K; k += blockDim.x) a = fmaxf(a, fabsf(dev::to_f(row[k])));
-  a = block_max(a, red);
-  const float mul = quant_mul(a);
+  a = dev::block_max(a, red);
+  const float mul = e4m3_quant_mul(a);
   uint8_t* out = x8 + m * K;
   for (int64_t k = threadIdx.x; k < K; k += blockDim.x)
-    out[k] = __nv_cvt_float_to_fp8(scaled(dev::to_f(row[k]), mul), __NV_SATFINITE, __NV_E4M3);
-  if (threadIdx.x == 0) scale[m] = dequant_mul(a);
+    out[k] = __nv_cvt_float_to_fp8(e4m3_scaled(dev::to_f(row[k]), mul), __NV_SATFINITE, __NV_E4M3);
+  if (threadIdx.x == 0) scale[m] = e4m3_dequant_mul(a);
 }
 
 // Threads (a multiple of 32, ≤ kMaxThreads) and vectors per thread for nvec vectors: the least idle

@@ -139,6 +139,71 @@ const void* rms_weight(const Tensor& w, int64_t n, const char* op, kern::FloatTy
 }
 }  // namespace
 
+namespace {
+// The e4m3 buffers of an activation shaped like x ([M, width] and [M]); false when the width needs
+// padding (fp8_padded_k), which the fused norms do not write.
+bool fp8_buffers(const Tensor& x, Fp8Activation& out) {
+  const int64_t K = x.dim(-1);
+  if (fp8_padded_k(K) != K) return false;
+  out.x8 = Tensor::empty({rows_of(x), K}, DType::kU8, Device::kCUDA);  // [M, K] e4m3
+  out.scale = Tensor::empty({rows_of(x)}, DType::kF32, Device::kCUDA);  // [M]
+  out.shape = x.shape();
+  return true;
+}
+
+// A fused norm's launch status: true when it ran, false (out cleared) when it does not apply.
+bool fp8_ran(cudaError_t e, const char* op, const Tensor& x, Fp8Activation& out) {
+  if (e == cudaErrorNotSupported) {
+    out = Fp8Activation();
+    return false;
+  }
+  launched(e, op, x);
+  return true;
+}
+}  // namespace
+
+bool cuda_layer_norm_fp8(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps, Fp8Activation& out) {
+  const kern::FloatType t = act_type(x, "layer_norm_fp8", "x");
+  const int64_t D = x.dim(-1);
+  if (!fp8_buffers(x, out)) return false;
+  return fp8_ran(kern::layer_norm_fp8(x.raw(), t, f32_param(weight, D, "layer_norm_fp8", "weight"),
+                                      f32_param(bias, D, "layer_norm_fp8", "bias"), t, static_cast<uint8_t*>(out.x8.raw()), out.scale.f32(),
+                                      rows_of(x), D, eps, compute_stream()),
+                 "layer_norm_fp8", x, out);
+}
+
+bool cuda_layer_norm_modulate_fp8(const Tensor& x, const Tensor& mod, int shift_idx, int scale_idx, float eps,
+                                  Fp8Activation& out) {
+  const kern::FloatType t = act_type(x, "layer_norm_modulate_fp8", "x");
+  check_dev(mod, "layer_norm_modulate_fp8", "mod");
+  VGEN_ASSERT(mod.dtype() == DType::kF32, "layer_norm_modulate_fp8: mod must be f32, got {}", mod.str());
+  const ModAddress sh = mod_address(x, mod, shift_idx, "layer_norm_modulate_fp8");
+  const ModAddress sc = mod_address(x, mod, scale_idx, "layer_norm_modulate_fp8");
+  if (!fp8_buffers(x, out)) return false;
+  return fp8_ran(kern::layer_norm_modulate_fp8(x.raw(), t, mod.f32() + sh.offset, mod.f32() + sc.offset, sh.stride,
+                                               sh.rows_per_mod, t, static_cast<uint8_t*>(out.x8.raw()), out.scale.f32(), x.dim(0) * x.dim(1),
+                                               x.dim(2), eps, compute_stream()),
+                 "layer_norm_modulate_fp8", x, out);
+}
+
+bool cuda_residual_layer_norm_modulate_fp8(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
+                                           const Tensor& mod, int shift_idx, int scale_idx, float eps,
+                                           Fp8Activation& out) {
+  const char* op = "residual_layer_norm_modulate_fp8";
+  ModAddress g;
+  const float* gate = residual_gate(x, y, gate_mod, gate_idx, &g, op);
+  check_dev(mod, op, "mod");
+  VGEN_ASSERT(mod.dtype() == DType::kF32, "{}: mod must be f32, got {}", op, mod.str());
+  const ModAddress sh = mod_address(x, mod, shift_idx, op);
+  const ModAddress sc = mod_address(x, mod, scale_idx, op);
+  if ((gate && (g.stride != sh.stride || g.rows_per_mod != sh.rows_per_mod)) || !fp8_buffers(x, out)) return false;
+  return fp8_ran(kern::residual_layer_norm_modulate_fp8(x.raw(), y.raw(), gate, mod.f32() + sh.offset,
+                                                        mod.f32() + sc.offset, sh.stride, sh.rows_per_mod,
+                                                        act_type(x, op, "x"), static_cast<uint8_t*>(out.x8.raw()), out.scale.f32(),
+                                                        x.dim(0) * x.dim(1), x.dim(2), eps, compute_stream()),
+                 op, x, out);
+}
+
 Tensor cuda_rms_norm(const Tensor& x, const Tensor& weight, float eps) {
   const kern::FloatType t = act_type(x, "rms_norm", "x");
   const int64_t D = x.dim(-1);

@@ -38,7 +38,7 @@ double rel_l2(const std::vector<float>& a, const std::vector<float>& r) {
 }
 
 void check_case(const Cfg& c, uint32_t seed, kern::Fp8Qk qk) {
-  SCOPED_TRACE(::testing::Message() << (qk == kern::Fp8Qk::kE4m3 ? "e4m3 " : qk == kern::Fp8Qk::kInt8 ? "int8 " : "int8-init ") << "B=" << c.B << " Sq=" << c.Sq << " Skv=" << c.Skv << " H=" << c.H
+  SCOPED_TRACE(::testing::Message() << (qk == kern::Fp8Qk::kInt8 ? "int8 " : "e4m3 ") << "B=" << c.B << " Sq=" << c.Sq << " Skv=" << c.Skv << " H=" << c.H
                                     << " D=" << c.D << " nvalid=" << c.nvalid << " amp=" << c.amp
                                     << " fused=" << c.fused);
   const float scale = 1.0f / std::sqrt(float(c.D));
@@ -113,7 +113,7 @@ void check_case(const Cfg& c, uint32_t seed, kern::Fp8Qk qk) {
     // What fp8 costs, the same for device and reference (it does not gate the kernel).
     std::printf("fp8 attention (%s Q·Kᵀ) B=%lld Sq=%lld Skv=%lld H=%lld D=%lld: rel-L2 device/ref %.2e, "
                 "device/exact %.2e, ref/exact %.2e (%s)\n",
-                qk == kern::Fp8Qk::kE4m3 ? "e4m3" : qk == kern::Fp8Qk::kInt8 ? "int8" : "int8-init", (long long)c.B, (long long)c.Sq, (long long)c.Skv, (long long)c.H, (long long)c.D, e_ref, e_exact,
+                qk == kern::Fp8Qk::kInt8 ? "int8" : "e4m3", (long long)c.B, (long long)c.Sq, (long long)c.Skv, (long long)c.H, (long long)c.D, e_ref, e_exact,
                 ref_exact, wgmma ? "wgmma" : "generic");
   }
   int64_t bad_l = 0;
@@ -136,7 +136,7 @@ TEST(AttentionFp8Gpu, MatchesReference) {
       {1, 64, 64, 1, 128, 0, 1.0f},      {2, 65, 200, 2, 12, 150, 1.0f},  {1, 100, 77, 5, 40, 77, 1.0f},
       {1, 70, 129, 1, 8, 128, 1.0f},     {3, 17, 129, 2, 96, 64, 3.0f},   {1, 40, 40, 2, 12, 0, 1.0f},
   };
-  for (kern::Fp8Qk qk : {kern::Fp8Qk::kInt8, kern::Fp8Qk::kE4m3, kern::Fp8Qk::kInt8Init}) {
+  for (kern::Fp8Qk qk : {kern::Fp8Qk::kInt8, kern::Fp8Qk::kE4m3}) {
     uint32_t seed = 11;
     for (const Cfg& c : cfgs) check_case(c, seed += 7, qk);
   }

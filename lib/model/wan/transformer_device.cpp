@@ -76,6 +76,20 @@ Tensor residual_norm_modulate(bool fused, Tensor& x, const Tensor& y, const Tens
   return layer_norm_modulate(x, mod, shift_idx, scale_idx, eps);
 }
 
+// residual_norm_modulate (y defined) or the plain AdaLN, straight into e4m3 for the fp8 GEMMs that
+// read it (cuda_*_fp8: the same values as the op and then cuda_quantize_activation). Nullopt, with
+// nothing done, where the fused kernel does not apply or the residual runs as two ops (fused false).
+std::optional<Fp8Activation> norm_modulate_fp8(bool fused, Tensor& x, const Tensor& y, const Tensor& gate_mod,
+                                               int gate_idx, const Tensor& mod, int shift_idx, int scale_idx,
+                                               float eps) {
+  Fp8Activation q;
+  const bool ran = !y.defined() ? cuda_layer_norm_modulate_fp8(x, mod, shift_idx, scale_idx, eps, q)
+                   : fused      ? cuda_residual_layer_norm_modulate_fp8(x, y, gate_mod, gate_idx, mod, shift_idx,
+                                                                        scale_idx, eps, q)
+                                : false;
+  return ran ? std::optional<Fp8Activation>(std::move(q)) : std::nullopt;
+}
+
 Tensor on_device(const Tensor& t) { return t.is_cpu() ? t.to(Device::kCUDA) : t; }
 
 // Host or device tensor of any float dtype (or i64 timesteps) → device f32.
@@ -146,7 +160,8 @@ Tensor WanDeviceModel::block_linear(const WanLinear& l, const Tensor& x, bool ge
   return timed(P::kGemm, [&] {
     const Activation act = gelu ? Activation::kGeluTanh : Activation::kNone;
     const Fp8Weight w{l.w8, l.w_scale};
-    return xq ? cuda_linear_fp8(*xq, w, l.b, x.dtype(), act) : cuda_linear_fp8(x, w, l.b, x.dtype(), act);
+    return xq ? cuda_linear_fp8(*xq, w, l.b, x.defined() ? x.dtype() : opt_.dtype, act)
+              : cuda_linear_fp8(x, w, l.b, x.dtype(), act);
   });
 }
 
@@ -353,16 +368,23 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
   Tensor self_out, cross_out;  // [B, S, D] attention outputs before their residual adds
   // Self-attention: AdaLN, Q/K/V, fused QK RMSNorm + RoPE, the SeqAttention, out-projection, gate.
   {
-    // The previous block's gated FFN residual is added by the same pass that normalises x.
-    Tensor n = timed(P::kOther, [&] {
-      return ffn_out.defined()
-                 ? residual_norm_modulate(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps)
-                 : layer_norm_modulate(x, mod, 0, 1, eps);
-    });  // [B, S, D]
-    ffn_out = ffn_mod = Tensor();
-    // fp8 GEMMs: n quantised once per token for q, k and v.
+    // The previous block's gated FFN residual is added by the same pass that normalises x. fp8
+    // GEMMs: n quantised once per token for q, k and v, by that pass where it can (n never written).
     std::optional<Fp8Activation> nq;
-    if (fp8_gemm(w.attn1.q)) nq = timed(P::kGemm, [&] { return cuda_quantize_activation(n); });
+    if (fp8_gemm(w.attn1.q))
+      nq = timed(P::kOther, [&] {
+        return norm_modulate_fp8(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps);
+      });
+    Tensor n;  // [B, S, D]
+    if (!nq) {
+      n = timed(P::kOther, [&] {
+        return ffn_out.defined()
+                   ? residual_norm_modulate(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps)
+                   : layer_norm_modulate(x, mod, 0, 1, eps);
+      });
+      if (fp8_gemm(w.attn1.q)) nq = timed(P::kGemm, [&] { return cuda_quantize_activation(n); });
+    }
+    ffn_out = ffn_mod = Tensor();
     const Fp8Activation* nqp = nq ? &*nq : nullptr;
     Tensor q0 = block_linear(w.attn1.q, n, false, nqp).reshape({B, S, H, Dh});
     Tensor k0 = block_linear(w.attn1.k, n, false, nqp).reshape({B, S, H, Dh});
@@ -385,14 +407,20 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
   // gated self-attention residual (unless a GEMM epilogue added it) is added by the cross-attention
   // norm's pass when there is one.
   {
-    Tensor n = timed(P::kOther, [&] {
-      if (self_out.defined() && cfg_.cross_attn_norm && opt_.fused_residual_norm)
-        return cuda_residual_layer_norm(x, self_out, mod, 2, w.norm2_w, w.norm2_b, eps);
-      if (self_out.defined()) gated_residual_(x, self_out, mod, 2);
-      return cfg_.cross_attn_norm ? layer_norm(x, w.norm2_w, w.norm2_b, eps) : x;
-    });
+    // fp8 GEMMs with the residual already in x: the norm writes the e4m3 input of attn2.q directly.
+    Fp8Activation nq;
+    const bool fused8 = !self_out.defined() && cfg_.cross_attn_norm && fp8_gemm(w.attn2.q) &&
+                        timed(P::kOther, [&] { return cuda_layer_norm_fp8(x, w.norm2_w, w.norm2_b, eps, nq); });
+    Tensor n;
+    if (!fused8)
+      n = timed(P::kOther, [&] {
+        if (self_out.defined() && cfg_.cross_attn_norm && opt_.fused_residual_norm)
+          return cuda_residual_layer_norm(x, self_out, mod, 2, w.norm2_w, w.norm2_b, eps);
+        if (self_out.defined()) gated_residual_(x, self_out, mod, 2);
+        return cfg_.cross_attn_norm ? layer_norm(x, w.norm2_w, w.norm2_b, eps) : x;
+      });
     self_out = Tensor();
-    Tensor q0 = block_linear(w.attn2.q, n);  // [B, S, D]
+    Tensor q0 = block_linear(w.attn2.q, n, false, fused8 ? &nq : nullptr);  // [B, S, D]
     n = Tensor();
     Tensor q = timed(P::kOther, [&] { return rms_norm(q0, w.attn2.norm_q, eps); }).reshape({B, S, H, Dh});
     q0 = Tensor();
@@ -411,14 +439,22 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
   // Feed-forward (GELU-tanh); its gated residual runs in ffn2's epilogue, or is left to the next norm
   // (ffn_out).
   {
-    Tensor n = timed(P::kOther, [&] {
-      return cross_out.defined()
-                 ? residual_norm_modulate(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps)
-                 : layer_norm_modulate(x, mod, 3, 4, eps);
-    });  // [B, S, D]
+    std::optional<Fp8Activation> nq;  // fp8 GEMMs: the norm writes ffn1's e4m3 input where it can
+    if (fp8_gemm(w.ffn1))
+      nq = timed(P::kOther, [&] {
+        return norm_modulate_fp8(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps);
+      });
+    Tensor n;  // [B, S, D]
+    if (!nq)
+      n = timed(P::kOther, [&] {
+        return cross_out.defined()
+                   ? residual_norm_modulate(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps)
+                   : layer_norm_modulate(x, mod, 3, 4, eps);
+      });
     cross_out = Tensor();
-    Tensor h = block_linear(w.ffn1, n, opt_.fused_gelu);                                 // [B, S, ffn]
+    Tensor h = block_linear(w.ffn1, n, opt_.fused_gelu, nq ? &*nq : nullptr);  // [B, S, ffn]
     n = Tensor();
+    nq.reset();
     if (!opt_.fused_gelu) timed(P::kOther, [&] { gelu_tanh_(h); });
     // x += gate5 ⊙ (h·W2ᵀ + b2) in the GEMM epilogue, or the update for the next norm.
     if (!opt_.fused_residual_gemm || !gated_linear_add(w.ffn2, h, mod, 5, same_gates, x)) {
