@@ -64,9 +64,7 @@ struct Params {
 // as the float 2²³ + 2²² + i; the offset is folded into the tile's row constant of the softmax's
 // FFMA (its rounding shifts a row's tile by < 2⁻²³ of 1.26e7·sl2 in the exponent: below one unit of
 // the integer sum, far below the INT8 rounding).
-// kSkSmem: the producer stages each K tile's scale in shared memory beside the tile (read by the
-// consumers right after the tile's barrier), instead of a global load at the softmax.
-template <bool kInt8, bool kSkSmem>
+template <bool kInt8>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const Params p) {
@@ -77,7 +75,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t bar = base + kOffBar;
   const uint32_t bar_q = bar, bar_full_k = bar + 8, bar_full_v = bar + 24, bar_empty_k = bar + 40,
                  bar_empty_v = bar + 56;
-  float* const sk_stage = reinterpret_cast<float*>(smem_raw + (base - mma::smem_u32(smem_raw)) + kOffBar + 96);
   const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int bh = b * p.H + h;
   const int wg = threadIdx.x / 128;
@@ -102,7 +99,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int j = 0; j < p.n_tiles; ++j) {
         const uint32_t s = j & 1, ph = (j >> 1) & 1;
         mbar_wait(bar_empty_k + 8 * s, ph ^ 1);
-        if constexpr (kSkSmem) sk_stage[s] = p.sk[int64_t(bh) * p.nkb + j];  // before the arrive (release)
         mbar_expect_tx(bar_full_k + 8 * s, kTileBytes);
         tma_load_2d(base + kOffK + s * kTileBytes, &tk, bar_full_k + 8 * s, 0, kv_row0 + j * kBN);
         mbar_wait(bar_empty_v + 8 * s, ph ^ 1);
@@ -171,8 +167,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncwarp();
     if (lane == 0) mbar_arrive(bar_empty);
   };
-  auto softmax = [&](int j, float skj, float (&corr)[2]) {
-    const float sl2 = sq_l2 * (kSkSmem ? skj : sk[j]);
+  auto softmax = [&](int j, float (&corr)[2]) {
+    const float sl2 = sq_l2 * sk[j];
     if ((j + 1) * kBN > p.nk) {
 #pragma unroll
       for (int nt = 0; nt < 16; ++nt)
@@ -219,7 +215,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (cw == 1) turn_arrive_other(cw);
   mbar_wait(bar_q, 0);
   mbar_wait(bar_full_k, 0);
-  float skj = kSkSmem ? sk_stage[0] : 0.0f;  // read before the stage is released
   turn_begin();
   wgmma_fence();
   issue_qk(base + kOffK);
@@ -229,13 +224,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   release(bar_empty_k);
   {
     float corr[2];
-    softmax(0, skj, corr);
+    softmax(0, corr);
     pack_p();
   }
   for (int j = 1; j < p.n_tiles; ++j) {
     const uint32_t st = j & 1, ph = (j >> 1) & 1, sp = (j - 1) & 1, php = ((j - 1) >> 1) & 1;
     mbar_wait(bar_full_k + 8 * st, ph);
-    if constexpr (kSkSmem) skj = sk_stage[st];
     reg_fence(o);
     reg_fence(pa);
     mbar_wait(bar_full_v + 8 * sp, php);
@@ -248,7 +242,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     fence_scores();
     release(bar_empty_k + 8 * st);
     float corr[2];
-    softmax(j, skj, corr);
+    softmax(j, corr);
     wgmma_wait<0>();
     reg_fence(o);
     reg_fence(o);
@@ -402,16 +396,13 @@ bool device_ok() {
   auto raise = [](const void* f) {
     return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)) == cudaSuccess;
   };
-  const bool ok = built == 1 && raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<false, false>)) &&
-                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<true, false>)) &&
-                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<false, true>)) &&
-                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<true, true>));
+  const bool ok = built == 1 && raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<false>)) &&
+                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<true>));
   state[dev] = ok ? 1 : -1;
   return ok;
 }
 
 std::atomic<uint64_t> g_calls{0};
-std::atomic<bool> g_sk_staged{false};
 
 }  // namespace
 
@@ -420,8 +411,6 @@ size_t attention_fp8_workspace_bytes(const AttnArgs& a) { return fp8attn::layout
 bool attention_fp8_available() { return device_ok(); }
 
 uint64_t attention_fp8_wgmma_calls() { return g_calls.load(); }
-
-void attention_fp8_stage_k_scales(bool on) { g_sk_staged = on; }
 
 bool attention_fp8_wgmma_supports(const AttnArgs& a) {
   const AttnStrides st = attn_strides(a);
@@ -467,15 +456,10 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
       p.scale_log2 = a.scale * mma::kLog2e;
       p.sq = f(l.sq), p.sk = f(l.sk), p.sv = f(l.sv), p.qkm = f(l.qkm);
       const dim3 grid(unsigned(l.nqb), unsigned(a.H), unsigned(a.B));
-      const bool i8 = qk != Fp8Qk::kE4m3, staged = g_sk_staged.load();
-      if (i8 && staged)
-        attn_fp8_wgmma_kernel<true, true><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
-      else if (i8)
-        attn_fp8_wgmma_kernel<true, false><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
-      else if (staged)
-        attn_fp8_wgmma_kernel<false, true><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+      if (qk == Fp8Qk::kInt8)
+        attn_fp8_wgmma_kernel<true><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
       else
-        attn_fp8_wgmma_kernel<false, false><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
+        attn_fp8_wgmma_kernel<false><<<grid, kThreads, kSmemBytes, stream>>>(tq, tk, tv, p);
       e = cudaGetLastError();
       if (e == cudaSuccess) ++g_calls;
       return e;

@@ -1,7 +1,7 @@
 // FP8 (e4m3) self-attention with the contract of attention.cuh (bf16 q/k/v [B,S,H,D] with token
 // strides, bf16 out, optional fp32 lse [B,H,Sq] of the true scores, keys >= num_valid_kv excluded)
 // and the numerics of attention_fp8_ref.h: K smoothed by its mean over the valid keys, Q and K in
-// INT8 (default; or e4m3, `qk`) with one scale per 128-token block and head, V in e4m3 with one
+// e4m3 (default) or INT8 (`qk`) with one scale per 128-token block and head, V in e4m3 with one
 // scale per channel and head, P in e4m3 (p·448), fp32 accumulators and softmax statistics.
 // Two steps on `stream`: a quantisation pass writes e4m3 Q, K and Vᵀ and their scales into the
 // caller's workspace (attention_fp8_workspace_bytes), then the attention kernel reads them:
@@ -30,14 +30,12 @@ bool attention_fp8_wgmma_supports(const AttnArgs& args);
 // bf16 q/k/v in, bf16 out. cudaErrorInvalidValue for D > 128, a missing or too small workspace,
 // or non-bf16 buffers (the caller passes bf16); cudaErrorNotSupported off sm_90.
 cudaError_t attention_fwd_fp8(const AttnArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream,
-                              Fp8Qk qk = Fp8Qk::kInt8);
+                              Fp8Qk qk = Fp8Qk::kE4m3);
 
 // The first step alone (benchmarks): the quantisation pass into the workspace.
 cudaError_t attention_fp8_quantize(const AttnArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream,
-                                   Fp8Qk qk = Fp8Qk::kInt8);
+                                   Fp8Qk qk = Fp8Qk::kE4m3);
 
-uint64_t attention_fp8_wgmma_calls();
-// Benchmarks: the Hopper kernel variant whose producer stages the K scales in shared memory.
-void attention_fp8_stage_k_scales(bool on);  // launches of the wgmma kernel so far (tests of the dispatch)
+uint64_t attention_fp8_wgmma_calls();  // launches of the wgmma kernel so far (tests of the dispatch)
 
 }  // namespace vgen::kern

@@ -5,9 +5,9 @@
 // Per (b, h):
 //   km[d] = mean_{j<nv} k[j,d];  k'[j] = k[j] − km            (softmax is invariant to it)
 //   Q, k' in blocks of 128 tokens: a = max |x| over the block (all D), and by `qk`
-//     kInt8 (default): x8 = rint(x · 127/a) in [−127, 127], scale a/127 (int8_quant_mul /
-//       int8_dequant_mul; SageAttention's Q·Kᵀ: 7 bits over the block's range, not 3 per value)
-//     kE4m3: x8 = e4m3(x · 448/a), scale a/448 (fp8_quant_mul / fp8_dequant_mul)
+//     kE4m3 (default): x8 = e4m3(x · 448/a), scale a/448 (fp8_quant_mul / fp8_dequant_mul)
+//     kInt8: x8 = rint(x · 127/a) in [−127, 127], scale a/127 (int8_quant_mul / int8_dequant_mul;
+//       SageAttention's Q·Kᵀ: 7 bits over the block's range, not 3 per value)
 //     (a block of zeros has scale 1)
 //   V per channel d over the nv keys, the same way: sv[d]
 //   s[i,j] = (Σ_d q8·k8) · sq[i/128] · sk[j/128] · scale  (INT8: the integer sum, exact)
@@ -40,6 +40,6 @@ constexpr int64_t kAttnFp8Block = 128;  // tokens per Q / K scale block, keys pe
 
 void attention_fp8_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
                        int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale,
-                       Fp8Qk qk = Fp8Qk::kInt8);
+                       Fp8Qk qk = Fp8Qk::kE4m3);
 
 }  // namespace vgen::kern

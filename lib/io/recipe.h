@@ -91,9 +91,10 @@ struct RuntimeConfig {
 struct Fp8Config {
   bool attention = true;     // self-attention in fp8 (cross-attention stays bf16: 512 text keys)
   bool gemm = true;          // the blocks' linears attn1 q/k/v/o, attn2 q/o, ffn1, ffn2 in fp8
-  // How the fp8 self-attention stores Q and K for Q·Kᵀ: "int8" (7 bits over each 128-token block's
-  // range, as SageAttention) or "e4m3" (3 mantissa bits per value). P·V is e4m3 either way.
-  std::string attention_qk = "int8";
+  // How the fp8 self-attention stores Q and K for Q·Kᵀ: "e4m3" (3 mantissa bits per value; the
+  // faster kernel) or "int8" (7 bits over each 128-token block's range, as SageAttention: closer
+  // where the scores spread, docs/fp8.md). P·V is e4m3 either way.
+  std::string attention_qk = "e4m3";
   int bf16_first_steps = 0;  // the first N denoising steps run wholly in bf16
   int bf16_last_steps = 0;   // the last N denoising steps run wholly in bf16
   // Whether denoising step `index` (0-based) of `total` runs in fp8 (not one of the bf16 steps).

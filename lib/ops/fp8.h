@@ -18,7 +18,7 @@ namespace vgen {
 struct Fp8Switches {
   bool attention = false;  // self-attention through attention_fp8 / attention_fp8_ref
   bool gemm = false;       // the block linears through their e4m3 weights
-  bool qk_int8 = true;     // the self-attention's Q·Kᵀ in INT8 (else e4m3; kern::Fp8Qk)
+  bool qk_int8 = false;    // the self-attention's Q·Kᵀ in INT8 (else e4m3; kern::Fp8Qk)
   bool any() const { return attention || gemm; }
 };
 Fp8Switches fp8_switches();
@@ -100,7 +100,7 @@ void cuda_linear_fp8_add_(Tensor& y, const Tensor& x, const Tensor& w8, const Te
 // [B,H,Sq] f32 of the true scores or null. Same contract as cuda_attention.
 // qk_int8: Q·Kᵀ in INT8 (else e4m3).
 void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
-                        int64_t num_valid_kv, float scale, bool qk_int8 = true);
+                        int64_t num_valid_kv, float scale, bool qk_int8 = false);
 
 // Whether the current CUDA device has FP8 tensor cores this build drives (attention_fp8_available:
 // compute capability 9.0 with the build's sm_90a code); *gpu gets the device's name and compute

@@ -1,10 +1,9 @@
 // FP8 attention at Wan-14B shapes (label bench, never gates): the Hopper bf16 kernel
 // (attention_fwd_wgmma_bf16) against the FP8 one (attention_fwd_fp8: quantisation pass + kernel;
-// the pass also timed alone) with Q·Kᵀ in INT8 (the top-level fp8_* keys) and in e4m3 (the "e4m3"
-// object), each also with the kernel variant that stages the K scales in shared memory
-// ("k_scales_staged"), B = 1, H = 40, D = 128, self-attention with LSE. Median of 5 CUDA-event
-// timings after 2 warm-ups on random data; the variants alternate over two rounds so that the
-// GPU's clock under its power cap favours none: each time is the smaller median of its rounds. Each output's rel-L2 against exact attention
+// the pass also timed alone) with Q·Kᵀ in e4m3 (the default; the top-level fp8_* keys) and in INT8
+// (the "int8_qk" object), B = 1, H = 40, D = 128, self-attention with LSE. Median of 5 CUDA-event
+// timings after 2 warm-ups on random data; the two forms alternate over two rounds so that the
+// GPU's clock under its power cap favours neither: each time is the smaller median of its rounds. Each output's rel-L2 against exact attention
 // (fp64 on the host, 64 sampled query rows of heads 0 and 1) is printed with each line so a fast
 // wrong kernel shows. TFLOP/s = 4·S²·D·H / t.
 // Usage: attention_fp8_bench [S ...]   (default 32760 75600). One JSON line per shape.
@@ -131,50 +130,33 @@ int main(int argc, char** argv) {
     kern::AttnArgs a16 = a, a8 = a;
     a16.out = o16.raw(), a8.out = o8.raw();
     const double t16 = bench::median_ms([&] { kern::attention_fwd_wgmma_bf16(a16, compute_stream()); }, 2, 5);
-    // Forms (int8, e4m3) × kernels (K scales loaded at the softmax, staged in shared memory),
-    // alternating over two rounds; each keeps the smaller median.
-    double t[2][2] = {{1e30, 1e30}, {1e30, 1e30}};
-    const kern::Fp8Qk forms[2] = {kern::Fp8Qk::kInt8, kern::Fp8Qk::kE4m3};
+    // The two forms alternate over two rounds; each keeps the smaller median.
+    const kern::Fp8Qk forms[2] = {kern::Fp8Qk::kE4m3, kern::Fp8Qk::kInt8};
+    double t[2] = {1e30, 1e30}, tq[2], rel[2];
     for (int round = 0; round < 2; ++round)
       for (int f = 0; f < 2; ++f)
-        for (int st = 0; st < 2; ++st) {
-          kern::attention_fp8_stage_k_scales(st == 1);
-          t[f][st] = std::min(
-              t[f][st],
-              bench::median_ms([&] { kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), forms[f]); }, 2, 5));
-        }
-    kern::attention_fp8_stage_k_scales(false);
-    double tq[2];
+        t[f] = std::min(
+            t[f], bench::median_ms([&] { kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), forms[f]); }, 2, 5));
     for (int f = 0; f < 2; ++f)
       tq[f] = bench::median_ms(
           [&] { kern::attention_fp8_quantize(a8, ws.raw(), wsb, compute_stream(), forms[f]); }, 2, 5);
     const Sampled ex = exact_rows(q, k, v, S, H, D, a.scale);
-    double rel[2][2];
-    for (int f = 0; f < 2; ++f)
-      for (int st = 0; st < 2; ++st) {
-        kern::attention_fp8_stage_k_scales(st == 1);
-        kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), forms[f]);
-        rel[f][st] = sampled_rel_l2(ex, o8, H, D);
-      }
-    kern::attention_fp8_stage_k_scales(false);
-    kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream());
+    for (int f = 1; f >= 0; --f) {  // the e4m3 (default) output last: o8 for the rel-L2 against bf16
+      kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), forms[f]);
+      rel[f] = sampled_rel_l2(ex, o8, H, D);
+    }
     const cudaError_t e = cudaDeviceSynchronize();
     const double flop = 4.0 * double(S) * double(S) * double(D) * double(H);
-    const double t8 = t[0][0], te = t[1][0];
+    const double t8 = t[0], ti = t[1];
     std::printf("{\"bench\": \"attention_fp8\", \"S\": %lld, \"H\": %lld, \"D\": %lld, \"bf16_wgmma_ms\": %.3f, "
                 "\"bf16_wgmma_tflops\": %.1f, \"fp8_ms\": %.3f, \"fp8_tflops\": %.1f, \"fp8_quant_ms\": %.3f, "
                 "\"fp8_kernel_tflops\": %.1f, \"fp8_vs_bf16_rel_l2\": %.3e, "
-                "\"sampled_rel_l2_vs_exact\": {\"bf16\": %.3e, \"fp8\": %.3e}, \"qk\": \"int8\", "
-                "\"e4m3\": {\"fp8_ms\": %.3f, \"fp8_tflops\": %.1f, \"fp8_quant_ms\": %.3f, \"fp8_kernel_tflops\": %.1f, "
-                "\"sampled_rel_l2_vs_exact\": %.3e}, "
-                "\"k_scales_staged\": {\"int8_ms\": %.3f, \"int8_kernel_tflops\": %.1f, \"int8_rel_l2\": %.3e, "
-                "\"e4m3_ms\": %.3f, \"e4m3_kernel_tflops\": %.1f, \"e4m3_rel_l2\": %.3e}, "
-                "\"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
+                "\"sampled_rel_l2_vs_exact\": {\"bf16\": %.3e, \"fp8\": %.3e}, \"qk\": \"e4m3\", "
+                "\"int8_qk\": {\"fp8_ms\": %.3f, \"fp8_tflops\": %.1f, \"fp8_quant_ms\": %.3f, \"fp8_kernel_tflops\": %.1f, "
+                "\"sampled_rel_l2_vs_exact\": %.3e}, \"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
                 (long long)S, (long long)H, (long long)D, t16, flop / t16 * 1e-9, t8, flop / t8 * 1e-9, tq[0],
-                flop / (t8 - tq[0]) * 1e-9, rel_l2(o8, o16), sampled_rel_l2(ex, o16, H, D), rel[0][0], te,
-                flop / te * 1e-9, tq[1], flop / (te - tq[1]) * 1e-9, rel[1][0], t[0][1],
-                flop / (t[0][1] - tq[0]) * 1e-9, rel[0][1], t[1][1], flop / (t[1][1] - tq[1]) * 1e-9, rel[1][1],
-                cudaGetErrorString(e), wsb);
+                flop / (t8 - tq[0]) * 1e-9, rel_l2(o8, o16), sampled_rel_l2(ex, o16, H, D), rel[0], ti, flop / ti * 1e-9,
+                tq[1], flop / (ti - tq[1]) * 1e-9, rel[1], cudaGetErrorString(e), wsb);
     std::fflush(stdout);
   }
   return 0;

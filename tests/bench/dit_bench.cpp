@@ -28,7 +28,7 @@
 //   --attention: attention_config.backend of the run (default auto), recorded as "attention".
 //   --fp8: precision fp8 (docs/fp8.md) for every forward: all, or only the self-attention or only
 //   the block GEMMs in e4m3 (bf16 weights of the quantised linears freed); recorded as "fp8".
-//   --fp8-qk: the fp8 self-attention's Q·Kᵀ in INT8 (default) or e4m3; recorded as "fp8_qk".
+//   --fp8-qk: the fp8 self-attention's Q·Kᵀ in e4m3 (default) or INT8; recorded as "fp8_qk".
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -51,7 +51,6 @@
 #include "core/json.h"
 #include "dist/bootstrap.h"
 #include "dist/device_mesh.h"
-#include "kernels/attention/attention_fp8.cuh"
 #include "kernels/gemm/gemm.cuh"
 #include "model/wan/transformer.h"
 #include "ops/attention_backend.h"
@@ -76,7 +75,7 @@ struct Args {
   bool cfg_step = false, first_block_cache = false;
   std::string mode = "single", out, tag, attention = "auto";
   std::string fp8;  // precision fp8: all | attention | gemm; empty: bf16 / fp32
-  std::string fp8_qk = "int8";  // fp8_config.attention_qk
+  std::string fp8_qk = "e4m3";  // fp8_config.attention_qk
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -265,11 +264,7 @@ int main(int argc, char** argv) {
   const bool root = env.world_rank == 0;
   try {
     set_attention_backend(parse_attention_backend(a.attention));
-    // VGEN_BENCH_FP8_STAGE_K_SCALES=1: the fp8 attention kernel variant that stages its K scales in
-    // shared memory (kern::attention_fp8_stage_k_scales; recorded as "fp8_k_scales_staged").
-    const char* staged_env = std::getenv("VGEN_BENCH_FP8_STAGE_K_SCALES");
-    const bool staged = staged_env && std::string(staged_env) == "1";
-    kern::attention_fp8_stage_k_scales(staged);
+
     if (cuda_device_count() == 0) {
       std::printf("# no CUDA device: nothing to measure\n");
       if (multi) dist_finalize();
@@ -395,7 +390,6 @@ int main(int argc, char** argv) {
       j["precision"] = a.fp8.empty() ? (a.fp32 ? "fp32" : "bf16") : "fp8";
       if (!a.fp8.empty()) j["fp8"] = a.fp8;  // all | attention | gemm
       if (!a.fp8.empty() && a.fp8 != "gemm") j["fp8_qk"] = a.fp8_qk;
-      if (!a.fp8.empty() && a.fp8 != "gemm") j["fp8_k_scales_staged"] = staged;
       j["fused_gelu"] = a.fused_gelu;
       j["fused_residual_gemm"] = a.fused_residual;
       j["async_ulysses"] = a.async_ulysses;

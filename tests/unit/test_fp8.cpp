@@ -48,15 +48,15 @@ TEST(Fp8Recipe, KeysAndDefaults) {
   EXPECT_TRUE(d.fp8.gemm);
   EXPECT_EQ(d.fp8.bf16_first_steps, 0);
   EXPECT_EQ(d.fp8.bf16_last_steps, 0);
-  EXPECT_EQ(d.fp8.attention_qk, "int8");
-  EXPECT_TRUE(wan_fp8_options(d).qk_int8);
+  EXPECT_EQ(d.fp8.attention_qk, "e4m3");
+  EXPECT_FALSE(wan_fp8_options(d).qk_int8);
   EXPECT_EQ(d.compute_dtype(), DType::kF32);  // the CPU emulates fp8 in fp32
   Recipe r = parse_recipe(R"(device: cuda
 precision: fp8
 fp8_config:
   attention: false
   gemm: true
-  attention_qk: e4m3
+  attention_qk: int8
   bf16_first_steps: 2
   bf16_last_steps: 3
 generation: {num_inference_steps: 10}
@@ -68,12 +68,12 @@ generation: {num_inference_steps: 10}
   EXPECT_EQ(r.fp8.bf16_first_steps, 2);
   EXPECT_EQ(r.fp8.bf16_last_steps, 3);
   EXPECT_TRUE(r.fp8.has_bf16_steps());
-  EXPECT_EQ(r.fp8.attention_qk, "e4m3");
-  EXPECT_FALSE(wan_fp8_options(r).qk_int8);
+  EXPECT_EQ(r.fp8.attention_qk, "int8");
+  EXPECT_TRUE(wan_fp8_options(r).qk_int8);
   const Json& j = r.resolved.at("fp8_config");  // timing.json's resolved recipe
   EXPECT_EQ(j.at("attention"), false);
   EXPECT_EQ(j.at("bf16_last_steps"), 3);
-  EXPECT_EQ(j.at("attention_qk"), "e4m3");
+  EXPECT_EQ(j.at("attention_qk"), "int8");
   Recipe s = parse_recipe("precision: fp8\n", "r.yaml", {"fp8_config.gemm=false", "fp8_config.bf16_last_steps=1"});
   EXPECT_FALSE(s.fp8.gemm);
   EXPECT_EQ(s.fp8.bf16_last_steps, 1);
@@ -348,10 +348,10 @@ TEST(Fp8Reports, TimingAndPlanNameThePrecision) {
   EXPECT_EQ(j.at("emulated"), false);
   EXPECT_EQ(precision_report(parse_recipe("precision: bf16\n", "r.yaml", {})).size(), 2u);
   EXPECT_EQ(precision_report(parse_recipe("device: cuda\nprecision: fp8\n", "r.yaml", {})).at("self_attention"),
-            "fp8 (INT8 Q·Kᵀ, e4m3 P·V)");
-  EXPECT_EQ(precision_report(parse_recipe("device: cuda\nprecision: fp8\nfp8_config: {attention_qk: e4m3}\n", "r.yaml",
-                                          {})).at("self_attention"),
             "fp8 e4m3");
+  EXPECT_EQ(precision_report(parse_recipe("device: cuda\nprecision: fp8\nfp8_config: {attention_qk: int8}\n", "r.yaml",
+                                          {})).at("self_attention"),
+            "fp8 (INT8 Q·Kᵀ, e4m3 P·V)");
   EXPECT_EQ(wan_fp8_options(r).keep_weights, true);  // bf16 steps need the bf16 weights
   EXPECT_EQ(wan_fp8_options(parse_recipe("device: cuda\nprecision: fp8\n", "r.yaml", {})).keep_weights, false);
 
@@ -362,7 +362,11 @@ TEST(Fp8Reports, TimingAndPlanNameThePrecision) {
   EXPECT_NE(text.find("precision: fp8 (CPU emulation"), std::string::npos) << text;
   EXPECT_NE(text.find("bf16_first/last_steps): 4 (of 4)"), std::string::npos) << text;
   EXPECT_NE(text.find("e4m3 block linears + fp32 scales"), std::string::npos) << text;
-  EXPECT_NE(text.find("self-attention INT8 Q·Kᵀ + e4m3 P·V"), std::string::npos) << text;
+  EXPECT_NE(text.find("self-attention e4m3, block GEMMs e4m3"), std::string::npos) << text;
+  Recipe p8 = parse_recipe("model: " + test::golden_dir() + "/wan21-tiny\nprecision: fp8\nfp8_config: {attention_qk: int8}\n",
+                           "r.yaml", {});
+  const std::string t8 = format_plan(p8, make_plan(p8, 1));
+  EXPECT_NE(t8.find("self-attention INT8 Q·Kᵀ + e4m3 P·V"), std::string::npos) << t8;
 }
 
 }  // namespace

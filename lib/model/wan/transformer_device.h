@@ -40,7 +40,7 @@ struct WanFp8Options {
   // steps run in bf16 (fp8_config.bf16_first_steps / bf16_last_steps). The device frees them
   // otherwise; the host (CPU emulation) always keeps its fp32 weights.
   bool keep_weights = true;
-  bool qk_int8 = true;  // the self-attention's Q·Kᵀ in INT8 (fp8_config.attention_qk), else e4m3
+  bool qk_int8 = false;  // the self-attention's Q·Kᵀ in INT8 (fp8_config.attention_qk: int8), else e4m3
   bool any() const { return attention || gemm; }
 };
 
