@@ -43,7 +43,9 @@ __device__ __forceinline__ float qk_dqmul(bool i8, float amax) {
   return !i8 ? dqmul(amax) : (amax >= kFp8MinAmax && amax < 3.0e38f) ? amax / kInt8QkMax : 1.0f;
 }
 // rint with saturation to ±127 (cvt.rni gives 0 for NaN), as a byte.
-__device__ __forceinline__ uint32_t int8_bits(float x) { return uint32_t(max(-127, min(127, __float2int_rn(x)))) & 0xFFu; }
+__device__ __forceinline__ uint32_t int8_bits(float x) {
+  return uint32_t(max(-127, min(127, __float2int_rn(x)))) & 0xFFu;
+}
 __device__ __forceinline__ uint8_t qk8(bool i8, float x) { return i8 ? uint8_t(int8_bits(x)) : e4m3(x); }
 
 // Block-wide max of non-negative values (blockDim.x a multiple of 32, at most 1024).

@@ -151,6 +151,8 @@ bool fp8_buffers(const Tensor& x, Fp8Activation& out) {
   return true;
 }
 
+uint8_t* x8_ptr(Fp8Activation& a) { return static_cast<uint8_t*>(a.x8.raw()); }
+
 // A fused norm's launch status: true when it ran, false (out cleared) when it does not apply.
 bool fp8_ran(cudaError_t e, const char* op, const Tensor& x, Fp8Activation& out) {
   if (e == cudaErrorNotSupported) {
@@ -167,7 +169,7 @@ bool cuda_layer_norm_fp8(const Tensor& x, const Tensor& weight, const Tensor& bi
   const int64_t D = x.dim(-1);
   if (!fp8_buffers(x, out)) return false;
   return fp8_ran(kern::layer_norm_fp8(x.raw(), t, f32_param(weight, D, "layer_norm_fp8", "weight"),
-                                      f32_param(bias, D, "layer_norm_fp8", "bias"), t, static_cast<uint8_t*>(out.x8.raw()), out.scale.f32(),
+                                      f32_param(bias, D, "layer_norm_fp8", "bias"), t, x8_ptr(out), out.scale.f32(),
                                       rows_of(x), D, eps, compute_stream()),
                  "layer_norm_fp8", x, out);
 }
@@ -181,7 +183,7 @@ bool cuda_layer_norm_modulate_fp8(const Tensor& x, const Tensor& mod, int shift_
   const ModAddress sc = mod_address(x, mod, scale_idx, "layer_norm_modulate_fp8");
   if (!fp8_buffers(x, out)) return false;
   return fp8_ran(kern::layer_norm_modulate_fp8(x.raw(), t, mod.f32() + sh.offset, mod.f32() + sc.offset, sh.stride,
-                                               sh.rows_per_mod, t, static_cast<uint8_t*>(out.x8.raw()), out.scale.f32(), x.dim(0) * x.dim(1),
+                                               sh.rows_per_mod, t, x8_ptr(out), out.scale.f32(), x.dim(0) * x.dim(1),
                                                x.dim(2), eps, compute_stream()),
                  "layer_norm_modulate_fp8", x, out);
 }
@@ -199,7 +201,7 @@ bool cuda_residual_layer_norm_modulate_fp8(Tensor& x, const Tensor& y, const Ten
   if ((gate && (g.stride != sh.stride || g.rows_per_mod != sh.rows_per_mod)) || !fp8_buffers(x, out)) return false;
   return fp8_ran(kern::residual_layer_norm_modulate_fp8(x.raw(), y.raw(), gate, mod.f32() + sh.offset,
                                                         mod.f32() + sc.offset, sh.stride, sh.rows_per_mod,
-                                                        act_type(x, op, "x"), static_cast<uint8_t*>(out.x8.raw()), out.scale.f32(),
+                                                        act_type(x, op, "x"), x8_ptr(out), out.scale.f32(),
                                                         x.dim(0) * x.dim(1), x.dim(2), eps, compute_stream()),
                  op, x, out);
 }

@@ -3,9 +3,9 @@
 // the pass also timed alone) with Q·Kᵀ in e4m3 (the default; the top-level fp8_* keys) and in INT8
 // (the "int8_qk" object), B = 1, H = 40, D = 128, self-attention with LSE. Median of 5 CUDA-event
 // timings after 2 warm-ups on random data; the two forms alternate over two rounds so that the
-// GPU's clock under its power cap favours neither: each time is the smaller median of its rounds. Each output's rel-L2 against exact attention
-// (fp64 on the host, 64 sampled query rows of heads 0 and 1) is printed with each line so a fast
-// wrong kernel shows. TFLOP/s = 4·S²·D·H / t.
+// GPU's clock under its power cap favours neither: each time is the smaller median of its rounds.
+// Each output's rel-L2 against exact attention (fp64 on the host, 64 sampled query rows of heads 0
+// and 1) is printed with each line so a fast wrong kernel shows. TFLOP/s = 4·S²·D·H / t.
 // Usage: attention_fp8_bench [S ...]   (default 32760 75600). One JSON line per shape.
 #include <cuda_runtime.h>
 
@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
     double t[2] = {1e30, 1e30}, tq[2], rel[2];
     for (int round = 0; round < 2; ++round)
       for (int f = 0; f < 2; ++f)
-        t[f] = std::min(
-            t[f], bench::median_ms([&] { kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), forms[f]); }, 2, 5));
+        t[f] = std::min(t[f], bench::median_ms(
+                                  [&] { kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), forms[f]); }, 2, 5));
     for (int f = 0; f < 2; ++f)
       tq[f] = bench::median_ms(
           [&] { kern::attention_fp8_quantize(a8, ws.raw(), wsb, compute_stream(), forms[f]); }, 2, 5);

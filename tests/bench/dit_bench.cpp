@@ -10,7 +10,8 @@
 //
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--cfg-step]
-//                       [--first-block-cache] [--attention auto|native|cudnn] [--fp8 all|attention|gemm] [--fp8-qk int8|e4m3]
+//                       [--first-block-cache] [--attention auto|native|cudnn] [--fp8 all|attention|gemm]
+//                       [--fp8-qk e4m3|int8]
 //                       [--out FILE] [--tag TEXT]
 //        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
 //   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,

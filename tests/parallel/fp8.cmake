@@ -30,11 +30,16 @@ target_link_libraries(fp8_refusal_test PRIVATE vgen_lib)
 add_test(NAME parallel_fp8_refusal COMMAND ${VGEN_MPIRUN} -np 3 $<TARGET_FILE:fp8_refusal_test>)
 set_tests_properties(parallel_fp8_refusal PROPERTIES LABELS parallel ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 60)
 
-# Whole renders: vgen_fp8_mesh(<name> <exact|approx> <ranks> <parallel_config overrides...>)
+# Whole renders: vgen_fp8_mesh(<name> <exact|approx> <ranks> <parallel_config overrides...>); an item
+# fp8_config.k=v sets k for the fp8 renders of both one rank and the mesh.
 function(vgen_fp8_mesh name class np)
   set(sets)
   foreach(kv ${ARGN})
-    list(APPEND sets --set parallel_config.${kv})
+    if(kv MATCHES "^fp8_config\\.")
+      list(APPEND sets --set ${kv})  # the fp8 renders of one rank and of the mesh
+    else()
+      list(APPEND sets --set parallel_config.${kv})
+    endif()
   endforeach()
   add_test(NAME parallel_fp8_mesh_${name}
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fp8_meshes.sh $<TARGET_FILE:vgen> ${PROJECT_SOURCE_DIR} ${class} ${np}
@@ -55,6 +60,8 @@ vgen_fp8_mesh(attn2d_2x1 approx 2 attn2d_size=[2,1])
 vgen_fp8_mesh(attn2d_1x2 approx 2 attn2d_size=[1,2])
 vgen_fp8_mesh(attn2d_2x2 approx 4 attn2d_size=[2,2])
 vgen_fp8_mesh(ulysses2_ring2 approx 4 ulysses_size=2 ring_size=2)
+vgen_fp8_mesh(ring2_int8 approx 2 ring_size=2 fp8_config.attention_qk=int8)
+vgen_fp8_mesh(cfg2_ulysses2_int8 exact 4 cfg_size=2 ulysses_size=2 fp8_config.attention_qk=int8)
 
 # On the GPU (label gpu; CUDA builds; skipped, not passed, without enough devices): the golden
 # fixtures with precision fp8 through the device kernels (every case: the DiT cases under the GPU fp8

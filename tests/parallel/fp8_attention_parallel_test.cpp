@@ -1,7 +1,7 @@
 // MPI parity test of the sequence-parallel self-attention under precision fp8 (the CPU emulation,
 // attention_fp8_ref in every block_attention) against the single-rank fp8 attention on the
-// unpadded tensors. Usage as attention_parallel_test: mpirun -np N fp8_attention_parallel_test
-// [--dp N] [--cfg N] [--ulysses N] [--ring N] [--attn2d RxC] [--async-ulysses 1].
+// unpadded tensors, with Q·Kᵀ in e4m3 and in INT8 (fp8_config.attention_qk). Usage as
+// attention_parallel_test: mpirun -np N fp8_attention_parallel_test [--dp N] [--cfg N] [--ulysses N] [--ring N] [--attn2d RxC] [--async-ulysses 1].
 //
 // Tolerances (docs/fp8.md "Meshes"):
 //  * Ulysses alone on an unpadded sequence computes every head exactly as one rank does (the same
@@ -60,7 +60,7 @@ struct Result {
   double e1 = 0, mesh = 0, pair = 0;
 };
 
-Result run_case(Mesh& mesh, SeqAttention& attn, const Case& c, uint64_t seed) {
+Result run_case(Mesh& mesh, SeqAttention& attn, const Case& c, uint64_t seed, kern::Fp8Qk qk) {
   const int U = mesh.shape.ulysses, SP = mesh.shape.seq();
   const int64_t B = c.B, S = c.S, H = c.heads_per_u * U, D = c.D;
   std::mt19937_64 rng(seed * 1000003 + uint64_t(mesh.coord.cfg) * 7919 + uint64_t(mesh.coord.dp) * 104729);
@@ -71,7 +71,7 @@ Result run_case(Mesh& mesh, SeqAttention& attn, const Case& c, uint64_t seed) {
   const float scale = float(1.0 / std::sqrt(double(D)));
   Tensor exact = Tensor::empty({B, S, H, D}, DType::kF32), one = Tensor::empty({B, S, H, D}, DType::kF32);
   kern::attention_ref(q.f32(), k.f32(), v.f32(), exact.f32(), nullptr, B, S, S, H, D, S, scale);
-  kern::attention_fp8_ref(q.f32(), k.f32(), v.f32(), one.f32(), nullptr, B, S, S, H, D, S, scale);
+  kern::attention_fp8_ref(q.f32(), k.f32(), v.f32(), one.f32(), nullptr, B, S, S, H, D, S, scale, qk);
 
   const SeqLayout layout = SeqLayout::make(S, SP, mesh.seq_rank());
   const int64_t L = layout.local();
@@ -79,11 +79,12 @@ Result run_case(Mesh& mesh, SeqAttention& attn, const Case& c, uint64_t seed) {
          vp = test::pad_seq(v, layout.padded, rng, kPadScale);
   Tensor out;
   {
-    const Fp8Scope fp8({/*attention=*/true, /*gemm=*/false});
+    const Fp8Scope fp8({/*attention=*/true, /*gemm=*/false, /*qk_int8=*/qk == kern::Fp8Qk::kInt8});
     out = attn.forward(shard_seq(qp, layout.begin(), L), shard_seq(kp, layout.begin(), L),
                        shard_seq(vp, layout.begin(), L), layout);
   }
-  const std::string what = fmt::format("B={} S={} H={} D={} (padded {}, seq rank {}/{})", B, S, H, D, layout.padded,
+  const std::string what = fmt::format("{} Q·Kᵀ, B={} S={} H={} D={} (padded {}, seq rank {}/{})",
+                                       qk == kern::Fp8Qk::kInt8 ? "int8" : "e4m3", B, S, H, D, layout.padded,
                                        layout.seq_rank, SP);
   if (out.shape() != Shape({B, L, H, D})) fail(what + ": output " + out.str());
   Tensor recv = Tensor::empty({SP, B, L, H, D}, DType::kF32);
@@ -118,18 +119,19 @@ int run(int argc, char** argv, const DistEnv& env) {
   const std::vector<Case> cases = {{1, 7, 1, 5},   {2, 13, 2, 12}, {1, 29, 3, 12},  {2, 64, 2, 8},
                                    {1, 17, 5, 8},  {1, 300, 1, 16}, {2, 264, 2, 12}, {1, 520, 1, 32}};
   double worst_ratio = 0, worst_pair = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const Result r = run_case(mesh, *attn, cases[i], i + 1);
-    worst_ratio = std::max(worst_ratio, r.mesh / r.e1);
-    worst_pair = std::max(worst_pair, r.pair);
-  }
+  for (kern::Fp8Qk qk : {kern::Fp8Qk::kE4m3, kern::Fp8Qk::kInt8})
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const Result r = run_case(mesh, *attn, cases[i], i + 1, qk);
+      worst_ratio = std::max(worst_ratio, r.mesh / r.e1);
+      worst_pair = std::max(worst_pair, r.pair);
+    }
   Tensor w = Tensor::from_vector({float(worst_ratio), float(worst_pair)}, {2});
   mesh.world->all_reduce_max(w);
   if (env.world_rank == 0)
     std::printf("fp8 attention parity (dp %d, cfg %d, ulysses %d%s, %s %dx%d): %zu cases, worst mesh/one-rank fp8 "
                 "error %.3f, worst rel-L2 to one rank %.3g: PASS\n",
                 pc.dp_size, pc.cfg_size, pc.ulysses_size, pc.async_ulysses ? " async" : "",
-                mesh.shape.ring ? "ring" : "attn2d", mesh.shape.rows, mesh.shape.cols, cases.size(),
+                mesh.shape.ring ? "ring" : "attn2d", mesh.shape.rows, mesh.shape.cols, 2 * cases.size(),
                 double(w.f32()[0]), double(w.f32()[1]));
   return 0;
 }

@@ -9,8 +9,14 @@
 #          mesh's fp8 error against fp32, e_mesh, must be <= 1.5·e_1 (e_1: one rank's, measured here),
 #          so the two fp8 renders lie within e_mesh + e_1 <= 2.5·e_1 of each other (checked too).
 # Usage: fp8_meshes.sh <vgen> <source dir> <exact|approx> <ranks> [--set parallel_config.k=v ...]
+#        [--set fp8_config.k=v ...]   (fp8_config sets apply to the one-rank fp8 render too)
 set -u
 VGEN=$1; SRC=$2; CLASS=$3; NP=$4; shift 4
+fp8=(--set precision=fp8); mesh=()
+while [ $# -gt 0 ]; do
+  case "$2" in fp8_config.*) fp8+=("$1" "$2") ;; *) mesh+=("$1" "$2") ;; esac
+  shift 2
+done
 source "$SRC/tests/e2e/e2e_common.sh" fp8_mesh
 printf 'a red cube turns slowly\na small blue sphere rolls over a wooden table\n' > "$W/p.txt"
 common=(--recipe "$SRC/recipes/demo-cpu.yaml" --set model="$SRC/tests/golden/wan21-tiny" --prompts "$W/p.txt"
@@ -33,18 +39,18 @@ worst() {
 }
 
 render one32 1
-render one8 1 --set precision=fp8
-render mesh8 "$NP" --set precision=fp8 "$@"
+render one8 1 "${fp8[@]}"
+render mesh8 "$NP" "${fp8[@]}" "${mesh[@]}"
 case "$CLASS" in
   exact)
     "$VGEN" compare "$W/one8" "$W/mesh8" --max-rel-l2 1e-5 --min-psnr 100 || fail "mesh differs from one rank beyond fp32 rounding"
-    echo "fp8 mesh ($*): matches one rank to fp32 rounding" ;;
+    echo "fp8 mesh (${fp8[*]} ${mesh[*]}): matches one rank to fp32 rounding" ;;
   approx)
     e1=$(worst "$W/one32" "$W/one8"); em=$(worst "$W/one32" "$W/mesh8"); pair=$(worst "$W/one8" "$W/mesh8")
     [ -n "$e1" ] && [ -n "$em" ] && [ -n "$pair" ] || fail "no rel-L2 parsed ($e1 / $em / $pair)"
     awk -v a="$em" -v b="$e1" 'BEGIN { exit !(a + 0 <= 1.5 * b && b + 0 > 0) }' ||
       fail "mesh fp8 error $em > 1.5 x one rank's $e1"
     awk -v a="$pair" -v b="$e1" 'BEGIN { exit !(a + 0 <= 2.5 * b) }' || fail "mesh vs one rank $pair > 2.5 x $e1"
-    echo "fp8 mesh ($*): error vs fp32 $em (one rank $e1), vs one rank $pair <= 2.5 x $e1" ;;
+    echo "fp8 mesh (${fp8[*]} ${mesh[*]}): error vs fp32 $em (one rank $e1), vs one rank $pair <= 2.5 x $e1" ;;
   *) fail "class must be exact or approx, got $CLASS" ;;
 esac

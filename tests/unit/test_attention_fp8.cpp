@@ -91,21 +91,22 @@ TEST(AttentionFp8Ref, CloseToExact) {
   // e4m3 keeps 3 mantissa bits: each element of Q, K, V, P is off by up to 2⁻⁴ relative (INT8 Q, K:
   // up to 1/254 of the block's largest), and the errors average over the D-long dot products and
   // the keys; a few percent overall.
-  for (Fp8Qk qk : kBoth)
-  for (const Case& c : {Case{1, 150, 300, 2, 64, 300, 1.0f}, Case{2, 40, 129, 3, 12, 100, 2.0f},
-                        Case{1, 260, 260, 1, 128, 260, 1.0f}}) {
-    const size_t nq = size_t(c.B * c.Sq * c.H * c.D), nk = size_t(c.B * c.Skv * c.H * c.D);
-    auto q = rnd(nq, 1, c.amp), k = rnd(nk, 2, c.amp), v = rnd(nk, 3, 1.0f);
-    std::vector<float> o(nq), e(nq), l(static_cast<size_t>(c.B * c.H * c.Sq)), le(l.size());
-    const float scale = 1.0f / std::sqrt(float(c.D));
-    attention_fp8_ref(q.data(), k.data(), v.data(), o.data(), l.data(), c.B, c.Sq, c.Skv, c.H, c.D, c.nvalid, scale,
-                      qk);
-    attention_ref(q.data(), k.data(), v.data(), e.data(), le.data(), c.B, c.Sq, c.Skv, c.H, c.D, c.nvalid, scale);
-    EXPECT_LT(rel_l2(o, e), 0.06) << "D " << c.D << " " << name(qk);
-    EXPECT_GT(rel_l2(o, e), 1e-4) << "no quantisation happened";
-    double lmax = 0;
-    for (size_t i = 0; i < l.size(); ++i) lmax = std::max(lmax, std::fabs(double(l[i]) - le[i]));
-    EXPECT_LT(lmax, 0.1) << "LSE of the true scores";
+  for (Fp8Qk qk : kBoth) {
+    for (const Case& c : {Case{1, 150, 300, 2, 64, 300, 1.0f}, Case{2, 40, 129, 3, 12, 100, 2.0f},
+                          Case{1, 260, 260, 1, 128, 260, 1.0f}}) {
+      const size_t nq = size_t(c.B * c.Sq * c.H * c.D), nk = size_t(c.B * c.Skv * c.H * c.D);
+      auto q = rnd(nq, 1, c.amp), k = rnd(nk, 2, c.amp), v = rnd(nk, 3, 1.0f);
+      std::vector<float> o(nq), e(nq), l(static_cast<size_t>(c.B * c.H * c.Sq)), le(l.size());
+      const float scale = 1.0f / std::sqrt(float(c.D));
+      attention_fp8_ref(q.data(), k.data(), v.data(), o.data(), l.data(), c.B, c.Sq, c.Skv, c.H, c.D, c.nvalid, scale,
+                        qk);
+      attention_ref(q.data(), k.data(), v.data(), e.data(), le.data(), c.B, c.Sq, c.Skv, c.H, c.D, c.nvalid, scale);
+      EXPECT_LT(rel_l2(o, e), 0.06) << "D " << c.D << " " << name(qk);
+      EXPECT_GT(rel_l2(o, e), 1e-4) << "no quantisation happened";
+      double lmax = 0;
+      for (size_t i = 0; i < l.size(); ++i) lmax = std::max(lmax, std::fabs(double(l[i]) - le[i]));
+      EXPECT_LT(lmax, 0.1) << "LSE of the true scores";
+    }
   }
 }
 
@@ -121,15 +122,15 @@ TEST(AttentionFp8Ref, SmoothingRemovesKeyOffset) {
   std::vector<float> o1(n), o2(n), l1(static_cast<size_t>(B * H * S)), l2(l1.size());
   const float scale = 0.25f;
   for (Fp8Qk qk : kBoth) {
-  attention_fp8_ref(q.data(), k.data(), v.data(), o1.data(), l1.data(), B, S, S, H, D, S, scale, qk);
-  attention_fp8_ref(q.data(), kc.data(), v.data(), o2.data(), l2.data(), B, S, S, H, D, S, scale, qk);
-  EXPECT_LT(rel_l2(o2, o1), 1e-5) << name(qk);
-  for (int64_t h = 0; h < H; ++h)
-    for (int64_t i = 0; i < S; ++i) {
-      double qc = 0;
-      for (int64_t d = 0; d < D; ++d) qc += double(q[size_t((i * H + h) * D + d)]) * offs[size_t(h * D + d)];
-      EXPECT_NEAR(l2[size_t(h * S + i)] - l1[size_t(h * S + i)], scale * qc, 1e-3) << "h " << h << " i " << i;
-    }
+    attention_fp8_ref(q.data(), k.data(), v.data(), o1.data(), l1.data(), B, S, S, H, D, S, scale, qk);
+    attention_fp8_ref(q.data(), kc.data(), v.data(), o2.data(), l2.data(), B, S, S, H, D, S, scale, qk);
+    EXPECT_LT(rel_l2(o2, o1), 1e-5) << name(qk);
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        double qc = 0;
+        for (int64_t d = 0; d < D; ++d) qc += double(q[size_t((i * H + h) * D + d)]) * offs[size_t(h * D + d)];
+        EXPECT_NEAR(l2[size_t(h * S + i)] - l1[size_t(h * S + i)], scale * qc, 1e-3) << "h " << h << " i " << i;
+      }
   }
 }
 

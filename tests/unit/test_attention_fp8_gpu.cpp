@@ -1,6 +1,6 @@
 // FP8 attention on the device (attention_fp8.cuh), Q·Kᵀ in INT8 and in e4m3, against its CPU
-// reference attention_fp8_ref on bf16 inputs: the Hopper kernel at D = 128 (odd lengths, padding keys holding NaN, strided fused
-// QKV, batches and heads, long sequences) and the CUDA-core kernel at other head dims; plus the
+// reference attention_fp8_ref on bf16 inputs: the Hopper kernel at D = 128 (odd lengths, padding
+// keys holding NaN, strided fused QKV, batches and heads, long sequences) and the CUDA-core kernel at other head dims; plus the
 // distance of both to exact attention, which bounds what fp8 costs.
 // Tolerances, from the arithmetic: the INT8 / e4m3 inputs are identical (same quantisation, bit for
 // bit; INT8 sums are exact), so only the fp32 (tensor-core) accumulation order, the INT8 scores'
@@ -38,9 +38,9 @@ double rel_l2(const std::vector<float>& a, const std::vector<float>& r) {
 }
 
 void check_case(const Cfg& c, uint32_t seed, kern::Fp8Qk qk) {
-  SCOPED_TRACE(::testing::Message() << (qk == kern::Fp8Qk::kInt8 ? "int8 " : "e4m3 ") << "B=" << c.B << " Sq=" << c.Sq << " Skv=" << c.Skv << " H=" << c.H
-                                    << " D=" << c.D << " nvalid=" << c.nvalid << " amp=" << c.amp
-                                    << " fused=" << c.fused);
+  SCOPED_TRACE(::testing::Message() << (qk == kern::Fp8Qk::kInt8 ? "int8 " : "e4m3 ") << "B=" << c.B
+                                    << " Sq=" << c.Sq << " Skv=" << c.Skv << " H=" << c.H << " D=" << c.D
+                                    << " nvalid=" << c.nvalid << " amp=" << c.amp << " fused=" << c.fused);
   const float scale = 1.0f / std::sqrt(float(c.D));
   const int64_t HD = c.H * c.D, nk = std::clamp<int64_t>(c.nvalid, 0, c.Skv);
   // Keys get a common offset (as RoPE'd keys of a real model have): the smoothing must remove it.
@@ -113,8 +113,8 @@ void check_case(const Cfg& c, uint32_t seed, kern::Fp8Qk qk) {
     // What fp8 costs, the same for device and reference (it does not gate the kernel).
     std::printf("fp8 attention (%s Q·Kᵀ) B=%lld Sq=%lld Skv=%lld H=%lld D=%lld: rel-L2 device/ref %.2e, "
                 "device/exact %.2e, ref/exact %.2e (%s)\n",
-                qk == kern::Fp8Qk::kInt8 ? "int8" : "e4m3", (long long)c.B, (long long)c.Sq, (long long)c.Skv, (long long)c.H, (long long)c.D, e_ref, e_exact,
-                ref_exact, wgmma ? "wgmma" : "generic");
+                qk == kern::Fp8Qk::kInt8 ? "int8" : "e4m3", (long long)c.B, (long long)c.Sq, (long long)c.Skv,
+                (long long)c.H, (long long)c.D, e_ref, e_exact, ref_exact, wgmma ? "wgmma" : "generic");
   }
   int64_t bad_l = 0;
   for (size_t i = 0; i < l.size(); ++i) {

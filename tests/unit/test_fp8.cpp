@@ -263,6 +263,12 @@ TEST(Fp8Emulation, ForwardWiring) {
   EXPECT_GT(test::rel_l2(ya, y32), 1e-4);
   EXPECT_GT(test::rel_l2(ya, y8), 1e-4);
   EXPECT_THROW(att->enable_fp8({true, true, true}), Error);  // once
+  // fp8_config.attention_qk int8: the switch reaches the self-attention (another output, as close).
+  auto i8 = WanTransformer::load(tiny_dir());
+  i8->enable_fp8({true, true, true, /*qk_int8=*/true});
+  const Tensor yi = i8->forward(x, t, ctx);
+  EXPECT_GT(test::rel_l2(yi, y8), 1e-5);
+  EXPECT_LT(test::rel_l2(yi, ref), 5e-2);
 }
 
 // ---- the denoising loop's per-step switch ----------------------------------------------------
@@ -363,8 +369,8 @@ TEST(Fp8Reports, TimingAndPlanNameThePrecision) {
   EXPECT_NE(text.find("bf16_first/last_steps): 4 (of 4)"), std::string::npos) << text;
   EXPECT_NE(text.find("e4m3 block linears + fp32 scales"), std::string::npos) << text;
   EXPECT_NE(text.find("self-attention e4m3, block GEMMs e4m3"), std::string::npos) << text;
-  Recipe p8 = parse_recipe("model: " + test::golden_dir() + "/wan21-tiny\nprecision: fp8\nfp8_config: {attention_qk: int8}\n",
-                           "r.yaml", {});
+  Recipe p8 = parse_recipe(
+      "model: " + test::golden_dir() + "/wan21-tiny\nprecision: fp8\nfp8_config: {attention_qk: int8}\n", "r.yaml", {});
   const std::string t8 = format_plan(p8, make_plan(p8, 1));
   EXPECT_NE(t8.find("self-attention INT8 Q·Kᵀ + e4m3 P·V"), std::string::npos) << t8;
 }
