@@ -2,7 +2,8 @@
 # Installs what vgen needs to build and test (Debian/Ubuntu packages). Idempotent: packages that
 # are already installed are left alone, so a second run does nothing. Uses sudo only when not root.
 # With a CUDA toolkit present it also tries to fetch the header-only cudnn-frontend through pip;
-# that step is optional and never fails the script.
+# that step is optional and never fails the script. numpy (the scripts' self-tests, e.g.
+# fp8_accuracy.py --selftest) comes through pip for the python3 on PATH when it lacks it.
 set -euo pipefail
 
 PKGS=(libopenmpi-dev openmpi-bin libyaml-cpp-dev libcli11-dev libfmt-dev
@@ -23,6 +24,17 @@ if ((${#missing[@]})); then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: all ${#PKGS[@]} packages present"
+fi
+
+# numpy for the python3 that CMake and the tests find first on PATH (Debian's python3-numpy serves
+# only /usr/bin/python3).
+if command -v python3 >/dev/null && ! python3 -c 'import numpy' >/dev/null 2>&1; then
+  if python3 -m pip --version >/dev/null 2>&1; then
+    echo "setup: installing numpy for $(command -v python3) with pip"
+    python3 -m pip install -q numpy
+  else
+    echo "setup: warning: $(command -v python3) has no numpy and no pip (bench_fp8_accuracy_selftest needs numpy)" >&2
+  fi
 fi
 
 # Optional: cudnn-frontend headers (CUDA builds only).
