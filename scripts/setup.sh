@@ -31,7 +31,8 @@ fi
 if command -v python3 >/dev/null && ! python3 -c 'import numpy' >/dev/null 2>&1; then
   if python3 -m pip --version >/dev/null 2>&1; then
     echo "setup: installing numpy for $(command -v python3) with pip"
-    python3 -m pip install -q numpy
+    python3 -m pip install -q numpy ||
+      echo "setup: warning: pip could not install numpy (bench_fp8_accuracy_selftest needs it)" >&2
   else
     echo "setup: warning: $(command -v python3) has no numpy and no pip (bench_fp8_accuracy_selftest needs numpy)" >&2
   fi

@@ -59,11 +59,13 @@ struct Params {
 // scales loaded a tile ahead (766). The row sums l run as 4 chains of 8 adds, not one of 32: 832 →
 // 870 TFLOP/s (results/2026-12-01_1xh200_fp8_attention.jsonl).
 // kInt8: Q·Kᵀ in s8 with exact s32 sums. The accumulators start at the bits of 2²³ + 2²² (a MOV
-// each before the issue, off the softmax's path; adding them after the wgmma instead measured 770
-// against 809 TFLOP/s, results/2026-12-02_1xh200_fp8_attention_int8.jsonl), so each score reads
-// as the float 2²³ + 2²² + i; the offset is folded into the tile's row constant of the softmax's
-// FFMA (its rounding shifts a row's tile by < 2⁻²³ of 1.26e7·sl2 in the exponent: below one unit of
-// the integer sum, far below the INT8 rounding).
+// each before the issue, off the softmax's path; adding them after the wgmma instead measured 771
+// against 809 TFLOP/s, results/2026-12-02_1xh200_fp8_int8_qk.jsonl at b56268a), so each score
+// reads as the float 2²³ + 2²² + i; the offset is folded into the tile's row constant of the
+// softmax's FFMA. That constant's rounding shifts a row's whole tile by up to ~0.75·sl2 in the
+// exponent (below one unit of the integer sum, far below the INT8 rounding of the scores), which
+// the reference does not model: it moves the LSE by up to ~0.5·sl2, about 3e-3 once the blocks'
+// |q|max·|k|max reach ~700 (tested up to amplitude 4, where it is ~1e-4).
 template <bool kInt8>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
@@ -126,12 +128,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
 
   const uint32_t q_tile = base + uint32_t(cw) * 64 * 128;  // this warpgroup's 64 rows
-  auto issue_qk = [&](uint32_t k_tile) {
+  // INT8: the accumulators start at the offset's bits; before the wgmma.fence that orders these
+  // register writes against the wgmma reading them (PTX requires the fence between the two).
+  auto init_scores = [&]() {
     if constexpr (kInt8) {
 #pragma unroll
       for (int i = 0; i < 64; ++i) si[i] = kMagicBits;
       reg_fence(si);
     }
+  };
+  auto issue_qk = [&](uint32_t k_tile) {
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       if constexpr (kInt8)
@@ -216,6 +222,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   mbar_wait(bar_q, 0);
   mbar_wait(bar_full_k, 0);
   turn_begin();
+  init_scores();
   wgmma_fence();
   issue_qk(base + kOffK);
   turn_end(false);
@@ -234,6 +241,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     reg_fence(pa);
     mbar_wait(bar_full_v + 8 * sp, php);
     turn_begin();
+    init_scores();
     wgmma_fence();
     issue_qk(base + kOffK + st * kTileBytes);
     issue_pv(base + kOffV + sp * kTileBytes);

@@ -3,9 +3,10 @@
 // and the numerics of attention_fp8_ref.h: K smoothed by its mean over the valid keys, Q and K in
 // e4m3 (default) or INT8 (`qk`) with one scale per 128-token block and head, V in e4m3 with one
 // scale per channel and head, P in e4m3 (p·448), fp32 accumulators and softmax statistics.
-// Two steps on `stream`: a quantisation pass writes e4m3 Q, K and Vᵀ and their scales into the
-// caller's workspace (attention_fp8_workspace_bytes), then the attention kernel reads them:
-//   D = 128 on Hopper (sm_90a): TMA + wgmma e4m3 (attention_fp8_wgmma_supports);
+// Two steps on `stream`: a quantisation pass writes Q, K (e4m3 or INT8) and Vᵀ (e4m3) and their
+// scales into the caller's workspace (attention_fp8_workspace_bytes), then the attention kernel
+// reads them:
+//   D = 128 on Hopper (sm_90a): TMA + wgmma, e4m3 or s8 (attention_fp8_wgmma_supports);
 //   any other D up to 128 (tests, tiny models): a CUDA-core kernel with the same quantisation.
 // Never includes lib/.
 #pragma once

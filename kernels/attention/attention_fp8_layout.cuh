@@ -1,6 +1,6 @@
-// The FP8 attention's workspace (attention_fp8.cuh): e4m3 Q, K and Vᵀ of every (batch, head) and
-// their scales, written by the quantisation pass (attention_fp8_quant.cu), read by the kernels
-// (attention_fp8.cu). Internal to kernels/attention.
+// The FP8 attention's workspace (attention_fp8.cuh): Q, K (e4m3 or INT8) and Vᵀ (e4m3) of every
+// (batch, head) and their scales, written by the quantisation pass (attention_fp8_quant.cu), read by
+// the kernels (attention_fp8.cu). Internal to kernels/attention.
 //   q8  [B·H, sq_pad, D]  INT8 or e4m3 (Fp8Qk), rows ≥ Sq zero   sq  [B·H, nqb] dequantisation scales
 //   k8  [B·H, sk_pad, D]  the same of k − mean, rows ≥ nk zero    sk  [B·H, nkb]
 //   vt8 [B·H, D, sk_pad]  e4m3 of v, keys ≥ nk zero; within each 16 keys the column order is

@@ -91,8 +91,8 @@ __global__ void kv_finish_kernel(const QuantParams p) {
   p.vmul[bh * p.D + d] = qmul(vm);
 }
 
-// grid (sk_pad / 128, H, B), block 256: e4m3 of k − mean (one scale per block) and of v (per
-// channel), Vᵀ through shared memory.
+// grid (sk_pad / 128, H, B), block 256: k − mean in e4m3 or INT8 (one scale per block) and v in e4m3
+// (per channel), Vᵀ through shared memory.
 __global__ void kv_quant_kernel(const QuantParams p) {
   __shared__ float red[32];
   __shared__ uint8_t vtile[kBlk][kAttnMaxHeadDim + 4];  // [key][d]; +4 spreads the column reads
@@ -132,7 +132,7 @@ __global__ void kv_quant_kernel(const QuantParams p) {
   }
 }
 
-// grid (nqb, H, B), block 256: e4m3 Q (one scale per block) and scale·q·km per query.
+// grid (nqb, H, B), block 256: Q in e4m3 or INT8 (one scale per block) and scale·q·km per query.
 __global__ void q_quant_kernel(const QuantParams p) {
   __shared__ float red[32];
   const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;

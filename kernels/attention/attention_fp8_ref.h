@@ -24,7 +24,7 @@
 namespace vgen::kern {
 
 // How Q and the smoothed K are stored for Q·Kᵀ (P·V is e4m3 either way).
-enum class Fp8Qk : uint8_t { kInt8, kE4m3 };
+enum class Fp8Qk : uint8_t { kE4m3, kInt8 };
 
 // INT8 groups: x stored as rint(x · 127/amax) (round to nearest even, clamped to ±127, NaN as 0),
 // read back · amax/127; the same exceptions as fp8_scaled (scale 1). Formed exactly like this on the

@@ -31,8 +31,11 @@ struct LnArgs {
 // without a gate) and rounded into TX, exactly as gated_residual / add would store it. With kFp8
 // the output row, rounded into TY as it would be stored, is quantised as quantize_rows_fp8 does
 // (its |max|, then e4m3 of each value times 448/max) into a.x8 / a.x8_scale; y is not written.
+// kFp8 holds the rounded outputs in registers (yv): at most kFp8Threads threads, so the residual
+// form at 5120 wide (V = 4) keeps them without spilling (16 bytes spilled at 1024).
+constexpr int kFp8Threads = 512;
 template <typename TX, typename TY, bool kModulate, bool kResidual, bool kFp8, int V>
-__global__ void __launch_bounds__(1024) ln_regs_kernel(TX* x, TY* y, LnArgs a) {
+__global__ void __launch_bounds__(kFp8 ? kFp8Threads : 1024) ln_regs_kernel(TX* x, TY* y, LnArgs a) {
   __shared__ float scratch[33];
   const int64_t W = a.width;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
@@ -214,7 +217,8 @@ template <typename TX, typename TY, bool kModulate, bool kResidual, bool kFp8 = 
 cudaError_t launch_ln_regs(void* x, void* y, const LnArgs& a, cudaStream_t stream) {
   int threads = 0, vecs = 0;
   const bool ok = dev::row_regs_shape(a.width, &threads, &vecs) && dev::aligned16(x) && dev::aligned16(y) &&
-                  (!kFp8 || (a.x8 && a.x8_scale && a.width % 16 == 0 && dev::aligned16(a.x8))) &&
+                  (!kFp8 || (a.x8 && a.x8_scale && a.width % 16 == 0 && dev::aligned16(a.x8) &&
+                             threads <= kFp8Threads)) &&
                   dev::aligned16(a.weight) && dev::aligned16(a.bias) && dev::aligned16(a.shift) &&
                   dev::aligned16(a.scale) && dev::aligned16(a.res) && dev::aligned16(a.gate) &&
                   ((!kModulate && !a.gate) || a.mod_stride % 4 == 0);

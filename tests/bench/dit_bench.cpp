@@ -265,7 +265,6 @@ int main(int argc, char** argv) {
   const bool root = env.world_rank == 0;
   try {
     set_attention_backend(parse_attention_backend(a.attention));
-
     if (cuda_device_count() == 0) {
       std::printf("# no CUDA device: nothing to measure\n");
       if (multi) dist_finalize();

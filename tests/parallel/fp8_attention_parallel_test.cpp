@@ -1,7 +1,8 @@
 // MPI parity test of the sequence-parallel self-attention under precision fp8 (the CPU emulation,
 // attention_fp8_ref in every block_attention) against the single-rank fp8 attention on the
 // unpadded tensors, with Q·Kᵀ in e4m3 and in INT8 (fp8_config.attention_qk). Usage as
-// attention_parallel_test: mpirun -np N fp8_attention_parallel_test [--dp N] [--cfg N] [--ulysses N] [--ring N] [--attn2d RxC] [--async-ulysses 1].
+// attention_parallel_test: mpirun -np N fp8_attention_parallel_test [--dp N] [--cfg N]
+// [--ulysses N] [--ring N] [--attn2d RxC] [--async-ulysses 1].
 //
 // Tolerances (docs/fp8.md "Meshes"):
 //  * Ulysses alone on an unpadded sequence computes every head exactly as one rank does (the same

@@ -1,5 +1,5 @@
 // The FP8 attention reference (attention_fp8_ref.h), which is also the CPU emulation of precision
-// fp8, with Q·Kᵀ in INT8 (default) and in e4m3: close to exact attention on random data, INT8
+// fp8, with Q·Kᵀ in e4m3 (default) and in INT8: close to exact attention on random data, INT8
 // closer where the scores spread, the INT8 rounding itself, the key smoothing removes a common key
 // offset (outputs unchanged, the LSE shifted by exactly scale·q·offset), padding keys are never
 // read, and a row without keys is 0 with LSE −inf.

@@ -1,7 +1,7 @@
 // FP8 attention on the device (attention_fp8.cuh), Q·Kᵀ in INT8 and in e4m3, against its CPU
 // reference attention_fp8_ref on bf16 inputs: the Hopper kernel at D = 128 (odd lengths, padding
-// keys holding NaN, strided fused QKV, batches and heads, long sequences) and the CUDA-core kernel at other head dims; plus the
-// distance of both to exact attention, which bounds what fp8 costs.
+// keys holding NaN, strided fused QKV, batches and heads, long sequences) and the CUDA-core kernel
+// at other head dims; plus the distance of both to exact attention, which bounds what fp8 costs.
 // Tolerances, from the arithmetic: the INT8 / e4m3 inputs are identical (same quantisation, bit for
 // bit; INT8 sums are exact), so only the fp32 (tensor-core) accumulation order, the INT8 scores'
 // offset folded into the softmax constant, exp2.approx against exp, the rare e4m3
