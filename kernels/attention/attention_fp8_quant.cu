@@ -33,32 +33,13 @@ __device__ __forceinline__ float ld(const __nv_bfloat16* p) { return __bfloat162
 __device__ __forceinline__ uint8_t e4m3(float x) {
   return uint8_t(__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3));
 }
-__device__ __forceinline__ float qmul(float amax) { return (amax >= kFp8MinAmax && amax < 3.0e38f) ? kFp8E4M3Max / amax : 1.0f; }
-__device__ __forceinline__ float dqmul(float amax) { return (amax >= kFp8MinAmax && amax < 3.0e38f) ? amax / kFp8E4M3Max : 1.0f; }
-// Q and K: int8_quant_mul / int8_round (attention_fp8_ref.h) or e4m3.
-__device__ __forceinline__ float qk_qmul(bool i8, float amax) {
-  return !i8 ? qmul(amax) : (amax >= kFp8MinAmax && amax < 3.0e38f) ? kInt8QkMax / amax : 1.0f;
-}
-__device__ __forceinline__ float qk_dqmul(bool i8, float amax) {
-  return !i8 ? dqmul(amax) : (amax >= kFp8MinAmax && amax < 3.0e38f) ? amax / kInt8QkMax : 1.0f;
-}
+// Q and K: INT8 (int8_quant_mul / int8_round of attention_fp8_ref.h) or e4m3; V: e4m3.
+__device__ __forceinline__ float qk_top(bool i8) { return i8 ? kInt8QkMax : kFp8E4M3Max; }
 // rint with saturation to ±127 (cvt.rni gives 0 for NaN), as a byte.
 __device__ __forceinline__ uint32_t int8_bits(float x) {
   return uint32_t(max(-127, min(127, __float2int_rn(x)))) & 0xFFu;
 }
 __device__ __forceinline__ uint8_t qk8(bool i8, float x) { return i8 ? uint8_t(int8_bits(x)) : e4m3(x); }
-
-// Block-wide max of non-negative values (blockDim.x a multiple of 32, at most 1024).
-__device__ float block_max(float x, float* red) {
-  for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
-  const int w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0) red[w] = x;
-  __syncthreads();
-  float m = 0.0f;
-  for (int i = 0; i < nw; ++i) m = fmaxf(m, red[i]);
-  return m;
-}
 
 // grid (nkb, H, B), block 128: thread d sums its chunk's keys and takes the V maximum.
 __global__ void kv_stats_kernel(const QuantParams p) {
@@ -87,14 +68,14 @@ __global__ void kv_finish_kernel(const QuantParams p) {
     vm = fmaxf(vm, p.vmax[(bh * p.nkb + kb) * p.D + d]);
   }
   p.km[bh * p.D + d] = p.nk > 0 ? total / float(p.nk) : 0.0f;
-  p.sv[bh * p.D + d] = dqmul(vm);
-  p.vmul[bh * p.D + d] = qmul(vm);
+  p.sv[bh * p.D + d] = e4m3_dequant_mul(vm);
+  p.vmul[bh * p.D + d] = e4m3_quant_mul(vm);
 }
 
 // grid (sk_pad / 128, H, B), block 256: k − mean in e4m3 or INT8 (one scale per block) and v in e4m3
 // (per channel), Vᵀ through shared memory.
 __global__ void kv_quant_kernel(const QuantParams p) {
-  __shared__ float red[32];
+  __shared__ float red[33];
   __shared__ uint8_t vtile[kBlk][kAttnMaxHeadDim + 4];  // [key][d]; +4 spreads the column reads
   const int kb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int64_t bh = int64_t(b) * p.H + h, j0 = int64_t(kb) * kBlk;
@@ -105,9 +86,9 @@ __global__ void kv_quant_kernel(const QuantParams p) {
     const int64_t j = j0 + e / D;
     if (j < p.nk) amax = fmaxf(amax, fabsf(ld(p.k + (int64_t(b) * p.Skv + j) * p.ks + h * p.D + e % D) - km[e % D]));
   }
-  amax = block_max(amax, red);
-  const float mul = qk_qmul(p.qk_int8, amax);
-  if (threadIdx.x == 0 && kb < p.nkb) p.sk[bh * p.nkb + kb] = qk_dqmul(p.qk_int8, amax);
+  amax = dev::block_max(amax, red);
+  const float mul = group_quant_mul(qk_top(p.qk_int8), amax);
+  if (threadIdx.x == 0 && kb < p.nkb) p.sk[bh * p.nkb + kb] = group_dequant_mul(qk_top(p.qk_int8), amax);
   uint8_t* k8 = p.k8 + (bh * p.sk_pad + j0) * p.D;
   for (int e = threadIdx.x; e < n; e += blockDim.x) {
     const int64_t j = j0 + e / D;
@@ -134,7 +115,7 @@ __global__ void kv_quant_kernel(const QuantParams p) {
 
 // grid (nqb, H, B), block 256: Q in e4m3 or INT8 (one scale per block) and scale·q·km per query.
 __global__ void q_quant_kernel(const QuantParams p) {
-  __shared__ float red[32];
+  __shared__ float red[33];
   const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int64_t bh = int64_t(b) * p.H + h, i0 = int64_t(qb) * kBlk;
   const int D = int(p.D), n = kBlk * D;
@@ -143,9 +124,9 @@ __global__ void q_quant_kernel(const QuantParams p) {
     const int64_t i = i0 + e / D;
     if (i < p.Sq) amax = fmaxf(amax, fabsf(ld(p.q + (int64_t(b) * p.Sq + i) * p.qs + h * p.D + e % D)));
   }
-  amax = block_max(amax, red);
-  const float mul = qk_qmul(p.qk_int8, amax);
-  if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = qk_dqmul(p.qk_int8, amax);
+  amax = dev::block_max(amax, red);
+  const float mul = group_quant_mul(qk_top(p.qk_int8), amax);
+  if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = group_dequant_mul(qk_top(p.qk_int8), amax);
   uint8_t* q8 = p.q8 + (bh * p.sq_pad + i0) * p.D;
   for (int e = threadIdx.x; e < n; e += blockDim.x) {
     const int64_t i = i0 + e / D;
@@ -169,15 +150,11 @@ __global__ void q_quant_kernel(const QuantParams p) {
 constexpr int kD = 128;
 
 using dev::bf16x8_to_f32;
-__device__ __forceinline__ uint2 pack8_e4m3(const float (&f)[8], float mul) {
-  return make_uint2(pack_e4m3x4(f[0] * mul, f[1] * mul, f[2] * mul, f[3] * mul),
-                    pack_e4m3x4(f[4] * mul, f[5] * mul, f[6] * mul, f[7] * mul));
-}
 __device__ __forceinline__ uint32_t pack_int8x4(float a, float b, float c, float d) {
   return int8_bits(a) | int8_bits(b) << 8 | int8_bits(c) << 16 | int8_bits(d) << 24;
 }
 __device__ __forceinline__ uint2 pack8_qk(bool i8, const float (&f)[8], float mul) {
-  if (!i8) return pack8_e4m3(f, mul);
+  if (!i8) return e4m3_pack8(f, mul);
   return make_uint2(pack_int8x4(f[0] * mul, f[1] * mul, f[2] * mul, f[3] * mul),
                     pack_int8x4(f[4] * mul, f[5] * mul, f[6] * mul, f[7] * mul));
 }
@@ -227,7 +204,7 @@ __global__ void kv_stats128_kernel(const QuantParams p) {
 // (i < 8) of the block, for k and for v. K: e4m3 of k − mean with the block's scale; V: e4m3 per
 // channel, staged in shared memory [key][d] and written out as Vᵀ rows in fp8_vt_column order.
 __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p) {
-  __shared__ float red[32];
+  __shared__ float red[33];
   __shared__ __align__(16) uint8_t vtile[kBlk][kD + 8];  // +8: rows stay 8-byte aligned, fewer bank conflicts
   const int kb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int64_t bh = int64_t(b) * p.H + h, j0 = int64_t(kb) * kBlk;
@@ -246,9 +223,9 @@ __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p
 #pragma unroll
     for (int c = 0; c < 8; ++c) amax = fmaxf(amax, fabsf(f[c] - km[c]));
   }
-  amax = block_max(amax, red);
-  const float mul = qk_qmul(p.qk_int8, amax);
-  if (threadIdx.x == 0 && kb < p.nkb) p.sk[bh * p.nkb + kb] = qk_dqmul(p.qk_int8, amax);
+  amax = dev::block_max(amax, red);
+  const float mul = group_quant_mul(qk_top(p.qk_int8), amax);
+  if (threadIdx.x == 0 && kb < p.nkb) p.sk[bh * p.nkb + kb] = group_dequant_mul(qk_top(p.qk_int8), amax);
   uint8_t* k8 = p.k8 + (bh * p.sk_pad + j0) * kD;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -270,7 +247,7 @@ __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p
     bf16x8_to_f32(r8[i], g);  // rows ≥ nk are zeros: e4m3 0
 #pragma unroll
     for (int c = 0; c < 8; ++c) g[c] *= vmul[c];
-    *reinterpret_cast<uint2*>(&vtile[r0 + 16 * i][c8]) = pack8_e4m3(g, 1.0f);
+    *reinterpret_cast<uint2*>(&vtile[r0 + 16 * i][c8]) = e4m3_pack8(g, 1.0f);
   }
   __syncthreads();
   // Vᵀ: item w = (channel quad dq, column word cw); the word's 4 keys (fp8_vt_column's inverse:
@@ -296,7 +273,7 @@ __global__ void __launch_bounds__(256, 2) kv_quant128_kernel(const QuantParams p
 // grid (nqb, H, B), block 256: rows and channels as kv_quant128; scale·q·km per row summed over its
 // 16 threads by a fixed shuffle tree.
 __global__ void __launch_bounds__(256) q_quant128_kernel(const QuantParams p) {
-  __shared__ float red[32];
+  __shared__ float red[33];
   const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int64_t bh = int64_t(b) * p.H + h, i0 = int64_t(qb) * kBlk;
   const int c8 = 8 * (threadIdx.x & 15), r0 = threadIdx.x >> 4;
@@ -310,9 +287,9 @@ __global__ void __launch_bounds__(256) q_quant128_kernel(const QuantParams p) {
 #pragma unroll
     for (int c = 0; c < 8; ++c) amax = fmaxf(amax, fabsf(f[c]));
   }
-  amax = block_max(amax, red);
-  const float mul = qk_qmul(p.qk_int8, amax);
-  if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = qk_dqmul(p.qk_int8, amax);
+  amax = dev::block_max(amax, red);
+  const float mul = group_quant_mul(qk_top(p.qk_int8), amax);
+  if (threadIdx.x == 0) p.sq[bh * p.nqb + qb] = group_dequant_mul(qk_top(p.qk_int8), amax);
   float km[8];
   dev::load8<float>(p.km + bh * kD + c8, km);
   uint8_t* q8 = p.q8 + (bh * p.sq_pad + i0) * kD;

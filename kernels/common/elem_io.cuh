@@ -94,40 +94,35 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
-// `scratch` holds 33 floats of shared memory; safe to call repeatedly.
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
+// Reduction over the block with `op` (blockDim.x a multiple of 32, at most 1024; `idle` fills the
+// lanes of warp 0 beyond the warp count); every thread gets the result. `scratch` holds 33 floats of
+// shared memory; safe to call repeatedly.
+template <typename Op>
+__device__ __forceinline__ float block_reduce(float v, float* scratch, Op op, float idle) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  v = warp_sum(v);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   __syncthreads();  // previous use of scratch is finished
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
   if (warp == 0) {
-    float s = lane < nwarps ? scratch[lane] : 0.0f;
-    s = warp_sum(s);
+    float s = lane < nwarps ? scratch[lane] : idle;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s = op(s, __shfl_xor_sync(0xffffffffu, s, o));
     if (lane == 0) scratch[32] = s;
   }
   __syncthreads();
   return scratch[32];
 }
 
-// Max over the block of non-negative values (blockDim.x a multiple of 32), for every thread; the
-// same scratch protocol as block_sum.
+// Sum over the block, as block_reduce.
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+  return block_reduce(v, scratch, [](float x, float y) { return x + y; }, 0.0f);
+}
+
+// Max over the block of non-negative values, as block_reduce.
 __device__ __forceinline__ float block_max(float v, float* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  __syncthreads();  // previous use of scratch is finished
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    float s = lane < nwarps ? scratch[lane] : 0.0f;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s = fmaxf(s, __shfl_xor_sync(0xffffffffu, s, o));
-    if (lane == 0) scratch[32] = s;
-  }
-  __syncthreads();
-  return scratch[32];
+  return block_reduce(v, scratch, [](float x, float y) { return fmaxf(x, y); }, 0.0f);
 }
 
 // Grid size for a grid-stride loop over n work items with `threads` per block.

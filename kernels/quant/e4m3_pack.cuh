@@ -12,13 +12,17 @@
 
 namespace vgen::kern {
 
-// fp8_quant_mul / fp8_dequant_mul of fp8_e4m3_ref.h, with IEEE division as on the host.
-__device__ __forceinline__ float e4m3_quant_mul(float a) {
-  return (a >= kFp8MinAmax && a < 3.0e38f) ? __fdiv_rn(kFp8E4M3Max, a) : 1.0f;
+// The scales of a group with largest magnitude a stored in codes up to `top` (448 for e4m3, 127 for
+// INT8): x · top/a to store, · a/top to read back, 1 outside fp8_scaled's range; IEEE division as
+// on the host (fp8_quant_mul / fp8_dequant_mul, int8_quant_mul / int8_dequant_mul).
+__device__ __forceinline__ float group_quant_mul(float top, float a) {
+  return (a >= kFp8MinAmax && a < 3.0e38f) ? __fdiv_rn(top, a) : 1.0f;
 }
-__device__ __forceinline__ float e4m3_dequant_mul(float a) {
-  return (a >= kFp8MinAmax && a < 3.0e38f) ? __fdiv_rn(a, kFp8E4M3Max) : 1.0f;
+__device__ __forceinline__ float group_dequant_mul(float top, float a) {
+  return (a >= kFp8MinAmax && a < 3.0e38f) ? __fdiv_rn(a, top) : 1.0f;
 }
+__device__ __forceinline__ float e4m3_quant_mul(float a) { return group_quant_mul(kFp8E4M3Max, a); }
+__device__ __forceinline__ float e4m3_dequant_mul(float a) { return group_dequant_mul(kFp8E4M3Max, a); }
 // v·mul as the encoder's input; a NaN product becomes the positive canonical NaN (byte 0x7F), as in
 // quantize_rows_fp8_ref, whatever sign the multiply would give it.
 __device__ __forceinline__ float e4m3_scaled(float v, float mul) {

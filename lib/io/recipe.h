@@ -95,6 +95,7 @@ struct Fp8Config {
   // faster kernel) or "int8" (7 bits over each 128-token block's range, as SageAttention: closer
   // where the scores spread, docs/fp8.md). P·V is e4m3 either way.
   std::string attention_qk = "e4m3";
+  bool qk_int8() const { return attention_qk == "int8"; }
   int bf16_first_steps = 0;  // the first N denoising steps run wholly in bf16
   int bf16_last_steps = 0;   // the last N denoising steps run wholly in bf16
   // Whether denoising step `index` (0-based) of `total` runs in fp8 (not one of the bf16 steps).

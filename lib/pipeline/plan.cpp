@@ -57,7 +57,7 @@ std::string precision_text(const Recipe& r) {
   return fmt::format("fp8{}: self-attention {}, block GEMMs {}, cross-attention and the rest {} (norms, modulation "
                      "and softmax statistics fp32); steps without fp8 (fp8_config.bf16_first/last_steps): {} (of {})",
                      r.is_cuda() ? "" : " (CPU emulation: the fp8 quantisation, then fp32 math)",
-                     !f.attention ? rest : f.attention_qk == "int8" ? "INT8 Q·Kᵀ + e4m3 P·V" : "e4m3",
+                     !f.attention ? rest : f.qk_int8() ? "INT8 Q·Kᵀ + e4m3 P·V" : "e4m3",
                      f.gemm ? "e4m3" : rest, rest, bf16_steps_text(r),
                      r.generation.num_inference_steps);
 }

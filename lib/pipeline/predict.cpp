@@ -383,7 +383,7 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
   if (p.precision == "fp8") {
     const int steps = g.num_inference_steps;
     const char* attn = !recipe.fp8.attention ? "bf16"
-                       : recipe.fp8.attention_qk == "int8"
+                       : recipe.fp8.qk_int8()
                            ? "INT8 Q·Kᵀ + e4m3 P·V (priced as e4m3; measured ~4–5% slower)"
                            : "e4m3";
     fmt::format_to(out, "  precision fp8: self-attention {}, block GEMMs {}; {} of {} steps in fp8", attn,

@@ -63,7 +63,7 @@ WanFp8Options wan_fp8_options(const Recipe& recipe) {
   if (!recipe.is_fp8()) return o;
   o.attention = recipe.fp8.attention;
   o.gemm = recipe.fp8.gemm;
-  o.qk_int8 = recipe.fp8.attention_qk == "int8";
+  o.qk_int8 = recipe.fp8.qk_int8();
   o.keep_weights = !recipe.is_cuda() || recipe.fp8.has_bf16_steps();
   return o;
 }
@@ -106,9 +106,9 @@ Json precision_report(const Recipe& recipe) {
   if (!recipe.is_fp8()) return j;
   const Fp8Config& f = recipe.fp8;
   j["emulated"] = !recipe.is_cuda();  // the CPU: the fp8 quantisation, then fp32 math
-  j["self_attention"] = !f.attention            ? std::string(dtype_name(recipe.compute_dtype()))
-                        : f.attention_qk == "int8" ? "fp8 (INT8 Q·Kᵀ, e4m3 P·V)"
-                                                   : "fp8 e4m3";
+  j["self_attention"] = !f.attention  ? std::string(dtype_name(recipe.compute_dtype()))
+                        : f.qk_int8() ? "fp8 (INT8 Q·Kᵀ, e4m3 P·V)"
+                                      : "fp8 e4m3";
   j["gemm"] = f.gemm ? "fp8 e4m3 (block linears)" : dtype_name(recipe.compute_dtype());
   j["cross_attention"] = dtype_name(recipe.compute_dtype());
   j["fp8_config"] = recipe.resolved.contains("fp8_config") ? recipe.resolved["fp8_config"] : Json::object();

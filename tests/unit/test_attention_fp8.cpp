@@ -83,7 +83,9 @@ TEST(AttentionFp8Ref, Int8QkCloserWhereScoresSpread) {
     const double ei = rel_l2(o8, e), ee = rel_l2(oe, e);
     std::printf("amp %.0f: rel-L2 to exact, int8 Q·Kᵀ %.4f, e4m3 %.4f\n", amp, ei, ee);
     EXPECT_LT(ei, ee) << "amp " << amp;
-    if (amp > 2.0f) EXPECT_LT(ei, 0.5 * ee) << "amp " << amp;
+    if (amp > 2.0f) {
+      EXPECT_LT(ei, 0.5 * ee) << "amp " << amp;
+    }
   }
 }
 
