@@ -31,8 +31,14 @@ using fp8attn::Layout;
 constexpr int kBM = 128, kBN = 128, kD = 128;
 constexpr int kThreads = 384;
 constexpr uint32_t kTileBytes = kBN * kD;  // 16 KiB: a Q, K or Vᵀ tile of e4m3
-constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = 5 * kTileBytes;
-constexpr uint32_t kSmemBytes = kOffBar + 128 + 1024;
+// Shared memory: Q, then kStages K tiles and kStages Vᵀ tiles, the barriers (bar_q, then full K,
+// full V, empty K, empty V for each stage) and 1 KiB to align the base for the 128-byte swizzle.
+// Four stages, not two: 0.5% less DiT time at 720p in ABBA order, same kernel otherwise (three and
+// six no better; results/2026-12-02_1xh200_fp8_attention_stages.jsonl).
+constexpr int kStages = 4;
+constexpr uint32_t kOffK = kTileBytes, kOffV = kOffK + kStages * kTileBytes, kOffBar = kOffV + kStages * kTileBytes;
+constexpr uint32_t kSmemBytes = kOffBar + 256 + 1024;
+static_assert(8 + 32 * kStages <= 256, "barrier area");
 constexpr float kLog2Of448 = 8.807354922057604f;  // P is stored as e4m3(p·448): exp2(x + log2 448)
 // INT8 scores: the s32 sum i plus these bits, read as a float, is 2²³ + 2²² + i exactly (|i| ≤
 // 128·127² < 2²²): no conversion instruction, nothing on the MUFU that the exponentials need.
@@ -62,10 +68,10 @@ struct Params {
 // each before the issue, off the softmax's path; adding them after the wgmma instead measured 771
 // against 809 TFLOP/s, results/2026-12-02_1xh200_fp8_int8_qk.jsonl at b56268a), so each score
 // reads as the float 2²³ + 2²² + i; the offset is folded into the tile's row constant of the
-// softmax's FFMA. That constant's rounding shifts a row's whole tile by up to ~0.75·sl2 in the
-// exponent (below one unit of the integer sum, far below the INT8 rounding of the scores), which
-// the reference does not model: it moves the LSE by up to ~0.5·sl2, about 3e-3 once the blocks'
-// |q|max·|k|max reach ~700 (tested up to amplitude 4, where it is ~1e-4).
+// softmax's FFMA exactly (sl2 cut to 22 bits, the row maximum raised to the constant's grid; see
+// softmax), so the FFMA rounds i·sl2 − m once, as the e4m3 form does. A rounded constant shifted a
+// row's whole tile by up to ~0.75·sl2 in the exponent and the LSE by up to ~0.5·sl2 (test
+// Int8LseExactWithOutliers, where blocks' |q|max·|k|max reach 1600).
 template <bool kInt8>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
@@ -75,14 +81,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (mma::smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t bar = base + kOffBar;
-  const uint32_t bar_q = bar, bar_full_k = bar + 8, bar_full_v = bar + 24, bar_empty_k = bar + 40,
-                 bar_empty_v = bar + 56;
+  const uint32_t bar_q = bar, bar_full_k = bar + 8, bar_full_v = bar_full_k + 8 * kStages,
+                 bar_empty_k = bar_full_v + 8 * kStages, bar_empty_v = bar_empty_k + 8 * kStages;
   const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int bh = b * p.H + h;
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     mbar_init(bar_q, 1);
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < kStages; ++s) {
       mbar_init(bar_full_k + 8 * s, 1);
       mbar_init(bar_full_v + 8 * s, 1);
       mbar_init(bar_empty_k + 8 * s, 8);
@@ -99,7 +105,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_expect_tx(bar_q, kTileBytes);
       tma_load_2d(base, &tq, bar_q, 0, bh * p.nqb * kBM + qb * kBM);
       for (int j = 0; j < p.n_tiles; ++j) {
-        const uint32_t s = j & 1, ph = (j >> 1) & 1;
+        const uint32_t s = uint32_t(j) % kStages, ph = (uint32_t(j) / kStages) & 1;
         mbar_wait(bar_empty_k + 8 * s, ph ^ 1);
         mbar_expect_tx(bar_full_k + 8 * s, kTileBytes);
         tma_load_2d(base + kOffK + s * kTileBytes, &tk, bar_full_k + 8 * s, 0, kv_row0 + j * kBN);
@@ -174,7 +180,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (lane == 0) mbar_arrive(bar_empty);
   };
   auto softmax = [&](int j, float (&corr)[2]) {
-    const float sl2 = sq_l2 * sk[j];
+    // INT8: sl2 cut to 22 significant bits, so that kMagic·sl2 (3·2²²·sl2) is exact.
+    const float sl2 = kInt8 ? __uint_as_float(__float_as_uint(sq_l2 * sk[j]) & ~3u) : sq_l2 * sk[j];
     if ((j + 1) * kBN > p.nk) {
 #pragma unroll
       for (int nt = 0; nt < 16; ++nt)
@@ -189,11 +196,20 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const float qm = mma::quad_max(mx[r]);
-      const float mn = fmaxf(m[r], (kInt8 ? qm - kMagic : qm) * sl2 - kLog2Of448);  // qm − 2²³−2²² exact
+      float mn = fmaxf(m[r], fmaf(kInt8 ? qm - kMagic : qm, sl2, -kLog2Of448));  // qm − 2²³−2²² exact
+      if constexpr (kInt8) {
+        // off = kMagic·sl2 + mn with no rounding: the sum rounded up, and mn raised to what it
+        // represents (off − base, exact). The maximum is a bound, so a larger mn keeps p·448 ≤ 448,
+        // and m + log2 l (the LSE) does not depend on it.
+        const float base = kMagic * sl2;
+        off[r] = __fadd_ru(base, mn);
+        mn = off[r] - base;
+      } else {
+        off[r] = mn;
+      }
       corr[r] = ex2_ftz(m[r] - mn);
       m[r] = mn;
       l[r] *= corr[r];
-      off[r] = kInt8 ? fmaf(kMagic, sl2, mn) : mn;
     }
     float lp[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};  // 4 chains per row, not 1 of 32
 #pragma unroll
@@ -235,7 +251,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     pack_p();
   }
   for (int j = 1; j < p.n_tiles; ++j) {
-    const uint32_t st = j & 1, ph = (j >> 1) & 1, sp = (j - 1) & 1, php = ((j - 1) >> 1) & 1;
+    const uint32_t st = uint32_t(j) % kStages, ph = (uint32_t(j) / kStages) & 1,
+                   sp = uint32_t(j - 1) % kStages, php = (uint32_t(j - 1) / kStages) & 1;
     mbar_wait(bar_full_k + 8 * st, ph);
     reg_fence(o);
     reg_fence(pa);
@@ -263,7 +280,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   {
     const int j = p.n_tiles - 1;
-    const uint32_t sp = j & 1, php = (j >> 1) & 1;
+    const uint32_t sp = uint32_t(j) % kStages, php = (uint32_t(j) / kStages) & 1;
     mbar_wait(bar_full_v + 8 * sp, php);
     reg_fence(o);
     reg_fence(pa);
@@ -337,32 +354,45 @@ __global__ void attn_fp8_generic_kernel(const GenericParams p) {
   const uint8_t* qrow = p.q8 + (bh * p.sq_pad + i) * p.D;
   for (int d = 0; d < D; ++d) q[d] = qk_to_f32(p.qk_int8, qrow[d]), acc[d] = 0.0f;
   const float sqi = p.sq[bh * p.nqb + qb];
+  // e4m3: natural units, p without the 448. INT8: the Hopper kernel's form (log2 units, p·448, the
+  // exact softmax constant; attention_fp8_ref.cpp's Int8Tile).
+  const bool i8 = p.qk_int8;
+  const float pmul = i8 ? 1.0f : kFp8E4M3Max;
   float m = -INFINITY, l = 0.0f;
   for (int64_t c = 0; c < p.nk; c += kBN) {
     const int n = int(min(int64_t(kBN), p.nk - c));
-    const float f = sqi * p.sk[bh * p.nkb + c / kBN] * p.scale;
+    const float skc = p.sk[bh * p.nkb + c / kBN], f = sqi * skc * p.scale;
     float mt = -INFINITY;
     for (int j = 0; j < n; ++j) {
       const uint8_t* krow = p.k8 + (bh * p.sk_pad + c + j) * p.D;
       float dot = 0.0f;
-      for (int d = 0; d < D; ++d) dot += q[d] * qk_to_f32(p.qk_int8, krow[d]);  // INT8: exact
-      sc[j] = dot * f;
+      for (int d = 0; d < D; ++d) dot += q[d] * qk_to_f32(i8, krow[d]);  // INT8: exact
+      sc[j] = i8 ? dot : dot * f;
       mt = fmaxf(mt, sc[j]);
     }
-    const float mn = fmaxf(m, mt), corr = expf(m - mn);
+    float mn, off = 0.0f, sl2 = 0.0f;
+    if (i8) {
+      sl2 = __uint_as_float(__float_as_uint(sqi * (p.scale * mma::kLog2e) * skc) & ~3u);
+      const float base = kMagic * sl2;
+      off = __fadd_ru(base, fmaxf(m, fmaf(mt, sl2, -kLog2Of448)));
+      mn = off - base;
+    } else {
+      mn = fmaxf(m, mt);
+    }
+    const float corr = i8 ? exp2f(m - mn) : expf(m - mn);
     m = mn;
     l *= corr;
     for (int d = 0; d < D; ++d) acc[d] *= corr;
     for (int j = 0; j < n; ++j) {
-      const float pj = expf(sc[j] - m);
+      const float pj = i8 ? exp2f(fmaf(kMagic + sc[j], sl2, -off)) : expf(sc[j] - m);
       l += pj;
-      const float p8 = e4m3_to_f32(uint8_t(__nv_cvt_float_to_fp8(pj * kFp8E4M3Max, __NV_SATFINITE, __NV_E4M3)));
+      const float p8 = e4m3_to_f32(uint8_t(__nv_cvt_float_to_fp8(pj * pmul, __NV_SATFINITE, __NV_E4M3)));
       const int64_t col = c + fp8attn::fp8_vt_column(j);
       for (int d = 0; d < D; ++d) acc[d] += p8 * e4m3_to_f32(p.vt8[(bh * p.D + d) * p.sk_pad + col]);
     }
   }
-  for (int d = 0; d < D; ++d) out[d] = __float2bfloat16(acc[d] * p.sv[bh * p.D + d] / (kFp8E4M3Max * l));
-  if (lse) *lse = m + logf(l) + p.qkm[bh * p.Sq + i];
+  for (int d = 0; d < D; ++d) out[d] = __float2bfloat16(acc[d] * p.sv[bh * p.D + d] / (pmul * l));
+  if (lse) *lse = (i8 ? (m + log2f(l)) * mma::kLn2 : m + logf(l)) + p.qkm[bh * p.Sq + i];
 }
 
 // rows × cols bytes (row pitch `cols`), boxes of 128 × 128 bytes, 128-byte swizzle.

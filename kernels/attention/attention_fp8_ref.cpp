@@ -1,7 +1,10 @@
 #include "kernels/attention/attention_fp8_ref.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <numbers>
 #include <vector>
 
 #include "kernels/quant/fp8_e4m3_ref.h"
@@ -20,6 +23,33 @@ float quant_block(const std::vector<float>& x, int64_t r0, int64_t r1, int64_t D
     x8[size_t(i)] = i8 ? int8_round(x[size_t(i)] * mul) : fp8_e4m3_round(x[size_t(i)] * mul);
   return i8 ? int8_dequant_mul(amax) : fp8_dequant_mul(amax);
 }
+
+// INT8 Q·Kᵀ's online softmax over one 128-key tile in the device kernel's form (attention_fp8.cu),
+// in log2 units with p carrying the 448: the score unit sl2 = sq·sk·scale·log2 e cut to 22
+// significant bits; the tile's row maximum m raised to the grid of the softmax constant
+// off = (2²³ + 2²²)·sl2 + m (the sum rounded up, then m = off − that product), which the device's
+// FFMA subtracts from the float 2²³ + 2²² + i: p·448 = exp2((2²³ + 2²² + i)·sl2 − off) with one
+// rounding. m is still a bound (p·448 ≤ 448) and m + log2 l, the LSE, does not depend on it.
+struct Int8Tile {
+  static constexpr float kMagic = 12582912.0f;  // 2²³ + 2²²
+  static constexpr float kLog2Of448 = 8.807354922057604f;
+  static constexpr float kLog2e = 1.4426950408889634f;
+  float sl2 = 0.0f, off = 0.0f;
+  // Updates m (log2 units, with the 448) from the tile's largest integer score; returns the factor
+  // exp2(m_old − m) for l and acc.
+  float begin(float sq, float sk, float scale, float imax, float& m) {
+    sl2 = std::bit_cast<float>(std::bit_cast<uint32_t>(sq * (scale * kLog2e) * sk) & ~3u);
+    float mn = std::max(m, std::fma(imax, sl2, -kLog2Of448));
+    const float base = kMagic * sl2;  // exact: 22-bit sl2 times 3·2²²
+    off = base + mn;
+    if (double(off) < double(base) + double(mn)) off = std::nextafter(off, INFINITY);  // rounded up
+    mn = off - base;
+    const float corr = std::exp2(m - mn);  // 0 on the first tile
+    m = mn;
+    return corr;
+  }
+  float p448(float i) const { return std::exp2(std::fma(kMagic + i, sl2, -off)); }
+};
 
 }  // namespace
 
@@ -74,6 +104,35 @@ void attention_fp8_ref(const float* q, const float* k, const float* v, float* ou
         }
         float m = -INFINITY, l = 0.0f;
         std::fill(acc.begin(), acc.end(), 0.0f);
+        if (qk == Fp8Qk::kInt8) {  // log2 units, l and acc carry the 448 (Int8Tile)
+          for (int64_t c = 0; c < nk; c += kb) {
+            const int64_t n = std::min(nk, c + kb) - c;
+            float imax = -INFINITY;
+            for (int64_t j = 0; j < n; ++j) {
+              float dot = 0.0f;  // an integer below 2²¹: exact
+              for (int64_t d = 0; d < D; ++d) dot += q8[size_t(i * D + d)] * k8[size_t((c + j) * D + d)];
+              s[size_t(j)] = dot;
+              imax = std::max(imax, dot);
+            }
+            Int8Tile tile;
+            const float corr = tile.begin(sq[size_t(i / kb)], sk[size_t(c / kb)], scale, imax, m);
+            l *= corr;
+            for (int64_t d = 0; d < D; ++d) acc[size_t(d)] *= corr;
+            for (int64_t j = 0; j < n; ++j) {
+              const float p = tile.p448(s[size_t(j)]);
+              l += p;
+              const float p8 = fp8_e4m3_round(p);
+              for (int64_t d = 0; d < D; ++d) acc[size_t(d)] += p8 * v8[size_t((c + j) * D + d)];
+            }
+          }
+          for (int64_t d = 0; d < D; ++d) o[d] = acc[size_t(d)] * sv[size_t(d)] / l;
+          if (lse_i) {
+            float qkm = 0.0f;
+            for (int64_t d = 0; d < D; ++d) qkm += qs[size_t(i * D + d)] * km[size_t(d)];
+            *lse_i = (m + std::log2(l)) * std::numbers::ln2_v<float> + scale * qkm;
+          }
+          continue;
+        }
         for (int64_t c = 0; c < nk; c += kb) {
           const int64_t n = std::min(nk, c + kb) - c;
           const float f = sq[size_t(i / kb)] * sk[size_t(c / kb)] * scale;

@@ -14,6 +14,10 @@
 //   online softmax over 128-key tiles in order: m = running max, p = exp(s − m) (fp32),
 //     l = Σ p (fp32 p), acc[d] = Σ e4m3(p · 448) · v8[j,d] (rescaled by exp(m_old − m) per tile)
 //   out[i,d] = acc[d] · sv[d] / (448 · l);  lse[i] = m + log(l) + scale · Σ_d q[i,d] · km[d]
+//   kInt8: the same softmax in the device kernel's form (attention_fp8_ref.cpp's Int8Tile): log2
+//     units, the score unit sq·sk·scale·log2 e cut to 22 significant bits, each tile's maximum raised
+//     to the grid on which the kernel's softmax constant is exact (still a bound: outputs and LSE
+//     unchanged but for the e4m3 rounding of p·448)
 // This function is also the CPU emulation of precision fp8 (the DiT's self-attention).
 #pragma once
 #include <cmath>
