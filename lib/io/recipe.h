@@ -98,6 +98,10 @@ struct Fp8Config {
   bool qk_int8() const { return attention_qk == "int8"; }
   int bf16_first_steps = 0;  // the first N denoising steps run wholly in bf16
   int bf16_last_steps = 0;   // the last N denoising steps run wholly in bf16
+  // Transformer blocks run wholly in bf16 at every step (their linears keep their bf16 weights, no
+  // e4m3 copy): indices from 0, negative ones from the end (-1 the last block); checked against the
+  // model's block count when it loads.
+  std::vector<int> bf16_blocks{};
   // Whether denoising step `index` (0-based) of `total` runs in fp8 (not one of the bf16 steps).
   bool step_in_fp8(int index, int total) const {
     return index >= bf16_first_steps && index < total - bf16_last_steps;

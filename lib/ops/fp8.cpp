@@ -2,6 +2,7 @@
 // (ops/fp8.h); the device calls are in fp8_cuda.cpp (in a CPU-only build they throw kUsage, below).
 #include "ops/fp8.h"
 
+#include "core/error.h"
 #include "core/no_cuda_error.h"
 #include "kernels/gemm/gemm_fp8_ref.h"
 #include "kernels/quant/quant_ref.h"
@@ -13,6 +14,20 @@ namespace {
 thread_local Fp8Switches t_switches;
 thread_local bool t_step_fp8 = true;
 }  // namespace
+
+bool fp8_bf16_block(const std::vector<int>& blocks, int64_t i, int64_t n) {
+  for (int b : blocks)
+    if ((b < 0 ? b + n : b) == i) return true;
+  return false;
+}
+
+void fp8_check_bf16_blocks(const std::vector<int>& blocks, int64_t n) {
+  for (size_t j = 0; j < blocks.size(); ++j)
+    VGEN_CHECK(blocks[j] >= -n && blocks[j] < n, ExitCode::kRecipe,
+               "fp8_config.bf16_blocks[{}] is {}, outside the model's {} transformer blocks (0..{}, or -{}..-1 "
+               "from the end)",
+               j, blocks[j], n, n - 1, n);
+}
 
 Fp8Switches fp8_switches() { return t_switches; }
 Fp8Scope::Fp8Scope(Fp8Switches s) : prev_(t_switches) { t_switches = s; }

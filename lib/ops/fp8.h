@@ -5,6 +5,7 @@
 // kernels/attention/attention_fp8.cuh). In a CPU-only build the cuda_* functions throw kUsage.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "core/tensor.h"
 #include "ops/device_ops.h"
@@ -48,6 +49,12 @@ class Fp8StepScope {
  private:
   bool prev_;
 };
+
+// fp8_config.bf16_blocks: whether block i of a model of n blocks is listed (indices from 0,
+// negative ones from the end: -1 the last), and the check that every index names a block (a recipe
+// error naming fp8_config.bf16_blocks[j] otherwise).
+bool fp8_bf16_block(const std::vector<int>& blocks, int64_t i, int64_t n);
+void fp8_check_bf16_blocks(const std::vector<int>& blocks, int64_t n);
 
 // A Linear's weight [N, K] quantised per output channel: w8 u8 e4m3 [N, K] (device: [N, Kp], see
 // cuda_quantize_rows_fp8) and scale f32 [N]

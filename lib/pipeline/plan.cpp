@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "ops/fp8.h"
+
 namespace vgen {
 
 namespace {
@@ -54,12 +56,14 @@ std::string precision_text(const Recipe& r) {
   const char* rest = r.compute_dtype() == DType::kBF16 ? "bf16" : "fp32";
   if (!r.is_fp8()) return fmt::format("{} (norms, modulation and softmax statistics fp32)", r.precision);
   const Fp8Config& f = r.fp8;
+  std::string blocks;
+  for (int b : f.bf16_blocks) blocks += (blocks.empty() ? "" : ", ") + std::to_string(b);
   return fmt::format("fp8{}: self-attention {}, block GEMMs {}, cross-attention and the rest {} (norms, modulation "
-                     "and softmax statistics fp32); steps without fp8 (fp8_config.bf16_first/last_steps): {} (of {})",
+                     "and softmax statistics fp32); steps without fp8 (fp8_config.bf16_first/last_steps): {} (of {}){}",
                      r.is_cuda() ? "" : " (CPU emulation: the fp8 quantisation, then fp32 math)",
                      !f.attention ? rest : f.qk_int8() ? "INT8 Q·Kᵀ + e4m3 P·V" : "e4m3",
-                     f.gemm ? "e4m3" : rest, rest, bf16_steps_text(r),
-                     r.generation.num_inference_steps);
+                     f.gemm ? "e4m3" : rest, rest, bf16_steps_text(r), r.generation.num_inference_steps,
+                     blocks.empty() ? "" : "; blocks wholly in bf16 (fp8_config.bf16_blocks): " + blocks);
 }
 
 }  // namespace
@@ -192,7 +196,11 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
   if (recipe.is_fp8() && recipe.fp8.gemm) {
     // e4m3 copies of the block linears (attn1 q/k/v/o, attn2 q/o, ffn1, ffn2) + an fp32 scale per
     // output channel; on the GPU the bf16 originals are freed unless some step runs in bf16.
-    const double D = md.dim(), F = md.ffn, layers = md.layers;
+    // Blocks of fp8_config.bf16_blocks keep their bf16 linears and get no e4m3 copy.
+    fp8_check_bf16_blocks(recipe.fp8.bf16_blocks, md.layers);
+    int quantised = 0;
+    for (int64_t i = 0; i < md.layers; ++i) quantised += !fp8_bf16_block(recipe.fp8.bf16_blocks, i, md.layers);
+    const double D = md.dim(), F = md.ffn, layers = quantised;
     const double params = layers * (6 * D * D + 2 * F * D), rows = layers * (7 * D + F);
     if (pc.dwdp_size > 1) {
       p.notes.push_back("precision fp8 with DWDP (CPU): each staged block is quantised at its use, no e4m3 copy kept");
@@ -202,7 +210,9 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
         p.memory[0].first += ", without the bf16 block linears (freed: no bf16 steps)";
         p.memory[0].second -= params * b * md.experts;
       }
-      p.memory.push_back({fmt::format("precision fp8: e4m3 block linears + fp32 scales ({} expert(s)){}", md.experts,
+      p.memory.push_back({fmt::format("precision fp8: e4m3 block linears + fp32 scales ({} expert(s){}){}", md.experts,
+                                      quantised < md.layers ? fmt::format(", {} of {} blocks", quantised, md.layers)
+                                                            : std::string(),
                                       freed              ? ""
                                       : recipe.is_cuda() ? ", beside the bf16 ones (kept for the bf16 steps)"
                                                          : ", beside the fp32 weights"),

@@ -26,6 +26,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "ops/fp8.h"
 #include "parallel/ulysses.h"
 #include "pipeline/plan_fit.h"
 
@@ -286,7 +287,21 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
                {"proj_out gather", t_gather}};
     return f;
   };
-  const Forward first = forward(fp8 && recipe.fp8.attention, fp8 && recipe.fp8.gemm);
+  // fp8_config.bf16_blocks: those blocks run wholly in bf16. Every per-layer term above is a sum
+  // over the layers, so such a forward is the layer-weighted mix of an fp8 and a bf16 one.
+  Forward first = forward(fp8 && recipe.fp8.attention, fp8 && recipe.fp8.gemm);
+  p.fp8_bf16_blocks = 0;
+  if (fp8) {
+    fp8_check_bf16_blocks(recipe.fp8.bf16_blocks, md.layers);
+    for (int64_t i = 0; i < md.layers; ++i) p.fp8_bf16_blocks += fp8_bf16_block(recipe.fp8.bf16_blocks, i, md.layers);
+  }
+  if (p.fp8_bf16_blocks > 0) {
+    const Forward bf = forward(false, false);
+    const double w = double(p.fp8_bf16_blocks) / L;
+    first.total = (1 - w) * first.total + w * bf.total;
+    for (size_t i = 0; i < first.parts.size(); ++i)
+      first.parts[i].second = (1 - w) * first.parts[i].second + w * bf.parts[i].second;
+  }
   p.forward_s = first.total;
   p.forward_parts = first.parts;
 
@@ -388,6 +403,7 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
                            : "e4m3";
     fmt::format_to(out, "  precision fp8: self-attention {}, block GEMMs {}; {} of {} steps in fp8", attn,
                    recipe.fp8.gemm ? "e4m3" : "bf16", p.fp8_steps, steps);
+    if (p.fp8_bf16_blocks > 0) fmt::format_to(out, "; {} blocks wholly in bf16 (bf16_blocks)", p.fp8_bf16_blocks);
     if (p.fp8_steps < steps)
       fmt::format_to(out, ", {} in bf16 (forward {:.3f} s, step {:.3f} s)", steps - p.fp8_steps, p.forward_bf16_s,
                      p.step_bf16_s);

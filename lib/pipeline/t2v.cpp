@@ -64,6 +64,7 @@ WanFp8Options wan_fp8_options(const Recipe& recipe) {
   o.attention = recipe.fp8.attention;
   o.gemm = recipe.fp8.gemm;
   o.qk_int8 = recipe.fp8.qk_int8();
+  o.bf16_blocks = recipe.fp8.bf16_blocks;
   o.keep_weights = !recipe.is_cuda() || recipe.fp8.has_bf16_steps();
   return o;
 }

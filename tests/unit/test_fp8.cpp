@@ -110,6 +110,40 @@ TEST(Fp8Recipe, BadValuesNameTheKey) {
   EXPECT_NO_THROW(parse_recipe("device: cpu\nprecision: fp8\nparallel_config: {dwdp_size: 2}\n", "r.yaml", {}));
 }
 
+TEST(Fp8Recipe, Bf16Blocks) {
+  Recipe r = parse_recipe("precision: fp8\nfp8_config: {bf16_blocks: [0, -1]}\n", "r.yaml", {});
+  EXPECT_EQ(r.fp8.bf16_blocks, (std::vector<int>{0, -1}));
+  EXPECT_EQ(wan_fp8_options(r).bf16_blocks, (std::vector<int>{0, -1}));
+  EXPECT_EQ(r.resolved.at("fp8_config").at("bf16_blocks"), (Json{0, -1}));
+  EXPECT_EQ(parse_recipe("precision: fp8\nfp8_config: {bf16_blocks: 3}\n", "r.yaml", {}).fp8.bf16_blocks,
+            (std::vector<int>{3}));
+  EXPECT_EQ(parse_recipe("precision: fp8\n", "r.yaml", {"fp8_config.bf16_blocks=[1, 2]"}).fp8.bf16_blocks,
+            (std::vector<int>{1, 2}));
+  EXPECT_TRUE(parse_recipe("precision: fp8\n", "r.yaml", {}).fp8.bf16_blocks.empty());
+  EXPECT_TRUE(parse_recipe("precision: fp8\nfp8_config: {bf16_blocks: [2]}\n", "r.yaml", {"precision=bf16"})
+                  .fp8.bf16_blocks.empty());  // ignored with another precision, as the other keys
+  expect_error("precision: fp8\nfp8_config: {bf16_blocks: [0, x]}\n", {}, {"fp8_config.bf16_blocks[1]", "integer"});
+  expect_error("precision: fp8\nfp8_config: {bf16_blocks: {a: 1}}\n", {},
+               {"fp8_config.bf16_blocks", "list of block indices"});
+  // Resolved against the model's block count: negative indices from the end, the rest an error.
+  const std::vector<int> b = {0, -1, 2};
+  std::vector<bool> listed;
+  for (int64_t i = 0; i < 4; ++i) listed.push_back(fp8_bf16_block(b, i, 4));
+  EXPECT_EQ(listed, (std::vector<bool>{true, false, true, true}));
+  EXPECT_NO_THROW(fp8_check_bf16_blocks({-4, 3}, 4));
+  for (const std::vector<int>& bad : {std::vector<int>{0, 4}, std::vector<int>{0, -5}}) {
+    try {
+      fp8_check_bf16_blocks(bad, 4);
+      FAIL() << bad[1];
+    } catch (const Error& e) {
+      EXPECT_EQ(int(e.code()), int(ExitCode::kRecipe));
+      EXPECT_NE(e.message().find("fp8_config.bf16_blocks[1] is " + std::to_string(bad[1])), std::string::npos)
+          << e.message();
+      EXPECT_NE(e.message().find("4 transformer blocks"), std::string::npos) << e.message();
+    }
+  }
+}
+
 TEST(Fp8Recipe, IgnoredWithAnotherPrecision) {
   // Ignored (with a warning), so `--set precision=bf16` renders an fp8 recipe in bf16 unchanged.
   Recipe r = parse_recipe("precision: fp8\nfp8_config: {attention: false, bf16_first_steps: 3}\n", "r.yaml",
@@ -263,6 +297,28 @@ TEST(Fp8Emulation, ForwardWiring) {
   EXPECT_GT(test::rel_l2(ya, y32), 1e-4);
   EXPECT_GT(test::rel_l2(ya, y8), 1e-4);
   EXPECT_THROW(att->enable_fp8({true, true, true}), Error);  // once
+  // fp8_config.bf16_blocks: a listed block keeps its fp32 linears (no e4m3 copy) and runs without
+  // fp8; every block listed is the fp32 forward bit for bit, one listed block another output.
+  WanFp8Options all_bf16{true, true, true};
+  all_bf16.bf16_blocks = {0, -1};
+  auto none = WanTransformer::load(tiny_dir());
+  none->enable_fp8(all_bf16);
+  EXPECT_FALSE(none->weights().blocks[0].ffn2.w8.defined());
+  EXPECT_FALSE(none->weights().blocks[1].attn1.q.w8.defined());
+  EXPECT_TRUE(test::bitwise_equal(none->forward(x, t, ctx), y32));
+  WanFp8Options last{true, true, true};
+  last.bf16_blocks = {-1};
+  auto one = WanTransformer::load(tiny_dir());
+  one->enable_fp8(last);
+  EXPECT_TRUE(one->weights().blocks[0].ffn2.w8.defined());
+  EXPECT_FALSE(one->weights().blocks[1].ffn2.w8.defined());
+  const Tensor y1 = one->forward(x, t, ctx);
+  EXPECT_GT(test::rel_l2(y1, y32), 1e-5);
+  EXPECT_GT(test::rel_l2(y1, y8), 1e-5);
+  EXPECT_LT(test::rel_l2(y1, ref), 5e-2);
+  WanFp8Options out_of_range{true, true, true};
+  out_of_range.bf16_blocks = {2};  // the tiny model has 2 blocks
+  EXPECT_THROW(WanTransformer::load(tiny_dir())->enable_fp8(out_of_range), Error);
   // fp8_config.attention_qk int8: the switch reaches the self-attention (another output, as close).
   auto i8 = WanTransformer::load(tiny_dir());
   i8->enable_fp8({true, true, true, /*qk_int8=*/true});

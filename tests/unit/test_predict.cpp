@@ -245,6 +245,20 @@ TEST(Predict, Fp8SwitchesAndBf16Steps) {
   EXPECT_NEAR(ws_gib, 1198507520.0 / double(1 << 30), 0.03);
   EXPECT_NEAR(bf16.memory_gib - all.memory_gib, 26.67 - 15.54 - ws_gib, 0.05);
   EXPECT_NEAR(mixed.memory_gib - bf16.memory_gib, 37.81 - 26.67 + ws_gib, 0.05);
+  // fp8_config.bf16_blocks: those blocks priced in bf16 (the layer-weighted mix of the two forwards,
+  // part by part), their linears without an e4m3 copy; -1 and 39 name one block.
+  const Prediction blocks = run("h200", "wan2.1-t2v-14b", 1, cat(kFp8, {"fp8_config.bf16_blocks=[0, 39, -1, 1]"}));
+  EXPECT_EQ(blocks.fp8_bf16_blocks, 3);
+  EXPECT_NEAR(blocks.forward_s, (37 * all.forward_s + 3 * bf16.forward_s) / 40, 1e-9 * blocks.forward_s);
+  EXPECT_NEAR(part(blocks, "gemm"), (37 * part(all, "gemm") + 3 * part(bf16, "gemm")) / 40, 1e-9);
+  EXPECT_NEAR(blocks.memory_gib - all.memory_gib, 3.0 / 40 * (26.67 - 15.54), 0.01);  // the bf16 linears stay
+  try {
+    run("h200", "wan2.1-t2v-14b", 1, cat(kFp8, {"fp8_config.bf16_blocks=[40]"}));
+    FAIL() << "block 40 of 40 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kRecipe);
+    EXPECT_NE(std::string(e.what()).find("fp8_config.bf16_blocks[0] is 40"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Predict, Fp8RefusedWithoutAnFp8Section) {

@@ -131,6 +131,7 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
     if (i == 1 && caching && cache->try_skip(x, layout)) break;
     const WanBlockWeights& w = host_block_begin(i);
     OnUnwind end_on_error([&] { host_block_end(i); });
+    const Fp8Scope block_fp8(fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), fp8_switches()));
     wan_block_forward(cfg_, w, x, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
     host_block_end(i);
   }
@@ -163,15 +164,18 @@ Tensor WanTransformer::forward(const Tensor& latents, const Tensor& timestep,
 
 void WanTransformer::enable_fp8(const WanFp8Options& options) {
   VGEN_CHECK(!fp8_.any(), ExitCode::kInternal, "enable_fp8: the transformer is already set up for precision fp8");
+  fp8_check_bf16_blocks(options.bf16_blocks, int64_t(cfg_.num_layers));
   if (device_) {
     device_->enable_fp8(options);
   } else if (options.gemm && !host_dwdp_) {
-    for (WanBlockWeights& b : w_.blocks)
-      for_each_fp8_linear(b, [](WanLinear& l) {
-        Fp8Weight q = fp8_quantize_weight(l.w);  // per output channel, fp32 weights kept
-        l.w8 = std::move(q.w8);
-        l.w_scale = std::move(q.scale);
-      });
+    const int64_t n = int64_t(w_.blocks.size());
+    for (int64_t i = 0; i < n; ++i)
+      if (options.block_in_fp8(i, n))
+        for_each_fp8_linear(w_.blocks[size_t(i)], [](WanLinear& l) {
+          Fp8Weight q = fp8_quantize_weight(l.w);  // per output channel, fp32 weights kept
+          l.w8 = std::move(q.w8);
+          l.w_scale = std::move(q.scale);
+        });
   }
   fp8_ = options;
 }

@@ -332,6 +332,7 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
     }
     const WanBlockWeights& w = block_begin(i);
     OnUnwind end_on_error([&] { block_end(i); });
+    const Fp8Scope block_fp8(fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), fp8_switches()));
     block_forward(w, x, ffn_out, ffn_mod, same_gates, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
     block_end(i);
   }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "core/cuda_stream.h"
 #include "core/tensor.h"
@@ -41,7 +42,15 @@ struct WanFp8Options {
   // otherwise; the host (CPU emulation) always keeps its fp32 weights.
   bool keep_weights = true;
   bool qk_int8 = false;  // the self-attention's Q·Kᵀ in INT8 (fp8_config.attention_qk: int8), else e4m3
+  // Blocks run wholly in bf16 at every step (fp8_config.bf16_blocks): indices, negative ones from
+  // the end. Their linears are not quantised.
+  std::vector<int> bf16_blocks{};
   bool any() const { return attention || gemm; }
+  bool block_in_fp8(int64_t i, int64_t n) const { return !fp8_bf16_block(bf16_blocks, i, n); }
+  // Switches for block i of n under the forward's switches `s`: all off for a bf16 block.
+  Fp8Switches block_switches(int64_t i, int64_t n, Fp8Switches s) const {
+    return block_in_fp8(i, n) ? s : Fp8Switches{false, false, s.qk_int8};
+  }
 };
 
 struct WanDeviceOptions {

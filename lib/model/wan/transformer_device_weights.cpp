@@ -248,9 +248,12 @@ void WanDeviceModel::enable_fp8(const WanFp8Options& options) {
              opt_.dwdp_size);
   if (options.gemm) {
     // Per output channel, once: e4m3 [N, K] + fp32 scale [N] beside (or instead of) the bf16 weight.
+    // Blocks of fp8_config.bf16_blocks keep only their bf16 weights.
     size_t added = 0, freed = 0;
-    for (WanBlockWeights& b : w_.blocks)
-      for_each_fp8_linear(b, [&](WanLinear& l) {
+    const int64_t n = int64_t(w_.blocks.size());
+    for (int64_t i = 0; i < n; ++i) {
+      if (!options.block_in_fp8(i, n)) continue;
+      for_each_fp8_linear(w_.blocks[size_t(i)], [&](WanLinear& l) {
         VGEN_CHECK(l.w.defined() && !l.w.is_cpu(), ExitCode::kInternal, "enable_fp8: a block weight is not on the device");
         Fp8Weight q = fp8_quantize_weight(l.w);
         l.w8 = std::move(q.w8);
@@ -261,6 +264,7 @@ void WanDeviceModel::enable_fp8(const WanFp8Options& options) {
           l.w = Tensor();  // back to the caching allocator (activations reuse it)
         }
       });
+    }
     w_.bytes = w_.bytes + added - freed;
     weight_bytes_ = weight_bytes_ + added - freed;
     log_info("precision fp8: block linears quantised to e4m3 on the device (+{:.1f} MiB of e4m3 weights and scales; {}); "
