@@ -199,8 +199,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       float mn = fmaxf(m[r], fmaf(kInt8 ? qm - kMagic : qm, sl2, -kLog2Of448));  // qm − 2²³−2²² exact
       if constexpr (kInt8) {
         // off = kMagic·sl2 + mn with no rounding: the sum rounded up, and mn raised to what it
-        // represents (off − base, exact). The maximum is a bound, so a larger mn keeps p·448 ≤ 448,
-        // and m + log2 l (the LSE) does not depend on it.
+        // represents (off − base: exact while base ≥ |mn|, i.e. wherever the constant's rounding
+        // was large; otherwise within ½ ulp of mn). The maximum is a bound, so a larger mn keeps
+        // p·448 ≤ 448, and m + log2 l (the LSE) does not depend on it.
         const float base = kMagic * sl2;
         off[r] = __fadd_ru(base, mn);
         mn = off[r] - base;

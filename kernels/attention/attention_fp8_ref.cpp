@@ -27,7 +27,8 @@ float quant_block(const std::vector<float>& x, int64_t r0, int64_t r1, int64_t D
 // INT8 Q·Kᵀ's online softmax over one 128-key tile in the device kernel's form (attention_fp8.cu),
 // in log2 units with p carrying the 448: the score unit sl2 = sq·sk·scale·log2 e cut to 22
 // significant bits; the tile's row maximum m raised to the grid of the softmax constant
-// off = (2²³ + 2²²)·sl2 + m (the sum rounded up, then m = off − that product), which the device's
+// off = (2²³ + 2²²)·sl2 + m (the sum rounded up, then m = off − that product, exact while the
+// product is at least |m|), which the device's
 // FFMA subtracts from the float 2²³ + 2²² + i: p·448 = exp2((2²³ + 2²² + i)·sl2 − off) with one
 // rounding. m is still a bound (p·448 ≤ 448) and m + log2 l, the LSE, does not depend on it.
 struct Int8Tile {
@@ -41,9 +42,10 @@ struct Int8Tile {
     sl2 = std::bit_cast<float>(std::bit_cast<uint32_t>(sq * (scale * kLog2e) * sk) & ~3u);
     float mn = std::max(m, std::fma(imax, sl2, -kLog2Of448));
     const float base = kMagic * sl2;  // exact: 22-bit sl2 times 3·2²²
-    off = base + mn;
-    if (double(off) < double(base) + double(mn)) off = std::nextafter(off, INFINITY);  // rounded up
-    mn = off - base;
+    off = base + mn;  // rounded up below, as the device's __fadd_ru: by the sum's exact error (TwoSum)
+    const float t = off - base, err = (base - (off - t)) + (mn - t);
+    if (err > 0.0f) off = std::nextafter(off, INFINITY);
+    mn = off - base;  // exact while base ≥ |mn|, else within ½ ulp of mn (as on the device)
     const float corr = std::exp2(m - mn);  // 0 on the first tile
     m = mn;
     return corr;

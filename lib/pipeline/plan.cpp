@@ -193,13 +193,12 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
                                     human_count(md.dit_params), md.dit_source),
                         dit});
   }
-  if (recipe.is_fp8() && recipe.fp8.gemm) {
+  if (recipe.is_fp8()) fp8_check_bf16_blocks(recipe.fp8.bf16_blocks, md.layers);
+  int quantised = 0;  // blocks with e4m3 linears: fp8_config.bf16_blocks keep their bf16 ones, no copy
+  for (int64_t i = 0; i < md.layers; ++i) quantised += !fp8_bf16_block(recipe.fp8.bf16_blocks, i, md.layers);
+  if (recipe.is_fp8() && recipe.fp8.gemm && quantised > 0) {
     // e4m3 copies of the block linears (attn1 q/k/v/o, attn2 q/o, ffn1, ffn2) + an fp32 scale per
     // output channel; on the GPU the bf16 originals are freed unless some step runs in bf16.
-    // Blocks of fp8_config.bf16_blocks keep their bf16 linears and get no e4m3 copy.
-    fp8_check_bf16_blocks(recipe.fp8.bf16_blocks, md.layers);
-    int quantised = 0;
-    for (int64_t i = 0; i < md.layers; ++i) quantised += !fp8_bf16_block(recipe.fp8.bf16_blocks, i, md.layers);
     const double D = md.dim(), F = md.ffn, layers = quantised;
     const double params = layers * (6 * D * D + 2 * F * D), rows = layers * (7 * D + F);
     if (pc.dwdp_size > 1) {

@@ -45,6 +45,10 @@ case $case_name in
   ulysses_heads)
     args+=(--set parallel_config.cfg_size=1 --set parallel_config.ulysses_size=4)
     code=3 msg="does not divide the model's 2 attention heads" ;;
+  fp8_bf16_blocks)
+    # An index past the tiny model's 2 blocks: every rank refuses it before reading a weight.
+    args+=(--set precision=fp8 --set "fp8_config.bf16_blocks=[0, 2]")
+    code=3 msg="fp8_config.bf16_blocks[1] is 2, outside the model's 2 transformer blocks" ;;
   missing_model)
     args+=(--set "model=$work/no-such-model")
     code=4 msg="$work/no-such-model does not exist" ;;
