@@ -37,6 +37,17 @@ const float* f32_param(const Tensor& t, int64_t n, const char* op, const char* w
 
 int64_t rows_of(const Tensor& x) { return x.dim(-1) ? x.numel() / x.dim(-1) : 0; }
 
+// The AdaLN's shift and scale rows of mod (f32 on the device) for x, checked: one place for the four
+// modulated norms (bf16 / fp32 output and e4m3 output, with and without a residual).
+struct ShiftScale {
+  ModAddress sh, sc;
+};
+ShiftScale shift_scale(const Tensor& x, const Tensor& mod, int shift_idx, int scale_idx, const char* op) {
+  check_dev(mod, op, "mod");
+  VGEN_ASSERT(mod.dtype() == DType::kF32, "{}: mod must be f32, got {}", op, mod.str());
+  return {mod_address(x, mod, shift_idx, op), mod_address(x, mod, scale_idx, op)};
+}
+
 }  // namespace
 
 Tensor cuda_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {
@@ -52,10 +63,7 @@ Tensor cuda_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias
 
 Tensor cuda_layer_norm_modulate(const Tensor& x, const Tensor& mod, int shift_idx, int scale_idx, float eps) {
   const kern::FloatType t = act_type(x, "layer_norm_modulate", "x");
-  check_dev(mod, "layer_norm_modulate", "mod");
-  VGEN_ASSERT(mod.dtype() == DType::kF32, "layer_norm_modulate: mod must be f32, got {}", mod.str());
-  const ModAddress sh = mod_address(x, mod, shift_idx, "layer_norm_modulate");
-  const ModAddress sc = mod_address(x, mod, scale_idx, "layer_norm_modulate");
+  const auto [sh, sc] = shift_scale(x, mod, shift_idx, scale_idx, "layer_norm_modulate");
   Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::kCUDA);
   launched(kern::layer_norm_modulate(x.raw(), t, mod.f32() + sh.offset, mod.f32() + sc.offset, sh.stride,
                                      sh.rows_per_mod, y.raw(), t, x.dim(0) * x.dim(1), x.dim(2), eps,
@@ -109,10 +117,7 @@ Tensor cuda_residual_layer_norm_modulate(Tensor& x, const Tensor& y, const Tenso
                                          const Tensor& mod, int shift_idx, int scale_idx, float eps) {
   ModAddress g;
   const float* gate = residual_gate(x, y, gate_mod, gate_idx, &g, "residual_layer_norm_modulate");
-  check_dev(mod, "residual_layer_norm_modulate", "mod");
-  VGEN_ASSERT(mod.dtype() == DType::kF32, "residual_layer_norm_modulate: mod must be f32, got {}", mod.str());
-  const ModAddress sh = mod_address(x, mod, shift_idx, "residual_layer_norm_modulate");
-  const ModAddress sc = mod_address(x, mod, scale_idx, "residual_layer_norm_modulate");
+  const auto [sh, sc] = shift_scale(x, mod, shift_idx, scale_idx, "residual_layer_norm_modulate");
   // One kernel reads the gate and the shift/scale rows with one stride and rows-per-row.
   const bool same_rows = !gate || (g.stride == sh.stride && g.rows_per_mod == sh.rows_per_mod);
   if (same_rows) {
@@ -177,10 +182,7 @@ bool cuda_layer_norm_fp8(const Tensor& x, const Tensor& weight, const Tensor& bi
 bool cuda_layer_norm_modulate_fp8(const Tensor& x, const Tensor& mod, int shift_idx, int scale_idx, float eps,
                                   Fp8Activation& out) {
   const kern::FloatType t = act_type(x, "layer_norm_modulate_fp8", "x");
-  check_dev(mod, "layer_norm_modulate_fp8", "mod");
-  VGEN_ASSERT(mod.dtype() == DType::kF32, "layer_norm_modulate_fp8: mod must be f32, got {}", mod.str());
-  const ModAddress sh = mod_address(x, mod, shift_idx, "layer_norm_modulate_fp8");
-  const ModAddress sc = mod_address(x, mod, scale_idx, "layer_norm_modulate_fp8");
+  const auto [sh, sc] = shift_scale(x, mod, shift_idx, scale_idx, "layer_norm_modulate_fp8");
   if (!fp8_buffers(x, out)) return false;
   return fp8_ran(kern::layer_norm_modulate_fp8(x.raw(), t, mod.f32() + sh.offset, mod.f32() + sc.offset, sh.stride,
                                                sh.rows_per_mod, t, x8_ptr(out), out.scale.f32(), x.dim(0) * x.dim(1),
@@ -194,10 +196,7 @@ bool cuda_residual_layer_norm_modulate_fp8(Tensor& x, const Tensor& y, const Ten
   const char* op = "residual_layer_norm_modulate_fp8";
   ModAddress g;
   const float* gate = residual_gate(x, y, gate_mod, gate_idx, &g, op);
-  check_dev(mod, op, "mod");
-  VGEN_ASSERT(mod.dtype() == DType::kF32, "{}: mod must be f32, got {}", op, mod.str());
-  const ModAddress sh = mod_address(x, mod, shift_idx, op);
-  const ModAddress sc = mod_address(x, mod, scale_idx, op);
+  const auto [sh, sc] = shift_scale(x, mod, shift_idx, scale_idx, op);
   if ((gate && (g.stride != sh.stride || g.rows_per_mod != sh.rows_per_mod)) || !fp8_buffers(x, out)) return false;
   return fp8_ran(kern::residual_layer_norm_modulate_fp8(x.raw(), y.raw(), gate, mod.f32() + sh.offset,
                                                         mod.f32() + sc.offset, sh.stride, sh.rows_per_mod,

@@ -160,8 +160,8 @@ Tensor WanDeviceModel::block_linear(const WanLinear& l, const Tensor& x, bool ge
   return timed(P::kGemm, [&] {
     const Activation act = gelu ? Activation::kGeluTanh : Activation::kNone;
     const Fp8Weight w{l.w8, l.w_scale};
-    return xq ? cuda_linear_fp8(*xq, w, l.b, x.defined() ? x.dtype() : opt_.dtype, act)
-              : cuda_linear_fp8(x, w, l.b, x.dtype(), act);
+    // Out in the compute dtype (bf16: enable_fp8 requires it); with xq, x may be undefined (a fused norm).
+    return xq ? cuda_linear_fp8(*xq, w, l.b, opt_.dtype, act) : cuda_linear_fp8(x, w, l.b, opt_.dtype, act);
   });
 }
 
