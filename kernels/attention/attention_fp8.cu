@@ -2,8 +2,8 @@
 // TMA tile loads of INT8 (or e4m3) Q, K and e4m3 Vᵀ into 128-byte-swizzled shared memory, S = Q·Kᵀ
 // as m64n128k32 s8 (or e4m3) wgmma, O += P·V as e4m3 wgmma with P from registers, warp-specialised
 // like attention_wgmma.cu: one producer warp, two consumer warpgroups taking turns at the tensor
-// cores) or a CUDA-core kernel for any other head dim (tests, tiny models). Numerics:
-// attention_fp8_ref.h.
+// cores) or, for any other head dim (tests, tiny models), the CUDA-core kernel of
+// attention_fp8_generic.cu. Numerics: attention_fp8_ref.h.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
@@ -39,11 +39,8 @@ constexpr int kStages = 4;
 constexpr uint32_t kOffK = kTileBytes, kOffV = kOffK + kStages * kTileBytes, kOffBar = kOffV + kStages * kTileBytes;
 constexpr uint32_t kSmemBytes = kOffBar + 256 + 1024;
 static_assert(8 + 32 * kStages <= 256, "barrier area");
-constexpr float kLog2Of448 = 8.807354922057604f;  // P is stored as e4m3(p·448): exp2(x + log2 448)
-// INT8 scores: the s32 sum i plus these bits, read as a float, is 2²³ + 2²² + i exactly (|i| ≤
-// 128·127² < 2²²): no conversion instruction, nothing on the MUFU that the exponentials need.
-constexpr uint32_t kMagicBits = 0x4B400000u;
-constexpr float kMagic = 12582912.0f;
+// INT8 scores: the s32 sum i plus kInt8ScoreBits, read as a float, is kInt8ScoreBase + i exactly
+// (attention_fp8_ref.h): no conversion instruction, nothing on the MUFU that the exponentials need.
 
 struct Params {
   __nv_bfloat16* out;
@@ -139,7 +136,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto init_scores = [&]() {
     if constexpr (kInt8) {
 #pragma unroll
-      for (int i = 0; i < 64; ++i) si[i] = kMagicBits;
+      for (int i = 0; i < 64; ++i) si[i] = kInt8ScoreBits;
       reg_fence(si);
     }
   };
@@ -180,7 +177,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (lane == 0) mbar_arrive(bar_empty);
   };
   auto softmax = [&](int j, float (&corr)[2]) {
-    // INT8: sl2 cut to 22 significant bits, so that kMagic·sl2 (3·2²²·sl2) is exact.
+    // INT8: sl2 cut to 22 significant bits, so that kInt8ScoreBase·sl2 (3·2²²·sl2) is exact.
     const float sl2 = kInt8 ? __uint_as_float(__float_as_uint(sq_l2 * sk[j]) & ~3u) : sq_l2 * sk[j];
     if ((j + 1) * kBN > p.nk) {
 #pragma unroll
@@ -196,13 +193,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const float qm = mma::quad_max(mx[r]);
-      float mn = fmaxf(m[r], fmaf(kInt8 ? qm - kMagic : qm, sl2, -kLog2Of448));  // qm − 2²³−2²² exact
+      float mn = fmaxf(m[r], fmaf(kInt8 ? qm - kInt8ScoreBase : qm, sl2, -kFp8Log2Of448));  // qm − 2²³−2²² exact
       if constexpr (kInt8) {
-        // off = kMagic·sl2 + mn with no rounding: the sum rounded up, and mn raised to what it
+        // off = kInt8ScoreBase·sl2 + mn with no rounding: the sum rounded up, and mn raised to what it
         // represents (off − base: exact while base ≥ |mn|, i.e. wherever the constant's rounding
         // was large; otherwise within ½ ulp of mn). The maximum is a bound, so a larger mn keeps
         // p·448 ≤ 448, and m + log2 l (the LSE) does not depend on it.
-        const float base = kMagic * sl2;
+        const float base = kInt8ScoreBase * sl2;
         off[r] = __fadd_ru(base, mn);
         mn = off[r] - base;
       } else {
@@ -320,82 +317,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-__device__ __forceinline__ float e4m3_to_f32(uint8_t v) {
-  __nv_fp8_e4m3 x;
-  x.__x = v;
-  return float(x);
-}
-
-struct GenericParams {
-  void* out;
-  float* lse;
-  int64_t o_stride, Sq, H, D, nk, sq_pad, sk_pad, nqb, nkb;
-  float scale;
-  bool qk_int8;
-  const uint8_t *q8, *k8, *vt8;
-  const float *sq, *sk, *sv, *qkm;
-};
-
-__device__ __forceinline__ float qk_to_f32(bool i8, uint8_t v) { return i8 ? float(int8_t(v)) : e4m3_to_f32(v); }
-
-// grid (nqb, H, B), block 128: one query row per thread, the reference's loop order (any D ≤ 128).
-__global__ void attn_fp8_generic_kernel(const GenericParams p) {
-  const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-  const int64_t bh = int64_t(b) * p.H + h, i = int64_t(qb) * kBM + threadIdx.x;
-  if (i >= p.Sq) return;
-  const int D = int(p.D);
-  __nv_bfloat16* out = static_cast<__nv_bfloat16*>(p.out) + (int64_t(b) * p.Sq + i) * p.o_stride + h * p.D;
-  float* lse = p.lse ? p.lse + bh * p.Sq + i : nullptr;
-  if (p.nk == 0) {
-    for (int d = 0; d < D; ++d) out[d] = __float2bfloat16(0.0f);
-    if (lse) *lse = -INFINITY;
-    return;
-  }
-  float q[kAttnMaxHeadDim], acc[kAttnMaxHeadDim], sc[kBN];
-  const uint8_t* qrow = p.q8 + (bh * p.sq_pad + i) * p.D;
-  for (int d = 0; d < D; ++d) q[d] = qk_to_f32(p.qk_int8, qrow[d]), acc[d] = 0.0f;
-  const float sqi = p.sq[bh * p.nqb + qb];
-  // e4m3: natural units, p without the 448. INT8: the Hopper kernel's form (log2 units, p·448, the
-  // exact softmax constant; attention_fp8_ref.cpp's Int8Tile).
-  const bool i8 = p.qk_int8;
-  const float pmul = i8 ? 1.0f : kFp8E4M3Max;
-  float m = -INFINITY, l = 0.0f;
-  for (int64_t c = 0; c < p.nk; c += kBN) {
-    const int n = int(min(int64_t(kBN), p.nk - c));
-    const float skc = p.sk[bh * p.nkb + c / kBN], f = sqi * skc * p.scale;
-    float mt = -INFINITY;
-    for (int j = 0; j < n; ++j) {
-      const uint8_t* krow = p.k8 + (bh * p.sk_pad + c + j) * p.D;
-      float dot = 0.0f;
-      for (int d = 0; d < D; ++d) dot += q[d] * qk_to_f32(i8, krow[d]);  // INT8: exact
-      sc[j] = i8 ? dot : dot * f;
-      mt = fmaxf(mt, sc[j]);
-    }
-    float mn, off = 0.0f, sl2 = 0.0f;
-    if (i8) {
-      sl2 = __uint_as_float(__float_as_uint(sqi * (p.scale * mma::kLog2e) * skc) & ~3u);
-      const float base = kMagic * sl2;
-      off = __fadd_ru(base, fmaxf(m, fmaf(mt, sl2, -kLog2Of448)));
-      mn = off - base;
-    } else {
-      mn = fmaxf(m, mt);
-    }
-    const float corr = i8 ? exp2f(m - mn) : expf(m - mn);
-    m = mn;
-    l *= corr;
-    for (int d = 0; d < D; ++d) acc[d] *= corr;
-    for (int j = 0; j < n; ++j) {
-      const float pj = i8 ? exp2f(fmaf(kMagic + sc[j], sl2, -off)) : expf(sc[j] - m);
-      l += pj;
-      const float p8 = e4m3_to_f32(uint8_t(__nv_cvt_float_to_fp8(pj * pmul, __NV_SATFINITE, __NV_E4M3)));
-      const int64_t col = c + fp8attn::fp8_vt_column(j);
-      for (int d = 0; d < D; ++d) acc[d] += p8 * e4m3_to_f32(p.vt8[(bh * p.D + d) * p.sk_pad + col]);
-    }
-  }
-  for (int d = 0; d < D; ++d) out[d] = __float2bfloat16(acc[d] * p.sv[bh * p.D + d] / (pmul * l));
-  if (lse) *lse = (i8 ? (m + log2f(l)) * mma::kLn2 : m + logf(l)) + p.qkm[bh * p.Sq + i];
-}
-
 // rows × cols bytes (row pitch `cols`), boxes of 128 × 128 bytes, 128-byte swizzle.
 bool make_map(CUtensorMap* map, const void* ptr, int64_t rows, int64_t cols) {
   const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
@@ -504,14 +425,7 @@ cudaError_t attention_fwd_fp8(const AttnArgs& a, void* workspace, size_t workspa
       return e;
     }
   }
-  GenericParams g;
-  g.out = a.out, g.lse = a.lse, g.o_stride = st.o, g.Sq = a.Sq, g.H = a.H, g.D = a.D, g.nk = l.nk;
-  g.sq_pad = l.sq_pad, g.sk_pad = l.sk_pad, g.nqb = l.nqb, g.nkb = l.nkb, g.scale = a.scale;
-  g.qk_int8 = qk == Fp8Qk::kInt8;
-  g.q8 = ws + l.q8, g.k8 = ws + l.k8, g.vt8 = ws + l.vt8;
-  g.sq = f(l.sq), g.sk = f(l.sk), g.sv = f(l.sv), g.qkm = f(l.qkm);
-  attn_fp8_generic_kernel<<<dim3(unsigned(l.nqb), unsigned(a.H), unsigned(a.B)), kBM, 0, stream>>>(g);
-  return cudaGetLastError();
+  return fp8attn::launch_generic(a, qk, l, ws, stream);
 }
 
 }  // namespace vgen::kern

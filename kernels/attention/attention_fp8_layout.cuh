@@ -1,6 +1,6 @@
 // The FP8 attention's workspace (attention_fp8.cuh): Q, K (e4m3 or INT8) and Vᵀ (e4m3) of every
 // (batch, head) and their scales, written by the quantisation pass (attention_fp8_quant.cu), read by
-// the kernels (attention_fp8.cu). Internal to kernels/attention.
+// the kernels (attention_fp8.cu, attention_fp8_generic.cu). Internal to kernels/attention.
 //   q8  [B·H, sq_pad, D]  INT8 or e4m3 (Fp8Qk), rows ≥ Sq zero   sq  [B·H, nqb] dequantisation scales
 //   k8  [B·H, sk_pad, D]  the same of k − mean, rows ≥ nk zero    sk  [B·H, nkb]
 //   vt8 [B·H, D, sk_pad]  e4m3 of v, keys ≥ nk zero; within each 16 keys the column order is
@@ -64,5 +64,9 @@ __host__ __device__ inline int fp8_vt_column(int j) {
 
 // Launches the quantisation pass (attention_fp8_quant.cu); q/k/v bf16 [B,S,H,D] with strides.
 cudaError_t launch_quant(const AttnArgs& a, Fp8Qk qk, const Layout& l, uint8_t* ws, cudaStream_t stream);
+
+// Launches the CUDA-core kernel (attention_fp8_generic.cu: any D ≤ 128, the reference's loop order)
+// on a workspace the quantisation pass has written.
+cudaError_t launch_generic(const AttnArgs& a, Fp8Qk qk, const Layout& l, const uint8_t* ws, cudaStream_t stream);
 
 }  // namespace vgen::kern::fp8attn

@@ -32,16 +32,13 @@ float quant_block(const std::vector<float>& x, int64_t r0, int64_t r1, int64_t D
 // FFMA subtracts from the float 2²³ + 2²² + i: p·448 = exp2((2²³ + 2²² + i)·sl2 − off) with one
 // rounding. m is still a bound (p·448 ≤ 448) and m + log2 l, the LSE, does not depend on it.
 struct Int8Tile {
-  static constexpr float kMagic = 12582912.0f;  // 2²³ + 2²²
-  static constexpr float kLog2Of448 = 8.807354922057604f;
-  static constexpr float kLog2e = 1.4426950408889634f;
   float sl2 = 0.0f, off = 0.0f;
   // Updates m (log2 units, with the 448) from the tile's largest integer score; returns the factor
   // exp2(m_old − m) for l and acc.
   float begin(float sq, float sk, float scale, float imax, float& m) {
-    sl2 = std::bit_cast<float>(std::bit_cast<uint32_t>(sq * (scale * kLog2e) * sk) & ~3u);
-    float mn = std::max(m, std::fma(imax, sl2, -kLog2Of448));
-    const float base = kMagic * sl2;  // exact: 22-bit sl2 times 3·2²²
+    sl2 = std::bit_cast<float>(std::bit_cast<uint32_t>(sq * (scale * std::numbers::log2e_v<float>) * sk) & ~3u);
+    float mn = std::max(m, std::fma(imax, sl2, -kFp8Log2Of448));
+    const float base = kInt8ScoreBase * sl2;  // exact: 22-bit sl2 times 3·2²²
     off = base + mn;  // rounded up below, as the device's __fadd_ru: by the sum's exact error (TwoSum)
     const float t = off - base, err = (base - (off - t)) + (mn - t);
     if (err > 0.0f) off = std::nextafter(off, INFINITY);
@@ -50,7 +47,7 @@ struct Int8Tile {
     m = mn;
     return corr;
   }
-  float p448(float i) const { return std::exp2(std::fma(kMagic + i, sl2, -off)); }
+  float p448(float i) const { return std::exp2(std::fma(kInt8ScoreBase + i, sl2, -off)); }
 };
 
 }  // namespace

@@ -42,6 +42,14 @@ inline float int8_round(float x) {
 
 constexpr int64_t kAttnFp8Block = 128;  // tokens per Q / K scale block, keys per softmax tile
 
+// The softmax's constants, shared by this reference and the device kernels (attention_fp8.cu,
+// attention_fp8_generic.cu). P is stored as e4m3(p·448), so p·448 = exp2(x + log2 448) in log2
+// units. INT8 scores: the s32 sum i of a wgmma accumulator that starts at the bits of
+// kInt8ScoreBase (2²³ + 2²²), read as a float, is kInt8ScoreBase + i exactly (|i| ≤ 128·127² < 2²²).
+constexpr float kFp8Log2Of448 = 8.807354922057604f;
+constexpr float kInt8ScoreBase = 12582912.0f;
+constexpr uint32_t kInt8ScoreBits = 0x4B400000u;  // the bits of kInt8ScoreBase
+
 void attention_fp8_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
                        int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale,
                        Fp8Qk qk = Fp8Qk::kE4m3);
