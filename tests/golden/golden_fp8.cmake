@@ -19,7 +19,8 @@ add_test(NAME golden_fp8_switches_pipeline_wan22
 add_test(NAME golden_fp8_gemm_only_dit_forward
          COMMAND ${VGEN_BIN} golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden --case dit_forward
                  --set precision=fp8 --set fp8_config.attention=false)
-# The first block wholly in bf16 (fp8_config.bf16_blocks).
+# The first block wholly in bf16 (fp8_config.bf16_blocks) within the fp8 tolerances; that the key
+# acts is e2e_fp8_bf16_blocks (tests/e2e/fp8.cmake) and test_fp8's ForwardWiring.
 add_test(NAME golden_fp8_bf16_blocks_pipeline_wan21
          COMMAND ${VGEN_BIN} golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden --case pipeline_wan21
                  --set precision=fp8 --set fp8_config.bf16_blocks=[0])

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# fp8_config.bf16_blocks reaches the model from the recipe (one rank; docs/fp8.md "Switches"): on
+# the tiny Wan 2.1 model (2 blocks), one prompt, CFG on, 3 steps, output.save_tensors:
+#   every block listed ([0, -1])  -> the final latents and frames equal the plain render's byte for
+#                                    byte: fp32 on the CPU (the emulation's bf16 is fp32), precision
+#                                    bf16 on the GPU (no block quantises);
+#   the first block only ([0])    -> differs from the plain render and from the plain fp8 render.
+# (The forward-level wiring is test_fp8's ForwardWiring; this checks the recipe key end to end.)
+# Usage: fp8_bf16_blocks.sh <vgen> <source dir> [cpu|cuda]
+set -u
+VGEN=$1; SRC=$2; DEVICE=${3:-cpu}
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_common.sh" fp8_blocks
+printf 'a red cube turns slowly\n' > "$W/p.txt"
+common=(--recipe "$SRC/recipes/demo-cpu.yaml" --set model="$SRC/tests/golden/wan21-tiny" --prompts "$W/p.txt"
+        --set generation.height=32 --set generation.width=64 --set generation.num_frames=9
+        --set generation.num_inference_steps=3 --set generation.guidance_scale=5.0
+        --set parallel_config.cfg_size=1 --set parallel_config.ulysses_size=1
+        --set output.save_tensors=true --set output.skip_existing=false --set device="$DEVICE")
+plain=(); [ "$DEVICE" = cuda ] && plain=(--set precision=bf16)
+render() {  # name sets...
+  local name=$1; shift
+  timeout 300 "$VGEN" run "${common[@]}" "$@" --out "$W/$name" < /dev/null > "$W/log_$name" 2>&1 ||
+    { tail -20 "$W/log_$name"; fail "$name exited non-zero"; }
+}
+render fp32 "${plain[@]}"
+render fp8 --set precision=fp8
+render all --set precision=fp8 --set "fp8_config.bf16_blocks=[0, -1]"
+render first --set precision=fp8 --set "fp8_config.bf16_blocks=[0]"
+
+# The saved tensors (one .safetensors per video: final latents, float frames) of every block in bf16
+# against the plain render ("fp32": fp32 on the CPU, bf16 on the GPU): same bytes.
+n=0
+for f in "$W/fp32"/*.safetensors; do
+  [ -e "$f" ] || break
+  cmp -s "$f" "$W/all/$(basename "$f")" || fail "bf16_blocks [0, -1]: $(basename "$f") differs from the plain render"
+  n=$((n + 1))
+done
+[ "$n" -ge 1 ] || fail "no saved tensors (.safetensors) in $W/fp32: $(ls "$W/fp32")"
+# The first block alone: neither the plain render nor plain fp8 (vgen compare exits 10 beyond --max-rel-l2 0).
+for ref in fp32 fp8; do
+  "$VGEN" compare "$W/$ref" "$W/first" --max-rel-l2 0 > "$W/cmp_$ref" 2>&1
+  rc=$?
+  [ "$rc" -eq 10 ] || { cat "$W/cmp_$ref"; fail "bf16_blocks [0] against $ref: vgen compare exit $rc, expected 10 (differs)"; }
+done
+echo "bf16_blocks ($DEVICE): all blocks = the plain render byte for byte ($n files); the first block alone differs from it and from fp8"
