@@ -2,7 +2,9 @@
 // double against the same with Q·Kᵀ quantised (K smoothed, one scale per 128 tokens) and/or P·V
 // quantised (V per channel, P·448), each half alone, and Q·Kᵀ in INT8 (round(x·127/amax)) instead
 // of e4m3, on synthetic q, k ~ N(0, amp²), v ~ N(mean, 1): amp sets how peaked the softmax is, mean
-// how far the output stands from zero. The e4m3 rounding is kernels/quant/fp8_e4m3_ref.h's.
+// how far the output stands from zero. The e4m3 and INT8 roundings are the reference's
+// (kernels/quant/fp8_e4m3_ref.h, kernels/attention/attention_fp8_ref.h); the softmax here is exact
+// (double, one pass), so each quantisation's part shows alone.
 // Usage: attention_fp8_error_bench [S] (default 2048; D = 128, one head). One JSON line per case.
 #include <algorithm>
 #include <cmath>
@@ -11,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/attention/attention_fp8_ref.h"
 #include "kernels/quant/fp8_e4m3_ref.h"
 
 using namespace vgen::kern;
@@ -26,7 +29,7 @@ void quantise_blocks(std::vector<float>& x, int S, int D, Qk how) {
     for (int i = b * 128 * D; i < (b + 1) * 128 * D; ++i) a = std::max(a, std::fabs(x[size_t(i)]));
     for (int i = b * 128 * D; i < (b + 1) * 128 * D; ++i) {
       float& v = x[size_t(i)];
-      v = how == Qk::kInt8 ? std::nearbyint(v * 127.0f / a) * (a / 127.0f)
+      v = how == Qk::kInt8 ? int8_round(v * int8_quant_mul(a)) * int8_dequant_mul(a)
                            : fp8_e4m3_round(v * fp8_quant_mul(a)) * fp8_dequant_mul(a);
     }
   }
