@@ -5,7 +5,9 @@
 // timings after 2 warm-ups on random data; the two forms alternate over two rounds so that the
 // GPU's clock under its power cap favours neither: each time is the smaller median of its rounds.
 // Each output's rel-L2 against exact attention (fp64 on the host, 64 sampled query rows of heads 0
-// and 1) is printed with each line so a fast wrong kernel shows. TFLOP/s = 4·S²·D·H / t.
+// and 1) is printed with each line so a fast wrong kernel shows, and an FNV-1a hash of each form's
+// output and LSE bytes ("out_lse_fnv1a"), so two builds of the kernel can be shown bit-identical on
+// the same data. TFLOP/s = 4·S²·D·H / t.
 // Usage: attention_fp8_bench [S ...]   (default 32760 75600). One JSON line per shape.
 #include <cuda_runtime.h>
 
@@ -100,6 +102,15 @@ double rel_l2(const Tensor& a, const Tensor& ref) {
   return std::sqrt(num / den);
 }
 
+// FNV-1a of a tensor's bytes (as stored): two kernel variants' outputs are bit-identical when equal.
+uint64_t fnv1a(const Tensor& t) {
+  const Tensor h = t.to(Device::kCPU);
+  const auto* p = static_cast<const uint8_t*>(h.raw());
+  uint64_t x = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < h.nbytes(); ++i) x = (x ^ p[i]) * 0x100000001b3ull;
+  return x;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -141,9 +152,11 @@ int main(int argc, char** argv) {
       tq[f] = bench::median_ms(
           [&] { kern::attention_fp8_quantize(a8, ws.raw(), wsb, compute_stream(), forms[f]); }, 2, 5);
     const Sampled ex = exact_rows(q, k, v, S, H, D, a.scale);
+    uint64_t hash[2];  // of out and lse
     for (int f = 1; f >= 0; --f) {  // the e4m3 (default) output last: o8 for the rel-L2 against bf16
       kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), forms[f]);
       rel[f] = sampled_rel_l2(ex, o8, H, D);
+      hash[f] = fnv1a(o8) ^ (fnv1a(lse) * 31);
     }
     const cudaError_t e = cudaDeviceSynchronize();
     const double flop = 4.0 * double(S) * double(S) * double(D) * double(H);
@@ -153,10 +166,12 @@ int main(int argc, char** argv) {
                 "\"fp8_kernel_tflops\": %.1f, \"fp8_vs_bf16_rel_l2\": %.3e, "
                 "\"sampled_rel_l2_vs_exact\": {\"bf16\": %.3e, \"fp8\": %.3e}, \"qk\": \"e4m3\", "
                 "\"int8_qk\": {\"fp8_ms\": %.3f, \"fp8_tflops\": %.1f, \"fp8_quant_ms\": %.3f, \"fp8_kernel_tflops\": %.1f, "
-                "\"sampled_rel_l2_vs_exact\": %.3e}, \"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
+                "\"sampled_rel_l2_vs_exact\": %.3e, \"out_lse_fnv1a\": \"%016llx\"}, \"out_lse_fnv1a\": \"%016llx\", "
+                "\"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
                 (long long)S, (long long)H, (long long)D, t16, flop / t16 * 1e-9, t8, flop / t8 * 1e-9, tq[0],
                 flop / (t8 - tq[0]) * 1e-9, rel_l2(o8, o16), sampled_rel_l2(ex, o16, H, D), rel[0], ti, flop / ti * 1e-9,
-                tq[1], flop / (ti - tq[1]) * 1e-9, rel[1], cudaGetErrorString(e), wsb);
+                tq[1], flop / (ti - tq[1]) * 1e-9, rel[1], (unsigned long long)hash[1], (unsigned long long)hash[0],
+                cudaGetErrorString(e), wsb);
     std::fflush(stdout);
   }
   return 0;
