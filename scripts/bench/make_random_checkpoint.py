@@ -368,6 +368,13 @@ def main():
     ap.add_argument("--out", help="output pipeline directory (required unless --selftest)")
     ap.add_argument("--layers", type=int, default=40, help="transformer blocks (default 40)")
     ap.add_argument("--text-layers", type=int, default=24, help="UMT5 layers (default 24)")
+    ap.add_argument("--heads", type=int, default=40,
+                    help="DiT attention heads (default 40: the 14B's 5120 channels); head dim stays 128 and "
+                         "ffn_dim scales along (round(13824 * heads / 40)). Fewer heads make a narrow model of the "
+                         "same depth and init, e.g. for CPU runs of the fp8 emulation")
+    ap.add_argument("--text-d-model", type=int, default=4096,
+                    help="UMT5 d_model (default 4096), and the DiT's text_dim with it: num_heads d_model/64, "
+                         "d_ff 2.5 * d_model; a multiple of 64")
     ap.add_argument("--experts", type=int, choices=(1, 2), default=1,
                     help="2: a Wan2.2-A14B-shaped pipeline, a second expert transformer_2 of the same shapes "
                          "(other random values) and boundary_ratio 0.875 in model_index.json")
@@ -400,11 +407,19 @@ def main():
         a.gain = 1.0 if a.gain is None else a.gain
         if not (a.gain > 0 and math.isfinite(a.gain)):
             ap.error("--gain must be a finite number > 0")
+    if a.heads < 1:
+        ap.error("--heads must be at least 1")
+    if a.text_d_model < 64 or a.text_d_model % 64:
+        ap.error("--text-d-model must be a positive multiple of 64")
     if a.selftest:
         return 0 if selftest(a.src) else 1
     if not a.out:
         ap.error("--out is required")
-    over = {"transformer": {"num_layers": a.layers}, "text_encoder": {"num_layers": a.text_layers}}
+    over = {"transformer": {"num_layers": a.layers, "num_attention_heads": a.heads,
+                            "ffn_dim": round(DIT_CFG["ffn_dim"] * a.heads / DIT_CFG["num_attention_heads"]),
+                            "text_dim": a.text_d_model},
+            "text_encoder": {"num_layers": a.text_layers, "d_model": a.text_d_model, "num_heads": a.text_d_model // 64,
+                             "d_ff": a.text_d_model * UMT5_CFG["d_ff"] // UMT5_CFG["d_model"]}}
     over["transformer_2"] = over["transformer"]
     components = COMPONENTS + ([("transformer_2",) + COMPONENTS[0][1:]] if a.experts == 2 else [])
     plans, total = [], 0
@@ -472,6 +487,7 @@ def main():
     with open(init_path, "w") as f:  # what fp8_accuracy.py records about the checkpoint
         json.dump({"init": a.init, "std": a.std, "gain": a.gain, "bias_std": BIAS_STD if a.init != "normal" else None,
                    "seed": a.seed, "layers": a.layers, "text_layers": a.text_layers, "experts": a.experts,
+                   "heads": a.heads, "text_d_model": a.text_d_model,
                    "script": "scripts/bench/make_random_checkpoint.py"}, f, indent=2)
         f.write("\n")
     index = read_json(os.path.join(a.src, "model_index.json"))
