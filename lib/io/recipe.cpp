@@ -278,6 +278,19 @@ std::vector<Key> runtime_keys(const Ctx& c, RuntimeConfig& rt) {
            }}};
 }
 
+// A list of transformer block indices (one index alone may stand without brackets; null: none).
+std::vector<int> get_block_list(const Ctx& c, const YAML::Node& n, const std::string& p) {
+  std::vector<int> out;
+  if (n.IsScalar()) {
+    out.push_back(get_int(c, n, p));
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) out.push_back(get_int(c, n[i], fmt::format("{}[{}]", p, i)));
+  } else if (!n.IsNull()) {
+    c.fail(p, n, fmt::format("expected a list of block indices (integers; -1 the last block), got {}", kind_of(n)));
+  }
+  return out;
+}
+
 std::vector<Key> fp8_keys(const Ctx& c, Fp8Config& f) {
   return {
       {"attention", [&](auto& n, auto& p) { f.attention = get_bool(c, n, p); }},
@@ -285,17 +298,8 @@ std::vector<Key> fp8_keys(const Ctx& c, Fp8Config& f) {
       {"attention_qk", [&](auto& n, auto& p) { f.attention_qk = get_choice(c, n, p, {"int8", "e4m3"}); }},
       {"bf16_first_steps", [&](auto& n, auto& p) { f.bf16_first_steps = get_int_min(c, n, p, 0); }},
       {"bf16_last_steps", [&](auto& n, auto& p) { f.bf16_last_steps = get_int_min(c, n, p, 0); }},
-      {"bf16_blocks",
-       [&](auto& n, auto& p) {
-         f.bf16_blocks.clear();
-         if (n.IsScalar()) {
-           f.bf16_blocks.push_back(get_int(c, n, p));
-         } else if (n.IsSequence()) {
-           for (size_t i = 0; i < n.size(); ++i) f.bf16_blocks.push_back(get_int(c, n[i], fmt::format("{}[{}]", p, i)));
-         } else if (!n.IsNull()) {
-           c.fail(p, n, fmt::format("expected a list of block indices (integers; -1 the last block), got {}", kind_of(n)));
-         }
-       }},
+      {"bf16_blocks", [&](auto& n, auto& p) { f.bf16_blocks = get_block_list(c, n, p); }},
+      {"bf16_gemm_blocks", [&](auto& n, auto& p) { f.bf16_gemm_blocks = get_block_list(c, n, p); }},
   };
 }
 
@@ -504,7 +508,8 @@ Json recipe_to_json(const Recipe& r) {
                      {"attention_qk", r.fp8.attention_qk},
                      {"bf16_first_steps", r.fp8.bf16_first_steps},
                      {"bf16_last_steps", r.fp8.bf16_last_steps},
-                     {"bf16_blocks", r.fp8.bf16_blocks}};
+                     {"bf16_blocks", r.fp8.bf16_blocks},
+                     {"bf16_gemm_blocks", r.fp8.bf16_gemm_blocks}};
   j["lora"] = Json::array();
   for (const LoraEntry& l : r.lora) j["lora"].push_back({{"path", l.path}, {"scale", l.scale}, {"target", l.target}});
   j["lora_strict"] = r.lora_strict;

@@ -102,6 +102,10 @@ struct Fp8Config {
   // e4m3 copy): indices from 0, negative ones from the end (-1 the last block); checked against the
   // model's block count when it loads.
   std::vector<int> bf16_blocks{};
+  // Transformer blocks whose linears run in bf16 at every step (no e4m3 copy) while their
+  // self-attention stays as `attention` says: the GEMMs carry most of fp8's error, the attention
+  // most of its saving (docs/fp8.md "Switches"). Same indices and check as bf16_blocks.
+  std::vector<int> bf16_gemm_blocks{};
   // Whether denoising step `index` (0-based) of `total` runs in fp8 (not one of the bf16 steps).
   bool step_in_fp8(int index, int total) const {
     return index >= bf16_first_steps && index < total - bf16_last_steps;

@@ -21,12 +21,11 @@ bool fp8_bf16_block(const std::vector<int>& blocks, int64_t i, int64_t n) {
   return false;
 }
 
-void fp8_check_bf16_blocks(const std::vector<int>& blocks, int64_t n) {
+void fp8_check_bf16_blocks(const std::vector<int>& blocks, int64_t n, const char* key) {
   for (size_t j = 0; j < blocks.size(); ++j)
     VGEN_CHECK(blocks[j] >= -n && blocks[j] < n, ExitCode::kRecipe,
-               "fp8_config.bf16_blocks[{}] is {}, outside the model's {} transformer blocks (0..{}, or -{}..-1 "
-               "from the end)",
-               j, blocks[j], n, n - 1, n);
+               "{}[{}] is {}, outside the model's {} transformer blocks (0..{}, or -{}..-1 from the end)", key, j,
+               blocks[j], n, n - 1, n);
 }
 
 Fp8Switches fp8_switches() { return t_switches; }

@@ -50,11 +50,25 @@ class Fp8StepScope {
   bool prev_;
 };
 
-// fp8_config.bf16_blocks: whether block i of a model of n blocks is listed (indices from 0,
-// negative ones from the end: -1 the last), and the check that every index names a block (a recipe
-// error naming fp8_config.bf16_blocks[j] otherwise).
+// fp8_config.bf16_blocks / bf16_gemm_blocks: whether block i of a model of n blocks is listed
+// (indices from 0, negative ones from the end: -1 the last), and the check that every index names a
+// block (a recipe error naming `key`[j], e.g. fp8_config.bf16_gemm_blocks[2], otherwise).
 bool fp8_bf16_block(const std::vector<int>& blocks, int64_t i, int64_t n);
-void fp8_check_bf16_blocks(const std::vector<int>& blocks, int64_t n);
+void fp8_check_bf16_blocks(const std::vector<int>& blocks, int64_t n, const char* key = "fp8_config.bf16_blocks");
+
+// What of block i (of n) runs in fp8 given the two lists (a view: the vectors outlive it): the
+// linears unless the block is in either, the self-attention unless it is in bf16_blocks.
+struct Fp8BlockLists {
+  const std::vector<int>& bf16;       // fp8_config.bf16_blocks: wholly in bf16
+  const std::vector<int>& bf16_gemm;  // fp8_config.bf16_gemm_blocks: the linears in bf16
+  bool gemm_in_fp8(int64_t i, int64_t n) const { return !fp8_bf16_block(bf16, i, n) && !fp8_bf16_block(bf16_gemm, i, n); }
+  bool attention_in_fp8(int64_t i, int64_t n) const { return !fp8_bf16_block(bf16, i, n); }
+  // Every index of both lists names a block (a recipe error naming the key and index otherwise).
+  void check(int64_t n) const {
+    fp8_check_bf16_blocks(bf16, n);
+    fp8_check_bf16_blocks(bf16_gemm, n, "fp8_config.bf16_gemm_blocks");
+  }
+};
 
 // A Linear's weight [N, K] quantised per output channel: w8 u8 e4m3 [N, K] (device: [N, Kp], see
 // cuda_quantize_rows_fp8) and scale f32 [N]

@@ -56,14 +56,16 @@ std::string precision_text(const Recipe& r) {
   const char* rest = r.compute_dtype() == DType::kBF16 ? "bf16" : "fp32";
   if (!r.is_fp8()) return fmt::format("{} (norms, modulation and softmax statistics fp32)", r.precision);
   const Fp8Config& f = r.fp8;
-  std::string blocks;
-  for (int b : f.bf16_blocks) blocks += (blocks.empty() ? "" : ", ") + std::to_string(b);
+  auto list = [](const std::vector<int>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
   return fmt::format("fp8{}: self-attention {}, block GEMMs {}, cross-attention and the rest {} (norms, modulation "
-                     "and softmax statistics fp32); steps without fp8 (fp8_config.bf16_first/last_steps): {} (of {}){}",
+                     "and softmax statistics fp32); steps without fp8 (fp8_config.bf16_first/last_steps): {} (of {}){}{}",
                      r.is_cuda() ? "" : " (CPU emulation: the fp8 quantisation, then fp32 math)",
                      !f.attention ? rest : f.qk_int8() ? "INT8 Q·Kᵀ + e4m3 P·V" : "e4m3",
                      f.gemm ? "e4m3" : rest, rest, bf16_steps_text(r), r.generation.num_inference_steps,
-                     blocks.empty() ? "" : "; blocks wholly in bf16 (fp8_config.bf16_blocks): " + blocks);
+                     f.bf16_blocks.empty() ? "" : "; blocks wholly in bf16 (fp8_config.bf16_blocks): " + list(f.bf16_blocks),
+                     f.bf16_gemm_blocks.empty()
+                         ? ""
+                         : "; blocks with bf16 GEMMs (fp8_config.bf16_gemm_blocks): " + list(f.bf16_gemm_blocks));
 }
 
 }  // namespace
@@ -193,9 +195,10 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
                                     human_count(md.dit_params), md.dit_source),
                         dit});
   }
-  if (recipe.is_fp8()) fp8_check_bf16_blocks(recipe.fp8.bf16_blocks, md.layers);
-  int quantised = 0;  // blocks with e4m3 linears: fp8_config.bf16_blocks keep their bf16 ones, no copy
-  for (int64_t i = 0; i < md.layers; ++i) quantised += !fp8_bf16_block(recipe.fp8.bf16_blocks, i, md.layers);
+  const Fp8BlockLists lists{recipe.fp8.bf16_blocks, recipe.fp8.bf16_gemm_blocks};
+  if (recipe.is_fp8()) lists.check(md.layers);
+  int quantised = 0;  // blocks with e4m3 linears: bf16_blocks and bf16_gemm_blocks keep their bf16 ones, no copy
+  for (int64_t i = 0; i < md.layers; ++i) quantised += lists.gemm_in_fp8(i, md.layers);
   if (recipe.is_fp8() && recipe.fp8.gemm && quantised > 0) {
     // e4m3 copies of the block linears (attn1 q/k/v/o, attn2 q/o, ffn1, ffn2) + an fp32 scale per
     // output channel; on the GPU the bf16 originals are freed unless some step runs in bf16.

@@ -287,20 +287,26 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
                {"proj_out gather", t_gather}};
     return f;
   };
-  // fp8_config.bf16_blocks: those blocks run wholly in bf16. Every per-layer term above is a sum
-  // over the layers, so such a forward is the layer-weighted mix of an fp8 and a bf16 one.
+  // fp8_config.bf16_blocks run wholly in bf16, bf16_gemm_blocks (not also in bf16_blocks) their
+  // linears. Every per-layer term above is a sum over the layers, so such a forward is the
+  // layer-weighted mix of the fp8 one, the bf16 one and the one with bf16 GEMMs.
   Forward first = forward(fp8 && recipe.fp8.attention, fp8 && recipe.fp8.gemm);
   p.fp8_bf16_blocks = 0;
+  p.fp8_bf16_gemm_blocks = 0;
   if (fp8) {
-    fp8_check_bf16_blocks(recipe.fp8.bf16_blocks, md.layers);
-    for (int64_t i = 0; i < md.layers; ++i) p.fp8_bf16_blocks += fp8_bf16_block(recipe.fp8.bf16_blocks, i, md.layers);
+    const Fp8BlockLists lists{recipe.fp8.bf16_blocks, recipe.fp8.bf16_gemm_blocks};
+    lists.check(md.layers);
+    for (int64_t i = 0; i < md.layers; ++i) {
+      p.fp8_bf16_blocks += !lists.attention_in_fp8(i, md.layers);
+      p.fp8_bf16_gemm_blocks += lists.attention_in_fp8(i, md.layers) && !lists.gemm_in_fp8(i, md.layers);
+    }
   }
-  if (p.fp8_bf16_blocks > 0) {
-    const Forward bf = forward(false, false);
-    const double w = double(p.fp8_bf16_blocks) / L;
-    first.total = (1 - w) * first.total + w * bf.total;
+  if (p.fp8_bf16_blocks > 0 || p.fp8_bf16_gemm_blocks > 0) {
+    const Forward bf = forward(false, false), bf_gemm = forward(recipe.fp8.attention, false);
+    const double wa = double(p.fp8_bf16_blocks) / L, wg = double(p.fp8_bf16_gemm_blocks) / L, w8 = 1 - wa - wg;
+    first.total = w8 * first.total + wa * bf.total + wg * bf_gemm.total;
     for (size_t i = 0; i < first.parts.size(); ++i)
-      first.parts[i].second = (1 - w) * first.parts[i].second + w * bf.parts[i].second;
+      first.parts[i].second = w8 * first.parts[i].second + wa * bf.parts[i].second + wg * bf_gemm.parts[i].second;
   }
   p.forward_s = first.total;
   p.forward_parts = first.parts;
@@ -407,6 +413,8 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
       fmt::format_to(out, ", {} in bf16 (forward {:.3f} s, step {:.3f} s)", steps - p.fp8_steps, p.forward_bf16_s,
                      p.step_bf16_s);
     if (p.fp8_bf16_blocks > 0) fmt::format_to(out, "; {} blocks wholly in bf16 (bf16_blocks)", p.fp8_bf16_blocks);
+    if (p.fp8_bf16_gemm_blocks > 0)
+      fmt::format_to(out, "; {} blocks with bf16 GEMMs (bf16_gemm_blocks)", p.fp8_bf16_gemm_blocks);
     fmt::format_to(out, "\n");
   }
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", p.precision == "fp8" ? "per fp8 step" : "per step", p.step_s);

@@ -25,6 +25,7 @@ struct Prediction {
   std::string precision;  // the recipe's
   int fp8_steps = 0;      // precision fp8: the steps that run in fp8 (the others are bf16 steps)
   int fp8_bf16_blocks = 0;  // precision fp8: blocks of fp8_config.bf16_blocks (wholly bf16, forward_s counts them)
+  int fp8_bf16_gemm_blocks = 0;  // and of bf16_gemm_blocks not also in bf16_blocks (bf16 linears)
   double forward_bf16_s = 0, step_bf16_s = 0;  // precision fp8 with bf16 steps: forward and step of one
   double denoise_s = 0, text_s = 0, vae_s = 0, mp4_s = 0, load_s = 0;
   double vae_decode_s = 0;    // the decode alone (vae_s less the frames' postprocess), as the benchmark times it

@@ -65,6 +65,7 @@ WanFp8Options wan_fp8_options(const Recipe& recipe) {
   o.gemm = recipe.fp8.gemm;
   o.qk_int8 = recipe.fp8.qk_int8();
   o.bf16_blocks = recipe.fp8.bf16_blocks;
+  o.bf16_gemm_blocks = recipe.fp8.bf16_gemm_blocks;
   o.keep_weights = !recipe.is_cuda() || recipe.fp8.has_bf16_steps();
   return o;
 }
@@ -131,15 +132,14 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
   // it here) so that every weight lands on it.
   if (cuda) select_mesh_device();
   refuse_fp8_without_device(recipe, *mesh.world);  // precision fp8: collective, before any weight
-  // fp8_config.bf16_blocks against each transformer's block count, before any weight is read (every
-  // rank reads the same configs, so every rank fails alike).
+  // fp8_config.bf16_blocks / bf16_gemm_blocks against each transformer's block count, before any
+  // weight is read (every rank reads the same configs, so every rank fails alike).
   if (recipe.is_fp8())
     for (const char* c : {"transformer", "transformer_2"})
       if (dir_.has_component(c))
-        fp8_check_bf16_blocks(recipe.fp8.bf16_blocks,
-                              WanTransformerConfig::from_json(dir_.component_config(c),
-                                                              dir_.component_path(c) + "/config.json")
-                                  .num_layers);
+        Fp8BlockLists{recipe.fp8.bf16_blocks, recipe.fp8.bf16_gemm_blocks}.check(
+            WanTransformerConfig::from_json(dir_.component_config(c), dir_.component_path(c) + "/config.json")
+                .num_layers);
 
   // One stream loads every component (dist/weight_stream.h): every rank of a node registers all
   // of them in the same order and requests what it needs; the node reads each byte once.

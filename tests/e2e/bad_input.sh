@@ -49,6 +49,9 @@ case $case_name in
     # An index past the tiny model's 2 blocks: every rank refuses it before reading a weight.
     args+=(--set precision=fp8 --set "fp8_config.bf16_blocks=[0, 2]")
     code=3 msg="fp8_config.bf16_blocks[1] is 2, outside the model's 2 transformer blocks" ;;
+  fp8_bf16_gemm_blocks)
+    args+=(--set precision=fp8 --set "fp8_config.bf16_gemm_blocks=[-3]")
+    code=3 msg="fp8_config.bf16_gemm_blocks[0] is -3, outside the model's 2 transformer blocks" ;;
   missing_model)
     args+=(--set "model=$work/no-such-model")
     code=4 msg="$work/no-such-model does not exist" ;;

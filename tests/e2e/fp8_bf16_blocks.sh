@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# fp8_config.bf16_blocks reaches the model from the recipe (one rank; docs/fp8.md "Switches"): on
-# the tiny Wan 2.1 model (2 blocks), one prompt, CFG on, 3 steps, output.save_tensors:
+# fp8_config.bf16_blocks and bf16_gemm_blocks reach the model from the recipe (one rank; docs/fp8.md
+# "Switches"): on the tiny Wan 2.1 model (2 blocks), one prompt, CFG on, 3 steps, output.save_tensors:
 #   every block listed ([0, -1])  -> the final latents and frames equal the plain render's byte for
 #                                    byte: fp32 on the CPU (the emulation's bf16 is fp32), precision
 #                                    bf16 on the GPU (no block quantises);
-#   the first block only ([0])    -> differs from the plain render and from the plain fp8 render.
+#   the first block only ([0])    -> differs from the plain render and from the plain fp8 render;
+# and fp8_config.bf16_gemm_blocks (the listed blocks' linears in bf16, their attention in fp8):
+#   every block listed            -> the fp8-attention-only render (fp8_config.gemm false), byte for byte;
+#   the first block only          -> differs from that and from the plain fp8 render.
 # (The forward-level wiring is test_fp8's ForwardWiring; this checks the recipe key end to end.)
 # Usage: fp8_bf16_blocks.sh <vgen> <source dir> [cpu|cuda]
 set -u
@@ -26,20 +29,31 @@ render fp32 "${plain[@]}"
 render fp8 --set precision=fp8
 render all --set precision=fp8 --set "fp8_config.bf16_blocks=[0, -1]"
 render first --set precision=fp8 --set "fp8_config.bf16_blocks=[0]"
+render attn --set precision=fp8 --set fp8_config.gemm=false
+render gemm_all --set precision=fp8 --set "fp8_config.bf16_gemm_blocks=[0, -1]"
+render gemm_first --set precision=fp8 --set "fp8_config.bf16_gemm_blocks=[0]"
 
 # The saved tensors (one .safetensors per video: final latents, float frames) of every block in bf16
 # against the plain render ("fp32": fp32 on the CPU, bf16 on the GPU): same bytes.
-n=0
-for f in "$W/fp32"/*.safetensors; do
-  [ -e "$f" ] || break
-  cmp -s "$f" "$W/all/$(basename "$f")" || fail "bf16_blocks [0, -1]: $(basename "$f") differs from the plain render"
-  n=$((n + 1))
-done
-[ "$n" -ge 1 ] || fail "no saved tensors (.safetensors) in $W/fp32: $(ls "$W/fp32")"
-# The first block alone: neither the plain render nor plain fp8 (vgen compare exits 10 beyond --max-rel-l2 0).
-for ref in fp32 fp8; do
-  "$VGEN" compare "$W/$ref" "$W/first" --max-rel-l2 0 > "$W/cmp_$ref" 2>&1
-  rc=$?
-  [ "$rc" -eq 10 ] || { cat "$W/cmp_$ref"; fail "bf16_blocks [0] against $ref: vgen compare exit $rc, expected 10 (differs)"; }
-done
-echo "bf16_blocks ($DEVICE): all blocks = the plain render byte for byte ($n files); the first block alone differs from it and from fp8"
+same() {  # ref dir, dir, what: every saved tensor file of ref has the same bytes in dir
+  local n=0 f
+  for f in "$W/$1"/*.safetensors; do
+    [ -e "$f" ] || break
+    cmp -s "$f" "$W/$2/$(basename "$f")" || fail "$3: $(basename "$f") differs from the $1 render"
+    n=$((n + 1))
+  done
+  [ "$n" -ge 1 ] || fail "no saved tensors (.safetensors) in $W/$1: $(ls "$W/$1")"
+}
+differs() {  # ref dir, dir, what (vgen compare exits 10 beyond --max-rel-l2 0)
+  "$VGEN" compare "$W/$1" "$W/$2" --max-rel-l2 0 > "$W/cmp_$1_$2" 2>&1
+  local rc=$?
+  [ "$rc" -eq 10 ] || { cat "$W/cmp_$1_$2"; fail "$3 against $1: vgen compare exit $rc, expected 10 (differs)"; }
+}
+same fp32 all "bf16_blocks [0, -1]"
+differs fp32 first "bf16_blocks [0]"
+differs fp8 first "bf16_blocks [0]"
+same attn gemm_all "bf16_gemm_blocks [0, -1]"
+differs attn gemm_first "bf16_gemm_blocks [0]"
+differs fp8 gemm_first "bf16_gemm_blocks [0]"
+echo "bf16_blocks ($DEVICE): all blocks = the plain render byte for byte, the first block alone differs from it and from fp8;" \
+  "bf16_gemm_blocks: all blocks = fp8 attention only byte for byte, the first block alone differs from it and from fp8"

@@ -64,6 +64,8 @@ vgen_fp8_mesh(ring2_int8 approx 2 ring_size=2 fp8_config.attention_qk=int8)
 vgen_fp8_mesh(cfg2_ulysses2_int8 exact 4 cfg_size=2 ulysses_size=2 fp8_config.attention_qk=int8)
 # The last block wholly in bf16, on host DWDP (whose staged blocks are quantised at their use).
 vgen_fp8_mesh(cfg2_dwdp2_bf16_blocks exact 2 cfg_size=2 dwdp_size=2 fp8_config.bf16_blocks=[-1])
+# The first block's linears in bf16 (its attention fp8), on Ulysses 2 with host DWDP.
+vgen_fp8_mesh(ulysses2_dwdp2_bf16_gemm_blocks exact 2 ulysses_size=2 dwdp_size=2 fp8_config.bf16_gemm_blocks=[0])
 
 # On the GPU (label gpu; CUDA builds; skipped, not passed, without enough devices): the golden
 # fixtures with precision fp8 through the device kernels (every case: the DiT cases under the GPU fp8
@@ -83,7 +85,7 @@ if(VGEN_HAVE_CUDA)
                    --set fp8_config.attention=false)
   add_test(NAME golden_fp8_cuda_bf16_blocks
            COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --case pipeline_wan21
-                   --set fp8_config.bf16_blocks=[0])
+                   --set fp8_config.bf16_blocks=[0] --set fp8_config.bf16_gemm_blocks=[-1])
   set_tests_properties(golden_fp8_cuda golden_fp8_cuda_switches golden_fp8_cuda_gemm_only golden_fp8_cuda_bf16_blocks PROPERTIES
                        LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600 SKIP_RETURN_CODE 77)
   foreach(mesh "ulysses2;ulysses_size=2" "ring2;ring_size=2" "attn2d_1x2;attn2d_size=[1,2]" "cfg2;cfg_size=2")

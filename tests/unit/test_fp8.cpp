@@ -144,6 +144,38 @@ TEST(Fp8Recipe, Bf16Blocks) {
   }
 }
 
+TEST(Fp8Recipe, Bf16GemmBlocks) {
+  Recipe r = parse_recipe("precision: fp8\nfp8_config: {bf16_gemm_blocks: [1, -1], bf16_blocks: 0}\n", "r.yaml", {});
+  EXPECT_EQ(r.fp8.bf16_gemm_blocks, (std::vector<int>{1, -1}));
+  EXPECT_EQ(wan_fp8_options(r).bf16_gemm_blocks, (std::vector<int>{1, -1}));
+  EXPECT_EQ(r.resolved.at("fp8_config").at("bf16_gemm_blocks"), (Json{1, -1}));
+  EXPECT_EQ(parse_recipe("precision: fp8\n", "r.yaml", {"fp8_config.bf16_gemm_blocks=3"}).fp8.bf16_gemm_blocks,
+            (std::vector<int>{3}));
+  EXPECT_TRUE(parse_recipe("precision: fp8\n", "r.yaml", {}).fp8.bf16_gemm_blocks.empty());
+  expect_error("precision: fp8\nfp8_config: {bf16_gemm_blocks: [x]}\n", {},
+               {"fp8_config.bf16_gemm_blocks[0]", "integer"});
+  // What of each block runs in fp8: block 0 wholly bf16, 1 and 3 (-1) their linears, 2 all fp8.
+  const WanFp8Options o = wan_fp8_options(r);
+  std::vector<int> gemm, attn;
+  for (int64_t i = 0; i < 4; ++i) {
+    gemm.push_back(o.blocks().gemm_in_fp8(i, 4));
+    attn.push_back(o.blocks().attention_in_fp8(i, 4));
+  }
+  EXPECT_EQ(gemm, (std::vector<int>{0, 0, 1, 0}));
+  EXPECT_EQ(attn, (std::vector<int>{0, 1, 1, 1}));
+  const Fp8Switches s = o.block_switches(1, 4, {true, true, true});
+  EXPECT_TRUE(s.attention && !s.gemm && s.qk_int8);
+  // The check names the key of the bad index.
+  const std::vector<int> whole = {0}, gemm_bad = {1, 4};
+  try {
+    Fp8BlockLists{whole, gemm_bad}.check(4);
+    FAIL() << "block 4 of 4 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(int(e.code()), int(ExitCode::kRecipe));
+    EXPECT_NE(e.message().find("fp8_config.bf16_gemm_blocks[1] is 4"), std::string::npos) << e.message();
+  }
+}
+
 TEST(Fp8Recipe, IgnoredWithAnotherPrecision) {
   // Ignored (with a warning), so `--set precision=bf16` renders an fp8 recipe in bf16 unchanged.
   Recipe r = parse_recipe("precision: fp8\nfp8_config: {attention: false, bf16_first_steps: 3}\n", "r.yaml",
@@ -319,6 +351,28 @@ TEST(Fp8Emulation, ForwardWiring) {
   WanFp8Options out_of_range{true, true, true};
   out_of_range.bf16_blocks = {2};  // the tiny model has 2 blocks
   EXPECT_THROW(WanTransformer::load(tiny_dir())->enable_fp8(out_of_range), Error);
+  // fp8_config.bf16_gemm_blocks: the listed blocks' linears stay fp32 (no e4m3 copy), their
+  // self-attention stays fp8: every block listed is the attention-only forward bit for bit.
+  WanFp8Options all_gemm{true, true, true};
+  all_gemm.bf16_gemm_blocks = {0, 1};
+  auto g = WanTransformer::load(tiny_dir());
+  g->enable_fp8(all_gemm);
+  EXPECT_FALSE(g->weights().blocks[0].ffn1.w8.defined());
+  EXPECT_FALSE(g->weights().blocks[1].attn2.o.w8.defined());
+  EXPECT_TRUE(test::bitwise_equal(g->forward(x, t, ctx), ya));
+  WanFp8Options first_gemm{true, true, true};
+  first_gemm.bf16_gemm_blocks = {0};
+  auto g0 = WanTransformer::load(tiny_dir());
+  g0->enable_fp8(first_gemm);
+  EXPECT_FALSE(g0->weights().blocks[0].ffn2.w8.defined());
+  EXPECT_TRUE(g0->weights().blocks[1].ffn2.w8.defined());
+  const Tensor yg0 = g0->forward(x, t, ctx);
+  EXPECT_GT(test::rel_l2(yg0, ya), 1e-5);
+  EXPECT_GT(test::rel_l2(yg0, y8), 1e-5);
+  EXPECT_LT(test::rel_l2(yg0, ref), 5e-2);
+  WanFp8Options gemm_out_of_range{true, true, true};
+  gemm_out_of_range.bf16_gemm_blocks = {-3};
+  EXPECT_THROW(WanTransformer::load(tiny_dir())->enable_fp8(gemm_out_of_range), Error);
   // fp8_config.attention_qk int8: the switch reaches the self-attention (another output, as close).
   auto i8 = WanTransformer::load(tiny_dir());
   i8->enable_fp8({true, true, true, /*qk_int8=*/true});

@@ -252,6 +252,24 @@ TEST(Predict, Fp8SwitchesAndBf16Steps) {
   EXPECT_NEAR(blocks.forward_s, (37 * all.forward_s + 3 * bf16.forward_s) / 40, 1e-9 * blocks.forward_s);
   EXPECT_NEAR(part(blocks, "gemm"), (37 * part(all, "gemm") + 3 * part(bf16, "gemm")) / 40, 1e-9);
   EXPECT_NEAR(blocks.memory_gib - all.memory_gib, 3.0 / 40 * (26.67 - 15.54), 0.01);  // the bf16 linears stay
+  // fp8_config.bf16_gemm_blocks: those blocks' GEMMs priced in bf16, their self-attention in fp8
+  // (the mix with the attention-only forward); a block in both lists counts as wholly bf16.
+  const Prediction gblocks = run("h200", "wan2.1-t2v-14b", 1,
+                                 cat(kFp8, {"fp8_config.bf16_gemm_blocks=[0, 1, 2, 3]", "fp8_config.bf16_blocks=3"}));
+  EXPECT_EQ(gblocks.fp8_bf16_blocks, 1);
+  EXPECT_EQ(gblocks.fp8_bf16_gemm_blocks, 3);
+  EXPECT_NEAR(gblocks.forward_s, (36 * all.forward_s + bf16.forward_s + 3 * attn.forward_s) / 40,
+              1e-9 * gblocks.forward_s);
+  EXPECT_NEAR(part(gblocks, "self-attention"), (39 * part(all, "self-attention") + part(bf16, "self-attention")) / 40,
+              1e-9);
+  EXPECT_NEAR(gblocks.memory_gib - all.memory_gib, 4.0 / 40 * (26.67 - 15.54), 0.01);
+  try {
+    run("h200", "wan2.1-t2v-14b", 1, cat(kFp8, {"fp8_config.bf16_gemm_blocks=[-41]"}));
+    FAIL() << "block -41 of 40 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kRecipe);
+    EXPECT_NE(std::string(e.what()).find("fp8_config.bf16_gemm_blocks[0] is -41"), std::string::npos) << e.what();
+  }
   try {
     run("h200", "wan2.1-t2v-14b", 1, cat(kFp8, {"fp8_config.bf16_blocks=[40]"}));
     FAIL() << "block 40 of 40 accepted";

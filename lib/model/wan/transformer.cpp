@@ -164,13 +164,13 @@ Tensor WanTransformer::forward(const Tensor& latents, const Tensor& timestep,
 
 void WanTransformer::enable_fp8(const WanFp8Options& options) {
   VGEN_CHECK(!fp8_.any(), ExitCode::kInternal, "enable_fp8: the transformer is already set up for precision fp8");
-  fp8_check_bf16_blocks(options.bf16_blocks, int64_t(cfg_.num_layers));
+  options.blocks().check(int64_t(cfg_.num_layers));
   if (device_) {
     device_->enable_fp8(options);
   } else if (options.gemm && !host_dwdp_) {
     const int64_t n = int64_t(w_.blocks.size());
     for (int64_t i = 0; i < n; ++i)
-      if (options.block_in_fp8(i, n))
+      if (options.blocks().gemm_in_fp8(i, n))
         for_each_fp8_linear(w_.blocks[size_t(i)], [](WanLinear& l) {
           Fp8Weight q = fp8_quantize_weight(l.w);  // per output channel, fp32 weights kept
           l.w8 = std::move(q.w8);

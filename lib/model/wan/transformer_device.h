@@ -42,14 +42,16 @@ struct WanFp8Options {
   // otherwise; the host (CPU emulation) always keeps its fp32 weights.
   bool keep_weights = true;
   bool qk_int8 = false;  // the self-attention's Q·Kᵀ in INT8 (fp8_config.attention_qk: int8), else e4m3
-  // Blocks run wholly in bf16 at every step (fp8_config.bf16_blocks): indices, negative ones from
-  // the end. Their linears are not quantised.
+  // Blocks run wholly in bf16 at every step (fp8_config.bf16_blocks), and blocks whose linears run
+  // in bf16 (fp8_config.bf16_gemm_blocks; their self-attention as `attention` says): indices,
+  // negative ones from the end. The linears of either are not quantised.
   std::vector<int> bf16_blocks{};
+  std::vector<int> bf16_gemm_blocks{};
   bool any() const { return attention || gemm; }
-  bool block_in_fp8(int64_t i, int64_t n) const { return !fp8_bf16_block(bf16_blocks, i, n); }
-  // Switches for block i of n under the forward's switches `s`: all off for a bf16 block.
+  Fp8BlockLists blocks() const { return {bf16_blocks, bf16_gemm_blocks}; }
+  // Switches for block i of n under the forward's switches `s`.
   Fp8Switches block_switches(int64_t i, int64_t n, Fp8Switches s) const {
-    return block_in_fp8(i, n) ? s : Fp8Switches{false, false, s.qk_int8};
+    return {s.attention && blocks().attention_in_fp8(i, n), s.gemm && blocks().gemm_in_fp8(i, n), s.qk_int8};
   }
 };
 
