@@ -1,0 +1,67 @@
+// The resolved recipe as JSON (recipe.h): every key with its value after defaults and `--set`
+// overrides, as timing.json and `vgen plan --json` record it.
+#include "io/recipe.h"
+
+namespace vgen {
+namespace {
+
+Json opt_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
+}  // namespace
+
+Json recipe_to_json(const Recipe& r) {
+  const auto& g = r.generation;
+  const auto& pc = r.parallel;
+  Json j;
+  j["model"] = r.model;
+  j["device"] = r.device;
+  j["precision"] = r.precision;
+  j["generation"] = {{"height", g.height},
+                     {"width", g.width},
+                     {"num_frames", g.num_frames},
+                     {"num_inference_steps", g.num_inference_steps},
+                     {"guidance_scale", g.guidance_scale},
+                     {"guidance_scale_2", opt_json(g.guidance_scale_2)},
+                     {"boundary_ratio", opt_json(g.boundary_ratio)},
+                     {"scheduler", g.scheduler},
+                     {"flow_shift", opt_json(g.flow_shift)},
+                     {"negative_prompt", g.negative_prompt},
+                     {"max_sequence_length", g.max_sequence_length},
+                     {"seed", g.seed},
+                     {"initial_latents", g.initial_latents.empty() ? Json(nullptr) : Json(g.initial_latents)}};
+  j["parallel_config"] = {{"dp_size", pc.dp_size},
+                          {"cfg_size", pc.cfg_size},
+                          {"ulysses_size", pc.ulysses_size},
+                          {"ring_size", pc.ring_size},
+                          {"attn2d_size", {pc.attn2d_size[0], pc.attn2d_size[1]}},
+                          {"async_ulysses", pc.async_ulysses},
+                          {"parallel_vae_size", pc.parallel_vae_size},
+                          {"parallel_vae_split_dim", pc.parallel_vae_split_dim},
+                          {"dwdp_size", pc.dwdp_size},
+                          {"auto", pc.auto_mesh}};
+  j["attention_config"] = {{"backend", r.attention.backend}};
+  j["cache_config"] = {{"first_block_threshold", r.cache.first_block_threshold}};
+  j["output"] = {{"dir", r.output.dir},
+                 {"fps", r.output.fps ? Json(*r.output.fps) : Json(nullptr)},
+                 {"crf", r.output.crf},
+                 {"save_tensors", r.output.save_tensors},
+                 {"skip_existing", r.output.skip_existing}};
+  j["text"] = {{"cache_embeddings", r.text.cache_embeddings},
+               {"cache_dir", r.text.cache_dir.empty() ? Json(nullptr) : Json(r.text.cache_dir)},
+               {"device", r.text.device}};
+  j["runtime"] = {{"collective_timeout_s", r.runtime.collective_timeout_s}};
+  j["fp8_config"] = {{"attention", r.fp8.attention},
+                     {"gemm", r.fp8.gemm},
+                     {"attention_qk", r.fp8.attention_qk},
+                     {"bf16_first_steps", r.fp8.bf16_first_steps},
+                     {"bf16_last_steps", r.fp8.bf16_last_steps},
+                     {"bf16_blocks", r.fp8.bf16_blocks},
+                     {"bf16_gemm_blocks", r.fp8.bf16_gemm_blocks}};
+  j["lora"] = Json::array();
+  for (const LoraEntry& l : r.lora) j["lora"].push_back({{"path", l.path}, {"scale", l.scale}, {"target", l.target}});
+  j["lora_strict"] = r.lora_strict;
+  j["prompts"] = r.prompts.empty() ? Json(nullptr) : Json(r.prompts);
+  return j;
+}
+
+}  // namespace vgen
