@@ -20,6 +20,7 @@
 //     unchanged but for the e4m3 rounding of p·448)
 // This function is also the CPU emulation of precision fp8 (the DiT's self-attention).
 #pragma once
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -49,6 +50,7 @@ constexpr int64_t kAttnFp8Block = 128;  // tokens per Q / K scale block, keys pe
 constexpr float kFp8Log2Of448 = 8.807354922057604f;
 constexpr float kInt8ScoreBase = 12582912.0f;
 constexpr uint32_t kInt8ScoreBits = 0x4B400000u;  // the bits of kInt8ScoreBase
+static_assert(std::bit_cast<uint32_t>(kInt8ScoreBase) == kInt8ScoreBits);
 
 void attention_fp8_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
                        int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale,

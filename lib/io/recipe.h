@@ -103,8 +103,9 @@ struct Fp8Config {
   // model's block count when it loads.
   std::vector<int> bf16_blocks{};
   // Transformer blocks whose linears run in bf16 at every step (no e4m3 copy) while their
-  // self-attention stays as `attention` says: the GEMMs carry most of fp8's error, the attention
-  // most of its saving (docs/fp8.md "Switches"). Same indices and check as bf16_blocks.
+  // self-attention stays as `attention` says: the GEMMs carry most of fp8's error, so this buys
+  // accuracy for less time than bf16_blocks, the less the longer the sequence (docs/fp8.md
+  // "Switches"). Same indices and check as bf16_blocks.
   std::vector<int> bf16_gemm_blocks{};
   // Whether denoising step `index` (0-based) of `total` runs in fp8 (not one of the bf16 steps).
   bool step_in_fp8(int index, int total) const {

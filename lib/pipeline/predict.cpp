@@ -412,9 +412,11 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
     if (p.fp8_steps < steps)
       fmt::format_to(out, ", {} in bf16 (forward {:.3f} s, step {:.3f} s)", steps - p.fp8_steps, p.forward_bf16_s,
                      p.step_bf16_s);
-    if (p.fp8_bf16_blocks > 0) fmt::format_to(out, "; {} blocks wholly in bf16 (bf16_blocks)", p.fp8_bf16_blocks);
+    if (p.fp8_bf16_blocks > 0)
+      fmt::format_to(out, "; {} block{} wholly in bf16 (bf16_blocks)", p.fp8_bf16_blocks, p.fp8_bf16_blocks > 1 ? "s" : "");
     if (p.fp8_bf16_gemm_blocks > 0)
-      fmt::format_to(out, "; {} blocks with bf16 GEMMs (bf16_gemm_blocks)", p.fp8_bf16_gemm_blocks);
+      fmt::format_to(out, "; {} more block{} with bf16 GEMMs (bf16_gemm_blocks)", p.fp8_bf16_gemm_blocks,
+                     p.fp8_bf16_gemm_blocks > 1 ? "s" : "");
     fmt::format_to(out, "\n");
   }
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", p.precision == "fp8" ? "per fp8 step" : "per step", p.step_s);

@@ -5,9 +5,9 @@
 // timings after 2 warm-ups on random data; the two forms alternate over two rounds so that the
 // GPU's clock under its power cap favours neither: each time is the smaller median of its rounds.
 // Each output's rel-L2 against exact attention (fp64 on the host, 64 sampled query rows of heads 0
-// and 1) is printed with each line so a fast wrong kernel shows, and an FNV-1a hash of each form's
-// output and LSE bytes ("out_lse_fnv1a"), so two builds of the kernel can be shown bit-identical on
-// the same data. TFLOP/s = 4·S²·D·H / t.
+// and 1) is printed with each line so a fast wrong kernel shows, and per form the FNV-1a hashes of
+// its output and LSE bytes combined ("out_lse_fnv1a"), so two builds of the kernel can be shown
+// bit-identical on the same data. TFLOP/s = 4·S²·D·H / t.
 // Usage: attention_fp8_bench [S ...]   (default 32760 75600). One JSON line per shape.
 #include <cuda_runtime.h>
 
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
       tq[f] = bench::median_ms(
           [&] { kern::attention_fp8_quantize(a8, ws.raw(), wsb, compute_stream(), forms[f]); }, 2, 5);
     const Sampled ex = exact_rows(q, k, v, S, H, D, a.scale);
-    uint64_t hash[2];  // of out and lse
+    uint64_t hash[2];  // per form (e4m3, INT8): its output's and LSE's hashes combined
     for (int f = 1; f >= 0; --f) {  // the e4m3 (default) output last: o8 for the rel-L2 against bf16
       kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), forms[f]);
       rel[f] = sampled_rel_l2(ex, o8, H, D);

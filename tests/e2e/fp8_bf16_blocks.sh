@@ -7,7 +7,8 @@
 #   the first block only ([0])    -> differs from the plain render and from the plain fp8 render;
 # and fp8_config.bf16_gemm_blocks (the listed blocks' linears in bf16, their attention in fp8):
 #   every block listed            -> the fp8-attention-only render (fp8_config.gemm false), byte for byte;
-#   the first block only          -> differs from that and from the plain fp8 render.
+#   the first block only          -> differs from that and from the plain fp8 render;
+# every block in both lists: wholly bf16 (the plain render's bytes).
 # (The forward-level wiring is test_fp8's ForwardWiring; this checks the recipe key end to end.)
 # Usage: fp8_bf16_blocks.sh <vgen> <source dir> [cpu|cuda]
 set -u
@@ -32,6 +33,7 @@ render first --set precision=fp8 --set "fp8_config.bf16_blocks=[0]"
 render attn --set precision=fp8 --set fp8_config.gemm=false
 render gemm_all --set precision=fp8 --set "fp8_config.bf16_gemm_blocks=[0, -1]"
 render gemm_first --set precision=fp8 --set "fp8_config.bf16_gemm_blocks=[0]"
+render both --set precision=fp8 --set "fp8_config.bf16_blocks=[0, 1]" --set "fp8_config.bf16_gemm_blocks=[0, -1]"
 
 # The saved tensors (one .safetensors per video: final latents, float frames) of every block in bf16
 # against the plain render ("fp32": fp32 on the CPU, bf16 on the GPU): same bytes.
@@ -55,5 +57,6 @@ differs fp8 first "bf16_blocks [0]"
 same attn gemm_all "bf16_gemm_blocks [0, -1]"
 differs attn gemm_first "bf16_gemm_blocks [0]"
 differs fp8 gemm_first "bf16_gemm_blocks [0]"
+same fp32 both "every block in both lists"
 echo "bf16_blocks ($DEVICE): all blocks = the plain render byte for byte, the first block alone differs from it and from fp8;" \
   "bf16_gemm_blocks: all blocks = fp8 attention only byte for byte, the first block alone differs from it and from fp8"

@@ -85,8 +85,12 @@ if(VGEN_HAVE_CUDA)
                    --set fp8_config.attention=false)
   add_test(NAME golden_fp8_cuda_bf16_blocks
            COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --case pipeline_wan21
-                   --set fp8_config.bf16_blocks=[0] --set fp8_config.bf16_gemm_blocks=[-1])
-  set_tests_properties(golden_fp8_cuda golden_fp8_cuda_switches golden_fp8_cuda_gemm_only golden_fp8_cuda_bf16_blocks PROPERTIES
+                   --set fp8_config.bf16_blocks=[0])
+  add_test(NAME golden_fp8_cuda_bf16_gemm_blocks
+           COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --case pipeline_wan21
+                   --set fp8_config.bf16_gemm_blocks=[0])
+  set_tests_properties(golden_fp8_cuda golden_fp8_cuda_switches golden_fp8_cuda_gemm_only golden_fp8_cuda_bf16_blocks
+                       golden_fp8_cuda_bf16_gemm_blocks PROPERTIES
                        LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600 SKIP_RETURN_CODE 77)
   foreach(mesh "ulysses2;ulysses_size=2" "ring2;ring_size=2" "attn2d_1x2;attn2d_size=[1,2]" "cfg2;cfg_size=2")
     list(GET mesh 0 name)

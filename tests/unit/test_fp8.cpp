@@ -370,6 +370,12 @@ TEST(Fp8Emulation, ForwardWiring) {
   EXPECT_GT(test::rel_l2(yg0, ya), 1e-5);
   EXPECT_GT(test::rel_l2(yg0, y8), 1e-5);
   EXPECT_LT(test::rel_l2(yg0, ref), 5e-2);
+  WanFp8Options both{true, true, true};  // a block in both lists runs wholly in bf16
+  both.bf16_blocks = {0, 1};
+  both.bf16_gemm_blocks = {0, -1};
+  auto b2 = WanTransformer::load(tiny_dir());
+  b2->enable_fp8(both);
+  EXPECT_TRUE(test::bitwise_equal(b2->forward(x, t, ctx), y32));
   WanFp8Options gemm_out_of_range{true, true, true};
   gemm_out_of_range.bf16_gemm_blocks = {-3};
   EXPECT_THROW(WanTransformer::load(tiny_dir())->enable_fp8(gemm_out_of_range), Error);

@@ -48,7 +48,8 @@ struct WanFp8Options {
   std::vector<int> bf16_blocks{};
   std::vector<int> bf16_gemm_blocks{};
   bool any() const { return attention || gemm; }
-  Fp8BlockLists blocks() const { return {bf16_blocks, bf16_gemm_blocks}; }
+  Fp8BlockLists blocks() const& { return {bf16_blocks, bf16_gemm_blocks}; }
+  Fp8BlockLists blocks() && = delete;  // a view: not of a temporary
   // Switches for block i of n under the forward's switches `s`.
   Fp8Switches block_switches(int64_t i, int64_t n, Fp8Switches s) const {
     return {s.attention && blocks().attention_in_fp8(i, n), s.gemm && blocks().gemm_in_fp8(i, n), s.qk_int8};
