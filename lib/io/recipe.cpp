@@ -444,16 +444,15 @@ void check_fp8(const Ctx& c, const YAML::Node& root, Recipe& r) {
     log_warn("{}fp8_config: attention and gemm are both false: precision fp8 computes like bf16 (still refused "
              "on a GPU without FP8 tensor cores)",
              c.where("fp8_config", sec));
-  else if (!f.bf16_gemm_blocks.empty() && !f.gemm)
-    log_warn("{}fp8_config: bf16_gemm_blocks does nothing with gemm false (every block's linears are bf16 then)",
-             c.where("fp8_config", sec));
-  else if (!f.bf16_gemm_blocks.empty() && !f.attention)
-    log_warn("{}fp8_config: with attention false, bf16_gemm_blocks runs its blocks wholly in bf16 (as bf16_blocks)",
-             c.where("fp8_config", sec));
   else if (f.bf16_first_steps + f.bf16_last_steps >= steps)
     log_warn("{}fp8_config: bf16_first_steps {} + bf16_last_steps {} cover all {} steps of "
              "generation.num_inference_steps: every step runs in bf16",
              c.where("fp8_config", sec), f.bf16_first_steps, f.bf16_last_steps, steps);
+  // Independent of the two above (either can hold beside it).
+  if (!f.bf16_gemm_blocks.empty() && f.attention != f.gemm)
+    log_warn("{}fp8_config: bf16_gemm_blocks with {} false {}", c.where("fp8_config", sec),
+             f.gemm ? "attention" : "gemm",
+             f.gemm ? "runs its blocks wholly in bf16 (as bf16_blocks)" : "does nothing (every block's linears are bf16)");
   // The device DWDP keeps each block as byte slices spread over its group's GPUs and assembles the
   // bf16 block before it runs; quantising the assembled block every pass would cost more than the
   // fp8 GEMMs save, and the slices hold no e4m3 copy.

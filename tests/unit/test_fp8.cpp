@@ -218,6 +218,17 @@ TEST(Fp8Switches, ScopesNestAndArePerThread) {
 
 std::string tiny_dir() { return test::golden_dir() + "/wan21-tiny/transformer"; }
 
+// The tiny transformer in precision fp8 (attention and GEMMs) with blocks wholly in bf16
+// (fp8_config.bf16_blocks) and blocks with bf16 linears (bf16_gemm_blocks).
+auto fp8_tiny(std::vector<int> whole, std::vector<int> gemm) {
+  WanFp8Options o{true, true, true};
+  o.bf16_blocks = std::move(whole);
+  o.bf16_gemm_blocks = std::move(gemm);
+  auto m = WanTransformer::load(tiny_dir());
+  m->enable_fp8(o);
+  return m;
+}
+
 // A linear straight from the references: both operands quantised per row, then the formula.
 Tensor ref_linear(const WanLinear& l, const Tensor& x, bool fp8) {
   if (!fp8) return linear(x, l.w, l.b);
@@ -331,54 +342,34 @@ TEST(Fp8Emulation, ForwardWiring) {
   EXPECT_THROW(att->enable_fp8({true, true, true}), Error);  // once
   // fp8_config.bf16_blocks: a listed block keeps its fp32 linears (no e4m3 copy) and runs without
   // fp8; every block listed is the fp32 forward bit for bit, one listed block another output.
-  WanFp8Options all_bf16{true, true, true};
-  all_bf16.bf16_blocks = {0, -1};
-  auto none = WanTransformer::load(tiny_dir());
-  none->enable_fp8(all_bf16);
+  auto none = fp8_tiny({0, -1}, {});
   EXPECT_FALSE(none->weights().blocks[0].ffn2.w8.defined());
   EXPECT_FALSE(none->weights().blocks[1].attn1.q.w8.defined());
   EXPECT_TRUE(test::bitwise_equal(none->forward(x, t, ctx), y32));
-  WanFp8Options last{true, true, true};
-  last.bf16_blocks = {-1};
-  auto one = WanTransformer::load(tiny_dir());
-  one->enable_fp8(last);
+  auto one = fp8_tiny({-1}, {});
   EXPECT_TRUE(one->weights().blocks[0].ffn2.w8.defined());
   EXPECT_FALSE(one->weights().blocks[1].ffn2.w8.defined());
   const Tensor y1 = one->forward(x, t, ctx);
   EXPECT_GT(test::rel_l2(y1, y32), 1e-5);
   EXPECT_GT(test::rel_l2(y1, y8), 1e-5);
   EXPECT_LT(test::rel_l2(y1, ref), 5e-2);
-  WanFp8Options out_of_range{true, true, true};
-  out_of_range.bf16_blocks = {2};  // the tiny model has 2 blocks
-  EXPECT_THROW(WanTransformer::load(tiny_dir())->enable_fp8(out_of_range), Error);
+  EXPECT_THROW(fp8_tiny({2}, {}), Error);  // the tiny model has 2 blocks
   // fp8_config.bf16_gemm_blocks: the listed blocks' linears stay fp32 (no e4m3 copy), their
   // self-attention stays fp8: every block listed is the attention-only forward bit for bit.
-  WanFp8Options all_gemm{true, true, true};
-  all_gemm.bf16_gemm_blocks = {0, 1};
-  auto g = WanTransformer::load(tiny_dir());
-  g->enable_fp8(all_gemm);
+  auto g = fp8_tiny({}, {0, 1});
   EXPECT_FALSE(g->weights().blocks[0].ffn1.w8.defined());
   EXPECT_FALSE(g->weights().blocks[1].attn2.o.w8.defined());
   EXPECT_TRUE(test::bitwise_equal(g->forward(x, t, ctx), ya));
-  WanFp8Options first_gemm{true, true, true};
-  first_gemm.bf16_gemm_blocks = {0};
-  auto g0 = WanTransformer::load(tiny_dir());
-  g0->enable_fp8(first_gemm);
+  auto g0 = fp8_tiny({}, {0});
   EXPECT_FALSE(g0->weights().blocks[0].ffn2.w8.defined());
   EXPECT_TRUE(g0->weights().blocks[1].ffn2.w8.defined());
   const Tensor yg0 = g0->forward(x, t, ctx);
   EXPECT_GT(test::rel_l2(yg0, ya), 1e-5);
   EXPECT_GT(test::rel_l2(yg0, y8), 1e-5);
   EXPECT_LT(test::rel_l2(yg0, ref), 5e-2);
-  WanFp8Options both{true, true, true};  // a block in both lists runs wholly in bf16
-  both.bf16_blocks = {0, 1};
-  both.bf16_gemm_blocks = {0, -1};
-  auto b2 = WanTransformer::load(tiny_dir());
-  b2->enable_fp8(both);
-  EXPECT_TRUE(test::bitwise_equal(b2->forward(x, t, ctx), y32));
-  WanFp8Options gemm_out_of_range{true, true, true};
-  gemm_out_of_range.bf16_gemm_blocks = {-3};
-  EXPECT_THROW(WanTransformer::load(tiny_dir())->enable_fp8(gemm_out_of_range), Error);
+  // A block in both lists runs wholly in bf16.
+  EXPECT_TRUE(test::bitwise_equal(fp8_tiny({0, 1}, {0, -1})->forward(x, t, ctx), y32));
+  EXPECT_THROW(fp8_tiny({}, {-3}), Error);
   // fp8_config.attention_qk int8: the switch reaches the self-attention (another output, as close).
   auto i8 = WanTransformer::load(tiny_dir());
   i8->enable_fp8({true, true, true, /*qk_int8=*/true});
