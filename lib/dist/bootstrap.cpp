@@ -71,9 +71,9 @@ DistEnv dist_init(int* argc, char*** argv) {
   int provided = 0;
   if (!inited) {
     // A process started without a launcher is an MPI singleton. Open MPI 4 then forks a daemon
-    // (orted) for dynamic process management, which vgen never uses; that fork and its handshake are
-    // ~0.15 s and can fail on a loaded host ("Unable to start a daemon on the local node", seen
-    // under a parallel ctest). Isolated singletons start no daemon. Only the singleton component
+    // (orted) for dynamic process management, which vgen never uses; that fork and its handshake
+    // can fail on a loaded host ("Unable to start a daemon on the local node", seen under a
+    // parallel ctest). Isolated singletons start no daemon. Only the singleton component
     // reads the variable (mpirun and srun starts ignore it), other MPIs ignore OMPI_MCA_*, and a
     // value set by the user wins.
     setenv("OMPI_MCA_ess_singleton_isolated", "1", /*overwrite=*/0);
