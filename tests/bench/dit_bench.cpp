@@ -11,7 +11,7 @@
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--cfg-step]
 //                       [--first-block-cache] [--attention auto|native|cudnn] [--fp8 all|attention|gemm]
-//                       [--fp8-qk e4m3|int8]
+//                       [--fp8-qk e4m3|int8] [--model DIR]
 //                       [--out FILE] [--tag TEXT]
 //        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
 //   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,
@@ -30,6 +30,10 @@
 //   --fp8: precision fp8 (docs/fp8.md) for every forward: all, or only the self-attention or only
 //   the block GEMMs in e4m3 (bf16 weights of the quantised linears freed); recorded as "fp8".
 //   --fp8-qk: the fp8 self-attention's Q·Kᵀ in e4m3 (default) or INT8; recorded as "fp8_qk".
+//   --model DIR: the weights of a Diffusers checkpoint's transformer/ (its config sets the layers;
+//   not with --layers or --dwdp) instead of random ones, so that the forward is timed on the
+//   weights a run uses (clocks under the power cap follow the data); recorded as "model". The peer
+//   takes the same option (scripts/bench/peer/diffusers_wan_bench.py; gpu_suite.sh DIT_MODEL).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -39,6 +43,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -77,6 +82,8 @@ struct Args {
   std::string mode = "single", out, tag, attention = "auto";
   std::string fp8;  // precision fp8: all | attention | gemm; empty: bf16 / fp32
   std::string fp8_qk = "e4m3";  // fp8_config.attention_qk
+  std::string model;  // a Diffusers checkpoint's root: its transformer's weights, not random ones
+  bool layers_given = false;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -102,7 +109,7 @@ Args parse(int argc, char** argv) {
         if (q > p) a.shapes.push_back(v.substr(p, q - p));
         p = q + 1;
       }
-    } else if (k == "--layers") a.layers = std::atoi(val().c_str());
+    } else if (k == "--layers") a.layers = std::atoi(val().c_str()), a.layers_given = true;
     else if (k == "--reps") a.reps = std::max(1, std::atoi(val().c_str()));
     else if (k == "--warmup") a.warmup = std::max(0, std::atoi(val().c_str()));
     else if (k == "--fp32") a.fp32 = true;
@@ -119,9 +126,15 @@ Args parse(int argc, char** argv) {
     else if (k == "--attention") a.attention = val();
     else if (k == "--fp8") a.fp8 = val();
     else if (k == "--fp8-qk") a.fp8_qk = val();
+    else if (k == "--model") a.model = val();
     else usage("unknown argument " + k);
   }
   if (a.layers < 1) usage("--layers must be >= 1");
+  if (!a.model.empty()) {
+    if (a.layers_given || a.dwdp > 1) usage("--model: the checkpoint's config sets the layers (no --layers), no --dwdp");
+    if (!std::filesystem::is_regular_file(std::filesystem::path(a.model) / "transformer" / "config.json"))
+      usage("--model " + a.model + ": no transformer/config.json there (a Diffusers checkpoint's root)");
+  }
   if (a.first_block_cache && (a.cfg_step || a.dwdp > 1)) usage("--first-block-cache runs one stream without DWDP");
   if (!a.fp8.empty() && a.fp8 != "all" && a.fp8 != "attention" && a.fp8 != "gemm") usage("--fp8 all|attention|gemm");
   if (a.fp8_qk != "int8" && a.fp8_qk != "e4m3") usage("--fp8-qk int8|e4m3");
@@ -281,29 +294,36 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop{};
     VGEN_CUDA_CHECK(cudaGetDeviceProperties(&prop, cuda_current_device()));
 
-    const WanTransformerConfig cfg = wan21_14b(a.layers);
     WanDeviceOptions opt;
     opt.dtype = a.fp32 ? DType::kF32 : DType::kBF16;
     opt.fused_gelu = a.fused_gelu;
     opt.fused_residual_gemm = a.fused_residual;
     opt.dwdp_size = a.dwdp;
     opt.world = host_mesh.world;
-    auto model = WanTransformer::random_on_device(cfg, opt, 20261130);
+    std::unique_ptr<WanTransformer> model;
+    if (a.model.empty()) {
+      model = WanTransformer::random_on_device(wan21_14b(a.layers), opt, 20261130);
+    } else {  // read into host memory, then uploaded (the host copy released)
+      model = WanTransformer::load((std::filesystem::path(a.model) / "transformer").string());
+      model->to_device(opt);
+    }
+    const WanTransformerConfig& cfg = model->config();
+    const int layers = cfg.num_layers;
     if (!a.fp8.empty())  // every forward in fp8; the bf16 weights of the quantised linears are freed
       model->enable_fp8({a.fp8 != "gemm", a.fp8 != "attention", false, a.fp8_qk == "int8"});
     auto attention = make_seq_attention(*mesh, AttentionConfig{});
     const WanDeviceModel& dm = *model->device_model();
     if (root)
       std::printf("# %s, %s, %d layers, %.2f GiB of weights, mode %s (%d rank%s), dwdp %d, commit %s\n", prop.name,
-                  a.fp8.empty() ? (a.fp32 ? "fp32" : "bf16") : ("fp8 " + a.fp8).c_str(), a.layers, double(dm.weight_bytes()) / 1073741824.0, a.mode.c_str(),
+                  a.fp8.empty() ? (a.fp32 ? "fp32" : "bf16") : ("fp8 " + a.fp8).c_str(), layers, double(dm.weight_bytes()) / 1073741824.0, a.mode.c_str(),
                   env.world_size, env.world_size > 1 ? "s" : "", a.dwdp, git_describe().c_str());
 
     for (const std::string& shape_name : a.shapes) {
       const VideoShape vs = parse_shape(shape_name);
       const int64_t T = (vs.frames - 1) / 4 + 1, Hl = vs.height / 8, Wl = vs.width / 8, L = 512;
-      const int64_t S = model->num_tokens({1, 16, T, Hl, Wl});
+      const int64_t S = model->num_tokens({1, cfg.in_channels, T, Hl, Wl});
       // Random inputs on the device (never zeros); CFG ranks get different text, like the two streams.
-      Tensor x = Tensor::empty({1, 16, T, Hl, Wl}, DType::kF32, Device::kCUDA);
+      Tensor x = Tensor::empty({1, cfg.in_channels, T, Hl, Wl}, DType::kF32, Device::kCUDA);
       cuda_fill_normal(x, 1, 0.0f, 1.0f);
       Tensor ctx = Tensor::empty({1, L, cfg.text_dim}, DType::kBF16, Device::kCUDA);
       cuda_fill_normal(ctx, 2 + uint64_t(host_mesh.coord.cfg), 0.0f, 1.0f);
@@ -395,7 +415,8 @@ int main(int argc, char** argv) {
       j["async_ulysses"] = a.async_ulysses;
       j["dwdp_size"] = a.dwdp;
       j["height"] = vs.height, j["width"] = vs.width, j["frames"] = vs.frames;
-      j["tokens"] = S, j["layers"] = a.layers;
+      j["tokens"] = S, j["layers"] = layers;
+      if (!a.model.empty()) j["model"] = a.model;
       j["seconds"] = sec;
       j["seconds_all"] = secs;
       j["mesh"] = {{"cfg", pc.cfg_size}, {"ulysses", pc.ulysses_size}, {"ring", pc.ring_size},
