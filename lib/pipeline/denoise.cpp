@@ -1,5 +1,9 @@
 #include "pipeline/denoise.h"
 
+#include <cstdlib>
+#include <optional>
+#include <string>
+
 #include "core/device_fault.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -16,6 +20,13 @@ struct TextCacheEntry {
   bool ready = false;
   TextContext ctx;
 };
+
+// VGEN_PROFILE_STEPS=1: every forward brackets its ops with CUDA events (slightly slower) and each
+// step's time is logged split into the GPU phases of its forwards and the rest of the step.
+bool profile_steps() {
+  const char* e = std::getenv("VGEN_PROFILE_STEPS");
+  return e && *e && std::string(e) != "0";
+}
 
 }  // namespace
 
@@ -88,6 +99,7 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     return n;
   };
 
+  const bool profile = profile_steps();
   Tensor latents = initial_latents.dtype() == DType::kF32 ? initial_latents.clone() : initial_latents.to(DType::kF32);
   const int64_t B = latents.dim(0);
   for (int i = 0; i < int(timesteps.size()); ++i) {
@@ -105,6 +117,10 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     Tensor tvec = Tensor::from_vector(std::vector<float>(size_t(B), float(t)), {B});  // [B]
     const Fp8StepScope fp8_step(settings.fp8.step_in_fp8(i, int(timesteps.size())));  // the step's precision
 
+    const WanDeviceModel* dm = profile ? model.device_model() : nullptr;
+    std::optional<WanPhaseProfiler> prof;  // CUDA events: made only for a device model
+    if (dm) dm->set_profiler(&prof.emplace());
+    Timer predict_timer;
     Tensor v;  // [B, C, T, H, W] flow prediction after guidance
     if (cfg_parallel) {
       const int stream = mesh.coord.cfg;  // 0 cond, 1 uncond
@@ -125,7 +141,22 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
         v = cond;
       }
     }
+    if (dm) dm->set_profiler(nullptr);
+    const double predict_s = predict_timer.seconds();  // the forwards end in a copy to the host
+    Timer sched_timer;
     latents = scheduler.step(v, latents);
+    if (profile) {
+      double gpu = 0;
+      std::string phases;
+      for (int p = 0; prof && p < WanPhaseProfiler::kCount; ++p) {
+        const auto ph = WanPhaseProfiler::Phase(p);
+        gpu += prof->seconds(ph);
+        phases += fmt::format("{}{} {:.3f}", p ? ", " : "", WanPhaseProfiler::name(ph), prof->seconds(ph));
+      }
+      log_info("step {}/{}: {:.3f} s = forwards {:.3f} s (GPU ops {:.3f} s: {}; the rest {:.3f} s) + scheduler {:.3f} s",
+               i + 1, int(timesteps.size()), step_timer.seconds(), predict_s, gpu, dm ? phases : "no device model",
+               predict_s - gpu, sched_timer.seconds());
+    }
 
     DenoiseStepInfo info;
     info.index = i;

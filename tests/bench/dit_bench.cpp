@@ -11,7 +11,7 @@
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--cfg-step]
 //                       [--first-block-cache] [--attention auto|native|cudnn] [--fp8 all|attention|gemm]
-//                       [--fp8-qk e4m3|int8] [--model DIR]
+//                       [--fp8-qk e4m3|int8] [--model DIR] [--timestep T]
 //                       [--out FILE] [--tag TEXT]
 //        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
 //   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,
@@ -84,6 +84,7 @@ struct Args {
   std::string fp8_qk = "e4m3";  // fp8_config.attention_qk
   std::string model;  // a Diffusers checkpoint's root: its transformer's weights, not random ones
   bool layers_given = false;
+  float timestep = 500.0f;  // the diffusion timestep of every forward (modulation follows it)
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -112,6 +113,7 @@ Args parse(int argc, char** argv) {
     } else if (k == "--layers") a.layers = std::atoi(val().c_str()), a.layers_given = true;
     else if (k == "--reps") a.reps = std::max(1, std::atoi(val().c_str()));
     else if (k == "--warmup") a.warmup = std::max(0, std::atoi(val().c_str()));
+    else if (k == "--timestep") a.timestep = float(std::atof(val().c_str()));
     else if (k == "--fp32") a.fp32 = true;
     else if (k == "--separate-gelu") a.fused_gelu = false;
     else if (k == "--separate-residual") a.fused_residual = false;
@@ -335,7 +337,7 @@ int main(int argc, char** argv) {
         cuda_fill_normal(ctx_uncond, 3, 0.0f, 1.0f);
       }
       const int forwards = pc.cfg_size > 1 ? pc.cfg_size : (two_streams ? 2 : 1);  // per measurement
-      Tensor t = Tensor::from_vector({500.0f}, {1}).to(Device::kCUDA);
+      Tensor t = Tensor::from_vector({a.timestep}, {1}).to(Device::kCUDA);
       Communicator& seq = *mesh->seq;
       const SeqLayout layout = SeqLayout::make(S, seq.size(), seq.rank());
 
@@ -417,6 +419,7 @@ int main(int argc, char** argv) {
       j["height"] = vs.height, j["width"] = vs.width, j["frames"] = vs.frames;
       j["tokens"] = S, j["layers"] = layers;
       if (!a.model.empty()) j["model"] = a.model;
+      j["timestep"] = a.timestep;
       j["seconds"] = sec;
       j["seconds_all"] = secs;
       j["mesh"] = {{"cfg", pc.cfg_size}, {"ulysses", pc.ulysses_size}, {"ring", pc.ring_size},

@@ -6,7 +6,8 @@
 # latents for every prompt as without.
 # fbcache: the first-block cache takes one rank's decisions on cfg 2 x ulysses 2 and on ring 2; and
 # vgen compare on those outputs.
-# Usage: batch_test.sh <vgen> <source dir> <case>   (case: dp|resume|jsonl|kill|signal|memory|dwdp|fbcache)
+# profile: VGEN_PROFILE_STEPS=1 logs one split line per denoising step (and none without it).
+# Usage: batch_test.sh <vgen> <source dir> <case>   (case: dp|resume|jsonl|kill|signal|memory|dwdp|fbcache|profile)
 set -u
 VGEN=$1; SRC=$2; CASE=$3
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_common.sh" batch
@@ -17,6 +18,18 @@ count_status() {  # timing.json status → count
 }
 
 case $CASE in
+profile)
+  prompts 2 "$W/p.txt"
+  for v in 1 0; do
+    VGEN_PROFILE_STEPS=$v timeout 120 "$VGEN" run --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" --prompts "$W/p.txt" \
+      --set parallel_config.cfg_size=1 --set parallel_config.ulysses_size=1 --out "$W/p$v" > "$W/log_p$v" 2>&1 \
+      || { tail -20 "$W/log_p$v"; fail "run with VGEN_PROFILE_STEPS=$v exited non-zero"; }
+  done
+  n=$(grep -cE "step [12]/2: [0-9.]+ s = forwards [0-9.]+ s \(GPU ops [0-9.]+ s: no device model; the rest [0-9.-]+ s\) \+ scheduler [0-9.]+ s" "$W/log_p1")
+  [ "$n" = 4 ] || { cat "$W/log_p1"; fail "expected 4 step split lines (2 videos x 2 steps), got $n"; }
+  ! grep -q "= forwards" "$W/log_p0" || fail "a step split line without VGEN_PROFILE_STEPS"
+  echo "profile: 4 step lines with VGEN_PROFILE_STEPS=1, none without"
+  ;;
 fbcache)
   # The first-block cache decides alike on every mesh: the same skips per video as one rank (from
   # timing.json), some but not all forwards skipped, and the same latents within the parallel
