@@ -63,8 +63,10 @@ Tensor FlowMatchEulerScheduler::step(const Tensor& model_output, const Tensor& s
   const int64_t n = sample.numel();
   if (round_bf16) {
     // x + bf16(dt·v), then the result cast to the model output's dtype (bf16).
+#pragma omp parallel for schedule(static) if (n > (int64_t(1) << 16))
     for (int64_t i = 0; i < n; ++i) y[i] = kern::round_bf16(x[i] + kern::round_bf16(dt * v[i]));
   } else {
+#pragma omp parallel for schedule(static) if (n > (int64_t(1) << 16))
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] + dt * v[i];
   }
   ++step_index_;

@@ -101,12 +101,14 @@ Tensor UniPCScheduler::predictor(const Tensor& x, int order) const {
   const float B_h = cfg_.bh2 ? std::expm1(hh) : hh;
   const float ratio = sigma_t / sigma_s0, a_phi = alpha_t * h_phi_1, a_B = alpha_t * B_h;
   if (order == 1) {
+#pragma omp parallel for schedule(static) if (n > (int64_t(1) << 16))
     for (int64_t e = 0; e < n; ++e) y[e] = (ratio * xs[e] - a_phi * m0p[e]) - a_B * 0.0f;
     return out;
   }
   // order 2: rhos_p = [0.5], D1 = (m_{i−1} − m_i)/r_k.
   const float rk = (lambda(i - 1) - lambda_s0) / h;
   const float* m1p = m_[m_.size() - 2].f32();
+#pragma omp parallel for schedule(static) if (n > (int64_t(1) << 16))
   for (int64_t e = 0; e < n; ++e) {
     const float d1 = (m1p[e] - m0p[e]) / rk;
     y[e] = (ratio * xs[e] - a_phi * m0p[e]) - a_B * (0.5f * d1);
@@ -134,6 +136,7 @@ Tensor UniPCScheduler::corrector(const Tensor& m_new, const Tensor& last_sample,
   const float B_h = cfg_.bh2 ? std::expm1(hh) : hh;
   const float ratio = sigma_t / sigma_s0, a_phi = alpha_t * h_phi_1, a_B = alpha_t * B_h;
   if (order == 1) {  // rhos_c = [0.5]
+#pragma omp parallel for schedule(static) if (n > (int64_t(1) << 16))
     for (int64_t e = 0; e < n; ++e) y[e] = (ratio * xs[e] - a_phi * m0p[e]) - a_B * (0.0f + 0.5f * (mt[e] - m0p[e]));
     return out;
   }
@@ -156,6 +159,7 @@ Tensor UniPCScheduler::corrector(const Tensor& m_new, const Tensor& last_sample,
   const float rho1 = y1 / u11;
   const float rho0 = (y0 - a01 * rho1) / a00;
   const float* m2p = m_[m_.size() - 2].f32();  // m_{i−2}
+#pragma omp parallel for schedule(static) if (n > (int64_t(1) << 16))
   for (int64_t e = 0; e < n; ++e) {
     const float d1 = (m2p[e] - m0p[e]) / rk;
     const float corr = rho0 * d1;
@@ -177,7 +181,9 @@ Tensor UniPCScheduler::step(const Tensor& model_output, const Tensor& sample) {
     const float* v = model_output.f32();
     const float* x = sample.f32();
     float* m = m_new.f32();
-    for (int64_t e = 0; e < sample.numel(); ++e) {
+    const int64_t n = sample.numel();
+#pragma omp parallel for schedule(static) if (n > (int64_t(1) << 16))
+    for (int64_t e = 0; e < n; ++e) {
       const float sv = sigma * v[e];
       m[e] = x[e] - (round_bf16 ? kern::round_bf16(sv) : sv);
     }
