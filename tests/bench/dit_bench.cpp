@@ -57,6 +57,7 @@
 #include "core/json.h"
 #include "dist/bootstrap.h"
 #include "dist/device_mesh.h"
+#include "dist/weight_stream.h"
 #include "kernels/gemm/gemm.cuh"
 #include "model/wan/transformer.h"
 #include "ops/attention_backend.h"
@@ -303,11 +304,18 @@ int main(int argc, char** argv) {
     opt.dwdp_size = a.dwdp;
     opt.world = host_mesh.world;
     std::unique_ptr<WanTransformer> model;
+    double load_seconds = -1;  // --model: the checkpoint's stream to the device
     if (a.model.empty()) {
       model = WanTransformer::random_on_device(wan21_14b(a.layers), opt, 20261130);
-    } else {  // read into host memory, then uploaded (the host copy released)
-      model = WanTransformer::load((std::filesystem::path(a.model) / "transformer").string());
-      model->to_device(opt);
+    } else {  // streamed to the device as vgen run loads it (dist/weight_stream.h; no host copy)
+      const std::string dir = (std::filesystem::path(a.model) / "transformer").string();
+      WeightStore store = WeightStore::open(dir);
+      WeightStream stream(nullptr, nullptr, WeightStreamOptions::from_env());  // each rank reads alone
+      const int c = stream.add_component("transformer", store);
+      const auto t0 = std::chrono::steady_clock::now();
+      model = WanTransformer::stream_to_device(dir, stream, c, opt);
+      stream.run();
+      load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     const WanTransformerConfig& cfg = model->config();
     const int layers = cfg.num_layers;
@@ -319,6 +327,7 @@ int main(int argc, char** argv) {
       std::printf("# %s, %s, %d layers, %.2f GiB of weights, mode %s (%d rank%s), dwdp %d, commit %s\n", prop.name,
                   a.fp8.empty() ? (a.fp32 ? "fp32" : "bf16") : ("fp8 " + a.fp8).c_str(), layers, double(dm.weight_bytes()) / 1073741824.0, a.mode.c_str(),
                   env.world_size, env.world_size > 1 ? "s" : "", a.dwdp, git_describe().c_str());
+    if (root && load_seconds >= 0) std::printf("# %s streamed to the device in %.1f s\n", a.model.c_str(), load_seconds);
 
     for (const std::string& shape_name : a.shapes) {
       const VideoShape vs = parse_shape(shape_name);
@@ -418,7 +427,7 @@ int main(int argc, char** argv) {
       j["dwdp_size"] = a.dwdp;
       j["height"] = vs.height, j["width"] = vs.width, j["frames"] = vs.frames;
       j["tokens"] = S, j["layers"] = layers;
-      if (!a.model.empty()) j["model"] = a.model;
+      if (!a.model.empty()) j["model"] = a.model, j["load_seconds"] = load_seconds;
       j["timestep"] = a.timestep;
       j["seconds"] = sec;
       j["seconds_all"] = secs;
