@@ -6,6 +6,7 @@
 
 #include "core/device_fault.h"
 #include "core/log.h"
+#include "core/on_unwind.h"
 #include "core/timer.h"
 #include "core/wait_marker.h"
 #include "ops/elementwise.h"
@@ -120,6 +121,9 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     const WanDeviceModel* dm = profile ? model.device_model() : nullptr;
     std::optional<WanPhaseProfiler> prof;  // CUDA events: made only for a device model
     if (dm) dm->set_profiler(&prof.emplace());
+    OnUnwind detach([dm] {  // a failed step (the batch goes on) must not leave a dangling profiler
+      if (dm) dm->set_profiler(nullptr);
+    });
     Timer predict_timer;
     Tensor v;  // [B, C, T, H, W] flow prediction after guidance
     if (cfg_parallel) {
@@ -141,7 +145,7 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
         v = cond;
       }
     }
-    if (dm) dm->set_profiler(nullptr);
+    if (dm) dm->set_profiler(nullptr);  // the normal path; `detach` covers a throw above
     const double predict_s = predict_timer.seconds();  // the forwards end in a copy to the host
     Timer sched_timer;
     latents = scheduler.step(v, latents);
