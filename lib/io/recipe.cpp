@@ -291,6 +291,19 @@ std::vector<int> get_block_list(const Ctx& c, const YAML::Node& n, const std::st
   return out;
 }
 
+// A list of strings (one string alone may stand without brackets; null: none).
+std::vector<std::string> get_string_list(const Ctx& c, const YAML::Node& n, const std::string& p) {
+  std::vector<std::string> out;
+  if (n.IsScalar()) {
+    out.push_back(get_string(c, n, p));
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) out.push_back(get_string(c, n[i], fmt::format("{}[{}]", p, i)));
+  } else if (!n.IsNull()) {
+    c.fail(p, n, fmt::format("expected a list of strings, got {}", kind_of(n)));
+  }
+  return out;
+}
+
 std::vector<Key> fp8_keys(const Ctx& c, Fp8Config& f) {
   return {
       {"attention", [&](auto& n, auto& p) { f.attention = get_bool(c, n, p); }},
@@ -300,6 +313,7 @@ std::vector<Key> fp8_keys(const Ctx& c, Fp8Config& f) {
       {"bf16_last_steps", [&](auto& n, auto& p) { f.bf16_last_steps = get_int_min(c, n, p, 0); }},
       {"bf16_blocks", [&](auto& n, auto& p) { f.bf16_blocks = get_block_list(c, n, p); }},
       {"bf16_gemm_blocks", [&](auto& n, auto& p) { f.bf16_gemm_blocks = get_block_list(c, n, p); }},
+      {"bf16_linears", [&](auto& n, auto& p) { f.bf16_linears = get_string_list(c, n, p); }},
   };
 }
 
@@ -453,6 +467,9 @@ void check_fp8(const Ctx& c, const YAML::Node& root, Recipe& r) {
     log_warn("{}fp8_config: bf16_gemm_blocks with {} false {}", c.where("fp8_config", sec),
              f.gemm ? "attention" : "gemm",
              f.gemm ? "runs its blocks wholly in bf16 (as bf16_blocks)" : "does nothing (every block's linears are bf16)");
+  if (!f.bf16_linears.empty() && !f.gemm)
+    log_warn("{}fp8_config: bf16_linears with gemm false does nothing (every linear is bf16)",
+             c.where("fp8_config", sec));
   // The device DWDP keeps each block as byte slices spread over its group's GPUs and assembles the
   // bf16 block before it runs; quantising the assembled block every pass would cost more than the
   // fp8 GEMMs save, and the slices hold no e4m3 copy.

@@ -107,6 +107,10 @@ struct Fp8Config {
   // accuracy for less time than bf16_blocks, the less the longer the sequence (docs/fp8.md
   // "Switches"). Same indices and check as bf16_blocks.
   std::vector<int> bf16_gemm_blocks{};
+  // Block linears that run in bf16 in every block, by their module names in the checkpoint
+  // ("attn2.to_q", "ffn.net.2", ...: kWanFp8LinearNames, checked when the model loads): for
+  // accuracy where one kind of linear carries more of the error than its share of the time.
+  std::vector<std::string> bf16_linears{};
   // Whether denoising step `index` (0-based) of `total` runs in fp8 (not one of the bf16 steps).
   bool step_in_fp8(int index, int total) const {
     return index >= bf16_first_steps && index < total - bf16_last_steps;

@@ -56,7 +56,8 @@ Json recipe_to_json(const Recipe& r) {
                      {"bf16_first_steps", r.fp8.bf16_first_steps},
                      {"bf16_last_steps", r.fp8.bf16_last_steps},
                      {"bf16_blocks", r.fp8.bf16_blocks},
-                     {"bf16_gemm_blocks", r.fp8.bf16_gemm_blocks}};
+                     {"bf16_gemm_blocks", r.fp8.bf16_gemm_blocks},
+                     {"bf16_linears", r.fp8.bf16_linears}};
   j["lora"] = Json::array();
   for (const LoraEntry& l : r.lora) j["lora"].push_back({{"path", l.path}, {"scale", l.scale}, {"target", l.target}});
   j["lora_strict"] = r.lora_strict;

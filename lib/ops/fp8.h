@@ -20,7 +20,11 @@ struct Fp8Switches {
   bool attention = false;  // self-attention through attention_fp8 / attention_fp8_ref
   bool gemm = false;       // the block linears through their e4m3 weights
   bool qk_int8 = false;    // the self-attention's Q·Kᵀ in INT8 (else e4m3; kern::Fp8Qk)
+  // Bit i: the model's block linear i stays in the compute dtype although `gemm` is on
+  // (fp8_config.bf16_linears; the Wan DiT's order is for_each_fp8_linear's).
+  uint8_t bf16_linears = 0;
   bool any() const { return attention || gemm; }
+  bool linear_in_fp8(int i) const { return gemm && !((bf16_linears >> i) & 1u); }
 };
 Fp8Switches fp8_switches();
 

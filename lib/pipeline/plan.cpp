@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "model/wan/transformer_weights.h"
 #include "ops/fp8.h"
 
 namespace vgen {
@@ -58,14 +59,18 @@ std::string precision_text(const Recipe& r) {
   const Fp8Config& f = r.fp8;
   auto list = [](const std::vector<int>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
   return fmt::format("fp8{}: self-attention {}, block GEMMs {}, cross-attention and the rest {} (norms, modulation "
-                     "and softmax statistics fp32); steps without fp8 (fp8_config.bf16_first/last_steps): {} (of {}){}{}",
+                     "and softmax statistics fp32); steps without fp8 (fp8_config.bf16_first/last_steps): {} (of {}){}{}{}",
                      r.is_cuda() ? "" : " (CPU emulation: the fp8 quantisation, then fp32 math)",
                      !f.attention ? rest : f.qk_int8() ? "INT8 Q·Kᵀ + e4m3 P·V" : "e4m3",
                      f.gemm ? "e4m3" : rest, rest, bf16_steps_text(r), r.generation.num_inference_steps,
                      f.bf16_blocks.empty() ? "" : "; blocks wholly in bf16 (fp8_config.bf16_blocks): " + list(f.bf16_blocks),
                      f.bf16_gemm_blocks.empty()
                          ? ""
-                         : "; blocks with bf16 GEMMs (fp8_config.bf16_gemm_blocks): " + list(f.bf16_gemm_blocks));
+                         : "; blocks with bf16 GEMMs (fp8_config.bf16_gemm_blocks): " + list(f.bf16_gemm_blocks),
+                     f.bf16_linears.empty() || !f.gemm
+                         ? ""
+                         : fmt::format("; linears in bf16 in every block (fp8_config.bf16_linears): {}",
+                                       fmt::join(f.bf16_linears, ", ")));
 }
 
 }  // namespace
@@ -199,11 +204,16 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
   if (recipe.is_fp8()) lists.check(md.layers);
   int quantised = 0;  // blocks with e4m3 linears: bf16_blocks and bf16_gemm_blocks keep their bf16 ones, no copy
   for (int64_t i = 0; i < md.layers; ++i) quantised += lists.gemm_in_fp8(i, md.layers);
-  if (recipe.is_fp8() && recipe.fp8.gemm && quantised > 0) {
+  if (recipe.is_fp8() && recipe.fp8.gemm && quantised > 0 && wan_fp8_linear_mask(recipe.fp8.bf16_linears) != 0xff) {
     // e4m3 copies of the block linears (attn1 q/k/v/o, attn2 q/o, ffn1, ffn2) + an fp32 scale per
     // output channel; on the GPU the bf16 originals are freed unless some step runs in bf16.
+    // fp8_config.bf16_linears: those keep their bf16 weight only, in every block.
+    const uint8_t bf16_lin = wan_fp8_linear_mask(recipe.fp8.bf16_linears);
     const double D = md.dim(), F = md.ffn, layers = quantised;
-    const double params = layers * (6 * D * D + 2 * F * D), rows = layers * (7 * D + F);
+    double params = 0, rows = 0;  // per block, of the quantised linears: [N, K] and N
+    const double shape[8][2] = {{D, D}, {D, D}, {D, D}, {D, D}, {D, D}, {D, D}, {F, D}, {D, F}};
+    for (int i = 0; i < 8; ++i)
+      if (!((bf16_lin >> i) & 1u)) params += layers * shape[i][0] * shape[i][1], rows += layers * shape[i][0];
     if (pc.dwdp_size > 1) {
       p.notes.push_back("precision fp8 with DWDP (CPU): each staged block is quantised at its use, no e4m3 copy kept");
     } else {

@@ -26,6 +26,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "model/wan/transformer_weights.h"
 #include "ops/fp8.h"
 #include "parallel/ulysses.h"
 #include "pipeline/plan_fit.h"
@@ -193,13 +194,20 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   const int patch = md.patch[0] * md.patch[1] * md.patch[2];
   const double block_flops = L * (12 * s * D * D + 4 * s * D * F);
   const double edge_flops = 2 * s * D * md.in_channels * patch + 2 * s * D * md.out_channels * patch;
+  // fp8_config.bf16_linears (bit i: kWanFp8LinearNames[i] in bf16 in every block).
+  const uint8_t bf16_lin = fp8 ? wan_fp8_linear_mask(recipe.fp8.bf16_linears) : 0;
+  auto lin8 = [&](int i) { return ((bf16_lin >> i) & 1u) ? 0.0 : 1.0; };
   auto gemm_s = [&](bool e4m3) {
     if (!e4m3) return (block_flops + edge_flops) / (peak * hw.gemm.at(s));
-    // precision fp8: the block linears in e4m3, each input row-quantised first (q, k and v share
-    // one: per layer five passes of K = D and ffn2's K = F, 3 bytes per element); patch embedding
-    // and proj_out stay bf16.
-    return block_flops / (peak8 * hw.fp8->gemm.at(s)) + L * 3 * s * (5 * D + F) / (hbm_peak * hw.fp8->gemm_quant) +
-           edge_flops / (peak * hw.gemm.at(s));
+    // precision fp8: the block linears in e4m3 (but those of bf16_linears), each input row-quantised
+    // first (q, k and v share one: per layer up to five passes of K = D and ffn2's K = F, 3 bytes
+    // per element); patch embedding and proj_out stay bf16.
+    const double flops8 = L * s * (2 * D * D * (lin8(0) + lin8(1) + lin8(2) + lin8(3) + lin8(4) + lin8(5)) +
+                                   2 * D * F * (lin8(6) + lin8(7)));
+    const double passes_d = std::max({lin8(0), lin8(1), lin8(2)}) + lin8(3) + lin8(4) + lin8(5) + lin8(6);
+    return flops8 / (peak8 * hw.fp8->gemm.at(s)) +
+           L * 3 * s * (passes_d * D + lin8(7) * F) / (hbm_peak * hw.fp8->gemm_quant) +
+           (block_flops - flops8 + edge_flops) / (peak * hw.gemm.at(s));
   };
 
   // The memory passes and the collectives do not depend on the precision of the attention and the
@@ -417,6 +425,8 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
     if (p.fp8_bf16_gemm_blocks > 0)
       fmt::format_to(out, "; {} more block{} with bf16 GEMMs (bf16_gemm_blocks)", p.fp8_bf16_gemm_blocks,
                      p.fp8_bf16_gemm_blocks > 1 ? "s" : "");
+    if (recipe.fp8.gemm && !recipe.fp8.bf16_linears.empty())
+      fmt::format_to(out, "; in bf16 in every block (bf16_linears): {}", fmt::join(recipe.fp8.bf16_linears, ", "));
     fmt::format_to(out, "\n");
   }
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", p.precision == "fp8" ? "per fp8 step" : "per step", p.step_s);

@@ -66,6 +66,7 @@ WanFp8Options wan_fp8_options(const Recipe& recipe) {
   o.qk_int8 = recipe.fp8.qk_int8();
   o.bf16_blocks = recipe.fp8.bf16_blocks;
   o.bf16_gemm_blocks = recipe.fp8.bf16_gemm_blocks;
+  o.bf16_linears = wan_fp8_linear_mask(recipe.fp8.bf16_linears);
   o.keep_weights = !recipe.is_cuda() || recipe.fp8.has_bf16_steps();
   return o;
 }
@@ -111,7 +112,9 @@ Json precision_report(const Recipe& recipe) {
   j["self_attention"] = !f.attention  ? std::string(dtype_name(recipe.compute_dtype()))
                         : f.qk_int8() ? "fp8 (INT8 Q·Kᵀ, e4m3 P·V)"
                                       : "fp8 e4m3";
-  j["gemm"] = f.gemm ? "fp8 e4m3 (block linears)" : dtype_name(recipe.compute_dtype());
+  std::string bf16_linears;
+  for (const std::string& n : f.bf16_linears) bf16_linears += (bf16_linears.empty() ? "; bf16: " : ", ") + n;
+  j["gemm"] = f.gemm ? "fp8 e4m3 (block linears" + bf16_linears + ")" : dtype_name(recipe.compute_dtype());
   j["cross_attention"] = dtype_name(recipe.compute_dtype());
   j["fp8_config"] = recipe.resolved.contains("fp8_config") ? recipe.resolved["fp8_config"] : Json::object();
   Json steps = Json::array();
@@ -134,6 +137,7 @@ T2vPipeline::T2vPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe), me
   refuse_fp8_without_device(recipe, *mesh.world);  // precision fp8: collective, before any weight
   // fp8_config.bf16_blocks / bf16_gemm_blocks against each transformer's block count, before any
   // weight is read (every rank reads the same configs, so every rank fails alike).
+  if (recipe.is_fp8()) wan_fp8_linear_mask(recipe.fp8.bf16_linears);  // the names of fp8_config.bf16_linears
   if (recipe.is_fp8())
     for (const char* c : {"transformer", "transformer_2"})
       if (dir_.has_component(c))

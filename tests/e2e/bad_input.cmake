@@ -1,7 +1,7 @@
 # Bad inputs end every rank of an mpirun job quickly, non-zero, with a message naming the problem
 # (label e2e). One ctest per case; the driver is tests/e2e/bad_input.sh.
 set(VGEN_BAD_INPUT_CASES malformed_yaml unknown_key wrong_type world_mismatch ulysses_heads fp8_bf16_blocks
-    fp8_bf16_gemm_blocks missing_model missing_component truncated_safetensors corrupt_header_length
+    fp8_bf16_gemm_blocks fp8_bf16_linears missing_model missing_component truncated_safetensors corrupt_header_length
     offsets_out_of_range unknown_dtype unreadable_prompts unwritable_output timing_unwritable reader_fails)
 foreach(case ${VGEN_BAD_INPUT_CASES})
   add_test(NAME e2e_bad_input_${case}

@@ -52,6 +52,10 @@ case $case_name in
   fp8_bf16_gemm_blocks)
     args+=(--set precision=fp8 --set "fp8_config.bf16_gemm_blocks=[-3]")
     code=3 msg="fp8_config.bf16_gemm_blocks[0] is -3, outside the model's 2 transformer blocks" ;;
+  fp8_bf16_linears)
+    # A name that is no block linear (the text K/V projections stay bf16 anyway): refused by name.
+    args+=(--set precision=fp8 --set "fp8_config.bf16_linears=[attn2.to_q, attn2.to_v]")
+    code=3 msg="fp8_config.bf16_linears[1] is 'attn2.to_v', not a block linear; one of attn1.to_q" ;;
   missing_model)
     args+=(--set "model=$work/no-such-model")
     code=4 msg="$work/no-such-model does not exist" ;;

@@ -1,6 +1,7 @@
 # fp8_config.bf16_blocks and bf16_gemm_blocks end to end on the CPU (label e2e; driver
 # tests/e2e/fp8_bf16_blocks.sh): every block listed renders the fp32 bytes, one block listed differs
-# from fp32 and from fp8; the same for bf16_gemm_blocks against the fp8-attention-only render.
+# from fp32 and from fp8; the same for bf16_gemm_blocks against the fp8-attention-only render, and
+# fp8_config.bf16_linears.
 add_test(NAME e2e_fp8_bf16_blocks
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fp8_bf16_blocks.sh $<TARGET_FILE:vgen> ${PROJECT_SOURCE_DIR})
 set_tests_properties(e2e_fp8_bf16_blocks PROPERTIES LABELS e2e TIMEOUT 300 ENVIRONMENT "${VGEN_TEST_ENV}")

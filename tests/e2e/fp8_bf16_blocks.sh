@@ -8,7 +8,10 @@
 # and fp8_config.bf16_gemm_blocks (the listed blocks' linears in bf16, their attention in fp8):
 #   every block listed            -> the fp8-attention-only render (fp8_config.gemm false), byte for byte;
 #   the first block only          -> differs from that and from the plain fp8 render;
-# every block in both lists: wholly bf16 (the plain render's bytes).
+# every block in both lists: wholly bf16 (the plain render's bytes);
+# and fp8_config.bf16_linears (linears by name in bf16 in every block):
+#   all eight names               -> the fp8-attention-only render, byte for byte;
+#   attn2.to_out.0 / attn1.to_k   -> each differs from the plain fp8 render and from the other.
 # (The forward-level wiring is test_fp8's ForwardWiring; this checks the recipe key end to end.)
 # Usage: fp8_bf16_blocks.sh <vgen> <source dir> [cpu|cuda]
 set -u
@@ -34,6 +37,10 @@ render attn --set precision=fp8 --set fp8_config.gemm=false
 render gemm_all --set precision=fp8 --set "fp8_config.bf16_gemm_blocks=[0, -1]"
 render gemm_first --set precision=fp8 --set "fp8_config.bf16_gemm_blocks=[0]"
 render both --set precision=fp8 --set "fp8_config.bf16_blocks=[0, 1]" --set "fp8_config.bf16_gemm_blocks=[0, -1]"
+render lin_all --set precision=fp8 --set "fp8_config.bf16_linears=[attn1.to_q, attn1.to_k, attn1.to_v, attn1.to_out.0, attn2.to_q, attn2.to_out.0, ffn.net.0.proj, ffn.net.2]"
+render lin_co --set precision=fp8 --set "fp8_config.bf16_linears=attn2.to_out.0"
+# One of q/k/v in bf16: the device writes the norm's output in bf16 and quantises it for the other two.
+render lin_k --set precision=fp8 --set "fp8_config.bf16_linears=[attn1.to_k]"
 
 # The saved tensors (one .safetensors per video: final latents, float frames) of every block in bf16
 # against the plain render ("fp32": fp32 on the CPU, bf16 on the GPU): same bytes.
@@ -58,5 +65,11 @@ same attn gemm_all "bf16_gemm_blocks [0, -1]"
 differs attn gemm_first "bf16_gemm_blocks [0]"
 differs fp8 gemm_first "bf16_gemm_blocks [0]"
 same fp32 both "every block in both lists"
+same attn lin_all "bf16_linears: all eight"
+differs attn lin_co "bf16_linears [attn2.to_out.0]"
+differs fp8 lin_co "bf16_linears [attn2.to_out.0]"
+differs fp8 lin_k "bf16_linears [attn1.to_k]"
+differs lin_co lin_k "bf16_linears [attn1.to_k]"
 echo "bf16_blocks ($DEVICE): all blocks = the plain render byte for byte, the first block alone differs from it and from fp8;" \
-  "bf16_gemm_blocks: all blocks = fp8 attention only byte for byte, the first block alone differs from it and from fp8"
+  "bf16_gemm_blocks: all blocks = fp8 attention only byte for byte, the first block alone differs from it and from fp8;" \
+  "bf16_linears: all eight = fp8 attention only byte for byte, one linear differs from fp8"

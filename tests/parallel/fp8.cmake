@@ -66,6 +66,10 @@ vgen_fp8_mesh(cfg2_ulysses2_int8 exact 4 cfg_size=2 ulysses_size=2 fp8_config.at
 vgen_fp8_mesh(cfg2_dwdp2_bf16_blocks exact 2 cfg_size=2 dwdp_size=2 fp8_config.bf16_blocks=[-1])
 # The first block's linears in bf16 (its attention fp8), on Ulysses 2 with host DWDP.
 vgen_fp8_mesh(ulysses2_dwdp2_bf16_gemm_blocks exact 2 ulysses_size=2 dwdp_size=2 fp8_config.bf16_gemm_blocks=[0])
+# One of q/k/v and the cross-attention's out-projection in bf16 in every block (fp8_config.bf16_linears),
+# on Ulysses 2 with host DWDP (the staged blocks quantise the others at their use).
+vgen_fp8_mesh(ulysses2_dwdp2_bf16_linears exact 2 ulysses_size=2 dwdp_size=2
+              fp8_config.bf16_linears=[attn1.to_k,attn2.to_out.0])
 
 # On the GPU (label gpu; CUDA builds; skipped, not passed, without enough devices): the golden
 # fixtures with precision fp8 through the device kernels (every case: the DiT cases under the GPU fp8
@@ -89,8 +93,13 @@ if(VGEN_HAVE_CUDA)
   add_test(NAME golden_fp8_cuda_bf16_gemm_blocks
            COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --case pipeline_wan21
                    --set fp8_config.bf16_gemm_blocks=[0])
+  # One of q/k/v in bf16 (the norm's output written in bf16, quantised once for the other two) and
+  # the cross-attention's projections (the fused norm-to-e4m3 path not taken).
+  add_test(NAME golden_fp8_cuda_bf16_linears
+           COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --case pipeline_wan21
+                   --set fp8_config.bf16_linears=[attn1.to_k,attn2.to_q,attn2.to_out.0])
   set_tests_properties(golden_fp8_cuda golden_fp8_cuda_switches golden_fp8_cuda_gemm_only golden_fp8_cuda_bf16_blocks
-                       golden_fp8_cuda_bf16_gemm_blocks PROPERTIES
+                       golden_fp8_cuda_bf16_gemm_blocks golden_fp8_cuda_bf16_linears PROPERTIES
                        LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600 SKIP_RETURN_CODE 77)
   foreach(mesh "ulysses2;ulysses_size=2" "ring2;ring_size=2" "attn2d_1x2;attn2d_size=[1,2]" "cfg2;cfg_size=2")
     list(GET mesh 0 name)

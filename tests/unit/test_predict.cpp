@@ -277,6 +277,32 @@ TEST(Predict, Fp8SwitchesAndBf16Steps) {
   }
 }
 
+TEST(Predict, Fp8Bf16Linears) {
+  // fp8_config.bf16_linears: the named linears' GEMMs priced at the bf16 rate in every block and kept
+  // in bf16 (no e4m3 copy); all eight are the attention-only forward and memory.
+  const Prediction all = run("h200", "wan2.1-t2v-14b", 1, kFp8);
+  const Prediction attn = run("h200", "wan2.1-t2v-14b", 1, kFp8Attn);
+  const Prediction every = run("h200", "wan2.1-t2v-14b", 1,
+                               cat(kFp8, {"fp8_config.bf16_linears=[attn1.to_q, attn1.to_k, attn1.to_v, attn1.to_out.0, "
+                                          "attn2.to_q, attn2.to_out.0, ffn.net.0.proj, ffn.net.2]"}));
+  EXPECT_NEAR(every.forward_s, attn.forward_s, 1e-9 * attn.forward_s);
+  EXPECT_NEAR(every.memory_gib, attn.memory_gib, 1e-9);
+  // One D × D linear of 11.4 D² per token and block: between the two, nearer the all-fp8 forward;
+  // its bf16 weight stays instead of the e4m3 copy and the scales (40 · (2 − 1) · D² − 40 · 4 · D bytes).
+  const Prediction co = run("h200", "wan2.1-t2v-14b", 1, cat(kFp8, {"fp8_config.bf16_linears=attn2.to_out.0"}));
+  EXPECT_GT(co.forward_s, all.forward_s);
+  EXPECT_LT(co.forward_s - all.forward_s, 0.15 * (attn.forward_s - all.forward_s));
+  EXPECT_GT(co.forward_s - all.forward_s, 0.05 * (attn.forward_s - all.forward_s));
+  EXPECT_NEAR(co.memory_gib - all.memory_gib, 40.0 * (5120.0 * 5120 - 4 * 5120) / double(1 << 30), 1e-6);
+  try {
+    run("h200", "wan2.1-t2v-14b", 1, cat(kFp8, {"fp8_config.bf16_linears=[ffn.net.2, attn2.to_k]"}));
+    ADD_FAILURE() << "attn2.to_k accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kRecipe);
+    EXPECT_NE(std::string(e.what()).find("fp8_config.bf16_linears[1] is 'attn2.to_k'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Predict, Fp8RefusedWithoutAnFp8Section) {
   // B200 / GB200: vgen's fp8 needs compute capability 9.0, so their profiles price no fp8.
   for (const char* hw : {"b200-hgx8", "gb200-nvl72"}) {

@@ -171,7 +171,8 @@ void WanTransformer::enable_fp8(const WanFp8Options& options) {
     const int64_t n = int64_t(w_.blocks.size());
     for (int64_t i = 0; i < n; ++i)
       if (options.blocks().gemm_in_fp8(i, n))
-        for_each_fp8_linear(w_.blocks[size_t(i)], [](WanLinear& l) {
+        for_each_fp8_linear(w_.blocks[size_t(i)], [&](WanLinear& l, int k) {
+          if ((options.bf16_linears >> k) & 1u) return;  // fp8_config.bf16_linears: no e4m3 copy
           Fp8Weight q = fp8_quantize_weight(l.w);  // per output channel, fp32 weights kept
           l.w8 = std::move(q.w8);
           l.w_scale = std::move(q.scale);

@@ -371,8 +371,10 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
   {
     // The previous block's gated FFN residual is added by the same pass that normalises x. fp8
     // GEMMs: n quantised once per token for q, k and v, by that pass where it can (n never written).
+    // fp8_config.bf16_linears may leave some of q/k/v in bf16: then n is written in bf16 as well.
+    const int qkv8 = int(fp8_gemm(w.attn1.q)) + int(fp8_gemm(w.attn1.k)) + int(fp8_gemm(w.attn1.v));
     std::optional<Fp8Activation> nq;
-    if (fp8_gemm(w.attn1.q))
+    if (qkv8 == 3)
       nq = timed(P::kOther, [&] {
         return norm_modulate_fp8(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps);
       });
@@ -383,7 +385,7 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
                    ? residual_norm_modulate(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps)
                    : layer_norm_modulate(x, mod, 0, 1, eps);
       });
-      if (fp8_gemm(w.attn1.q)) nq = timed(P::kGemm, [&] { return cuda_quantize_activation(n); });
+      if (qkv8 > 1) nq = timed(P::kGemm, [&] { return cuda_quantize_activation(n); });  // shared by the fp8 ones
     }
     ffn_out = ffn_mod = Tensor();
     const Fp8Activation* nqp = nq ? &*nq : nullptr;

@@ -47,12 +47,16 @@ struct WanFp8Options {
   // negative ones from the end. The linears of either are not quantised.
   std::vector<int> bf16_blocks{};
   std::vector<int> bf16_gemm_blocks{};
+  // Bit i: linear i of for_each_fp8_linear runs in bf16 in every block (fp8_config.bf16_linears,
+  // wan_fp8_linear_mask); not quantised.
+  uint8_t bf16_linears = 0;
   bool any() const { return attention || gemm; }
   Fp8BlockLists blocks() const& { return {bf16_blocks, bf16_gemm_blocks}; }
   Fp8BlockLists blocks() && = delete;  // a view: not of a temporary
   // Switches for block i of n under the forward's switches `s`.
   Fp8Switches block_switches(int64_t i, int64_t n, Fp8Switches s) const {
-    return {s.attention && blocks().attention_in_fp8(i, n), s.gemm && blocks().gemm_in_fp8(i, n), s.qk_int8};
+    return {s.attention && blocks().attention_in_fp8(i, n), s.gemm && blocks().gemm_in_fp8(i, n), s.qk_int8,
+            uint8_t(s.bf16_linears | bf16_linears)};
   }
 };
 

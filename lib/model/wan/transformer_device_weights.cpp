@@ -248,12 +248,14 @@ void WanDeviceModel::enable_fp8(const WanFp8Options& options) {
              opt_.dwdp_size);
   if (options.gemm) {
     // Per output channel, once: e4m3 [N, K] + fp32 scale [N] beside (or instead of) the bf16 weight.
-    // Blocks of fp8_config.bf16_blocks and bf16_gemm_blocks keep only their bf16 weights.
+    // Blocks of fp8_config.bf16_blocks and bf16_gemm_blocks, and the linears of bf16_linears, keep
+    // only their bf16 weights.
     size_t added = 0, freed = 0;
     const int64_t n = int64_t(w_.blocks.size());
     for (int64_t i = 0; i < n; ++i) {
       if (!options.blocks().gemm_in_fp8(i, n)) continue;
-      for_each_fp8_linear(w_.blocks[size_t(i)], [&](WanLinear& l) {
+      for_each_fp8_linear(w_.blocks[size_t(i)], [&](WanLinear& l, int k) {
+        if ((options.bf16_linears >> k) & 1u) return;  // fp8_config.bf16_linears: bf16 weight only
         VGEN_CHECK(l.w.defined() && !l.w.is_cpu(), ExitCode::kInternal, "enable_fp8: a block weight is not on the device");
         Fp8Weight q = fp8_quantize_weight(l.w);
         l.w8 = std::move(q.w8);

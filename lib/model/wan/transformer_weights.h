@@ -2,7 +2,9 @@
 // a WeightStore with every shape checked against the config. f32 files stay zero-copy mmap views;
 // bf16/f16 tensors are converted once at load.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/tensor.h"
@@ -35,9 +37,22 @@ struct WanBlockWeights {
 
 // The linears of a block that precision fp8 runs in e4m3 (self-attention q/k/v/o, cross-attention
 // q/o, ffn1, ffn2); the cross-attention's text K/V projections stay bf16 (computed once per prompt).
+// f(linear) or f(linear, index), the index into kWanFp8LinearNames.
 template <typename F> void for_each_fp8_linear(WanBlockWeights& b, F&& f) {
-  for (WanLinear* l : {&b.attn1.q, &b.attn1.k, &b.attn1.v, &b.attn1.o, &b.attn2.q, &b.attn2.o, &b.ffn1, &b.ffn2}) f(*l);
+  int i = 0;
+  for (WanLinear* l : {&b.attn1.q, &b.attn1.k, &b.attn1.v, &b.attn1.o, &b.attn2.q, &b.attn2.o, &b.ffn1, &b.ffn2}) {
+    if constexpr (std::is_invocable_v<F&, WanLinear&, int>) f(*l, i++);
+    else f(*l);
+  }
 }
+// The same linears by their module names in a Diffusers checkpoint (blocks.N.<name>.weight), in
+// for_each_fp8_linear's order: the vocabulary of fp8_config.bf16_linears.
+inline constexpr const char* kWanFp8LinearNames[8] = {"attn1.to_q",     "attn1.to_k",     "attn1.to_v",
+                                                      "attn1.to_out.0", "attn2.to_q",     "attn2.to_out.0",
+                                                      "ffn.net.0.proj", "ffn.net.2"};
+// fp8_config.bf16_linears → a mask (bit i: kWanFp8LinearNames[i] in bf16); an unknown name is a
+// recipe error naming fp8_config.bf16_linears[j] and the names it takes.
+uint8_t wan_fp8_linear_mask(const std::vector<std::string>& names);
 
 // Calls f(Tensor&) on every tensor slot of a block in one fixed order (undefined ones included:
 // norm2 without cross_attn_norm).
