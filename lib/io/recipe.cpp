@@ -278,30 +278,30 @@ std::vector<Key> runtime_keys(const Ctx& c, RuntimeConfig& rt) {
            }}};
 }
 
-// A list of transformer block indices (one index alone may stand without brackets; null: none).
-std::vector<int> get_block_list(const Ctx& c, const YAML::Node& n, const std::string& p) {
-  std::vector<int> out;
+// A list whose items `item(node, path)` reads (one item alone may stand without brackets; null:
+// none); `what` names the list in the error for another kind of node.
+template <typename F>
+auto get_list(const Ctx& c, const YAML::Node& n, const std::string& p, const char* what, F&& item) {
+  std::vector<decltype(item(n, p))> out;
   if (n.IsScalar()) {
-    out.push_back(get_int(c, n, p));
+    out.push_back(item(n, p));
   } else if (n.IsSequence()) {
-    for (size_t i = 0; i < n.size(); ++i) out.push_back(get_int(c, n[i], fmt::format("{}[{}]", p, i)));
+    for (size_t i = 0; i < n.size(); ++i) out.push_back(item(n[i], fmt::format("{}[{}]", p, i)));
   } else if (!n.IsNull()) {
-    c.fail(p, n, fmt::format("expected a list of block indices (integers; -1 the last block), got {}", kind_of(n)));
+    c.fail(p, n, fmt::format("expected {}, got {}", what, kind_of(n)));
   }
   return out;
 }
 
-// A list of strings (one string alone may stand without brackets; null: none).
+// Transformer block indices (fp8_config.bf16_blocks, bf16_gemm_blocks).
+std::vector<int> get_block_list(const Ctx& c, const YAML::Node& n, const std::string& p) {
+  return get_list(c, n, p, "a list of block indices (integers; -1 the last block)",
+                  [&](const YAML::Node& v, const std::string& q) { return get_int(c, v, q); });
+}
+
 std::vector<std::string> get_string_list(const Ctx& c, const YAML::Node& n, const std::string& p) {
-  std::vector<std::string> out;
-  if (n.IsScalar()) {
-    out.push_back(get_string(c, n, p));
-  } else if (n.IsSequence()) {
-    for (size_t i = 0; i < n.size(); ++i) out.push_back(get_string(c, n[i], fmt::format("{}[{}]", p, i)));
-  } else if (!n.IsNull()) {
-    c.fail(p, n, fmt::format("expected a list of strings, got {}", kind_of(n)));
-  }
-  return out;
+  return get_list(c, n, p, "a list of strings",
+                  [&](const YAML::Node& v, const std::string& q) { return get_string(c, v, q); });
 }
 
 std::vector<Key> fp8_keys(const Ctx& c, Fp8Config& f) {
