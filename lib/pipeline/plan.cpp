@@ -204,11 +204,11 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
   if (recipe.is_fp8()) lists.check(md.layers);
   int quantised = 0;  // blocks with e4m3 linears: bf16_blocks and bf16_gemm_blocks keep their bf16 ones, no copy
   for (int64_t i = 0; i < md.layers; ++i) quantised += lists.gemm_in_fp8(i, md.layers);
-  if (recipe.is_fp8() && recipe.fp8.gemm && quantised > 0 && wan_fp8_linear_mask(recipe.fp8.bf16_linears) != 0xff) {
+  // fp8_config.bf16_linears: those keep their bf16 weight only, in every block.
+  const uint8_t bf16_lin = recipe.is_fp8() ? wan_fp8_linear_mask(recipe.fp8.bf16_linears) : 0;
+  if (recipe.is_fp8() && recipe.fp8.gemm && quantised > 0 && bf16_lin != 0xff) {
     // e4m3 copies of the block linears (attn1 q/k/v/o, attn2 q/o, ffn1, ffn2) + an fp32 scale per
     // output channel; on the GPU the bf16 originals are freed unless some step runs in bf16.
-    // fp8_config.bf16_linears: those keep their bf16 weight only, in every block.
-    const uint8_t bf16_lin = wan_fp8_linear_mask(recipe.fp8.bf16_linears);
     const double D = md.dim(), F = md.ffn, layers = quantised;
     double params = 0, rows = 0;  // per block, of the quantised linears: [N, K] and N
     const double shape[8][2] = {{D, D}, {D, D}, {D, D}, {D, D}, {D, D}, {D, D}, {F, D}, {D, F}};

@@ -202,11 +202,13 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
     // precision fp8: the block linears in e4m3 (but those of bf16_linears), each input row-quantised
     // first (q, k and v share one: per layer up to five passes of K = D and ffn2's K = F, 3 bytes
     // per element); patch embedding and proj_out stay bf16.
-    const double flops8 = L * s * (2 * D * D * (lin8(0) + lin8(1) + lin8(2) + lin8(3) + lin8(4) + lin8(5)) +
-                                   2 * D * F * (lin8(6) + lin8(7)));
-    const double passes_d = std::max({lin8(0), lin8(1), lin8(2)}) + lin8(3) + lin8(4) + lin8(5) + lin8(6);
+    const double dd = lin8(kLinSelfQ) + lin8(kLinSelfK) + lin8(kLinSelfV) + lin8(kLinSelfO) + lin8(kLinCrossQ) +
+                      lin8(kLinCrossO);  // the D × D ones
+    const double flops8 = L * s * (2 * D * D * dd + 2 * D * F * (lin8(kLinFfn1) + lin8(kLinFfn2)));
+    const double passes_d = std::max({lin8(kLinSelfQ), lin8(kLinSelfK), lin8(kLinSelfV)}) + lin8(kLinSelfO) +
+                            lin8(kLinCrossQ) + lin8(kLinCrossO) + lin8(kLinFfn1);
     return flops8 / (peak8 * hw.fp8->gemm.at(s)) +
-           L * 3 * s * (passes_d * D + lin8(7) * F) / (hbm_peak * hw.fp8->gemm_quant) +
+           L * 3 * s * (passes_d * D + lin8(kLinFfn2) * F) / (hbm_peak * hw.fp8->gemm_quant) +
            (block_flops - flops8 + edge_flops) / (peak * hw.gemm.at(s));
   };
 

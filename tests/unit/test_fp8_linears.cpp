@@ -28,8 +28,8 @@ void expect_recipe_error(const std::function<void()>& f, const std::vector<std::
 TEST(Fp8Linears, NamesAndMask) {
   EXPECT_EQ(wan_fp8_linear_mask({}), 0);
   EXPECT_EQ(wan_fp8_linear_mask(kAll), 0xff);
-  EXPECT_EQ(wan_fp8_linear_mask({"attn2.to_out.0"}), 1 << 5);
-  EXPECT_EQ(wan_fp8_linear_mask({"ffn.net.2", "attn1.to_q", "ffn.net.2"}), (1 << 7) | 1);
+  EXPECT_EQ(wan_fp8_linear_mask({"attn2.to_out.0"}), 1 << kLinCrossO);
+  EXPECT_EQ(wan_fp8_linear_mask({"ffn.net.2", "attn1.to_q", "ffn.net.2"}), (1 << kLinFfn2) | (1 << kLinSelfQ));
   // The order is for_each_fp8_linear's: bit i is the i-th linear it visits.
   WanBlockWeights b;
   std::vector<const WanLinear*> seen;
@@ -53,7 +53,7 @@ TEST(Fp8Linears, RecipeKey) {
   EXPECT_EQ(wan_fp8_options(d).bf16_linears, 0);
   Recipe r = parse_recipe("precision: fp8\nfp8_config:\n  bf16_linears: [attn2.to_q, attn2.to_out.0]\n", "r.yaml", {});
   EXPECT_EQ(r.fp8.bf16_linears, (std::vector<std::string>{"attn2.to_q", "attn2.to_out.0"}));
-  EXPECT_EQ(wan_fp8_options(r).bf16_linears, (1 << 4) | (1 << 5));
+  EXPECT_EQ(wan_fp8_options(r).bf16_linears, (1 << kLinCrossQ) | (1 << kLinCrossO));
   EXPECT_EQ(r.resolved.at("fp8_config").at("bf16_linears"), (Json{"attn2.to_q", "attn2.to_out.0"}));
   // One name alone without brackets, from --set.
   EXPECT_EQ(parse_recipe("precision: fp8\n", "r.yaml", {"fp8_config.bf16_linears=ffn.net.2"}).fp8.bf16_linears,
@@ -88,7 +88,7 @@ TEST(Fp8Linears, EmulationWiring) {
   EXPECT_TRUE(test::bitwise_equal(every->forward(x, t, ctx), ya));
   // attn2.to_out.0 alone: its fp32 weight in every block, every other linear quantised; another
   // output than both, as close to diffusers.
-  auto co = with(uint8_t(1 << 5));
+  auto co = with(uint8_t(1 << kLinCrossO));
   for (const WanBlockWeights& b : co->weights().blocks) {
     EXPECT_FALSE(b.attn2.o.w8.defined());
     EXPECT_TRUE(b.attn2.q.w8.defined());
@@ -100,12 +100,12 @@ TEST(Fp8Linears, EmulationWiring) {
   EXPECT_GT(test::rel_l2(yco, ya), 1e-5);
   EXPECT_LT(test::rel_l2(yco, ref), 5e-2);
   // One of q/k/v (the device's mixed case): another output again.
-  const Tensor yk = with(uint8_t(1 << 1))->forward(x, t, ctx);
+  const Tensor yk = with(uint8_t(1 << kLinSelfK))->forward(x, t, ctx);
   EXPECT_GT(test::rel_l2(yk, y8), 1e-5);
   EXPECT_GT(test::rel_l2(yk, yco), 1e-5);
   // Beside bf16_gemm_blocks: a block listed there has no e4m3 copy at all, the other keeps its mask.
   WanFp8Options o{true, true, true};
-  o.bf16_linears = uint8_t(1 << 5);
+  o.bf16_linears = uint8_t(1 << kLinCrossO);
   o.bf16_gemm_blocks = {0};
   auto both = WanTransformer::load(tiny_dir());
   both->enable_fp8(o);

@@ -106,10 +106,12 @@ uint8_t wan_fp8_linear_mask(const std::vector<std::string>& names) {
     int found = -1;
     for (int i = 0; i < 8; ++i)
       if (names[j] == kWanFp8LinearNames[i]) found = i;
-    std::string all;
-    for (const char* n : kWanFp8LinearNames) all += (all.empty() ? "" : ", ") + std::string(n);
-    VGEN_CHECK(found >= 0, ExitCode::kRecipe, "fp8_config.bf16_linears[{}] is '{}', not a block linear; one of {}", j,
-               names[j], all);
+    if (found < 0) {
+      std::string all;
+      for (const char* n : kWanFp8LinearNames) all += (all.empty() ? "" : ", ") + std::string(n);
+      VGEN_THROW(ExitCode::kRecipe, "fp8_config.bf16_linears[{}] is '{}', not a block linear; one of {}", j, names[j],
+                 all);
+    }
     mask = uint8_t(mask | (1u << found));
   }
   return mask;

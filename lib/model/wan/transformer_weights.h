@@ -45,6 +45,8 @@ template <typename F> void for_each_fp8_linear(WanBlockWeights& b, F&& f) {
     else f(*l);
   }
 }
+// Their indices in that order (the bits of fp8_config.bf16_linears' mask).
+enum WanFp8Linear : int { kLinSelfQ, kLinSelfK, kLinSelfV, kLinSelfO, kLinCrossQ, kLinCrossO, kLinFfn1, kLinFfn2 };
 // The same linears by their module names in a Diffusers checkpoint (blocks.N.<name>.weight), in
 // for_each_fp8_linear's order: the vocabulary of fp8_config.bf16_linears.
 inline constexpr const char* kWanFp8LinearNames[8] = {"attn1.to_q",     "attn1.to_k",     "attn1.to_v",
