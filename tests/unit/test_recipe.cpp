@@ -351,7 +351,8 @@ TEST(Recipe, LoadFromFile) {
 }
 
 TEST(Recipe, RepoRecipesParse) {
-  for (const char* f : {"demo-cpu.yaml", "1gpu-14b.yaml", "2gpu-14b.yaml", "8gpu-14b.yaml", "nvl72-14b.yaml"}) {
+  for (const char* f :
+       {"demo-cpu.yaml", "1gpu-14b.yaml", "1gpu-14b-fp8.yaml", "2gpu-14b.yaml", "8gpu-14b.yaml", "nvl72-14b.yaml"}) {
     Recipe r = load_recipe(std::string(VGEN_SOURCE_DIR) + "/recipes/" + f, {});
     EXPECT_GE(r.parallel.world_size(), 1) << f;
   }
@@ -359,6 +360,9 @@ TEST(Recipe, RepoRecipesParse) {
   EXPECT_EQ(demo.parallel.world_size(), 4);
   Recipe nvl = load_recipe(std::string(VGEN_SOURCE_DIR) + "/recipes/nvl72-14b.yaml", {});
   EXPECT_EQ(nvl.parallel.world_size(), 72);
+  Recipe fp8 = load_recipe(std::string(VGEN_SOURCE_DIR) + "/recipes/1gpu-14b-fp8.yaml", {});
+  EXPECT_TRUE(fp8.is_fp8());
+  EXPECT_EQ(fp8.fp8.bf16_linears, (std::vector<std::string>{"attn2.to_out.0", "attn1.to_out.0"}));
 }
 
 // A string value that is not UTF-8 (a negative prompt) is a recipe error naming the key.
