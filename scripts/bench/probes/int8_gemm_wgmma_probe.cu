@@ -1,5 +1,9 @@
 // Build and run on the GPU machine:
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. -Xptxas -v -o /tmp/i8w scripts/bench/probes/int8_gemm_wgmma_probe.cu -lcublasLt && /tmp/i8w
+// With the library op (kernels/gemm/gemm_int8.cu) timed beside the probe's plain kernel:
+//   nvcc -std=c++20 --expt-relaxed-constexpr -O3 -gencode arch=compute_90a,code=sm_90a -I. -DVGEN_PROBE_LIB -o /tmp/i8l scripts/bench/probes/int8_gemm_wgmma_probe.cu kernels/gemm/gemm_int8.cu -lcublasLt && /tmp/i8l lib
+//   (this `lib` mode compiles but has not run on a GPU yet: the library op's speed after its generalisation to
+//   any N is unmeasured)
 // Probe: can a hand-written Hopper INT8 W8A8 GEMM, out[m, n] = bf16(acc·sa[m]·sb[n] + bias[n]) (then GELU-tanh, or
 // + the prior out for a residual) with both scales and the bias in its epilogue, run as fast as the cuBLASLt e4m3
 // GEMM that vgen uses (descriptors of gemm_sweep.cu: TN e4m3, outer-vector f32 scales, bf16 bias / GELU-bias
@@ -34,6 +38,9 @@
 #include "kernels/attention/mma_bf16.cuh"
 #include "kernels/attention/tensor_map.cuh"
 #include "kernels/attention/wgmma_sm90.cuh"
+#ifdef VGEN_PROBE_LIB
+#include "kernels/gemm/gemm_int8.cuh"
+#endif
 
 namespace {
 
@@ -407,8 +414,19 @@ void set_smem_limits() {
                           int(kSmemBytes)));
 }
 
-// Launches the INT8 GEMM (cm CTAs per cluster) on at most max_ctas persistent CTAs.
+// Launches the INT8 GEMM (cm CTAs per cluster) on at most max_ctas persistent CTAs; cm 0: the library op
+// kern::linear_int8 (kernels/gemm/gemm_int8.cuh, built in with -DVGEN_PROBE_LIB), on all SMs.
 void launch_int8(const Buffers& bu, int M, int N, int K, int epi, int cm, int max_ctas) {
+#ifdef VGEN_PROBE_LIB
+  if (cm == 0) {
+    Int8LinearArgs a;
+    a.x8 = bu.a, a.x_scale = bu.sa, a.w8 = bu.b, a.w_scale = bu.sb, a.bias = bu.bias, a.y = bu.out;
+    a.residual = epi == kResidual ? bu.out : nullptr;
+    a.M = M, a.N = N, a.K = K, a.act = epi == kGelu ? GemmAct::kGeluTanh : GemmAct::kNone;
+    CK(linear_int8(a, nullptr));
+    return;
+  }
+#endif
   if (M < 1 || N % kBN != 0 || K % kBK != 0 || N < kBN || K < kBK) {
     std::printf("{\"error\": \"shape %dx%dx%d: needs N %% 256 == 0, K %% 128 == 0\"}\n", M, N, K);
     std::exit(1);
@@ -565,8 +583,17 @@ int main(int argc, char** argv) {
   // argv[1]: plain (1 CTA per cluster), cluster (2, B multicast) or both (default).
   const char* mode = argc > 1 ? argv[1] : "both";
   std::vector<int> variants;
-  if (std::strcmp(mode, "cluster") != 0) variants.push_back(1);
-  if (std::strcmp(mode, "plain") != 0) variants.push_back(2);
+  if (std::strcmp(mode, "lib") == 0) {
+#ifdef VGEN_PROBE_LIB
+    variants = {0, 1};  // the library op, then the probe's plain kernel, same call
+#else
+    std::printf("{\"error\": \"lib needs -DVGEN_PROBE_LIB and kernels/gemm/gemm_int8.cu on the nvcc line\"}\n");
+    return 1;
+#endif
+  } else {
+    if (std::strcmp(mode, "cluster") != 0) variants.push_back(1);
+    if (std::strcmp(mode, "plain") != 0) variants.push_back(2);
+  }
   int dev = 0, sms = 0;
   cudaDeviceProp prop{};
   CK(cudaGetDevice(&dev));
@@ -618,7 +645,8 @@ int main(int argc, char** argv) {
   // Variant by variant, so that a failure of the second (a trap) leaves the first's lines printed.
   for (const int cm : variants) {
     char vname[64];
-    std::snprintf(vname, sizeof vname, cm == 2 ? "cluster2_multicast_b (%d clusters)" : "plain", g_max_clusters);
+    std::snprintf(vname, sizeof vname, cm == 2 ? "cluster2_multicast_b (%d clusters)" : cm == 0 ? "lib" : "plain",
+                  g_max_clusters);
     for (const Small& s : smalls)
       for (int epi = 0; epi < 3; ++epi) {
         std::vector<int> hm, hn;
