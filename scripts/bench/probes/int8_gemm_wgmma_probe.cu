@@ -100,44 +100,6 @@ __device__ __forceinline__ float epilogue_value(int32_t acc, float sa, float sb,
 #define VGEN_I8W_DEVICE 1
 #endif
 
-// d (+)= A·B for one m64n256k32 s8·s8 step, s32 accumulators (the register layout of the m64n128 forms, twice as
-// many column tiles); A and B from shared memory, K-major; scale_d 0 overwrites d. s8 takes no scale/transpose
-// immediates. n256 is in the integer shape list (n = 8, 16, 24, 32, 48, ..., 240, 256).
-#define VGEN_R8(i)                                                                                              \
-  "+r"(d[i]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]), "+r"(d[i + 6]), \
-      "+r"(d[i + 7])
-__device__ __forceinline__ void wgmma_ss_s8_n256(uint32_t (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-      "%128, %129, p;\n}\n"
-      : VGEN_R8(0), VGEN_R8(8), VGEN_R8(16), VGEN_R8(24), VGEN_R8(32), VGEN_R8(40), VGEN_R8(48), VGEN_R8(56),
-        VGEN_R8(64), VGEN_R8(72), VGEN_R8(80), VGEN_R8(88), VGEN_R8(96), VGEN_R8(104), VGEN_R8(112), VGEN_R8(120)
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-#undef VGEN_R8
-
-__device__ __forceinline__ bool mbar_try(uint32_t bar, uint32_t parity) {
-  uint32_t done;
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(done)
-      : "r"(bar), "r"(parity)
-      : "memory");
-  return done != 0;
-}
-// sm90::mbar_wait with a deadline: a pipeline bug traps (a launch error the host reports) instead of hanging the
-// probe. ~2^34 cycles is seconds; a healthy wait is microseconds.
-__device__ __forceinline__ void mbar_wait_bounded(uint32_t bar, uint32_t parity) {
-  if (mbar_try(bar, parity)) return;
-  const long long t0 = clock64();
-  while (!mbar_try(bar, parity))
-    if (clock64() - t0 > (1ll << 34)) __trap();
-}
 
 // Cluster helpers of the kCM = 2 form (two CTAs on neighbouring M tiles share each B slab through TMA multicast).
 __device__ __forceinline__ uint32_t cluster_rank() {
