@@ -33,12 +33,8 @@ __device__ __forceinline__ float ld(const __nv_bfloat16* p) { return __bfloat162
 __device__ __forceinline__ uint8_t e4m3(float x) {
   return uint8_t(__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3));
 }
-// Q and K: INT8 (int8_quant_mul / int8_round of attention_fp8_ref.h) or e4m3; V: e4m3.
+// Q and K: INT8 (int8_quant_mul / int8_round of kernels/quant/int8_ref.h; int8_bits) or e4m3; V: e4m3.
 __device__ __forceinline__ float qk_top(bool i8) { return i8 ? kInt8QkMax : kFp8E4M3Max; }
-// rint with saturation to ±127 (cvt.rni gives 0 for NaN), as a byte.
-__device__ __forceinline__ uint32_t int8_bits(float x) {
-  return uint32_t(max(-127, min(127, __float2int_rn(x)))) & 0xFFu;
-}
 __device__ __forceinline__ uint8_t qk8(bool i8, float x) { return i8 ? uint8_t(int8_bits(x)) : e4m3(x); }
 
 // grid (nkb, H, B), block 128: thread d sums its chunk's keys and takes the V maximum.

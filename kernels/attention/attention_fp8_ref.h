@@ -25,21 +25,15 @@
 #include <cstdint>
 
 #include "kernels/quant/fp8_e4m3_ref.h"
+#include "kernels/quant/int8_ref.h"
 
 namespace vgen::kern {
 
 // How Q and the smoothed K are stored for Q·Kᵀ (P·V is e4m3 either way).
 enum class Fp8Qk : uint8_t { kE4m3, kInt8 };
 
-// INT8 groups: x stored as rint(x · 127/amax) (round to nearest even, clamped to ±127, NaN as 0),
-// read back · amax/127; the same exceptions as fp8_scaled (scale 1). Formed exactly like this on the
-// device.
-constexpr float kInt8QkMax = 127.0f;
-inline float int8_quant_mul(float amax) { return fp8_scaled(amax) ? kInt8QkMax / amax : 1.0f; }
-inline float int8_dequant_mul(float amax) { return fp8_scaled(amax) ? amax / kInt8QkMax : 1.0f; }
-inline float int8_round(float x) {
-  return std::isnan(x) ? 0.0f : std::fmin(std::fmax(std::nearbyint(x), -kInt8QkMax), kInt8QkMax);
-}
+// INT8 groups: kernels/quant/int8_ref.h (rint(x · 127/amax), clamped to ±127, NaN as 0).
+constexpr float kInt8QkMax = kInt8Max;
 
 constexpr int64_t kAttnFp8Block = 128;  // tokens per Q / K scale block, keys per softmax tile
 

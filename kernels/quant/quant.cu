@@ -6,6 +6,7 @@
 #include "kernels/common/elem_io.cuh"
 #include "kernels/quant/e4m3_pack.cuh"
 #include "kernels/quant/fp8_e4m3_ref.h"
+#include "kernels/quant/int8_ref.h"
 
 namespace vgen::kern {
 
@@ -25,8 +26,11 @@ template <typename T> __device__ __forceinline__ void unpack8(const uint4 (&r)[k
   for (int j = 0; j < 8; ++j) v[j] = dev::to_f(e[j]);
 }
 
+// The group scale's top code: 448 for e4m3, 127 for INT8 (kI8).
+template <bool kI8> constexpr float kTop = kI8 ? kInt8Max : kFp8E4M3Max;
+
 // One block per row; thread t holds the 8-element vectors i·blockDim.x + t (i < V) of its row.
-template <typename T, int V>
+template <typename T, int V, bool kI8>
 __global__ void __launch_bounds__(kMaxThreads)
     quant_rows_regs_kernel(const T* __restrict__ x, int64_t ldx, int64_t K, uint8_t* __restrict__ x8,
                            float* __restrict__ scale) {
@@ -47,7 +51,7 @@ __global__ void __launch_bounds__(kMaxThreads)
     for (int j = 0; j < 8; ++j) a = fmaxf(a, fabsf(v[j]));  // fmaxf ignores NaN
   }
   a = dev::block_max(a, red);
-  const float mul = e4m3_quant_mul(a);
+  const float mul = group_quant_mul(kTop<kI8>, a);
   uint8_t* out = x8 + m * K;
 #pragma unroll
   for (int i = 0; i < V; ++i) {
@@ -55,13 +59,13 @@ __global__ void __launch_bounds__(kMaxThreads)
     if (vi >= nvec) continue;
     float v[8];
     unpack8<T>(raw[i], v);
-    *reinterpret_cast<uint2*>(out + vi * 8) = e4m3_pack8(v, mul);
+    *reinterpret_cast<uint2*>(out + vi * 8) = kI8 ? int8_pack8(v, mul) : e4m3_pack8(v, mul);
   }
-  if (threadIdx.x == 0) scale[m] = e4m3_dequant_mul(a);
+  if (threadIdx.x == 0) scale[m] = group_dequant_mul(kTop<kI8>, a);
 }
 
 // Any K, stride and alignment: one block per row, the row read twice (the second pass mostly hits L2).
-template <typename T>
+template <typename T, bool kI8>
 __global__ void __launch_bounds__(kMaxThreads)
     quant_rows_any_kernel(const T* __restrict__ x, int64_t ldx, int64_t K, uint8_t* __restrict__ x8,
                           float* __restrict__ scale) {
@@ -71,11 +75,12 @@ __global__ void __launch_bounds__(kMaxThreads)
   float a = 0.0f;
   for (int64_t k = threadIdx.x; k < K; k += blockDim.x) a = fmaxf(a, fabsf(dev::to_f(row[k])));
   a = dev::block_max(a, red);
-  const float mul = e4m3_quant_mul(a);
+  const float mul = group_quant_mul(kTop<kI8>, a);
   uint8_t* out = x8 + m * K;
   for (int64_t k = threadIdx.x; k < K; k += blockDim.x)
-    out[k] = __nv_cvt_float_to_fp8(e4m3_scaled(dev::to_f(row[k]), mul), __NV_SATFINITE, __NV_E4M3);
-  if (threadIdx.x == 0) scale[m] = e4m3_dequant_mul(a);
+    out[k] = kI8 ? uint8_t(int8_bits(dev::to_f(row[k]) * mul))
+                 : __nv_cvt_float_to_fp8(e4m3_scaled(dev::to_f(row[k]), mul), __NV_SATFINITE, __NV_E4M3);
+  if (threadIdx.x == 0) scale[m] = group_dequant_mul(kTop<kI8>, a);
 }
 
 // Threads (a multiple of 32, ≤ kMaxThreads) and vectors per thread for nvec vectors: the least idle
@@ -91,7 +96,7 @@ bool regs_shape(int64_t nvec, int* threads, int* vecs) {
   return best >= 0;
 }
 
-template <typename T>
+template <typename T, bool kI8>
 cudaError_t launch_quant(const T* x, int64_t M, int64_t K, int64_t ldx, uint8_t* x8, float* scale,
                          cudaStream_t stream) {
   int threads = 0, vecs = 0;
@@ -100,12 +105,12 @@ cudaError_t launch_quant(const T* x, int64_t M, int64_t K, int64_t ldx, uint8_t*
   const unsigned grid = unsigned(M);
   if (!regs) {
     const int t = K >= 1024 ? kMaxThreads : K >= 256 ? 128 : 32;
-    quant_rows_any_kernel<T><<<grid, t, 0, stream>>>(x, ldx, K, x8, scale);
+    quant_rows_any_kernel<T, kI8><<<grid, t, 0, stream>>>(x, ldx, K, x8, scale);
     return cudaGetLastError();
   }
   switch (vecs) {
 #define VGEN_QUANT_CASE(V) \
-  case V: quant_rows_regs_kernel<T, V><<<grid, threads, 0, stream>>>(x, ldx, K, x8, scale); break;
+  case V: quant_rows_regs_kernel<T, V, kI8><<<grid, threads, 0, stream>>>(x, ldx, K, x8, scale); break;
     VGEN_QUANT_CASE(1) VGEN_QUANT_CASE(2) VGEN_QUANT_CASE(3) VGEN_QUANT_CASE(4)
     VGEN_QUANT_CASE(5) VGEN_QUANT_CASE(6) VGEN_QUANT_CASE(7) VGEN_QUANT_CASE(8)
 #undef VGEN_QUANT_CASE
@@ -126,13 +131,26 @@ __global__ void encode_kernel(const float* x, int64_t n, uint8_t* out) {
 
 }  // namespace
 
-cudaError_t quantize_rows_fp8(const void* x, bool x_bf16, int64_t M, int64_t K, int64_t ldx, uint8_t* x8,
-                              float* scale, cudaStream_t stream) {
+namespace {
+template <bool kI8>
+cudaError_t quantize_rows(const void* x, bool x_bf16, int64_t M, int64_t K, int64_t ldx, uint8_t* x8, float* scale,
+                          cudaStream_t stream) {
   if (M < 0 || K < 0 || ldx < K || M > 0x7fffffff) return cudaErrorInvalidValue;
   if (M == 0) return cudaSuccess;
   if (!scale || (K > 0 && (!x || !x8))) return cudaErrorInvalidValue;
-  if (x_bf16) return launch_quant(static_cast<const bf16*>(x), M, K, ldx, x8, scale, stream);
-  return launch_quant(static_cast<const float*>(x), M, K, ldx, x8, scale, stream);
+  if (x_bf16) return launch_quant<bf16, kI8>(static_cast<const bf16*>(x), M, K, ldx, x8, scale, stream);
+  return launch_quant<float, kI8>(static_cast<const float*>(x), M, K, ldx, x8, scale, stream);
+}
+}  // namespace
+
+cudaError_t quantize_rows_fp8(const void* x, bool x_bf16, int64_t M, int64_t K, int64_t ldx, uint8_t* x8,
+                              float* scale, cudaStream_t stream) {
+  return quantize_rows<false>(x, x_bf16, M, K, ldx, x8, scale, stream);
+}
+
+cudaError_t quantize_rows_int8(const void* x, bool x_bf16, int64_t M, int64_t K, int64_t ldx, int8_t* x8,
+                               float* scale, cudaStream_t stream) {
+  return quantize_rows<true>(x, x_bf16, M, K, ldx, reinterpret_cast<uint8_t*>(x8), scale, stream);
 }
 
 cudaError_t fp8_scale_vector(const float* s, const float* g, float* out, int64_t N, cudaStream_t stream) {

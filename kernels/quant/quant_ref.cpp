@@ -4,6 +4,7 @@
 
 #include "kernels/common/bf16.h"
 #include "kernels/quant/fp8_e4m3_ref.h"
+#include "kernels/quant/int8_ref.h"
 
 namespace vgen::kern {
 
@@ -30,6 +31,21 @@ void quantize_rows_fp8_ref(const void* x, bool x_bf16, int64_t M, int64_t K, int
       x8[m * K + k] = std::isnan(q) ? uint8_t(0x7F) : fp8_e4m3_encode(q);
     }
     scale[m] = fp8_dequant_mul(a);
+  }
+}
+
+void quantize_rows_int8_ref(const void* x, bool x_bf16, int64_t M, int64_t K, int64_t ldx, int8_t* x8,
+                            float* scale) {
+#pragma omp parallel for schedule(static) if (M * K > (int64_t(1) << 16))
+  for (int64_t m = 0; m < M; ++m) {
+    float a = 0.0f;
+    for (int64_t k = 0; k < K; ++k) {
+      const float v = std::fabs(load(x, x_bf16, m * ldx + k));
+      if (v > a) a = v;  // false for NaN: ignored, as fmaxf on the device
+    }
+    const float mul = int8_quant_mul(a);
+    for (int64_t k = 0; k < K; ++k) x8[m * K + k] = int8_t(int8_round(load(x, x_bf16, m * ldx + k) * mul));
+    scale[m] = int8_dequant_mul(a);
   }
 }
 

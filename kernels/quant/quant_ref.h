@@ -15,6 +15,11 @@ namespace vgen::kern {
 void quantize_rows_fp8_ref(const void* x, bool x_bf16, int64_t M, int64_t K, int64_t ldx, uint8_t* x8,
                            float* scale);
 
+// The same in INT8 (int8_ref.h): x8[m,k] = int8_round(X[m,k] · int8_quant_mul(a)), scale[m] =
+// int8_dequant_mul(a); NaN elements become 0, a row with a not finite or below kFp8MinAmax gets scale 1.
+void quantize_rows_int8_ref(const void* x, bool x_bf16, int64_t M, int64_t K, int64_t ldx, int8_t* x8,
+                            float* scale);
+
 // out[n] = s[n] · g[n] (fp32 multiply), or s[n] when g is null: a per-channel gate folded into the
 // weight scales (w_scale'[n] = w_scale[n]·g[n]; the bias too, bias'[n] = bias[n]·g[n]).
 void fp8_scale_vector_ref(const float* s, const float* g, float* out, int64_t N);

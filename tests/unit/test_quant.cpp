@@ -248,6 +248,58 @@ TEST(QuantizeRowsRef, DequantisedRowsAreClose) {
     }
 }
 
+// INT8 rows: each element rint(x · 127/amax) clamped to ±127 (NaN 0), scale amax/127 (int8_ref.h).
+TEST(QuantizeRowsInt8Ref, SpecialAndOrdinaryRows) {
+  const int64_t K = 6;
+  const std::vector<float> x = {
+      0.0f,   -0.0f, 0.0f,   0.0f,   0.0f,   0.0f,    // zeros: scale 1, bytes 0
+      1.0f,   kNaN,  -2.0f,  0.5f,   0.25f,  2.0f,    // NaN ignored in the max (2), stored 0
+      kInf,   1000,  0.3f,   -kInf,  -500,   0.0f,    // Inf: scale 1, unscaled, saturated to ±127
+      3.0f,   -6.0f, 1.5f,   6.0f,   0.75f,  -0.001f, // ordinary: ±max → ±127
+      1e-37f, 0.0f,  -1e-37f, 5e-38f, 0.0f,  0.0f,    // below kFp8MinAmax: scale 1, values stored as 0
+  };
+  const int64_t M = int64_t(x.size()) / K;
+  std::vector<int8_t> q(static_cast<size_t>(M * K), 99);
+  std::vector<float> s(static_cast<size_t>(M));
+  quantize_rows_int8_ref(x.data(), false, M, K, K, q.data(), s.data());
+  const std::vector<int> want = {0,   0,    0,   0,    0,  0,    //
+                                 64,  0,    -127, 32,  16, 127,  // 1·63.5 = 63.5 → 64 (even), 0.25·63.5 = 15.875 → 16
+                                 127, 127,  0,   -127, -127, 0,  //
+                                 64,  -127, 32,  127,  16, 0,    // 3·127/6 = 63.5 → 64; 0.75·127/6 = 15.875 → 16
+                                 0,   0,    0,   0,    0,  0};
+  for (int64_t i = 0; i < M * K; ++i) EXPECT_EQ(int(q[size_t(i)]), want[size_t(i)]) << "x8[" << i / K << "," << i % K << "]";
+  EXPECT_EQ(s[0], 1.0f);
+  EXPECT_EQ(s[1], 2.0f / 127.0f);
+  EXPECT_EQ(s[2], 1.0f);
+  EXPECT_EQ(s[3], 6.0f / 127.0f);
+  EXPECT_EQ(s[4], 1.0f);
+}
+
+TEST(QuantizeRowsInt8Ref, Bf16RowsStridesAndRoundTrip) {
+  // bf16 input and a padded stride give the bytes of the fp32 path on the bf16 values; the round trip
+  // is within half a step (amax/254) of every finite element.
+  const int64_t M = 9, K = 257, ldx = K + 5;
+  std::vector<float> x = make_rows(M, K, ldx, 7);
+  for (auto& v : x)
+    if (!std::isfinite(v) || std::fabs(v) > 1e29f) v = 0.5f;
+  std::vector<uint16_t> xb(x.size());
+  for (size_t i = 0; i < x.size(); ++i) xb[i] = f32_to_bf16(x[i]), x[i] = bf16_to_f32(xb[i]);
+  std::vector<int8_t> qf(size_t(M * K)), qb(size_t(M * K));
+  std::vector<float> sf(static_cast<size_t>(M)), sb(static_cast<size_t>(M));
+  quantize_rows_int8_ref(x.data(), false, M, K, ldx, qf.data(), sf.data());
+  quantize_rows_int8_ref(xb.data(), true, M, K, ldx, qb.data(), sb.data());
+  EXPECT_EQ(qf, qb);
+  EXPECT_EQ(sf, sb);
+  for (int64_t m = 0; m < M; ++m) {
+    float amax = 0.0f;
+    for (int64_t k = 0; k < K; ++k) amax = std::max(amax, std::fabs(x[size_t(m * ldx + k)]));
+    for (int64_t k = 0; k < K; ++k) {
+      const double v = x[size_t(m * ldx + k)], d = double(qf[size_t(m * K + k)]) * sf[size_t(m)];
+      EXPECT_LE(std::fabs(d - v), double(amax) / 254.0 * 1.0001 + 1e-30) << m << "," << k;
+    }
+  }
+}
+
 TEST(Fp8ScaleVectorRef, MultipliesOrCopies) {
   const std::vector<float> s = {1.5f, -2.0f, 3e-3f}, g = {2.0f, 0.5f, -7.0f};
   std::vector<float> out(3);

@@ -1,6 +1,7 @@
 // Device FP8 e4m3 quantisation (kernels/quant/quant.cu, label gpu) against the host, bit for bit:
-// quantize_rows_fp8 vs quantize_rows_fp8_ref on odd shapes, strides and alignments, fp32 and bf16
-// rows (the register kernel and the general one), zero / NaN / Inf / tiny rows; the bare device
+// quantize_rows_fp8 vs quantize_rows_fp8_ref (and quantize_rows_int8 vs quantize_rows_int8_ref) on
+// odd shapes, strides and alignments, fp32 and bf16 rows (the register kernel and the general one),
+// zero / NaN / Inf / tiny rows; the bare device
 // conversion vs fp8_e4m3_encode over ~1e6 float bit patterns (a stride through all 2^32, every e4m3
 // midpoint and its neighbours, specials); fp8_scale_vector vs its reference. Failures print the
 // case, the first mismatches (row, column, input bits, device byte, host byte) and their count.
@@ -57,8 +58,8 @@ struct Mismatch {
 };
 
 // One quantisation case on the device against the host; `offset`: x starts that many elements past
-// an aligned address.
-void run_quant_case(int64_t M, int64_t K, int64_t ldx, bool bf16, int64_t offset, uint64_t seed) {
+// an aligned address; i8: INT8 rows (else e4m3).
+void run_quant_case(int64_t M, int64_t K, int64_t ldx, bool bf16, int64_t offset, uint64_t seed, bool i8 = false) {
   std::vector<float> x = make_rows(M, K, ldx, seed);
   std::vector<uint16_t> xb(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
@@ -72,17 +73,21 @@ void run_quant_case(int64_t M, int64_t K, int64_t ldx, bool bf16, int64_t offset
   Tensor dq = Tensor::empty({std::max<int64_t>(M * K, 1)}, DType::kU8, Device::kCUDA);
   Tensor ds = Tensor::empty({std::max<int64_t>(M, 1)}, DType::kF32, Device::kCUDA);
   const void* px = static_cast<const char*>(dx.raw()) + offset * esize;
-  const cudaError_t e = kern::quantize_rows_fp8(px, bf16, M, K, ldx, static_cast<uint8_t*>(dq.raw()), ds.f32(),
-                                                compute_stream());
-  const std::string what = "M=" + std::to_string(M) + " K=" + std::to_string(K) + " ldx=" + std::to_string(ldx) +
-                           (bf16 ? " bf16" : " fp32") + " offset=" + std::to_string(offset);
+  const cudaError_t e =
+      i8 ? kern::quantize_rows_int8(px, bf16, M, K, ldx, static_cast<int8_t*>(dq.raw()), ds.f32(), compute_stream())
+         : kern::quantize_rows_fp8(px, bf16, M, K, ldx, static_cast<uint8_t*>(dq.raw()), ds.f32(), compute_stream());
+  const std::string what = std::string(i8 ? "int8 " : "e4m3 ") + "M=" + std::to_string(M) + " K=" + std::to_string(K) +
+                           " ldx=" + std::to_string(ldx) + (bf16 ? " bf16" : " fp32") + " offset=" + std::to_string(offset);
   ASSERT_EQ(e, cudaSuccess) << what << ": " << cudaGetErrorString(e);
   std::vector<uint8_t> got_q = download<uint8_t>(dq, size_t(M * K));
   std::vector<float> got_s = download<float>(ds, size_t(M));
   std::vector<uint8_t> want_q(size_t(M * K));
   std::vector<float> want_s(static_cast<size_t>(M));
-  kern::quantize_rows_fp8_ref(bf16 ? static_cast<const void*>(xb.data()) : x.data(), bf16, M, K, ldx, want_q.data(),
-                              want_s.data());
+  const void* hx = bf16 ? static_cast<const void*>(xb.data()) : x.data();
+  if (i8)
+    kern::quantize_rows_int8_ref(hx, bf16, M, K, ldx, reinterpret_cast<int8_t*>(want_q.data()), want_s.data());
+  else
+    kern::quantize_rows_fp8_ref(hx, bf16, M, K, ldx, want_q.data(), want_s.data());
   Mismatch ms, mq;
   for (int64_t m = 0; m < M; ++m) {
     if (bits(got_s[size_t(m)]) != bits(want_s[size_t(m)]) && ms.count++ == 0)
@@ -122,6 +127,23 @@ TEST(QuantGpu, QuantizeRowsMatchesRefBitForBit) {
       if (HasFailure()) return;
     }
   }
+}
+
+// INT8 rows (the GEMM inputs of kernels/gemm/gemm_int8.cuh): the same kernels with the INT8 encoding.
+TEST(QuantGpu, QuantizeRowsInt8MatchesRefBitForBit) {
+  VGEN_REQUIRE_GPU();
+  uint64_t seed = 1000;
+  for (int64_t M : {1, 7, 1000})
+    for (int64_t K : {16, 7, 33, 1040, 5120, 13824, 20000}) {
+      if (M == 1000 && (K == 7 || K == 33 || K == 20000)) continue;
+      for (bool bf16 : {true, false}) {
+        run_quant_case(M, K, K, bf16, 0, seed++, true);
+        run_quant_case(M, K, K + 3, bf16, 0, seed++, true);  // odd stride: general kernel
+        if (HasFailure()) return;
+      }
+      run_quant_case(M, K, K, true, 1, seed++, true);  // misaligned start: general kernel
+      if (HasFailure()) return;
+    }
 }
 
 TEST(QuantGpu, QuantizeEdgeSizes) {
