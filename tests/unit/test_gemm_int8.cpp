@@ -3,7 +3,7 @@
 // bias + residual, residual in place), hand-computed bf16 outputs that show where x_scale, w_scale,
 // bias and residual enter and that the result is rounded once to nearest even, the f32 order of the
 // epilogue (x_scale before w_scale, no FMA), and the chain from fp32 data through per-row INT8
-// quantisation (int8_quant_mul / int8_round of attention_fp8_ref.h) back to the fp32 product.
+// quantisation (quantize_rows_int8_ref of quant_ref.h) back to the fp32 product.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,9 +11,9 @@
 #include <random>
 #include <vector>
 
-#include "kernels/attention/attention_fp8_ref.h"
 #include "kernels/common/bf16.h"
 #include "kernels/gemm/gemm_int8_ref.h"
+#include "kernels/quant/quant_ref.h"
 
 using namespace vgen::kern;
 
@@ -175,21 +175,10 @@ TEST(GemmInt8Ref, QuantisedRowsApproximateFp32Product) {
   std::vector<float> x(size_t(M * K)), w(size_t(N * K));
   for (int64_t i = 0; i < M * K; ++i) x[size_t(i)] = u(rng) * float(1 + i / K);  // rows of different ranges
   for (auto& v : w) v = 0.1f * u(rng);
-  auto quantise = [](const std::vector<float>& a, int64_t rows, int64_t K, std::vector<int8_t>& q,
-                     std::vector<float>& scale) {
-    q.resize(a.size()), scale.resize(size_t(rows));
-    for (int64_t r = 0; r < rows; ++r) {
-      float amax = 0.0f;
-      for (int64_t k = 0; k < K; ++k) amax = std::fmax(amax, std::fabs(a[size_t(r * K + k)]));
-      const float mul = int8_quant_mul(amax);
-      for (int64_t k = 0; k < K; ++k) q[size_t(r * K + k)] = int8_t(int8_round(a[size_t(r * K + k)] * mul));
-      scale[size_t(r)] = int8_dequant_mul(amax);
-    }
-  };
-  std::vector<int8_t> x8, w8;
-  std::vector<float> sx, sw;
-  quantise(x, M, K, x8, sx);
-  quantise(w, N, K, w8, sw);
+  std::vector<int8_t> x8(x.size()), w8(w.size());
+  std::vector<float> sx(static_cast<size_t>(M)), sw(static_cast<size_t>(N));
+  quantize_rows_int8_ref(x.data(), false, M, K, K, x8.data(), sx.data());
+  quantize_rows_int8_ref(w.data(), false, N, K, K, w8.data(), sw.data());
   std::vector<uint16_t> y(size_t(M * N));
   linear_int8_ref(x8.data(), sx.data(), w8.data(), sw.data(), nullptr, nullptr, y.data(), M, N, K, false);
   for (int64_t m = 0; m < M; ++m)
