@@ -14,6 +14,7 @@
 #include "kernels/common/bf16.h"
 #include "kernels/gemm/gemm_int8_ref.h"
 #include "kernels/quant/quant_ref.h"
+#include "gemm_int8_case.h"
 
 using namespace vgen::kern;
 
@@ -21,27 +22,8 @@ namespace {
 
 double gelu_tanh(double v) { return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); }
 
-struct Case {
-  int64_t M, N, K;
-  std::vector<int8_t> x8, w8;
-  std::vector<float> sx, sw;
-  std::vector<uint16_t> bias, res;  // bf16 bits
-};
-
-Case make_case(int64_t M, int64_t N, int64_t K, uint32_t seed) {
-  Case c{M, N, K, {}, {}, {}, {}, {}, {}};
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> i8(-127, 127);
-  std::uniform_real_distribution<float> scale(0.5e-3f, 1.5e-3f), u(-1.0f, 1.0f);
-  c.x8.resize(size_t(M * K)), c.w8.resize(size_t(N * K));
-  for (auto& v : c.x8) v = int8_t(i8(rng));
-  for (auto& v : c.w8) v = int8_t(i8(rng));
-  for (int64_t m = 0; m < M; ++m) c.sx.push_back(scale(rng));
-  for (int64_t n = 0; n < N; ++n) c.sw.push_back(scale(rng));
-  for (int64_t n = 0; n < N; ++n) c.bias.push_back(f32_to_bf16(0.5f * u(rng)));
-  for (int64_t i = 0; i < M * N; ++i) c.res.push_back(f32_to_bf16(u(rng)));
-  return c;
-}
+using vgen::testing::make_int8_gemm_case;
+using Case = vgen::testing::Int8GemmCase;
 
 // The naive computation in double against the reference's bf16 output: within one bf16 ulp of the
 // exact value (the reference's f32 steps are ~2^-23 each, then one rounding to bf16), plus the f32
@@ -69,7 +51,7 @@ void check_naive(const Case& c, bool bias, bool gelu, bool residual, bool in_pla
 
 TEST(GemmInt8Ref, MatchesNaiveDoubleEveryEpilogue) {
   for (const auto& [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{5, 7, 48}, {3, 1, 16}, {9, 33, 144}}) {
-    const Case c = make_case(M, N, K, uint32_t(M * 1000 + N * 10 + K));
+    const Case c = make_int8_gemm_case(M, N, K, uint32_t(M * 1000 + N * 10 + K));
     check_naive(c, false, false, false, false);
     check_naive(c, true, false, false, false);
     check_naive(c, false, true, false, false);
@@ -81,7 +63,7 @@ TEST(GemmInt8Ref, MatchesNaiveDoubleEveryEpilogue) {
 }
 
 TEST(GemmInt8Ref, InPlaceResidualEqualsSeparate) {
-  const Case c = make_case(5, 7, 48, 3);
+  const Case c = make_int8_gemm_case(5, 7, 48, 3);
   std::vector<uint16_t> sep(c.res.size()), inplace = c.res;
   linear_int8_ref(c.x8.data(), c.sx.data(), c.w8.data(), c.sw.data(), c.bias.data(), c.res.data(), sep.data(), 5, 7,
                   48, false);

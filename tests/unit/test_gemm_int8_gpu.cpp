@@ -24,6 +24,7 @@
 
 #include "kernels/gemm/gemm_int8.cuh"
 #include "kernels/gemm/gemm_int8_ref.h"
+#include "gemm_int8_case.h"
 
 using namespace vgen;
 using namespace vgen::testing;
@@ -46,28 +47,14 @@ bool int8_runs_here() {
   return false;
 }
 
-// Random int8 in [−127, 127], positive scales around 1e-3, bias in ±0.5 and a residual in ±1 (bf16).
-struct Problem {
-  int64_t M = 0, N = 0, K = 0;
-  std::vector<int8_t> x8, w8;
-  std::vector<float> sx, sw;
-  std::vector<uint16_t> bias, res;
+// The host problem (gemm_int8_case.h) and its device copies.
+struct Problem : Int8GemmCase {
   Tensor dx8, dw8, dsx, dsw, dbias;
 };
 
 Problem make_problem(int64_t M, int64_t N, int64_t K, uint32_t seed, int64_t vec_offset) {
   Problem p;
-  p.M = M, p.N = N, p.K = K;
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> i8(-127, 127);
-  std::uniform_real_distribution<float> scale(0.5e-3f, 1.5e-3f), u(-1.0f, 1.0f);
-  p.x8.resize(size_t(M * K)), p.w8.resize(size_t(N * K));
-  for (auto& v : p.x8) v = int8_t(i8(rng));
-  for (auto& v : p.w8) v = int8_t(i8(rng));
-  for (int64_t m = 0; m < M; ++m) p.sx.push_back(scale(rng));
-  for (int64_t n = 0; n < N; ++n) p.sw.push_back(scale(rng));
-  for (int64_t n = 0; n < N; ++n) p.bias.push_back(kern::f32_to_bf16(0.5f * u(rng)));
-  for (int64_t i = 0; i < M * N; ++i) p.res.push_back(kern::f32_to_bf16(u(rng)));
+  static_cast<Int8GemmCase&>(p) = make_int8_gemm_case(M, N, K, seed);
   p.dx8 = upload(p.x8.data(), p.x8.size()), p.dw8 = upload(p.w8.data(), p.w8.size());
   p.dsx = upload(p.sx.data(), p.sx.size() * 4);
   // w_scale and bias vec_offset elements into their buffers (an odd offset: no paired loads).
