@@ -18,13 +18,10 @@ void decode_rows(const uint8_t* q, int64_t rows, int64_t K, const double* table,
   for (int64_t i = 0; i < rows * K; ++i) out[i] = table[q[i]];
 }
 
-}  // namespace
-
-void linear_fp8_quantized_ref(const uint8_t* x8, const float* x_scale, const uint8_t* w8, const float* w_scale,
-                              const float* bias, float* y, int64_t M, int64_t N, int64_t K) {
+// The formula over bytes that `table` decodes (e4m3, or INT8 read as bytes).
+void linear_quantized_ref(const uint8_t* x8, const float* x_scale, const uint8_t* w8, const float* w_scale,
+                          const float* bias, float* y, int64_t M, int64_t N, int64_t K, const double (&table)[256]) {
   if (M == 0 || N == 0) return;
-  double table[256];
-  for (int c = 0; c < 256; ++c) table[c] = fp8_e4m3_decode(uint8_t(c));
   std::vector<double> xd, wd, p(size_t(kBlock * kBlock), 0.0);
   for (int64_t n0 = 0; n0 < N; n0 += kBlock) {
     const int64_t nb = std::min(kBlock, N - n0);
@@ -48,6 +45,31 @@ void linear_fp8_quantized_ref(const uint8_t* x8, const float* x_scale, const uin
         }
     }
   }
+}
+
+}  // namespace
+
+void linear_fp8_quantized_ref(const uint8_t* x8, const float* x_scale, const uint8_t* w8, const float* w_scale,
+                              const float* bias, float* y, int64_t M, int64_t N, int64_t K) {
+  double table[256];
+  for (int c = 0; c < 256; ++c) table[c] = fp8_e4m3_decode(uint8_t(c));
+  linear_quantized_ref(x8, x_scale, w8, w_scale, bias, y, M, N, K, table);
+}
+
+void linear_int8_quantized_ref(const int8_t* x8, const float* x_scale, const int8_t* w8, const float* w_scale,
+                               const float* bias, float* y, int64_t M, int64_t N, int64_t K) {
+  double table[256];
+  for (int c = 0; c < 256; ++c) table[c] = double(int8_t(uint8_t(c)));
+  linear_quantized_ref(reinterpret_cast<const uint8_t*>(x8), x_scale, reinterpret_cast<const uint8_t*>(w8), w_scale,
+                       bias, y, M, N, K, table);
+}
+
+void linear_int8_prequant_ref(const float* x, const int8_t* w8, const float* w_scale, const float* bias, float* y,
+                              int64_t M, int64_t N, int64_t K) {
+  std::vector<int8_t> x8(static_cast<size_t>(M * K));
+  std::vector<float> sx(static_cast<size_t>(M));
+  quantize_rows_int8_ref(x, false, M, K, K, x8.data(), sx.data());
+  linear_int8_quantized_ref(x8.data(), sx.data(), w8, w_scale, bias, y, M, N, K);
 }
 
 void linear_fp8_prequant_ref(const float* x, const uint8_t* w8, const float* w_scale, const float* bias, float* y,

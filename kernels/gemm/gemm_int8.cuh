@@ -14,9 +14,11 @@
 // results/2026-12-02_1xh200_int8_gemm_wgmma_probe.json): persistent (one CTA per SM), CTA tile
 // 128 × 256, K slabs of 128 bytes in 4 TMA stages, one producer warp, two consumer warpgroups of
 // m64n256k32 s8 wgmma, the epilogue from registers while the producer prefetches the next tile.
-// Any M, N and K % 16 == 0: TMA zero-fills rows past M or N and the K tail of the last slab;
-// stores, scale and bias loads are guarded (one access per column pair where N is even, w_scale
-// 8-byte and bias 4-byte aligned; else column by column). Requirements, else cudaErrorInvalidValue
+// Any M, N and K % 16 == 0: TMA zero-fills rows past M or N and the K tail of the last slab.
+// Column modes of the epilogue: N % 256 == 0 with w_scale 8-byte and bias 4-byte aligned (every
+// tile full in N, the DiT widths): no column guards, the probe's epilogue; else stores, scale and
+// bias loads are guarded (one access per column pair where N is even and those alignments hold;
+// else column by column). Same values in every mode. Requirements, else cudaErrorInvalidValue
 // and nothing launched: M, N, K > 0, M and N at most 2^31 − 512, K < 2^17 and a multiple of 16
 // (the TMA row pitch); x8, w8 16-byte aligned; y and residual 4-byte aligned; x8, x_scale, w8,
 // w_scale, y non-null; not act and residual together. cudaErrorNotSupported on a device that is

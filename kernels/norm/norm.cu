@@ -6,6 +6,7 @@
 #include "kernels/common/row_regs.cuh"
 #include "kernels/norm/norm.cuh"
 #include "kernels/quant/e4m3_pack.cuh"
+#include "kernels/quant/int8_ref.h"
 #include "kernels/rope/rope.cuh"
 
 namespace vgen::kern {
@@ -23,14 +24,18 @@ struct LnArgs {
   float eps = 0;
   const void* res = nullptr;   // residual update first (register kernel only): x <- x + res·gate
   const float* gate = nullptr;  // null: x + res; rows address it like shift/scale
-  uint8_t* x8 = nullptr;        // kFp8 (register kernel only): the output as e4m3 [rows, width]
+  uint8_t* x8 = nullptr;        // kFp8 (register kernel only): the output as e4m3 or INT8 [rows, width]
   float* x8_scale = nullptr;    //   and its per-row scales [rows], instead of y
+  bool int8 = false;            // kFp8: x8 holds INT8 bytes (quantize_rows_int8) instead of e4m3
 };
 
 // The register kernel: with kResidual the row is first updated in place (x + res·gate, or x + res
 // without a gate) and rounded into TX, exactly as gated_residual / add would store it. With kFp8
 // the output row, rounded into TY as it would be stored, is quantised as quantize_rows_fp8 does
 // (its |max|, then e4m3 of each value times 448/max) into a.x8 / a.x8_scale; y is not written.
+// With a.int8 the bytes are quantize_rows_int8's instead (the same |max|, then rint of each value
+// times 127/max, clamped to ±127). A runtime flag, not a template parameter: the two encoders run
+// on the same registers after the row is reduced, so it adds no spill and no kernel instances.
 // kFp8 holds the rounded outputs in registers (yv): at most kFp8Threads threads, so the residual
 // form at 5120 wide (V = 4) keeps them without spilling (16 bytes spilled at 1024).
 constexpr int kFp8Threads = 512;
@@ -111,11 +116,17 @@ __global__ void __launch_bounds__(kFp8 ? kFp8Threads : 1024) ln_regs_kernel(TX* 
     }
     if constexpr (kFp8) {
       amax = dev::block_max(amax, scratch);
-      const float mul = e4m3_quant_mul(amax);
+      const float top = a.int8 ? kInt8Max : kFp8E4M3Max;
+      const float mul = group_quant_mul(top, amax);
+      uint8_t* out = a.x8 + r * W;
+      if (a.int8) {
 #pragma unroll
-      for (int i = 0; i < V; ++i)
-        *reinterpret_cast<uint2*>(a.x8 + r * W + dev::row_index(i, 0)) = e4m3_pack8(yv[i], mul);
-      if (threadIdx.x == 0) a.x8_scale[r] = e4m3_dequant_mul(amax);
+        for (int i = 0; i < V; ++i) *reinterpret_cast<uint2*>(out + dev::row_index(i, 0)) = int8_pack8(yv[i], mul);
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) *reinterpret_cast<uint2*>(out + dev::row_index(i, 0)) = e4m3_pack8(yv[i], mul);
+      }
+      if (threadIdx.x == 0) a.x8_scale[r] = group_dequant_mul(top, amax);
     }
   }
 }
@@ -258,7 +269,8 @@ cudaError_t dispatch_residual_ln(void* x, void* y, FloatType type, const LnArgs&
   VGEN_DISPATCH_FB(type, T, { return launch_ln_regs<T, T, kModulate, true>(x, y, a, stream); });
 }
 
-// The register kernels with the e4m3 output (kFp8); cudaErrorNotSupported where they do not apply.
+// The register kernels with the quantised output (kFp8; e4m3 or INT8 by a.int8); cudaErrorNotSupported
+// where they do not apply.
 template <bool kModulate, bool kResidual>
 cudaError_t dispatch_ln_fp8(void* x, FloatType xt, FloatType yt, const LnArgs& a, cudaStream_t stream) {
   if (a.rows < 0 || a.width <= 0 || a.rows_per_mod <= 0 || (kResidual && (!a.res || xt != yt)))
@@ -315,30 +327,34 @@ cudaError_t rms_norm(const void* x, const void* weight, FloatType w_type, void* 
 }
 
 cudaError_t layer_norm_fp8(const void* x, FloatType x_type, const float* weight, const float* bias, FloatType y_type,
-                           uint8_t* x8, float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream) {
+                           uint8_t* x8, float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream,
+                           bool int8) {
   LnArgs a;
   a.weight = weight, a.bias = bias, a.rows = rows, a.width = width, a.eps = eps, a.x8 = x8, a.x8_scale = x8_scale;
+  a.int8 = int8;
   return dispatch_ln_fp8<false, false>(const_cast<void*>(x), x_type, y_type, a, stream);
 }
 
 cudaError_t layer_norm_modulate_fp8(const void* x, FloatType x_type, const float* shift, const float* scale,
                                     int64_t mod_stride, int64_t rows_per_mod, FloatType y_type, uint8_t* x8,
-                                    float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream) {
+                                    float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream,
+                                    bool int8) {
   if (!shift || !scale) return cudaErrorInvalidValue;
   LnArgs a;
   a.shift = shift, a.scale = scale, a.mod_stride = mod_stride, a.rows_per_mod = rows_per_mod;
-  a.rows = rows, a.width = width, a.eps = eps, a.x8 = x8, a.x8_scale = x8_scale;
+  a.rows = rows, a.width = width, a.eps = eps, a.x8 = x8, a.x8_scale = x8_scale, a.int8 = int8;
   return dispatch_ln_fp8<true, false>(const_cast<void*>(x), x_type, y_type, a, stream);
 }
 
 cudaError_t residual_layer_norm_modulate_fp8(void* x, const void* res, const float* gate, const float* shift,
                                              const float* scale, int64_t mod_stride, int64_t rows_per_mod,
                                              FloatType type, uint8_t* x8, float* x8_scale, int64_t rows,
-                                             int64_t width, float eps, cudaStream_t stream) {
+                                             int64_t width, float eps, cudaStream_t stream, bool int8) {
   if (!shift || !scale) return cudaErrorInvalidValue;
   LnArgs a;
   a.res = res, a.gate = gate, a.shift = shift, a.scale = scale, a.mod_stride = mod_stride;
   a.rows_per_mod = rows_per_mod, a.rows = rows, a.width = width, a.eps = eps, a.x8 = x8, a.x8_scale = x8_scale;
+  a.int8 = int8;
   return dispatch_ln_fp8<true, true>(x, type, type, a, stream);
 }
 

@@ -40,20 +40,23 @@ cudaError_t residual_layer_norm_modulate(void* x, const void* res, const float* 
                                          cudaStream_t stream);
 
 // layer_norm / layer_norm_modulate / residual_layer_norm_modulate whose output goes straight into
-// linear_fp8's per-token e4m3 form: x8 [rows, width] (16-byte aligned) and x8_scale [rows] are
-// quantize_rows_fp8 of the y the op would store in y_type, bit for bit; no y is written (one pass
-// over a row instead of the norm's write and the quantisation's read). Register rows with width a
-// multiple of 16 only: cudaErrorNotSupported (nothing launched) otherwise, the caller then runs the
-// norm and quantize_rows_fp8.
+// a GEMM's per-token quantised form: x8 [rows, width] (16-byte aligned) and x8_scale [rows] are
+// quantize_rows_fp8 (e4m3, linear_fp8's input) or, with int8, quantize_rows_int8 (INT8 bytes stored
+// through x8 as int8_t, linear_int8's input) of the y the op would store in y_type, bit for bit; no
+// y is written (one pass over a row instead of the norm's write and the quantisation's read).
+// Register rows with width a multiple of 16 only: cudaErrorNotSupported (nothing launched)
+// otherwise, the caller then runs the norm and the row quantisation.
 cudaError_t layer_norm_fp8(const void* x, FloatType x_type, const float* weight, const float* bias, FloatType y_type,
-                           uint8_t* x8, float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream);
+                           uint8_t* x8, float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream,
+                           bool int8 = false);
 cudaError_t layer_norm_modulate_fp8(const void* x, FloatType x_type, const float* shift, const float* scale,
                                     int64_t mod_stride, int64_t rows_per_mod, FloatType y_type, uint8_t* x8,
-                                    float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream);
+                                    float* x8_scale, int64_t rows, int64_t width, float eps, cudaStream_t stream,
+                                    bool int8 = false);
 cudaError_t residual_layer_norm_modulate_fp8(void* x, const void* res, const float* gate, const float* shift,
                                              const float* scale, int64_t mod_stride, int64_t rows_per_mod,
                                              FloatType type, uint8_t* x8, float* x8_scale, int64_t rows,
-                                             int64_t width, float eps, cudaStream_t stream);
+                                             int64_t width, float eps, cudaStream_t stream, bool int8 = false);
 
 // RMSNorm (rms_norm_ref) with weight [width] of w_type (f32 or bf16) or null; x and y one type.
 // f32: y = x·rs·w. bf16: y = bf16(bf16(x·rs)·w), PyTorch's composite rms_norm (§1.4.5).

@@ -15,6 +15,7 @@ size_t dtype_size(DType dt) {
     case DType::kF16: return 2;
     case DType::kI64: return 8;
     case DType::kU8: return 1;
+    case DType::kI8: return 1;
   }
   return 0;
 }
@@ -26,6 +27,7 @@ const char* dtype_name(DType dt) {
     case DType::kF16: return "f16";
     case DType::kI64: return "i64";
     case DType::kU8: return "u8";
+    case DType::kI8: return "i8";
   }
   return "?";
 }
@@ -192,6 +194,7 @@ void convert_dtype(const void* src, DType sdt, void* dst, DType ddt, size_t n) {
       case DType::kF16: return kern::f16_to_f32(static_cast<const uint16_t*>(src)[i]);
       case DType::kI64: return double(static_cast<const int64_t*>(src)[i]);
       case DType::kU8: return static_cast<const uint8_t*>(src)[i];
+      case DType::kI8: return static_cast<const int8_t*>(src)[i];
     }
     return 0;
   };
@@ -203,6 +206,7 @@ void convert_dtype(const void* src, DType sdt, void* dst, DType ddt, size_t n) {
       case DType::kF16: static_cast<uint16_t*>(dst)[i] = kern::f32_to_f16(float(v)); break;
       case DType::kI64: static_cast<int64_t*>(dst)[i] = int64_t(v); break;
       case DType::kU8: static_cast<uint8_t*>(dst)[i] = uint8_t(v); break;
+      case DType::kI8: static_cast<int8_t*>(dst)[i] = int8_t(v); break;
     }
   }
 }

@@ -11,7 +11,8 @@
 
 namespace vgen {
 
-enum class DType : uint8_t { kF32, kBF16, kF16, kI64, kU8 };
+// kI8: the INT8 form of precision fp8 (quantised weights and activations, ops/fp8.h).
+enum class DType : uint8_t { kF32, kBF16, kF16, kI64, kU8, kI8 };
 enum class Device : uint8_t { kCPU, kCUDA };
 
 size_t dtype_size(DType dt);
@@ -37,6 +38,7 @@ template <typename T> constexpr DType dtype_of();
 template <> constexpr DType dtype_of<float>() { return DType::kF32; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::kI64; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::kU8; }
+template <> constexpr DType dtype_of<int8_t>() { return DType::kI8; }
 template <> constexpr DType dtype_of<uint16_t>() { return DType::kBF16; }  // raw 16-bit: bf16 or f16
 
 class Tensor {

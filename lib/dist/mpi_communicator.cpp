@@ -34,6 +34,7 @@ MPI_Datatype mpi_type(DType dt) {
     case DType::kBF16:
     case DType::kF16: return MPI_UINT16_T;
     case DType::kU8: return MPI_UINT8_T;
+    case DType::kI8: return MPI_INT8_T;
   }
   return MPI_BYTE;
 }

@@ -309,6 +309,7 @@ std::vector<Key> fp8_keys(const Ctx& c, Fp8Config& f) {
       {"attention", [&](auto& n, auto& p) { f.attention = get_bool(c, n, p); }},
       {"gemm", [&](auto& n, auto& p) { f.gemm = get_bool(c, n, p); }},
       {"attention_qk", [&](auto& n, auto& p) { f.attention_qk = get_choice(c, n, p, {"int8", "e4m3"}); }},
+      {"gemm_format", [&](auto& n, auto& p) { f.gemm_format = get_choice(c, n, p, {"e4m3", "int8"}); }},
       {"bf16_first_steps", [&](auto& n, auto& p) { f.bf16_first_steps = get_int_min(c, n, p, 0); }},
       {"bf16_last_steps", [&](auto& n, auto& p) { f.bf16_last_steps = get_int_min(c, n, p, 0); }},
       {"bf16_blocks", [&](auto& n, auto& p) { f.bf16_blocks = get_block_list(c, n, p); }},

@@ -96,6 +96,11 @@ struct Fp8Config {
   // where the scores spread, docs/fp8.md). P·V is e4m3 either way.
   std::string attention_qk = "e4m3";
   bool qk_int8() const { return attention_qk == "int8"; }
+  // The linears' GEMMs (with `gemm`): "e4m3" (cuBLASLt's FP8 GEMM) or "int8" (the own INT8 W8A8
+  // kernel: 127 steps over each token's and each output channel's range, ~1/3 of e4m3's error at
+  // about its speed on Hopper, docs/fp8.md "INT8 GEMMs"). Per-token and per-channel scales either way.
+  std::string gemm_format = "e4m3";
+  bool gemm_int8() const { return gemm_format == "int8"; }
   int bf16_first_steps = 0;  // the first N denoising steps run wholly in bf16
   int bf16_last_steps = 0;   // the last N denoising steps run wholly in bf16
   // Transformer blocks run wholly in bf16 at every step (their linears keep their bf16 weights, no

@@ -53,6 +53,7 @@ Json recipe_to_json(const Recipe& r) {
   j["fp8_config"] = {{"attention", r.fp8.attention},
                      {"gemm", r.fp8.gemm},
                      {"attention_qk", r.fp8.attention_qk},
+                     {"gemm_format", r.fp8.gemm_format},
                      {"bf16_first_steps", r.fp8.bf16_first_steps},
                      {"bf16_last_steps", r.fp8.bf16_last_steps},
                      {"bf16_blocks", r.fp8.bf16_blocks},

@@ -19,7 +19,8 @@ static DType parse_dtype(const std::string& s, const std::string& path, const st
   if (s == "F16") return DType::kF16;
   if (s == "I64") return DType::kI64;
   if (s == "U8") return DType::kU8;
-  VGEN_THROW(ExitCode::kModel, "{}: tensor '{}' has unsupported dtype '{}' (supported: F32, BF16, F16, I64)",
+  if (s == "I8") return DType::kI8;
+  VGEN_THROW(ExitCode::kModel, "{}: tensor '{}' has unsupported dtype '{}' (supported: F32, BF16, F16, I64, U8, I8)",
              path, name, s);
 }
 
@@ -192,7 +193,7 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
   for (auto& [name, t0] : tensors) {
     Tensor t = t0.to(Device::kCPU);
     const char* dt = t.dtype() == DType::kF32 ? "F32" : t.dtype() == DType::kBF16 ? "BF16"
-                   : t.dtype() == DType::kF16 ? "F16" : t.dtype() == DType::kI64 ? "I64" : "U8";
+                   : t.dtype() == DType::kF16 ? "F16" : t.dtype() == DType::kI64 ? "I64" : t.dtype() == DType::kI8 ? "I8" : "U8";
     header[name] = {{"dtype", dt}, {"shape", t.shape()}, {"data_offsets", {off, off + t.nbytes()}}};
     off += t.nbytes();
     host.push_back(t);

@@ -15,14 +15,14 @@ Tensor cuda_residual_layer_norm(Tensor&, const Tensor&, const Tensor&, int, cons
 Tensor cuda_residual_layer_norm_modulate(Tensor&, const Tensor&, const Tensor&, int, const Tensor&, int, int, float) {
   throw_no_cuda("residual_layer_norm_modulate");
 }
-bool cuda_layer_norm_fp8(const Tensor&, const Tensor&, const Tensor&, float, Fp8Activation&) {
+bool cuda_layer_norm_fp8(const Tensor&, const Tensor&, const Tensor&, float, Fp8Activation&, GemmFormat) {
   throw_no_cuda("layer_norm_fp8");
 }
-bool cuda_layer_norm_modulate_fp8(const Tensor&, const Tensor&, int, int, float, Fp8Activation&) {
+bool cuda_layer_norm_modulate_fp8(const Tensor&, const Tensor&, int, int, float, Fp8Activation&, GemmFormat) {
   throw_no_cuda("layer_norm_modulate_fp8");
 }
 bool cuda_residual_layer_norm_modulate_fp8(Tensor&, const Tensor&, const Tensor&, int, const Tensor&, int, int, float,
-                                           Fp8Activation&) {
+                                           Fp8Activation&, GemmFormat) {
   throw_no_cuda("residual_layer_norm_modulate_fp8");
 }
 Tensor cuda_rms_norm(const Tensor&, const Tensor&, float) { throw_no_cuda("rms_norm"); }

@@ -25,16 +25,18 @@ Tensor cuda_residual_layer_norm(Tensor& x, const Tensor& y, const Tensor& gate_m
                                 const Tensor& weight, const Tensor& bias, float eps);
 Tensor cuda_residual_layer_norm_modulate(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
                                          const Tensor& mod, int shift_idx, int scale_idx, float eps);
-// The same norms with their output straight in linear_fp8's per-token e4m3 form (kern::*_fp8): `out`
-// gets the cuda_quantize_activation of the tensor they would return, bit for bit, and that tensor
-// is never written. False, with nothing done (x untouched), where the fused kernel does not apply
-// (a row without a register shape, a width not a multiple of 16): then run the norm and quantise.
-bool cuda_layer_norm_fp8(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps, Fp8Activation& out);
+// The same norms with their output straight in a per-token quantised GEMM input (kern::*_fp8):
+// `out` gets cuda_quantize_activation(<the tensor they would return>, format) bit for bit (x8 u8
+// e4m3 or i8 INT8, by format), and that tensor is never written. False, with nothing done (x
+// untouched), where the fused kernel does not apply (a row without a register shape, a width not a
+// multiple of 16): then run the norm and quantise.
+bool cuda_layer_norm_fp8(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps, Fp8Activation& out,
+                         GemmFormat format = GemmFormat::kE4m3);
 bool cuda_layer_norm_modulate_fp8(const Tensor& x, const Tensor& mod, int shift_idx, int scale_idx, float eps,
-                                  Fp8Activation& out);
+                                  Fp8Activation& out, GemmFormat format = GemmFormat::kE4m3);
 bool cuda_residual_layer_norm_modulate_fp8(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
                                            const Tensor& mod, int shift_idx, int scale_idx, float eps,
-                                           Fp8Activation& out);
+                                           Fp8Activation& out, GemmFormat format = GemmFormat::kE4m3);
 Tensor cuda_rms_norm(const Tensor& x, const Tensor& weight, float eps);
 // x [B, S, H, Dh]: RMSNorm over H·Dh with weight [H·Dh], then RoPE with cos/sin [S, Dh] → new tensor.
 Tensor cuda_rms_norm_rope(const Tensor& x, const Tensor& weight, const Tensor& cos, const Tensor& sin, float eps);

@@ -145,17 +145,18 @@ const void* rms_weight(const Tensor& w, int64_t n, const char* op, kern::FloatTy
 }  // namespace
 
 namespace {
-// The e4m3 buffers of an activation shaped like x ([M, width] and [M]); false when the width needs
-// padding (fp8_padded_k), which the fused norms do not write.
-bool fp8_buffers(const Tensor& x, Fp8Activation& out) {
+// The quantised buffers of an activation shaped like x ([M, width] u8 e4m3 or i8 INT8, and [M]);
+// false when the width needs padding (fp8_padded_k), which the fused norms do not write.
+bool fp8_buffers(const Tensor& x, GemmFormat format, Fp8Activation& out) {
   const int64_t K = x.dim(-1);
   if (fp8_padded_k(K) != K) return false;
-  out.x8 = Tensor::empty({rows_of(x), K}, DType::kU8, Device::kCUDA);  // [M, K] e4m3
+  out.x8 = Tensor::empty({rows_of(x), K}, gemm_format_dtype(format), Device::kCUDA);  // [M, K]
   out.scale = Tensor::empty({rows_of(x)}, DType::kF32, Device::kCUDA);  // [M]
   out.shape = x.shape();
   return true;
 }
 
+// The bytes of either format go through the kernels' uint8_t pointer (their int8 flag says which).
 uint8_t* x8_ptr(Fp8Activation& a) { return static_cast<uint8_t*>(a.x8.raw()); }
 
 // A fused norm's launch status: true when it ran, false (out cleared) when it does not apply.
@@ -169,39 +170,42 @@ bool fp8_ran(cudaError_t e, const char* op, const Tensor& x, Fp8Activation& out)
 }
 }  // namespace
 
-bool cuda_layer_norm_fp8(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps, Fp8Activation& out) {
+bool cuda_layer_norm_fp8(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps, Fp8Activation& out,
+                         GemmFormat format) {
   const kern::FloatType t = act_type(x, "layer_norm_fp8", "x");
   const int64_t D = x.dim(-1);
-  if (!fp8_buffers(x, out)) return false;
+  if (!fp8_buffers(x, format, out)) return false;
   return fp8_ran(kern::layer_norm_fp8(x.raw(), t, f32_param(weight, D, "layer_norm_fp8", "weight"),
                                       f32_param(bias, D, "layer_norm_fp8", "bias"), t, x8_ptr(out), out.scale.f32(),
-                                      rows_of(x), D, eps, compute_stream()),
+                                      rows_of(x), D, eps, compute_stream(), format == GemmFormat::kInt8),
                  "layer_norm_fp8", x, out);
 }
 
 bool cuda_layer_norm_modulate_fp8(const Tensor& x, const Tensor& mod, int shift_idx, int scale_idx, float eps,
-                                  Fp8Activation& out) {
+                                  Fp8Activation& out, GemmFormat format) {
   const kern::FloatType t = act_type(x, "layer_norm_modulate_fp8", "x");
   const auto [sh, sc] = shift_scale(x, mod, shift_idx, scale_idx, "layer_norm_modulate_fp8");
-  if (!fp8_buffers(x, out)) return false;
+  if (!fp8_buffers(x, format, out)) return false;
   return fp8_ran(kern::layer_norm_modulate_fp8(x.raw(), t, mod.f32() + sh.offset, mod.f32() + sc.offset, sh.stride,
                                                sh.rows_per_mod, t, x8_ptr(out), out.scale.f32(), x.dim(0) * x.dim(1),
-                                               x.dim(2), eps, compute_stream()),
+                                               x.dim(2), eps, compute_stream(), format == GemmFormat::kInt8),
                  "layer_norm_modulate_fp8", x, out);
 }
 
 bool cuda_residual_layer_norm_modulate_fp8(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
                                            const Tensor& mod, int shift_idx, int scale_idx, float eps,
-                                           Fp8Activation& out) {
+                                           Fp8Activation& out, GemmFormat format) {
   const char* op = "residual_layer_norm_modulate_fp8";
   ModAddress g;
   const float* gate = residual_gate(x, y, gate_mod, gate_idx, &g, op);
   const auto [sh, sc] = shift_scale(x, mod, shift_idx, scale_idx, op);
-  if ((gate && (g.stride != sh.stride || g.rows_per_mod != sh.rows_per_mod)) || !fp8_buffers(x, out)) return false;
+  if ((gate && (g.stride != sh.stride || g.rows_per_mod != sh.rows_per_mod)) || !fp8_buffers(x, format, out))
+    return false;
   return fp8_ran(kern::residual_layer_norm_modulate_fp8(x.raw(), y.raw(), gate, mod.f32() + sh.offset,
                                                         mod.f32() + sc.offset, sh.stride, sh.rows_per_mod,
                                                         act_type(x, op, "x"), x8_ptr(out), out.scale.f32(),
-                                                        x.dim(0) * x.dim(1), x.dim(2), eps, compute_stream()),
+                                                        x.dim(0) * x.dim(1), x.dim(2), eps, compute_stream(),
+                                                        format == GemmFormat::kInt8),
                  op, x, out);
 }
 

@@ -38,41 +38,49 @@ Fp8StepScope::~Fp8StepScope() { t_step_fp8 = prev_; }
 
 int64_t fp8_padded_k(int64_t K) { return (K + 15) / 16 * 16; }
 
-Fp8Weight fp8_quantize_weight(const Tensor& w) {
+const char* gemm_format_name(GemmFormat f) { return f == GemmFormat::kInt8 ? "int8" : "e4m3"; }
+
+Fp8Weight fp8_quantize_weight(const Tensor& w, GemmFormat f) {
   VGEN_ASSERT(w.defined() && w.ndim() == 2, "fp8_quantize_weight: w must be [N, K], got {}",
               w.defined() ? w.str() : std::string("undefined"));
   const int64_t N = w.dim(0), K = w.dim(1);
   Fp8Weight q;
-  if (!w.is_cpu()) return cuda_quantize_weight(w);
-  q.w8 = Tensor::empty({N, K}, DType::kU8);
+  if (!w.is_cpu()) return cuda_quantize_weight(w, f);
+  q.w8 = Tensor::empty({N, K}, gemm_format_dtype(f));
   q.scale = Tensor::empty({N}, DType::kF32);
   const Tensor wf = w.to(DType::kF32);
-  kern::quantize_rows_fp8_ref(wf.f32(), /*x_bf16=*/false, N, K, K, q.w8.data<uint8_t>(), q.scale.f32());
+  if (f == GemmFormat::kInt8)
+    kern::quantize_rows_int8_ref(wf.f32(), /*x_bf16=*/false, N, K, K, q.w8.data<int8_t>(), q.scale.f32());
+  else
+    kern::quantize_rows_fp8_ref(wf.f32(), /*x_bf16=*/false, N, K, K, q.w8.data<uint8_t>(), q.scale.f32());
   return q;
 }
 
 Tensor fp8_linear_host(const Tensor& x, const Fp8Weight& w, const Tensor& b) {
   const int64_t K = x.dim(-1), N = w.w8.dim(0);
-  VGEN_ASSERT(w.defined() && w.w8.is_cpu() && w.w8.dtype() == DType::kU8 && w.w8.dim(1) == K &&
-                  w.scale.numel() == N && w.scale.dtype() == DType::kF32,
-              "fp8_linear_host: x {} vs e4m3 weight {} / scale {}", x.str(), w.w8.defined() ? w.w8.str() : "undefined",
-              w.scale.defined() ? w.scale.str() : "undefined");
+  VGEN_ASSERT(w.defined() && w.w8.is_cpu() && (w.w8.dtype() == DType::kU8 || w.w8.dtype() == DType::kI8) &&
+                  w.w8.dim(1) == K && w.scale.numel() == N && w.scale.dtype() == DType::kF32,
+              "fp8_linear_host: x {} vs quantised weight {} / scale {}", x.str(),
+              w.w8.defined() ? w.w8.str() : "undefined", w.scale.defined() ? w.scale.str() : "undefined");
   VGEN_ASSERT(x.is_cpu() && x.dtype() == DType::kF32 && (!b.defined() || (b.dtype() == DType::kF32 && b.numel() == N)),
               "fp8_linear_host: host f32 x and bias only, got {} and {}", x.str(), b.defined() ? b.str() : "no bias");
   Shape os = x.shape();
   os.back() = N;
   Tensor y = Tensor::empty(os, DType::kF32);
-  kern::linear_fp8_prequant_ref(x.f32(), w.w8.data<uint8_t>(), w.scale.f32(), b.defined() ? b.f32() : nullptr,
-                                y.f32(), x.numel() / K, N, K);
+  const float* bp = b.defined() ? b.f32() : nullptr;
+  if (w.format() == GemmFormat::kInt8)
+    kern::linear_int8_prequant_ref(x.f32(), w.w8.data<int8_t>(), w.scale.f32(), bp, y.f32(), x.numel() / K, N, K);
+  else
+    kern::linear_fp8_prequant_ref(x.f32(), w.w8.data<uint8_t>(), w.scale.f32(), bp, y.f32(), x.numel() / K, N, K);
   return y;
 }
 
 #ifndef VGEN_WITH_CUDA
 
 void cuda_quantize_rows_fp8(const Tensor&, Tensor&, Tensor&) { throw_no_cuda("quantize_rows_fp8"); }
-Fp8Weight cuda_quantize_weight(const Tensor&) { throw_no_cuda("quantize_weight"); }
+Fp8Weight cuda_quantize_weight(const Tensor&, GemmFormat) { throw_no_cuda("quantize_weight"); }
 Tensor cuda_fp8_scale_vector(const Tensor&, const Tensor&) { throw_no_cuda("fp8_scale_vector"); }
-Fp8Activation cuda_quantize_activation(const Tensor&) { throw_no_cuda("quantize_activation"); }
+Fp8Activation cuda_quantize_activation(const Tensor&, GemmFormat) { throw_no_cuda("quantize_activation"); }
 Tensor cuda_linear_fp8(const Tensor&, const Fp8Weight&, const Tensor&, DType, Activation) { throw_no_cuda("linear_fp8"); }
 Tensor cuda_linear_fp8(const Fp8Activation&, const Fp8Weight&, const Tensor&, DType, Activation) {
   throw_no_cuda("linear_fp8");

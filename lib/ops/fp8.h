@@ -12,6 +12,14 @@
 
 namespace vgen {
 
+// The byte format of the block linears' GEMMs under precision fp8 (fp8_config.gemm_format), both
+// with per-token activation and per-output-channel weight scales: e4m3 (cuBLASLt's FP8 GEMM, 3
+// mantissa bits a value) or INT8 (kern::linear_int8: 127 steps over each row's range). A quantised
+// tensor says its format by its dtype: u8 e4m3, i8 INT8.
+enum class GemmFormat : uint8_t { kE4m3, kInt8 };
+inline DType gemm_format_dtype(GemmFormat f) { return f == GemmFormat::kInt8 ? DType::kI8 : DType::kU8; }
+const char* gemm_format_name(GemmFormat f);  // "e4m3", "int8"
+
 // What the forward running on this thread computes in fp8. A model sets them for the duration of
 // its forward (Fp8Scope) from its own configuration and the denoising step's switch below; the ops
 // read them: block_attention (the self-attention of every SeqAttention), the blocks' linears.
@@ -23,6 +31,9 @@ struct Fp8Switches {
   // Bit i: the model's block linear i stays in the compute dtype although `gemm` is on
   // (fp8_config.bf16_linears; the Wan DiT's order is for_each_fp8_linear's).
   uint8_t bf16_linears = 0;
+  // The linears' format (fp8_config.gemm_format): for the weights quantised at their use (host
+  // DWDP's staged blocks; the others carry it in their dtype).
+  GemmFormat gemm_format = GemmFormat::kE4m3;
   bool any() const { return attention || gemm; }
   bool linear_in_fp8(int i) const { return gemm && !((bf16_linears >> i) & 1u); }
 };
@@ -74,50 +85,57 @@ struct Fp8BlockLists {
   }
 };
 
-// A Linear's weight [N, K] quantised per output channel: w8 u8 e4m3 [N, K] (device: [N, Kp], see
-// cuda_quantize_rows_fp8) and scale f32 [N]
-// (amax of the row / 448; a row of zeros has scale 1), w ≈ w8 · scale. On the weight's device:
-// host f32 through quantize_rows_fp8_ref, device bf16/f32 through quantize_rows_fp8.
+// A Linear's weight [N, K] quantised per output channel: w8 [N, K] (device: [N, Kp], see
+// cuda_quantize_rows_fp8) u8 e4m3 or i8 INT8, and scale f32 [N] (amax of the row / 448, or / 127;
+// a row of zeros has scale 1), w ≈ w8 · scale. On the weight's device: host f32 through
+// quantize_rows_fp8_ref / quantize_rows_int8_ref, device bf16/f32 through the kernels.
 struct Fp8Weight {
   Tensor w8;
   Tensor scale;
   bool defined() const { return w8.defined(); }
+  GemmFormat format() const { return w8.dtype() == DType::kI8 ? GemmFormat::kInt8 : GemmFormat::kE4m3; }
 };
-Fp8Weight fp8_quantize_weight(const Tensor& w);
+Fp8Weight fp8_quantize_weight(const Tensor& w, GemmFormat f = GemmFormat::kE4m3);
 
-// Device: x [..., K] bf16 or f32 → x8 u8 [rows, Kp] e4m3 and scale f32 [rows] (preallocated), one
-// scale per row (a token of an activation, an output channel of a weight). Kp = K rounded up to a
-// multiple of 16 (linear_fp8 needs K % 16 == 0; real DiT widths are): columns K..Kp-1 are e4m3
-// zeros, which add nothing to a product and change no scale (the tiny test models have K = 24).
+// Device: x [..., K] bf16 or f32 → x8 [rows, Kp] (u8: e4m3, i8: INT8, by x8's dtype) and scale
+// f32 [rows] (preallocated), one scale per row (a token of an activation, an output channel of a
+// weight). Kp = K rounded up to a multiple of 16 (both GEMMs need K % 16 == 0; real DiT widths
+// are): columns K..Kp-1 are zeros, which add nothing to a product and change no scale (the tiny
+// test models have K = 24).
 void cuda_quantize_rows_fp8(const Tensor& x, Tensor& x8, Tensor& scale);
 int64_t fp8_padded_k(int64_t K);
 // fp8_quantize_weight on the device: w8 [N, Kp] (padded as above), scale [N].
-Fp8Weight cuda_quantize_weight(const Tensor& w);
+Fp8Weight cuda_quantize_weight(const Tensor& w, GemmFormat f = GemmFormat::kE4m3);
 // s [N] f32 times g [N] f32 (fp8_scale_vector): a per-channel gate folded into a weight scale or an
 // fp32 bias → new [N] f32.
 Tensor cuda_fp8_scale_vector(const Tensor& s, const Tensor& g);
 
-// CPU emulation of an fp8 Linear: x [..., K] host f32 quantised per token, y = (Σ x8·w8)·sx·sw + b
-// in fp32 (linear_fp8_prequant_ref) → [..., N] f32. b [N] f32 or undefined.
+// CPU emulation of an fp8 Linear: x [..., K] host f32 quantised per token in w's format, y =
+// (Σ x8·w8)·sx·sw + b in fp32 (e4m3: linear_fp8_prequant_ref; INT8: the exact int32 sum, then the
+// same f32 steps) → [..., N] f32. b [N] f32 or undefined.
 Tensor fp8_linear_host(const Tensor& x, const Fp8Weight& w, const Tensor& b);
 
-// An activation [..., K] quantised per token on the device (quantize_rows_fp8): x8 u8 [M, Kp] e4m3,
-// scale f32 [M], and the activation's shape. One quantisation can serve several GEMMs (q, k, v).
+// An activation [..., K] quantised per token on the device (quantize_rows_fp8 / _int8): x8 [M, Kp]
+// u8 e4m3 or i8 INT8, scale f32 [M], and the activation's shape. One quantisation can serve several
+// GEMMs (q, k, v) of its format.
 struct Fp8Activation {
   Tensor x8, scale;
   Shape shape;
+  GemmFormat format() const { return x8.dtype() == DType::kI8 ? GemmFormat::kInt8 : GemmFormat::kE4m3; }
 };
-Fp8Activation cuda_quantize_activation(const Tensor& x);
+Fp8Activation cuda_quantize_activation(const Tensor& x, GemmFormat f = GemmFormat::kE4m3);
 
-// Device fp8 Linear: quantize_rows_fp8 of x (bf16 or f32 [..., K]) into a scratch e4m3 buffer with
-// per-token scales, then linear_fp8 with the bias (bf16 or f32 [N], or undefined) and fp32
-// accumulation → [..., N] of out_dt (bf16 or f32).
+// Device fp8 Linear: x (bf16 or f32 [..., K]) quantised per token in w's format into a scratch
+// buffer, then the GEMM of that format with the bias and exact or fp32 accumulation → [..., N] of
+// out_dt. e4m3 (linear_fp8): bias bf16 or f32 [N] or undefined, out bf16 or f32. INT8
+// (linear_int8): bias bf16 or undefined, out bf16. An activation must be in w's format.
 Tensor cuda_linear_fp8(const Tensor& x, const Fp8Weight& w, const Tensor& b, DType out_dt,
                        Activation act = Activation::kNone);
 Tensor cuda_linear_fp8(const Fp8Activation& x, const Fp8Weight& w, const Tensor& b, DType out_dt,
                        Activation act = Activation::kNone);
-// y += x8·w8ᵀ·sx·scale + b in linear_fp8's epilogue (in place). `scale` may differ from w.scale: a
-// gate folded into it (scale·g, with b·g) makes this the gated residual update x += g ⊙ (x·Wᵀ + b).
+// y += x8·w8ᵀ·sx·scale + b in the GEMM's epilogue (in place; x quantised in w8's format). `scale`
+// may differ from w.scale: a gate folded into it (scale·g, with b·g) makes this the gated residual
+// update x += g ⊙ (x·Wᵀ + b).
 void cuda_linear_fp8_add_(Tensor& y, const Tensor& x, const Tensor& w8, const Tensor& scale, const Tensor& b);
 
 // FP8 attention on the device (attention_fwd_fp8; workspace from a device tensor): q [B,Sq,H,D],

@@ -1,6 +1,6 @@
-// precision fp8 on the device (ops/fp8.h): activation / weight quantisation (quantize_rows_fp8),
-// the e4m3 GEMM (linear_fp8) and the FP8 attention (attention_fwd_fp8), and the device check of
-// the start-up refusal.
+// precision fp8 on the device (ops/fp8.h): activation / weight quantisation (quantize_rows_fp8,
+// quantize_rows_int8), the e4m3 GEMM (linear_fp8), the INT8 GEMM (linear_int8), the FP8 attention
+// (attention_fwd_fp8), and the device check of the start-up refusal.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include "core/cuda_stream.h"
 #include "kernels/attention/attention_fp8.cuh"
 #include "kernels/gemm/gemm_fp8.cuh"
+#include "kernels/gemm/gemm_int8.cuh"
 #include "kernels/quant/quant.cuh"
 #include "ops/device_op_checks.h"
 #include "ops/fp8.h"
@@ -51,6 +52,45 @@ kern::Fp8LinearArgs fp8_args(const char* op, const Fp8Activation& x, const Tenso
   return a;
 }
 
+// The arguments of linear_int8 for the INT8 activation x and weight w8 [N, K] i8 with per-row
+// `scale` [N] f32, bias b ([N] bf16 or undefined) and bf16 out.
+kern::Int8LinearArgs int8_args(const char* op, const Fp8Activation& x, const Tensor& w8, const Tensor& scale,
+                               const Tensor& b, DType out_dt) {
+  check_dev(w8, op, "w8");
+  check_dev(scale, op, "w_scale");
+  VGEN_ASSERT(x.x8.defined() && x.x8.ndim() == 2 && x.x8.dtype() == DType::kI8 && x.scale.defined(),
+              "{}: the activation is not quantised to INT8", op);
+  const int64_t K = x.x8.dim(1), N = w8.dim(0);
+  VGEN_ASSERT(w8.dtype() == DType::kI8 && w8.ndim() == 2 && w8.dim(1) == K && scale.dtype() == DType::kF32 &&
+                  scale.numel() == N,
+              "{}: x {} vs INT8 weight {} / scale {}", op, shape_str(x.shape), w8.str(), scale.str());
+  VGEN_ASSERT(out_dt == DType::kBF16, "{}: the INT8 GEMM writes bf16, not {}", op, dtype_name(out_dt));
+  kern::Int8LinearArgs a;
+  a.x8 = x.x8.data<int8_t>();
+  a.x_scale = x.scale.f32();
+  a.w8 = w8.data<int8_t>();
+  a.w_scale = scale.f32();
+  if (b.defined()) {
+    check_dev(b, op, "bias");
+    VGEN_ASSERT(b.numel() == N && b.dtype() == DType::kBF16, "{}: bias {} for {} bf16 outputs", op, b.str(), N);
+    a.bias = b.raw();
+  }
+  a.M = x.x8.dim(0), a.N = N, a.K = K;
+  return a;
+}
+
+// Runs linear_int8; a device without its kernel is the start-up check's miss, named for the user.
+void run_int8(const kern::Int8LinearArgs& a, const char* op, const Tensor& t) {
+  const cudaError_t e = kern::linear_int8(a, compute_stream());
+  if (e == cudaErrorNotSupported) {
+    std::string gpu;
+    cuda_fp8_available(&gpu);
+    VGEN_THROW(ExitCode::kUsage, "precision fp8: the INT8 GEMM (fp8_config.gemm_format int8) does not run on this "
+               "GPU, {} (it needs compute capability 9.0 with the build's sm_90a code)", gpu);
+  }
+  launched(e, op, t);
+}
+
 }  // namespace
 
 void cuda_quantize_rows_fp8(const Tensor& x, Tensor& x8, Tensor& scale) {
@@ -58,8 +98,9 @@ void cuda_quantize_rows_fp8(const Tensor& x, Tensor& x8, Tensor& scale) {
   check_dev(x8, "quantize_rows_fp8", "x8");
   check_dev(scale, "quantize_rows_fp8", "scale");
   const int64_t K = x.dim(-1), M = K ? x.numel() / K : 0, Kp = fp8_padded_k(K);
-  VGEN_ASSERT((x.dtype() == DType::kBF16 || x.dtype() == DType::kF32) && x8.dtype() == DType::kU8 &&
-                  x8.numel() == M * Kp && scale.dtype() == DType::kF32 && scale.numel() == M,
+  VGEN_ASSERT((x.dtype() == DType::kBF16 || x.dtype() == DType::kF32) &&
+                  (x8.dtype() == DType::kU8 || x8.dtype() == DType::kI8) && x8.numel() == M * Kp &&
+                  scale.dtype() == DType::kF32 && scale.numel() == M,
               "quantize_rows_fp8: x {} into x8 {} and scale {}", x.str(), x8.str(), scale.str());
   Tensor src = x;
   if (Kp != K && M > 0) {
@@ -69,16 +110,20 @@ void cuda_quantize_rows_fp8(const Tensor& x, Tensor& x8, Tensor& scale) {
     VGEN_CUDA_CHECK(cudaMemcpy2DAsync(src.raw(), size_t(Kp) * es, x.raw(), size_t(K) * es, size_t(K) * es, size_t(M),
                                       cudaMemcpyDeviceToDevice, compute_stream()));
   }
-  launched(kern::quantize_rows_fp8(src.raw(), x.dtype() == DType::kBF16, M, Kp, Kp, x8.data<uint8_t>(), scale.f32(),
-                                   compute_stream()),
-           "quantize_rows_fp8", x);
+  const bool bf16 = x.dtype() == DType::kBF16;
+  if (x8.dtype() == DType::kI8)
+    launched(kern::quantize_rows_int8(src.raw(), bf16, M, Kp, Kp, x8.data<int8_t>(), scale.f32(), compute_stream()),
+             "quantize_rows_int8", x);
+  else
+    launched(kern::quantize_rows_fp8(src.raw(), bf16, M, Kp, Kp, x8.data<uint8_t>(), scale.f32(), compute_stream()),
+             "quantize_rows_fp8", x);
 }
 
-Fp8Weight cuda_quantize_weight(const Tensor& w) {
+Fp8Weight cuda_quantize_weight(const Tensor& w, GemmFormat f) {
   check_dev(w, "quantize_weight", "w");
   VGEN_ASSERT(w.ndim() == 2, "quantize_weight: w must be [N, K], got {}", w.str());
   Fp8Weight q;
-  q.w8 = Tensor::empty({w.dim(0), fp8_padded_k(w.dim(1))}, DType::kU8, Device::kCUDA);  // [N, Kp]
+  q.w8 = Tensor::empty({w.dim(0), fp8_padded_k(w.dim(1))}, gemm_format_dtype(f), Device::kCUDA);  // [N, Kp]
   q.scale = Tensor::empty({w.dim(0)}, DType::kF32, Device::kCUDA);                      // [N]
   cuda_quantize_rows_fp8(w, q.w8, q.scale);
   return q;
@@ -94,11 +139,11 @@ Tensor cuda_fp8_scale_vector(const Tensor& s, const Tensor& g) {
   return out;
 }
 
-Fp8Activation cuda_quantize_activation(const Tensor& x) {
+Fp8Activation cuda_quantize_activation(const Tensor& x, GemmFormat f) {
   check_dev(x, "quantize_activation", "x");
   const int64_t K = x.dim(-1), M = K ? x.numel() / K : 0;
   Fp8Activation q;
-  q.x8 = Tensor::empty({M, fp8_padded_k(K)}, DType::kU8, Device::kCUDA);  // [M, Kp] e4m3
+  q.x8 = Tensor::empty({M, fp8_padded_k(K)}, gemm_format_dtype(f), Device::kCUDA);  // [M, Kp] e4m3 or INT8
   q.scale = Tensor::empty({M}, DType::kF32, Device::kCUDA);  // [M]
   q.shape = x.shape();
   cuda_quantize_rows_fp8(x, q.x8, q.scale);
@@ -106,6 +151,18 @@ Fp8Activation cuda_quantize_activation(const Tensor& x) {
 }
 
 Tensor cuda_linear_fp8(const Fp8Activation& x, const Fp8Weight& w, const Tensor& b, DType out_dt, Activation act) {
+  VGEN_ASSERT(x.format() == w.format(), "linear_fp8: a {} activation for a {} weight", gemm_format_name(x.format()),
+              gemm_format_name(w.format()));
+  if (w.format() == GemmFormat::kInt8) {
+    kern::Int8LinearArgs a = int8_args("linear_int8", x, w.w8, w.scale, b, out_dt);
+    a.act = act == Activation::kGeluTanh ? kern::GemmAct::kGeluTanh : kern::GemmAct::kNone;
+    Shape os = x.shape;
+    os.back() = a.N;
+    Tensor y = Tensor::empty(os, out_dt, Device::kCUDA);
+    a.y = y.raw();
+    run_int8(a, "linear_int8", y);
+    return y;
+  }
   kern::Fp8LinearArgs a = fp8_args("linear_fp8", x, w.w8, w.scale, b);
   a.out_type = gemm_type(out_dt, "linear_fp8", "out", w.w8);
   a.act = act == Activation::kGeluTanh ? kern::GemmAct::kGeluTanh : kern::GemmAct::kNone;
@@ -118,12 +175,23 @@ Tensor cuda_linear_fp8(const Fp8Activation& x, const Fp8Weight& w, const Tensor&
 }
 
 Tensor cuda_linear_fp8(const Tensor& x, const Fp8Weight& w, const Tensor& b, DType out_dt, Activation act) {
-  return cuda_linear_fp8(cuda_quantize_activation(x), w, b, out_dt, act);
+  return cuda_linear_fp8(cuda_quantize_activation(x, w.format()), w, b, out_dt, act);
 }
 
 void cuda_linear_fp8_add_(Tensor& y, const Tensor& x, const Tensor& w8, const Tensor& scale, const Tensor& b) {
   check_dev(y, "linear_fp8_add_", "y");
-  const Fp8Activation xq = cuda_quantize_activation(x);
+  const bool int8 = w8.dtype() == DType::kI8;
+  const Fp8Activation xq = cuda_quantize_activation(x, int8 ? GemmFormat::kInt8 : GemmFormat::kE4m3);
+  if (int8) {
+    kern::Int8LinearArgs a = int8_args("linear_int8_add_", xq, w8, scale, b, y.dtype());
+    Shape ys = x.shape();
+    ys.back() = a.N;
+    VGEN_ASSERT(y.shape() == ys, "linear_int8_add_: y {} for x {} and w8 {}", y.str(), x.str(), w8.str());
+    a.y = y.raw();
+    a.residual = y.raw();  // in place: y += x·wᵀ + b in the epilogue
+    run_int8(a, "linear_int8_add_", x);
+    return;
+  }
   kern::Fp8LinearArgs a = fp8_args("linear_fp8_add_", xq, w8, scale, b);
   Shape ys = x.shape();
   ys.back() = a.N;

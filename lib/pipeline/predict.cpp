@@ -13,7 +13,8 @@
 //   collectives the volumes of `vgen plan` (plan.cpp) on their groups: NVLink inside a domain,
 //              the inter-node fabric when a group spans domains
 //   fp8        precision fp8 (docs/fp8.md) on a profile with an `fp8` section: the block linears'
-//              FLOPs at the fp8 GEMM curve (fraction of the fp8 peak) plus the row quantisation of
+//              FLOPs at the fp8 GEMM curve (fraction of the fp8 peak; gemm_format int8: the INT8
+//              one, gemm_int8_by_rows) plus the row quantisation of
 //              each input (3 bytes per element); each self-attention call at the e4m3 kernel's curve
 //              plus its q/k/v quantisation pass; cross-attention, patch embedding, proj_out, the
 //              memory passes, the collectives (bf16), the text encoder and the VAE as bf16;
@@ -161,6 +162,11 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
              "vgen plan --predict: hardware profile {} ({}) has no fp8 section, so precision fp8 is not priced on "
              "{} (the profile's comments say why); use precision bf16 or a profile with one",
              hw.name, hw.source_path, hw.gpu);
+  const bool int8_gemm = fp8 && recipe.fp8.gemm && recipe.fp8.gemm_int8();
+  VGEN_CHECK(!int8_gemm || hw.fp8->gemm_int8, ExitCode::kRecipe,
+             "vgen plan --predict: hardware profile {} ({}) has no fp8.gemm_int8_by_rows, so fp8_config.gemm_format "
+             "int8 is not priced on {}; use gemm_format e4m3 or a profile with one",
+             hw.name, hw.source_path, hw.gpu);
   VGEN_CHECK(!(fp8 && recipe.is_cuda() && recipe.fp8.gemm && recipe.parallel.dwdp_size > 1), ExitCode::kRecipe,
              "vgen plan --predict: precision fp8 with fp8_config.gemm does not run with parallel_config.dwdp_size {} "
              "on device cuda (docs/fp8.md)",
@@ -199,7 +205,7 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   auto lin8 = [&](int i) { return ((bf16_lin >> i) & 1u) ? 0.0 : 1.0; };
   auto gemm_s = [&](bool e4m3) {
     if (!e4m3) return (block_flops + edge_flops) / (peak * hw.gemm.at(s));
-    // precision fp8: the block linears in e4m3 (but those of bf16_linears), each input row-quantised
+    // precision fp8: the block linears in e4m3 or INT8 (but those of bf16_linears), each input row-quantised
     // first (q, k and v share one: per layer up to five passes of K = D and ffn2's K = F, 3 bytes
     // per element); patch embedding and proj_out stay bf16.
     const double dd = lin8(kLinSelfQ) + lin8(kLinSelfK) + lin8(kLinSelfV) + lin8(kLinSelfO) + lin8(kLinCrossQ) +
@@ -207,7 +213,8 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
     const double flops8 = L * s * (2 * D * D * dd + 2 * D * F * (lin8(kLinFfn1) + lin8(kLinFfn2)));
     const double passes_d = std::max({lin8(kLinSelfQ), lin8(kLinSelfK), lin8(kLinSelfV)}) + lin8(kLinSelfO) +
                             lin8(kLinCrossQ) + lin8(kLinCrossO) + lin8(kLinFfn1);
-    return flops8 / (peak8 * hw.fp8->gemm.at(s)) +
+    const EfficiencyCurve& curve8 = int8_gemm ? *hw.fp8->gemm_int8 : hw.fp8->gemm;
+    return flops8 / (peak8 * curve8.at(s)) +
            L * 3 * s * (passes_d * D + lin8(kLinFfn2) * F) / (hbm_peak * hw.fp8->gemm_quant) +
            (block_flops - flops8 + edge_flops) / (peak * hw.gemm.at(s));
   };

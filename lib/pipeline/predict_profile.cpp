@@ -177,6 +177,7 @@ HardwareProfile parse_hardware_profile(const std::string& yaml_text, const std::
   if (static_cast<const YAML::Node&>(r.root)["fp8"]) {
     Fp8Profile f;
     f.gemm = r.curve("fp8.gemm_by_rows");
+    if (static_cast<const YAML::Node&>(r.root)["fp8"]["gemm_int8_by_rows"]) f.gemm_int8 = r.curve("fp8.gemm_int8_by_rows");
     f.attention = r.curve("fp8.attention_by_gflop");
     f.gemm_quant = r.fraction("fp8.gemm_quant");
     f.attention_quant = r.fraction("fp8.attention_quant");

@@ -32,6 +32,9 @@ struct FabricCost {
 // forward, and every step in bf16, is priced with the bf16 numbers.
 struct Fp8Profile {
   EfficiencyCurve gemm;       // by GEMM rows M: fraction of fp8_tflops reached by the quantised block linears
+  // The same for the INT8 GEMMs (fp8_config.gemm_format int8; the dense INT8 peak equals the fp8 one on
+  // Hopper), `gemm_int8_by_rows`; absent: that format is not priced on the profile.
+  std::optional<EfficiencyCurve> gemm_int8;
   EfficiencyCurve attention;  // by GFLOP per call: fraction of fp8_tflops reached by the e4m3 attention kernel
   double gemm_quant = 0;       // fraction of hbm_tbps: the GEMM inputs' row quantisation (3 bytes per element)
   double attention_quant = 0;  // fraction of hbm_tbps: the attention's q/k/v quantisation (3 bytes per element)

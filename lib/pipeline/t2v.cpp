@@ -64,6 +64,7 @@ WanFp8Options wan_fp8_options(const Recipe& recipe) {
   o.attention = recipe.fp8.attention;
   o.gemm = recipe.fp8.gemm;
   o.qk_int8 = recipe.fp8.qk_int8();
+  o.gemm_format = recipe.fp8.gemm_int8() ? GemmFormat::kInt8 : GemmFormat::kE4m3;
   o.bf16_blocks = recipe.fp8.bf16_blocks;
   o.bf16_gemm_blocks = recipe.fp8.bf16_gemm_blocks;
   o.bf16_linears = wan_fp8_linear_mask(recipe.fp8.bf16_linears);

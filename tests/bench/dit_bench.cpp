@@ -11,7 +11,7 @@
 // Usage: vgen_dit_bench [--shapes 480p,720p | HxWxF,...] [--layers N] [--reps 3] [--warmup 1]
 //                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--cfg-step]
 //                       [--first-block-cache] [--attention auto|native|cudnn] [--fp8 all|attention|gemm]
-//                       [--fp8-qk e4m3|int8] [--model DIR] [--timestep T]
+//                       [--fp8-qk e4m3|int8] [--fp8-gemm e4m3|int8] [--model DIR] [--timestep T]
 //                       [--out FILE] [--tag TEXT]
 //        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
 //   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,
@@ -30,6 +30,8 @@
 //   --fp8: precision fp8 (docs/fp8.md) for every forward: all, or only the self-attention or only
 //   the block GEMMs in e4m3 (bf16 weights of the quantised linears freed); recorded as "fp8".
 //   --fp8-qk: the fp8 self-attention's Q·Kᵀ in e4m3 (default) or INT8; recorded as "fp8_qk".
+//   --fp8-gemm: the quantised block linears' format, e4m3 (default) or INT8 (fp8_config.gemm_format);
+//   recorded as "fp8_gemm".
 //   --model DIR: the weights of a Diffusers checkpoint's transformer/ (its config sets the layers;
 //   not with --layers or --dwdp) instead of random ones, so that the forward is timed on the
 //   weights a run uses (clocks under the power cap follow the data); recorded as "model". The peer
@@ -83,6 +85,7 @@ struct Args {
   std::string mode = "single", out, tag, attention = "auto";
   std::string fp8;  // precision fp8: all | attention | gemm; empty: bf16 / fp32
   std::string fp8_qk = "e4m3";  // fp8_config.attention_qk
+  std::string fp8_gemm = "e4m3";  // fp8_config.gemm_format
   std::string model;  // a Diffusers checkpoint's root: its transformer's weights, not random ones
   bool layers_given = false;
   float timestep = 500.0f;  // the diffusion timestep of every forward (modulation follows it)
@@ -129,6 +132,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--attention") a.attention = val();
     else if (k == "--fp8") a.fp8 = val();
     else if (k == "--fp8-qk") a.fp8_qk = val();
+    else if (k == "--fp8-gemm") a.fp8_gemm = val();
     else if (k == "--model") a.model = val();
     else usage("unknown argument " + k);
   }
@@ -141,6 +145,7 @@ Args parse(int argc, char** argv) {
   if (a.first_block_cache && (a.cfg_step || a.dwdp > 1)) usage("--first-block-cache runs one stream without DWDP");
   if (!a.fp8.empty() && a.fp8 != "all" && a.fp8 != "attention" && a.fp8 != "gemm") usage("--fp8 all|attention|gemm");
   if (a.fp8_qk != "int8" && a.fp8_qk != "e4m3") usage("--fp8-qk int8|e4m3");
+  if (a.fp8_gemm != "int8" && a.fp8_gemm != "e4m3") usage("--fp8-gemm int8|e4m3");
   if (!a.fp8.empty() && (a.fp32 || (a.dwdp > 1 && a.fp8 != "attention")))
     usage("--fp8 computes in bf16 around the fp8 ops (not with --fp32), fp8 GEMMs not with --dwdp");
   return a;
@@ -320,7 +325,8 @@ int main(int argc, char** argv) {
     const WanTransformerConfig& cfg = model->config();
     const int layers = cfg.num_layers;
     if (!a.fp8.empty())  // every forward in fp8; the bf16 weights of the quantised linears are freed
-      model->enable_fp8({a.fp8 != "gemm", a.fp8 != "attention", false, a.fp8_qk == "int8"});
+      model->enable_fp8({a.fp8 != "gemm", a.fp8 != "attention", false, a.fp8_qk == "int8",
+                         a.fp8_gemm == "int8" ? GemmFormat::kInt8 : GemmFormat::kE4m3});
     auto attention = make_seq_attention(*mesh, AttentionConfig{});
     const WanDeviceModel& dm = *model->device_model();
     if (root)
@@ -421,6 +427,7 @@ int main(int argc, char** argv) {
       j["precision"] = a.fp8.empty() ? (a.fp32 ? "fp32" : "bf16") : "fp8";
       if (!a.fp8.empty()) j["fp8"] = a.fp8;  // all | attention | gemm
       if (!a.fp8.empty() && a.fp8 != "gemm") j["fp8_qk"] = a.fp8_qk;
+      if (!a.fp8.empty() && a.fp8 != "attention") j["fp8_gemm"] = a.fp8_gemm;
       j["fused_gelu"] = a.fused_gelu;
       j["fused_residual_gemm"] = a.fused_residual;
       j["async_ulysses"] = a.async_ulysses;

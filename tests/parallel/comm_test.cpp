@@ -33,6 +33,7 @@ Tensor make(DType dt, int64_t n, int64_t seed) {
       case DType::kF16: t.data<uint16_t>()[i] = uint16_t(seed * 131 + i * 17); break;
       case DType::kI64: t.data<int64_t>()[i] = seed * 1000003 + i - 5; break;
       case DType::kU8: t.data<uint8_t>()[i] = uint8_t(seed * 31 + i * 7); break;
+      case DType::kI8: t.data<int8_t>()[i] = int8_t(seed * 31 - i * 7); break;
     }
   }
   return t;

@@ -50,6 +50,8 @@ TEST(Fp8Recipe, KeysAndDefaults) {
   EXPECT_EQ(d.fp8.bf16_last_steps, 0);
   EXPECT_EQ(d.fp8.attention_qk, "e4m3");
   EXPECT_FALSE(wan_fp8_options(d).qk_int8);
+  EXPECT_EQ(d.fp8.gemm_format, "e4m3");
+  EXPECT_EQ(wan_fp8_options(d).gemm_format, GemmFormat::kE4m3);
   EXPECT_EQ(d.compute_dtype(), DType::kF32);  // the CPU emulates fp8 in fp32
   Recipe r = parse_recipe(R"(device: cuda
 precision: fp8
@@ -57,6 +59,7 @@ fp8_config:
   attention: false
   gemm: true
   attention_qk: int8
+  gemm_format: int8
   bf16_first_steps: 2
   bf16_last_steps: 3
 generation: {num_inference_steps: 10}
@@ -70,10 +73,12 @@ generation: {num_inference_steps: 10}
   EXPECT_TRUE(r.fp8.has_bf16_steps());
   EXPECT_EQ(r.fp8.attention_qk, "int8");
   EXPECT_TRUE(wan_fp8_options(r).qk_int8);
+  EXPECT_EQ(wan_fp8_options(r).gemm_format, GemmFormat::kInt8);
   const Json& j = r.resolved.at("fp8_config");  // timing.json's resolved recipe
   EXPECT_EQ(j.at("attention"), false);
   EXPECT_EQ(j.at("bf16_last_steps"), 3);
   EXPECT_EQ(j.at("attention_qk"), "int8");
+  EXPECT_EQ(j.at("gemm_format"), "int8");
   Recipe s = parse_recipe("precision: fp8\n", "r.yaml", {"fp8_config.gemm=false", "fp8_config.bf16_last_steps=1"});
   EXPECT_FALSE(s.fp8.gemm);
   EXPECT_EQ(s.fp8.bf16_last_steps, 1);
@@ -98,6 +103,7 @@ TEST(Fp8Recipe, BadValuesNameTheKey) {
   expect_error("precision: fp8\nfp8_config:\n  bf16_first_steps: -1\n", {}, {"fp8_config.bf16_first_steps", ">= 0"});
   expect_error("precision: fp8\nfp8_config:\n  bf16_last_steps: 1.5\n", {}, {"fp8_config.bf16_last_steps", "integer"});
   expect_error("precision: fp8\nfp8_config:\n  attention_qk: int4\n", {}, {"fp8_config.attention_qk", "int8 | e4m3"});
+  expect_error("precision: fp8\nfp8_config:\n  gemm_format: fp16\n", {}, {"fp8_config.gemm_format", "e4m3 | int8"});
   expect_error("precision: fp8\nfp8_config:\n  gem: true\n", {}, {"fp8_config.gem", "did you mean 'gemm'"});
   expect_error("precision: fp8\nfp8_config: [1]\n", {}, {"fp8_config", "expected a mapping"});
   expect_error("precision: fp8\n", {"fp8_config.bf16_steps=2"}, {"--set fp8_config.bf16_steps=2", "unknown key"});
@@ -229,19 +235,28 @@ auto fp8_tiny(std::vector<int> whole, std::vector<int> gemm) {
   return m;
 }
 
-// A linear straight from the references: both operands quantised per row, then the formula.
-Tensor ref_linear(const WanLinear& l, const Tensor& x, bool fp8) {
+// A linear straight from the references: both operands quantised per row (e4m3 or INT8), then the
+// formula.
+Tensor ref_linear(const WanLinear& l, const Tensor& x, bool fp8, GemmFormat f) {
   if (!fp8) return linear(x, l.w, l.b);
   const int64_t K = x.dim(-1), M = x.numel() / K, N = l.w.dim(0);
   std::vector<uint8_t> x8(static_cast<size_t>(M * K)), w8(static_cast<size_t>(N * K));
   std::vector<float> sx(static_cast<size_t>(M)), sw(static_cast<size_t>(N));
-  kern::quantize_rows_fp8_ref(x.f32(), false, M, K, K, x8.data(), sx.data());
-  kern::quantize_rows_fp8_ref(l.w.f32(), false, N, K, K, w8.data(), sw.data());
   Shape os = x.shape();
   os.back() = N;
   Tensor y = Tensor::empty(os, DType::kF32);
-  kern::linear_fp8_quantized_ref(x8.data(), sx.data(), w8.data(), sw.data(), l.b.defined() ? l.b.f32() : nullptr,
-                                 y.f32(), M, N, K);
+  const float* b = l.b.defined() ? l.b.f32() : nullptr;
+  if (f == GemmFormat::kInt8) {
+    auto* xi = reinterpret_cast<int8_t*>(x8.data());
+    auto* wi = reinterpret_cast<int8_t*>(w8.data());
+    kern::quantize_rows_int8_ref(x.f32(), false, M, K, K, xi, sx.data());
+    kern::quantize_rows_int8_ref(l.w.f32(), false, N, K, K, wi, sw.data());
+    kern::linear_int8_quantized_ref(xi, sx.data(), wi, sw.data(), b, y.f32(), M, N, K);
+    return y;
+  }
+  kern::quantize_rows_fp8_ref(x.f32(), false, M, K, K, x8.data(), sx.data());
+  kern::quantize_rows_fp8_ref(l.w.f32(), false, N, K, K, w8.data(), sw.data());
+  kern::linear_fp8_quantized_ref(x8.data(), sx.data(), w8.data(), sw.data(), b, y.f32(), M, N, K);
   return y;
 }
 
@@ -253,9 +268,9 @@ void ref_block(const WanTransformerConfig& cfg, const WanBlockWeights& w, Tensor
   Tensor mod = add_row(tproj.reshape({B, 6 * D}), w.scale_shift_table.reshape({6 * D})).reshape({B, 6, D});
   {
     Tensor n = layer_norm_modulate(x, mod, 0, 1, eps);
-    Tensor q = rms_norm(ref_linear(w.attn1.q, n, sw.gemm), w.attn1.norm_q, eps).reshape({B, S, H, Dh});
-    Tensor k = rms_norm(ref_linear(w.attn1.k, n, sw.gemm), w.attn1.norm_k, eps).reshape({B, S, H, Dh});
-    Tensor v = ref_linear(w.attn1.v, n, sw.gemm).reshape({B, S, H, Dh});
+    Tensor q = rms_norm(ref_linear(w.attn1.q, n, sw.gemm, sw.gemm_format), w.attn1.norm_q, eps).reshape({B, S, H, Dh});
+    Tensor k = rms_norm(ref_linear(w.attn1.k, n, sw.gemm, sw.gemm_format), w.attn1.norm_k, eps).reshape({B, S, H, Dh});
+    Tensor v = ref_linear(w.attn1.v, n, sw.gemm, sw.gemm_format).reshape({B, S, H, Dh});
     rope_(q, cos, sin);
     rope_(k, cos, sin);
     Tensor o = Tensor::empty(q.shape(), DType::kF32);
@@ -263,19 +278,19 @@ void ref_block(const WanTransformerConfig& cfg, const WanBlockWeights& w, Tensor
       kern::attention_fp8_ref(q.f32(), k.f32(), v.f32(), o.f32(), nullptr, B, S, S, H, Dh, S, scale);
     else
       kern::attention_ref(q.f32(), k.f32(), v.f32(), o.f32(), nullptr, B, S, S, H, Dh, S, scale);
-    gated_residual_(x, ref_linear(w.attn1.o, o.reshape({B, S, D}), sw.gemm), mod, 2);
+    gated_residual_(x, ref_linear(w.attn1.o, o.reshape({B, S, D}), sw.gemm, sw.gemm_format), mod, 2);
   }
   {
     Tensor n = layer_norm(x, w.norm2_w, w.norm2_b, eps);
-    Tensor q = rms_norm(ref_linear(w.attn2.q, n, sw.gemm), w.attn2.norm_q, eps).reshape({B, S, H, Dh});
+    Tensor q = rms_norm(ref_linear(w.attn2.q, n, sw.gemm, sw.gemm_format), w.attn2.norm_q, eps).reshape({B, S, H, Dh});
     Tensor o = Tensor::empty(q.shape(), DType::kF32);  // cross-attention: never fp8
     kern::attention_ref(q.f32(), tk.f32(), tv.f32(), o.f32(), nullptr, B, S, tk.dim(1), H, Dh, tk.dim(1), scale);
-    add_inplace(x, ref_linear(w.attn2.o, o.reshape({B, S, D}), sw.gemm));
+    add_inplace(x, ref_linear(w.attn2.o, o.reshape({B, S, D}), sw.gemm, sw.gemm_format));
   }
   {
-    Tensor h = ref_linear(w.ffn1, layer_norm_modulate(x, mod, 3, 4, eps), sw.gemm);
+    Tensor h = ref_linear(w.ffn1, layer_norm_modulate(x, mod, 3, 4, eps), sw.gemm, sw.gemm_format);
     gelu_tanh_(h);
-    gated_residual_(x, ref_linear(w.ffn2, h, sw.gemm), mod, 5);
+    gated_residual_(x, ref_linear(w.ffn2, h, sw.gemm, sw.gemm_format), mod, 5);
   }
 }
 
@@ -289,9 +304,11 @@ TEST(Fp8Emulation, BlockEqualsTheReferences) {
   Tensor cos, sin;
   WanRopeTables(cfg).make(3, 5, 10, 0, S, cos, sin);
   const SeqLayout layout = SeqLayout::make(S, 1, 0);
-  Tensor plain;
+  Tensor plain, e4m3_gemm;
+  const GemmFormat i8 = GemmFormat::kInt8;
   for (Fp8Switches sw : {Fp8Switches{false, false}, Fp8Switches{true, false}, Fp8Switches{false, true},
-                         Fp8Switches{true, true}}) {
+                         Fp8Switches{true, true}, Fp8Switches{false, true, false, 0, i8},
+                         Fp8Switches{true, true, false, 0, i8}}) {
     Tensor want = x0.clone(), got = x0.clone();
     ref_block(cfg, m->weights().blocks[0], want, tproj, cos, sin, tk, tv, sw);
     {
@@ -299,9 +316,14 @@ TEST(Fp8Emulation, BlockEqualsTheReferences) {
       LocalAttention attn;
       wan_block_forward(cfg, m->weights().blocks[0], got, tproj, cos, sin, tk, tv, layout, attn);
     }
-    EXPECT_LT(test::rel_l2(got, want), 1e-6) << "attention " << sw.attention << " gemm " << sw.gemm;
+    const std::string what = fmt::format("attention {} gemm {} {}", sw.attention, sw.gemm,
+                                         gemm_format_name(sw.gemm_format));
+    EXPECT_LT(test::rel_l2(got, want), 1e-6) << what;
     if (!sw.any()) plain = got;
-    else EXPECT_GT(test::rel_l2(got, plain), 1e-4) << "fp8 changed nothing: " << sw.attention << sw.gemm;
+    else EXPECT_GT(test::rel_l2(got, plain), 1e-4) << "fp8 changed nothing: " << what;
+    // The INT8 GEMMs are another rounding than the e4m3 ones.
+    if (sw.gemm && !sw.attention && sw.gemm_format == GemmFormat::kE4m3) e4m3_gemm = got;
+    if (sw.gemm && !sw.attention && sw.gemm_format == i8) EXPECT_GT(test::rel_l2(got, e4m3_gemm), 1e-4) << what;
   }
 }
 
@@ -376,6 +398,23 @@ TEST(Fp8Emulation, ForwardWiring) {
   const Tensor yi = i8->forward(x, t, ctx);
   EXPECT_GT(test::rel_l2(yi, y8), 1e-5);
   EXPECT_LT(test::rel_l2(yi, ref), 5e-2);
+  // fp8_config.gemm_format int8: the block linears hold INT8 weights, the per-channel quantisation
+  // of the fp32 ones (quantize_rows_int8_ref), and the forward takes them (another output, as close).
+  auto g8 = WanTransformer::load(tiny_dir());
+  g8->enable_fp8({true, true, true, false, GemmFormat::kInt8});
+  const WanLinear& qi = g8->weights().blocks[1].attn1.q;
+  ASSERT_TRUE(qi.w8.defined());
+  EXPECT_EQ(qi.w8.dtype(), DType::kI8);
+  std::vector<int8_t> wi(size_t(qi.w.numel()));
+  std::vector<float> si(size_t(qi.w.dim(0)));
+  kern::quantize_rows_int8_ref(qi.w.f32(), false, qi.w.dim(0), qi.w.dim(1), qi.w.dim(1), wi.data(), si.data());
+  EXPECT_EQ(std::memcmp(wi.data(), qi.w8.raw(), wi.size()), 0);
+  EXPECT_EQ(std::memcmp(si.data(), qi.w_scale.raw(), si.size() * 4), 0);
+  EXPECT_EQ(g8->weights().blocks[0].ffn2.w8.dtype(), DType::kI8);
+  const Tensor yg = g8->forward(x, t, ctx);
+  EXPECT_GT(test::rel_l2(yg, y8), 1e-5);
+  EXPECT_GT(test::rel_l2(yg, y32), 1e-5);
+  EXPECT_LT(test::rel_l2(yg, ref), 5e-2);
 }
 
 // ---- the denoising loop's per-step switch ----------------------------------------------------

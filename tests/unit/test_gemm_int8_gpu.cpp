@@ -1,10 +1,13 @@
 // INT8 W8A8 GEMM (kernels/gemm/gemm_int8.cu, label gpu) against linear_int8_ref, every output in
-// full: 333×512×384, 1000×768×640, 77×200×144 and 77×201×144 (N not a multiple of 256, odd N: the
-// column-at-a-time path; K tail of 16 bytes), 1×256×16, 5×7×48 (N below one B half), and
-// 6000×1000×528 (188 tiles on ≤ 132 SMs: CTAs loop over tiles, 5 slabs a tile so the stage ring's
-// parity wraps mid-tile); the epilogues none, bias, GELU-tanh + bias, bias + residual (separate
-// buffer) and bias + residual in place (y == residual); scales and bias at odd element offsets
-// (no paired loads); argument errors (refused, nothing written).
+// full: 333×512×384, 1000×768×640 and 1×256×16 (N % 256 == 0, M not a multiple of 128: the
+// unguarded full-tile epilogue), 77×200×144 and 77×201×144 (N not a multiple of 256, odd N: the
+// column-at-a-time path; K tail of 16 bytes), 5×7×48 (N below one B half), 6000×1000×528 (188
+// tiles on ≤ 132 SMs: CTAs loop over tiles, 5 slabs a tile so the stage ring's parity wraps
+// mid-tile) and 4500×1280×272 (180 full tiles on ≤ 132 SMs: the full-tile epilogue while CTAs loop
+// over tiles); the epilogues none, bias, GELU-tanh + bias, bias + residual (separate buffer), bias +
+// residual in place (y == residual) and residual in place without bias; scales and bias at odd
+// element offsets (no paired loads, the guarded path at N % 256 == 0); argument errors (refused,
+// nothing written).
 //
 // The bound. Both sides form the same exact int32 sums and the same f32 steps, each one IEEE
 // operation rounded to nearest in the contract's order (the kernel's _rn intrinsics, the
@@ -77,6 +80,7 @@ const Epilogue kEpilogues[] = {
     {"gelu_tanh+bias", true, true, Epilogue::kNone},
     {"bias+residual", true, false, Epilogue::kSeparate},
     {"bias+residual_in_place", true, false, Epilogue::kInPlace},
+    {"residual_in_place", false, false, Epilogue::kInPlace},
 };
 
 int ordered(uint16_t v) { return (v & 0x8000) ? -int(v & 0x7FFF) : int(v); }  // bf16 bits on a line
@@ -147,6 +151,7 @@ TEST(GemmInt8Gpu, PersistentCtasLoopOverTiles) {
   VGEN_REQUIRE_GPU();
   if (!int8_runs_here()) return;  // the refusal checked instead
   run_shape(6000, 1000, 528, 7);
+  run_shape(4500, 1280, 272, 10);  // N % 256 == 0: the full-tile epilogue, 36 × 5 tiles
 }
 
 TEST(GemmInt8Gpu, ScalesAndBiasAtOddOffsets) {

@@ -1,9 +1,10 @@
-// The norms that write their output straight in linear_fp8's e4m3 form (kern::*_fp8 through
-// cuda_layer_norm_fp8 / cuda_layer_norm_modulate_fp8 / cuda_residual_layer_norm_modulate_fp8)
-// against the two ops they replace, the norm and then cuda_quantize_activation, bit for bit: the
-// e4m3 bytes, the per-token scales and (residual form) the updated x, for bf16 and f32 rows of
-// DiT-like and odd widths, rows of very different magnitudes, a zero row; and the refusal (false,
-// x untouched) where the fused kernel does not apply.
+// The norms that write their output straight in a GEMM's per-token quantised form, e4m3
+// (linear_fp8) or INT8 (linear_int8) (kern::*_fp8 through cuda_layer_norm_fp8 /
+// cuda_layer_norm_modulate_fp8 / cuda_residual_layer_norm_modulate_fp8) against the two ops they
+// replace, the norm and then cuda_quantize_activation in the same format, bit for bit: the bytes
+// (u8 e4m3 or i8 INT8), the per-token scales and (residual form) the updated x, for bf16 and f32
+// rows of DiT-like and odd widths, rows of very different magnitudes, a zero row; and the refusal
+// (false, x untouched) where the fused kernel does not apply.
 #include "gpu_test_util.h"
 
 #ifdef VGEN_WITH_CUDA
@@ -30,8 +31,10 @@ Tensor make_mod(int64_t B, int64_t D, uint64_t seed) {
   return device_tensor(v, {B, 6, D}, DType::kF32);
 }
 
-void expect_same(const Fp8Activation& got, const Fp8Activation& want, const std::string& what) {
+void expect_same(const Fp8Activation& got, const Fp8Activation& want, GemmFormat f, const std::string& what) {
   ASSERT_TRUE(got.x8.defined() && want.x8.defined()) << what;
+  EXPECT_EQ(got.x8.dtype(), gemm_format_dtype(f)) << what << ": the bytes' dtype";
+  EXPECT_EQ(want.x8.dtype(), gemm_format_dtype(f)) << what << ": the reference's dtype";
   EXPECT_EQ(got.shape, want.shape) << what;
   ASSERT_EQ(got.x8.shape(), want.x8.shape()) << what;
   const size_t n = size_t(want.x8.numel()), m = size_t(want.scale.numel());
@@ -56,51 +59,73 @@ struct Shape3 {
   int64_t B, S, D;
 };
 
-TEST(NormFp8Gpu, EqualsNormThenQuantise) {
-  VGEN_REQUIRE_GPU();
+void check_equals_norm_then_quantise(GemmFormat f) {
   const float eps = 1e-6f;
   uint64_t seed = 3;
   for (DType dt : {DType::kBF16, DType::kF32})
     for (const Shape3& s : {Shape3{2, 37, 5120}, Shape3{1, 130, 1536}, Shape3{3, 5, 512}}) {
-      const std::string what = std::string(dtype_name(dt)) + " " + std::to_string(s.B) + "x" + std::to_string(s.S) +
-                               "x" + std::to_string(s.D);
+      const std::string what = std::string(gemm_format_name(f)) + " " + dtype_name(dt) + " " + std::to_string(s.B) +
+                               "x" + std::to_string(s.S) + "x" + std::to_string(s.D);
       SCOPED_TRACE(what);
       const Tensor x = make_x(s.B, s.S, s.D, dt, ++seed), mod = make_mod(s.B, s.D, ++seed);
       // AdaLN (shift row 0, scale row 1).
       Fp8Activation got;
-      ASSERT_TRUE(cuda_layer_norm_modulate_fp8(x, mod, 0, 1, eps, got));
-      expect_same(got, cuda_quantize_activation(cuda_layer_norm_modulate(x, mod, 0, 1, eps)), "layer_norm_modulate");
+      ASSERT_TRUE(cuda_layer_norm_modulate_fp8(x, mod, 0, 1, eps, got, f));
+      expect_same(got, cuda_quantize_activation(cuda_layer_norm_modulate(x, mod, 0, 1, eps), f), f,
+                  "layer_norm_modulate");
       // Residual + AdaLN: x += y·gate (row 5), then the AdaLN of rows 3, 4; and without a gate.
       for (int gate : {5, -1}) {
         const Tensor y = make_x(s.B, s.S, s.D, dt, ++seed);
         Tensor x1 = x.clone(), x2 = x.clone();
         Fp8Activation g;
-        ASSERT_TRUE(cuda_residual_layer_norm_modulate_fp8(x1, y, mod, gate, mod, 3, 4, eps, g));
+        ASSERT_TRUE(cuda_residual_layer_norm_modulate_fp8(x1, y, mod, gate, mod, 3, 4, eps, g, f));
         const Tensor n = cuda_residual_layer_norm_modulate(x2, y, mod, gate, mod, 3, 4, eps);
-        expect_same(g, cuda_quantize_activation(n), "residual_layer_norm_modulate, gate " + std::to_string(gate));
+        expect_same(g, cuda_quantize_activation(n, f), f, "residual_layer_norm_modulate, gate " + std::to_string(gate));
         expect_bitwise(x1, x2, "the updated x, gate " + std::to_string(gate));
       }
       // Affine LayerNorm (the cross-attention's norm2).
       const Tensor w = device_tensor(random_vec(size_t(s.D), uint32_t(++seed), 0.5f, 1.5f), {s.D}, DType::kF32);
       const Tensor b = device_tensor(random_vec(size_t(s.D), uint32_t(++seed)), {s.D}, DType::kF32);
       Fp8Activation l;
-      ASSERT_TRUE(cuda_layer_norm_fp8(x, w, b, eps, l));
-      expect_same(l, cuda_quantize_activation(cuda_layer_norm(x, w, b, eps)), "layer_norm");
+      ASSERT_TRUE(cuda_layer_norm_fp8(x, w, b, eps, l, f));
+      expect_same(l, cuda_quantize_activation(cuda_layer_norm(x, w, b, eps), f), f, "layer_norm");
     }
+}
+
+TEST(NormFp8Gpu, EqualsNormThenQuantise) {
+  VGEN_REQUIRE_GPU();
+  check_equals_norm_then_quantise(GemmFormat::kE4m3);
+}
+
+TEST(NormFp8Gpu, EqualsNormThenQuantiseInt8) {
+  VGEN_REQUIRE_GPU();
+  check_equals_norm_then_quantise(GemmFormat::kInt8);
+}
+
+void check_refused(GemmFormat f) {
+  // 24 wide: padded to 32 for the GEMMs; 400 wide: no register shape (50 vectors of 8).
+  for (int64_t D : {24, 400}) {
+    SCOPED_TRACE(std::string(gemm_format_name(f)) + " width " + std::to_string(D));
+    const Tensor x = make_x(1, 9, D, DType::kBF16, 1), mod = make_mod(1, D, 2), y = make_x(1, 9, D, DType::kBF16, 3);
+    Tensor x1 = x.clone();
+    Fp8Activation q;
+    EXPECT_FALSE(cuda_layer_norm_modulate_fp8(x, mod, 0, 1, 1e-6f, q, f)) << D;
+    EXPECT_FALSE(q.x8.defined());
+    EXPECT_FALSE(cuda_layer_norm_fp8(x, Tensor(), Tensor(), 1e-6f, q, f)) << D;
+    EXPECT_FALSE(q.x8.defined());
+    EXPECT_FALSE(cuda_residual_layer_norm_modulate_fp8(x1, y, mod, 5, mod, 3, 4, 1e-6f, q, f)) << D;
+    expect_bitwise(x1, x, "x untouched, width " + std::to_string(D));
+  }
 }
 
 TEST(NormFp8Gpu, RefusedWhereTheKernelDoesNotApply) {
   VGEN_REQUIRE_GPU();
-  // 24 wide: padded to 32 for linear_fp8; 400 wide: no register shape (50 vectors of 8).
-  for (int64_t D : {24, 400}) {
-    const Tensor x = make_x(1, 9, D, DType::kBF16, 1), mod = make_mod(1, D, 2), y = make_x(1, 9, D, DType::kBF16, 3);
-    Tensor x1 = x.clone();
-    Fp8Activation q;
-    EXPECT_FALSE(cuda_layer_norm_modulate_fp8(x, mod, 0, 1, 1e-6f, q)) << D;
-    EXPECT_FALSE(q.x8.defined());
-    EXPECT_FALSE(cuda_residual_layer_norm_modulate_fp8(x1, y, mod, 5, mod, 3, 4, 1e-6f, q)) << D;
-    expect_bitwise(x1, x, "x untouched, width " + std::to_string(D));
-  }
+  check_refused(GemmFormat::kE4m3);
+}
+
+TEST(NormFp8Gpu, RefusedWhereTheKernelDoesNotApplyInt8) {
+  VGEN_REQUIRE_GPU();
+  check_refused(GemmFormat::kInt8);
 }
 
 }  // namespace

@@ -339,6 +339,36 @@ TEST(LinearFp8Ref, FormulaOnQuantisedOperands) {
   }
 }
 
+// The INT8 emulation (fp8_config.gemm_format int8): the formula over int32 sums, exact, on odd shapes
+// incl. K = 0 and |w8| at ±127 everywhere (the largest sums).
+TEST(LinearInt8Ref, FormulaOnQuantisedOperands) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {3, 300, 13}, {300, 7, 48}, {5, 9, 0},
+                         {2, 3, 5000}}) {
+    std::vector<float> x(static_cast<size_t>(M * K)), w(static_cast<size_t>(N * K)), b(static_cast<size_t>(N));
+    for (auto& v : x) v = u(rng) * 3.0f;
+    for (size_t i = 0; i < w.size(); ++i) w[i] = K == 5000 ? (i % 2 ? 0.05f : -0.05f) : u(rng) * 0.05f;
+    for (auto& v : b) v = u(rng);
+    std::vector<int8_t> x8(x.size()), w8(w.size());
+    std::vector<float> sx(static_cast<size_t>(M)), sw(static_cast<size_t>(N));
+    quantize_rows_int8_ref(x.data(), false, M, K, K, x8.data(), sx.data());
+    quantize_rows_int8_ref(w.data(), false, N, K, K, w8.data(), sw.data());
+    std::vector<float> yq(static_cast<size_t>(M * N)), yp(yq.size());
+    linear_int8_quantized_ref(x8.data(), sx.data(), w8.data(), sw.data(), b.data(), yq.data(), M, N, K);
+    linear_int8_prequant_ref(x.data(), w8.data(), sw.data(), b.data(), yp.data(), M, N, K);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        int64_t p = 0;
+        for (int64_t k = 0; k < K; ++k) p += int64_t(x8[size_t(i * K + k)]) * w8[size_t(j * K + k)];
+        const float want = float(double(p) * double(sx[size_t(i)]) * double(sw[size_t(j)]) + double(b[size_t(j)]));
+        const size_t o = size_t(i * N + j);
+        ASSERT_EQ(bits(yq[o]), bits(want)) << "y[" << i << "," << j << "] M=" << M << " N=" << N << " K=" << K;
+        ASSERT_EQ(bits(yp[o]), bits(want)) << i << "," << j;
+      }
+  }
+}
+
 TEST(LinearFp8Ref, CloseToFp32Linear) {
   // e4m3 keeps 3 mantissa bits: each operand carries ~2^-5 relative rms error, the product ~3%.
   const int64_t M = 37, N = 45, K = 512;

@@ -105,7 +105,7 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
   const float eps = float(cfg_.eps);
   // precision fp8 (the CPU emulation): what this forward's blocks run in e4m3 (none on a bf16 step).
   const bool step_fp8 = fp8_step_enabled();
-  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8, fp8_.qk_int8});
+  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8, fp8_.qk_int8, 0, fp8_.gemm_format});
 
   // Patch embedding of the local tokens only.
   Tensor patches = patchify(latents, p, begin, S_loc);  // [B, S_loc, C_in·pt·ph·pw]
@@ -172,8 +172,8 @@ void WanTransformer::enable_fp8(const WanFp8Options& options) {
     for (int64_t i = 0; i < n; ++i)
       if (options.blocks().gemm_in_fp8(i, n))
         for_each_fp8_linear(w_.blocks[size_t(i)], [&](WanLinear& l, int k) {
-          if ((options.bf16_linears >> k) & 1u) return;  // fp8_config.bf16_linears: no e4m3 copy
-          Fp8Weight q = fp8_quantize_weight(l.w);  // per output channel, fp32 weights kept
+          if ((options.bf16_linears >> k) & 1u) return;  // fp8_config.bf16_linears: no quantised copy
+          Fp8Weight q = fp8_quantize_weight(l.w, options.gemm_format);  // per output channel, fp32 weights kept
           l.w8 = std::move(q.w8);
           l.w_scale = std::move(q.scale);
         });

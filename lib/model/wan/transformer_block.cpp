@@ -18,12 +18,14 @@ namespace {
 Tensor apply(const WanLinear& l, const Tensor& x) { return linear(x, l.w, l.b); }
 
 // A linear of for_each_fp8_linear: the CPU emulation of its fp8 GEMM when this forward runs them in
-// fp8 (ops/fp8.h), with the e4m3 weight of enable_fp8 (or, for a block staged by host DWDP, the
-// same quantisation made now), else fp32.
+// fp8 (ops/fp8.h), with the e4m3 or INT8 weight of enable_fp8 (or, for a block staged by host DWDP,
+// the same quantisation made now), else fp32.
 // `idx`: the linear's WanFp8Linear index (fp8_config.bf16_linears keeps some in fp32).
 Tensor block_apply(const WanLinear& l, const Tensor& x, WanFp8Linear idx) {
   if (!fp8_switches().linear_in_fp8(idx)) return apply(l, x);
-  return fp8_linear_host(x, l.w8.defined() ? Fp8Weight{l.w8, l.w_scale} : fp8_quantize_weight(l.w), l.b);
+  const Fp8Switches sw = fp8_switches();
+  return fp8_linear_host(x, l.w8.defined() ? Fp8Weight{l.w8, l.w_scale} : fp8_quantize_weight(l.w, sw.gemm_format),
+                         l.b);
 }
 
 }  // namespace

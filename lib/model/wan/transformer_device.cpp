@@ -76,16 +76,17 @@ Tensor residual_norm_modulate(bool fused, Tensor& x, const Tensor& y, const Tens
   return layer_norm_modulate(x, mod, shift_idx, scale_idx, eps);
 }
 
-// residual_norm_modulate (y defined) or the plain AdaLN, straight into e4m3 for the fp8 GEMMs that
-// read it (cuda_*_fp8: the same values as the op and then cuda_quantize_activation). Nullopt, with
-// nothing done, where the fused kernel does not apply or the residual runs as two ops (fused false).
+// residual_norm_modulate (y defined) or the plain AdaLN, straight into the e4m3 or INT8 input of the
+// fp8 GEMMs that read it (cuda_*_fp8: the same values as the op and then cuda_quantize_activation).
+// Nullopt, with nothing done, where the fused kernel does not apply or the residual runs as two ops
+// (fused false).
 std::optional<Fp8Activation> norm_modulate_fp8(bool fused, Tensor& x, const Tensor& y, const Tensor& gate_mod,
                                                int gate_idx, const Tensor& mod, int shift_idx, int scale_idx,
-                                               float eps) {
+                                               float eps, GemmFormat f) {
   Fp8Activation q;
-  const bool ran = !y.defined() ? cuda_layer_norm_modulate_fp8(x, mod, shift_idx, scale_idx, eps, q)
+  const bool ran = !y.defined() ? cuda_layer_norm_modulate_fp8(x, mod, shift_idx, scale_idx, eps, q, f)
                    : fused      ? cuda_residual_layer_norm_modulate_fp8(x, y, gate_mod, gate_idx, mod, shift_idx,
-                                                                        scale_idx, eps, q)
+                                                                        scale_idx, eps, q, f)
                                 : false;
   return ran ? std::optional<Fp8Activation>(std::move(q)) : std::nullopt;
 }
@@ -150,7 +151,7 @@ Tensor WanDeviceModel::linear(const WanLinear& l, const Tensor& x, bool gelu) co
 bool WanDeviceModel::fp8_gemm(const WanLinear& l) const {
   if (fp8_switches().gemm && l.w8.defined()) return true;
   VGEN_CHECK(l.w.defined(), ExitCode::kInternal,
-             "a block linear runs in bf16 but only its e4m3 weight is on the device (precision fp8 freed the bf16 "
+             "a block linear runs in bf16 but only its quantised weight is on the device (precision fp8 freed the bf16 "
              "weights: WanFp8Options::keep_weights false, yet this step runs in bf16)");
   return false;
 }
@@ -183,7 +184,7 @@ bool WanDeviceModel::gated_linear_add(const WanLinear& l, const Tensor& in, cons
               w.defined() ? w.str() : "undefined");
   const int64_t copies = same_gates ? 1 : B;
   if (fp8_gemm(l)) {
-    // e4m3: the gate folds into the per-channel weight scale and the bias ([N] each, so always).
+    // e4m3 or INT8: the gate folds into the per-channel weight scale and the bias ([N] each, so always).
     for (int64_t c = 0; c < copies; ++c) {
       const Tensor gate = mod[c][gate_idx];  // [N] f32
       // [N]: w_scale·g in f32; b·g rounded to the bias's dtype (bf16), as cuda_scale_rows rounds it on
@@ -285,7 +286,7 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   const float eps = float(cfg_.eps);
   // precision fp8: what this forward runs in e4m3 (none on a bf16 step of the denoising loop).
   const bool step_fp8 = fp8_step_enabled();
-  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8, fp8_.qk_int8});
+  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8, fp8_.qk_int8, 0, fp8_.gemm_format});
 
   // Patch embedding of the local tokens (the gather rounds the latents to the compute dtype, as
   // diffusers' latents.to(bf16) before the Conv3d).
@@ -376,7 +377,7 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
     std::optional<Fp8Activation> nq;
     if (qkv8 == 3)
       nq = timed(P::kOther, [&] {
-        return norm_modulate_fp8(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps);
+        return norm_modulate_fp8(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps, fp8_.gemm_format);
       });
     Tensor n;  // [B, S, D]
     if (!nq) {
@@ -385,7 +386,8 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
                    ? residual_norm_modulate(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps)
                    : layer_norm_modulate(x, mod, 0, 1, eps);
       });
-      if (qkv8 > 1) nq = timed(P::kGemm, [&] { return cuda_quantize_activation(n); });  // shared by the fp8 ones
+      if (qkv8 > 1)  // shared by the fp8 ones
+        nq = timed(P::kGemm, [&] { return cuda_quantize_activation(n, fp8_.gemm_format); });
     }
     ffn_out = ffn_mod = Tensor();
     const Fp8Activation* nqp = nq ? &*nq : nullptr;
@@ -410,10 +412,12 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
   // gated self-attention residual (unless a GEMM epilogue added it) is added by the cross-attention
   // norm's pass when there is one.
   {
-    // fp8 GEMMs with the residual already in x: the norm writes the e4m3 input of attn2.q directly.
+    // fp8 GEMMs with the residual already in x: the norm writes the e4m3/INT8 input of attn2.q directly.
     Fp8Activation nq;
     const bool fused8 = !self_out.defined() && cfg_.cross_attn_norm && fp8_gemm(w.attn2.q) &&
-                        timed(P::kOther, [&] { return cuda_layer_norm_fp8(x, w.norm2_w, w.norm2_b, eps, nq); });
+                        timed(P::kOther, [&] {
+                          return cuda_layer_norm_fp8(x, w.norm2_w, w.norm2_b, eps, nq, fp8_.gemm_format);
+                        });
     Tensor n;
     if (!fused8)
       n = timed(P::kOther, [&] {
@@ -442,10 +446,11 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
   // Feed-forward (GELU-tanh); its gated residual runs in ffn2's epilogue, or is left to the next norm
   // (ffn_out).
   {
-    std::optional<Fp8Activation> nq;  // fp8 GEMMs: the norm writes ffn1's e4m3 input where it can
+    std::optional<Fp8Activation> nq;  // fp8 GEMMs: the norm writes ffn1's quantised input where it can
     if (fp8_gemm(w.ffn1))
       nq = timed(P::kOther, [&] {
-        return norm_modulate_fp8(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps);
+        return norm_modulate_fp8(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps,
+                                 fp8_.gemm_format);
       });
     Tensor n;  // [B, S, D]
     if (!nq)

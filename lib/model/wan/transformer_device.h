@@ -42,6 +42,7 @@ struct WanFp8Options {
   // otherwise; the host (CPU emulation) always keeps its fp32 weights.
   bool keep_weights = true;
   bool qk_int8 = false;  // the self-attention's Q·Kᵀ in INT8 (fp8_config.attention_qk: int8), else e4m3
+  GemmFormat gemm_format = GemmFormat::kE4m3;  // of the quantised block linears (fp8_config.gemm_format)
   // Blocks run wholly in bf16 at every step (fp8_config.bf16_blocks), and blocks whose linears run
   // in bf16 (fp8_config.bf16_gemm_blocks; their self-attention as `attention` says): indices,
   // negative ones from the end. The linears of either are not quantised.
@@ -56,7 +57,7 @@ struct WanFp8Options {
   // Switches for block i of n under the forward's switches `s`.
   Fp8Switches block_switches(int64_t i, int64_t n, Fp8Switches s) const {
     return {s.attention && blocks().attention_in_fp8(i, n), s.gemm && blocks().gemm_in_fp8(i, n), s.qk_int8,
-            uint8_t(s.bf16_linears | bf16_linears)};
+            uint8_t(s.bf16_linears | bf16_linears), s.gemm_format};
   }
 };
 

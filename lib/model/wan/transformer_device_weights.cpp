@@ -247,7 +247,7 @@ void WanDeviceModel::enable_fp8(const WanFp8Options& options) {
              "block slices hold no e4m3 copy); set fp8_config.gemm false or dwdp_size 1",
              opt_.dwdp_size);
   if (options.gemm) {
-    // Per output channel, once: e4m3 [N, K] + fp32 scale [N] beside (or instead of) the bf16 weight.
+    // Per output channel, once: e4m3 or INT8 [N, K] + fp32 scale [N] beside (or instead of) the bf16 weight.
     // Blocks of fp8_config.bf16_blocks and bf16_gemm_blocks, and the linears of bf16_linears, keep
     // only their bf16 weights.
     size_t added = 0, freed = 0;
@@ -257,7 +257,7 @@ void WanDeviceModel::enable_fp8(const WanFp8Options& options) {
       for_each_fp8_linear(w_.blocks[size_t(i)], [&](WanLinear& l, int k) {
         if ((options.bf16_linears >> k) & 1u) return;  // fp8_config.bf16_linears: bf16 weight only
         VGEN_CHECK(l.w.defined() && !l.w.is_cpu(), ExitCode::kInternal, "enable_fp8: a block weight is not on the device");
-        Fp8Weight q = fp8_quantize_weight(l.w);
+        Fp8Weight q = fp8_quantize_weight(l.w, options.gemm_format);
         l.w8 = std::move(q.w8);
         l.w_scale = std::move(q.scale);
         added += l.w8.nbytes() + l.w_scale.nbytes();
@@ -269,9 +269,10 @@ void WanDeviceModel::enable_fp8(const WanFp8Options& options) {
     }
     w_.bytes = w_.bytes + added - freed;
     weight_bytes_ = weight_bytes_ + added - freed;
-    log_info("precision fp8: block linears quantised to e4m3 on the device (+{:.1f} MiB of e4m3 weights and scales; {}); "
+    const char* fmt_name = gemm_format_name(options.gemm_format);
+    log_info("precision fp8: block linears quantised to {} on the device (+{:.1f} MiB of {} weights and scales; {}); "
              "DiT weights now {:.1f} MiB",
-             double(added) / 1048576.0,
+             fmt_name, double(added) / 1048576.0, fmt_name,
              options.keep_weights ? std::string("the bf16 ones kept for the bf16 steps")
                                   : fmt::format("{:.1f} MiB of bf16 ones freed", double(freed) / 1048576.0),
              double(weight_bytes_) / 1048576.0);
