@@ -49,7 +49,7 @@
 # scratch file unless --results is given); DRY_GPUS=N pretends N GPUs.
 # Environment: VGEN_GPU_BUILD (build dir), JOBS (build jobs, default nproc), SHAPES (default
 # 480p,720p), LAYERS (40), REPS (3), DIT_MODES (two GPUs: "cfg ulysses ring attn2d"), MODE_SHAPES
-# (720p), PEER_WHAT, MODEL, LOAD_ORDER, E2E_ORDER, LORA_RANK (64), LORA_SHAPES (480p,720p), LORA_DEFAULT_STEPS (3), DIT_FP8 (all|attention|gemm: the dit suite's forwards in precision fp8; e.g. `DIT_FP8=all gpu_suite.sh dit peer`), DIT_FP8_QK (e4m3|int8: their self-attention's Q·Kᵀ, default e4m3), DIT_FP8_GEMM (e4m3|int8: their block linears' GEMM format, default e4m3), DIT_MODEL (a Diffusers checkpoint: the dit suite's one-GPU forwards and the peer's on its transformer's weights, e.g. the trained-like one of fp8_accuracy.sh, instead of random ones; its config sets the layers), DROP_CACHES=1 (drop the page cache before each
+# (720p), PEER_WHAT, MODEL, LOAD_ORDER, E2E_ORDER, LORA_RANK (64), LORA_SHAPES (480p,720p), LORA_DEFAULT_STEPS (3), DIT_FP8 (all|attention|gemm: the dit suite's forwards in precision fp8; e.g. `DIT_FP8=all gpu_suite.sh dit peer`), DIT_FP8_QK (e4m3|int8: their self-attention's Q·Kᵀ, default e4m3), DIT_FP8_GEMM (int8|e4m3: their block linears' GEMM format, default int8), DIT_MODEL (a Diffusers checkpoint: the dit suite's one-GPU forwards and the peer's on its transformer's weights, e.g. the trained-like one of fp8_accuracy.sh, instead of random ones; its config sets the layers), DROP_CACHES=1 (drop the page cache before each
 # load, where permitted), BUDGET_S (seconds for the whole call, default 570: a suite that no longer
 # fits is skipped and said so), VGEN_COMMIT.
 # shellcheck disable=SC2317  # the suites are called as suite_$name

@@ -30,7 +30,7 @@
 //   --fp8: precision fp8 (docs/fp8.md) for every forward: all, or only the self-attention or only
 //   the block GEMMs in e4m3 (bf16 weights of the quantised linears freed); recorded as "fp8".
 //   --fp8-qk: the fp8 self-attention's Q·Kᵀ in e4m3 (default) or INT8; recorded as "fp8_qk".
-//   --fp8-gemm: the quantised block linears' format, e4m3 (default) or INT8 (fp8_config.gemm_format);
+//   --fp8-gemm: the quantised block linears' format, INT8 (default, as fp8_config.gemm_format) or e4m3;
 //   recorded as "fp8_gemm".
 //   --model DIR: the weights of a Diffusers checkpoint's transformer/ (its config sets the layers;
 //   not with --layers or --dwdp) instead of random ones, so that the forward is timed on the
@@ -85,7 +85,7 @@ struct Args {
   std::string mode = "single", out, tag, attention = "auto";
   std::string fp8;  // precision fp8: all | attention | gemm; empty: bf16 / fp32
   std::string fp8_qk = "e4m3";  // fp8_config.attention_qk
-  std::string fp8_gemm = "e4m3";  // fp8_config.gemm_format
+  std::string fp8_gemm = "int8";  // fp8_config.gemm_format (its default)
   std::string model;  // a Diffusers checkpoint's root: its transformer's weights, not random ones
   bool layers_given = false;
   float timestep = 500.0f;  // the diffusion timestep of every forward (modulation follows it)

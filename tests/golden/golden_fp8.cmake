@@ -24,13 +24,14 @@ add_test(NAME golden_fp8_gemm_only_dit_forward
 add_test(NAME golden_fp8_bf16_blocks_pipeline_wan21
          COMMAND ${VGEN_BIN} golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden --case pipeline_wan21
                  --set precision=fp8 --set fp8_config.bf16_blocks=[0])
-# INT8 GEMMs (fp8_config.gemm_format int8) under the same tolerances.
-add_test(NAME golden_fp8_int8_gemm_dit_forward
+# The e4m3 GEMMs (fp8_config.gemm_format e4m3; the cases above run the default, INT8) under the same
+# tolerances.
+add_test(NAME golden_fp8_e4m3_gemm_dit_forward
          COMMAND ${VGEN_BIN} golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden --case dit_forward
-                 --set precision=fp8 --set fp8_config.gemm_format=int8)
-add_test(NAME golden_fp8_int8_gemm_pipeline_wan21
+                 --set precision=fp8 --set fp8_config.gemm_format=e4m3)
+add_test(NAME golden_fp8_e4m3_gemm_pipeline_wan21
          COMMAND ${VGEN_BIN} golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden --case pipeline_wan21
-                 --set precision=fp8 --set fp8_config.gemm_format=int8)
+                 --set precision=fp8 --set fp8_config.gemm_format=e4m3)
 set_tests_properties(golden_fp8_switches_pipeline_wan22 golden_fp8_gemm_only_dit_forward golden_fp8_bf16_blocks_pipeline_wan21
-                     golden_fp8_int8_gemm_dit_forward golden_fp8_int8_gemm_pipeline_wan21 PROPERTIES
+                     golden_fp8_e4m3_gemm_dit_forward golden_fp8_e4m3_gemm_pipeline_wan21 PROPERTIES
                      LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)

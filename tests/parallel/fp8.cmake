@@ -70,9 +70,9 @@ vgen_fp8_mesh(ulysses2_dwdp2_bf16_gemm_blocks exact 2 ulysses_size=2 dwdp_size=2
 # on Ulysses 2 with host DWDP (the staged blocks quantise the others at their use).
 vgen_fp8_mesh(ulysses2_dwdp2_bf16_linears exact 2 ulysses_size=2 dwdp_size=2
               fp8_config.bf16_linears=[attn1.to_k,attn2.to_out.0])
-# INT8 GEMMs (fp8_config.gemm_format) on Ulysses 2 with host DWDP (the staged blocks quantise to INT8
-# at their use, the others at load).
-vgen_fp8_mesh(ulysses2_dwdp2_int8_gemm exact 2 ulysses_size=2 dwdp_size=2 fp8_config.gemm_format=int8)
+# The e4m3 GEMMs (fp8_config.gemm_format e4m3; the meshes above run the default, INT8) on Ulysses 2
+# with host DWDP (the staged blocks quantise at their use, the others at load).
+vgen_fp8_mesh(ulysses2_dwdp2_e4m3_gemm exact 2 ulysses_size=2 dwdp_size=2 fp8_config.gemm_format=e4m3)
 
 # On the GPU (label gpu; CUDA builds; skipped, not passed, without enough devices): the golden
 # fixtures with precision fp8 through the device kernels (every case: the DiT cases under the GPU fp8
@@ -101,16 +101,17 @@ if(VGEN_HAVE_CUDA)
   add_test(NAME golden_fp8_cuda_bf16_linears
            COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --case pipeline_wan21
                    --set fp8_config.bf16_linears=[attn1.to_k,attn2.to_q,attn2.to_out.0])
-  # INT8 GEMMs (kern::linear_int8) on every case, and with one of q/k/v in bf16 (the norm's output
-  # quantised to INT8 once for the other two) and a bf16 cross-attention query (no fused norm to INT8).
-  add_test(NAME golden_fp8_cuda_int8_gemm
-           COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --set fp8_config.gemm_format=int8)
-  add_test(NAME golden_fp8_cuda_int8_gemm_bf16_linears
+  # The e4m3 GEMMs (cuBLASLt; the tests above run the default, INT8: kern::linear_int8) on every
+  # case, and with one of q/k/v in bf16 (the norm's output quantised once for the other two) and a
+  # bf16 cross-attention query (no fused norm to e4m3).
+  add_test(NAME golden_fp8_cuda_e4m3_gemm
+           COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --set fp8_config.gemm_format=e4m3)
+  add_test(NAME golden_fp8_cuda_e4m3_gemm_bf16_linears
            COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --case pipeline_wan21
-                   --set fp8_config.gemm_format=int8 --set fp8_config.bf16_linears=[attn1.to_k,attn2.to_q])
+                   --set fp8_config.gemm_format=e4m3 --set fp8_config.bf16_linears=[attn1.to_k,attn2.to_q])
   set_tests_properties(golden_fp8_cuda golden_fp8_cuda_switches golden_fp8_cuda_gemm_only golden_fp8_cuda_bf16_blocks
-                       golden_fp8_cuda_bf16_gemm_blocks golden_fp8_cuda_bf16_linears golden_fp8_cuda_int8_gemm
-                       golden_fp8_cuda_int8_gemm_bf16_linears PROPERTIES
+                       golden_fp8_cuda_bf16_gemm_blocks golden_fp8_cuda_bf16_linears golden_fp8_cuda_e4m3_gemm
+                       golden_fp8_cuda_e4m3_gemm_bf16_linears PROPERTIES
                        LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600 SKIP_RETURN_CODE 77)
   foreach(mesh "ulysses2;ulysses_size=2" "ring2;ring_size=2" "attn2d_1x2;attn2d_size=[1,2]" "cfg2;cfg_size=2")
     list(GET mesh 0 name)

@@ -50,8 +50,10 @@ TEST(Fp8Recipe, KeysAndDefaults) {
   EXPECT_EQ(d.fp8.bf16_last_steps, 0);
   EXPECT_EQ(d.fp8.attention_qk, "e4m3");
   EXPECT_FALSE(wan_fp8_options(d).qk_int8);
-  EXPECT_EQ(d.fp8.gemm_format, "e4m3");
-  EXPECT_EQ(wan_fp8_options(d).gemm_format, GemmFormat::kE4m3);
+  EXPECT_EQ(d.fp8.gemm_format, "int8");
+  EXPECT_EQ(wan_fp8_options(d).gemm_format, GemmFormat::kInt8);
+  EXPECT_EQ(wan_fp8_options(parse_recipe("precision: fp8\nfp8_config: {gemm_format: e4m3}\n", "r.yaml", {})).gemm_format,
+            GemmFormat::kE4m3);
   EXPECT_EQ(d.compute_dtype(), DType::kF32);  // the CPU emulates fp8 in fp32
   Recipe r = parse_recipe(R"(device: cuda
 precision: fp8

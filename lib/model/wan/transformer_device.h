@@ -42,7 +42,8 @@ struct WanFp8Options {
   // otherwise; the host (CPU emulation) always keeps its fp32 weights.
   bool keep_weights = true;
   bool qk_int8 = false;  // the self-attention's Q·Kᵀ in INT8 (fp8_config.attention_qk: int8), else e4m3
-  GemmFormat gemm_format = GemmFormat::kE4m3;  // of the quantised block linears (fp8_config.gemm_format)
+  // Of the quantised block linears (fp8_config.gemm_format, whose recipe default is int8).
+  GemmFormat gemm_format = GemmFormat::kE4m3;
   // Blocks run wholly in bf16 at every step (fp8_config.bf16_blocks), and blocks whose linears run
   // in bf16 (fp8_config.bf16_gemm_blocks; their self-attention as `attention` says): indices,
   // negative ones from the end. The linears of either are not quantised.
