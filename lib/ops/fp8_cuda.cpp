@@ -79,15 +79,17 @@ kern::Int8LinearArgs int8_args(const char* op, const Fp8Activation& x, const Ten
   return a;
 }
 
-// Runs linear_int8; a device without its kernel is the start-up check's miss, named for the user.
+// A kernel's cudaErrorNotSupported (a device the start-up check should have refused), named for the user.
+[[noreturn]] void throw_not_on_this_gpu(const char* what) {
+  std::string gpu;
+  cuda_fp8_available(&gpu);
+  VGEN_THROW(ExitCode::kUsage, "precision fp8: {} does not run on this GPU, {} (it needs compute capability 9.0 "
+             "with the build's sm_90a code)", what, gpu);
+}
+
 void run_int8(const kern::Int8LinearArgs& a, const char* op, const Tensor& t) {
   const cudaError_t e = kern::linear_int8(a, compute_stream());
-  if (e == cudaErrorNotSupported) {
-    std::string gpu;
-    cuda_fp8_available(&gpu);
-    VGEN_THROW(ExitCode::kUsage, "precision fp8: the INT8 GEMM (fp8_config.gemm_format int8) does not run on this "
-               "GPU, {} (it needs compute capability 9.0 with the build's sm_90a code)", gpu);
-  }
+  if (e == cudaErrorNotSupported) throw_not_on_this_gpu("the INT8 GEMM (fp8_config.gemm_format int8)");
   launched(e, op, t);
 }
 
@@ -228,12 +230,7 @@ void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tenso
   Tensor ws = Tensor::empty({int64_t(std::max<size_t>(bytes, 1))}, DType::kU8, Device::kCUDA);
   const cudaError_t e =
       kern::attention_fwd_fp8(a, ws.raw(), bytes, compute_stream(), qk_int8 ? kern::Fp8Qk::kInt8 : kern::Fp8Qk::kE4m3);
-  if (e == cudaErrorNotSupported) {
-    std::string gpu;
-    cuda_fp8_available(&gpu);
-    VGEN_THROW(ExitCode::kUsage, "precision fp8: the FP8 attention does not run on this GPU, {} (it needs compute "
-               "capability 9.0 with the build's sm_90a code)", gpu);
-  }
+  if (e == cudaErrorNotSupported) throw_not_on_this_gpu("the FP8 attention");
   launched(e, "attention_fp8", q);
   if (o.raw() != out.raw()) out.copy_from(cast(o, DType::kF32));
 }

@@ -115,7 +115,8 @@ Json precision_report(const Recipe& recipe) {
                                       : "fp8 e4m3";
   std::string bf16_linears;
   for (const std::string& n : f.bf16_linears) bf16_linears += (bf16_linears.empty() ? "; bf16: " : ", ") + n;
-  j["gemm"] = f.gemm ? "fp8 e4m3 (block linears" + bf16_linears + ")" : dtype_name(recipe.compute_dtype());
+  j["gemm"] = f.gemm ? std::string(f.gemm_int8() ? "INT8" : "fp8 e4m3") + " (block linears" + bf16_linears + ")"
+                     : dtype_name(recipe.compute_dtype());
   j["cross_attention"] = dtype_name(recipe.compute_dtype());
   j["fp8_config"] = recipe.resolved.contains("fp8_config") ? recipe.resolved["fp8_config"] : Json::object();
   Json steps = Json::array();

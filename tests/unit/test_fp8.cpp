@@ -496,7 +496,10 @@ TEST(Fp8Reports, TimingAndPlanNameThePrecision) {
   EXPECT_EQ(j.at("precision"), "fp8");
   EXPECT_EQ(j.at("compute"), "bf16");
   EXPECT_EQ(j.at("self_attention"), "bf16");
-  EXPECT_EQ(j.at("gemm"), "fp8 e4m3 (block linears)");
+  EXPECT_EQ(j.at("gemm"), "INT8 (block linears)");
+  EXPECT_EQ(precision_report(parse_recipe("device: cuda\nprecision: fp8\nfp8_config: {gemm_format: e4m3}\n", "r.yaml",
+                                          {})).at("gemm"),
+            "fp8 e4m3 (block linears)");
   EXPECT_EQ(j.at("cross_attention"), "bf16");
   EXPECT_EQ(j.at("bf16_steps"), (Json{0, 4, 5}));
   EXPECT_EQ(j.at("emulated"), false);
@@ -515,12 +518,14 @@ TEST(Fp8Reports, TimingAndPlanNameThePrecision) {
   const std::string text = format_plan(p, make_plan(p, 1));
   EXPECT_NE(text.find("precision: fp8 (CPU emulation"), std::string::npos) << text;
   EXPECT_NE(text.find("bf16_first/last_steps): 4 (of 4)"), std::string::npos) << text;
-  EXPECT_NE(text.find("e4m3 block linears + fp32 scales"), std::string::npos) << text;
-  EXPECT_NE(text.find("self-attention e4m3, block GEMMs e4m3"), std::string::npos) << text;
-  Recipe p8 = parse_recipe(
-      "model: " + test::golden_dir() + "/wan21-tiny\nprecision: fp8\nfp8_config: {attention_qk: int8}\n", "r.yaml", {});
+  EXPECT_NE(text.find("INT8 block linears + fp32 scales"), std::string::npos) << text;
+  EXPECT_NE(text.find("self-attention e4m3, block GEMMs INT8"), std::string::npos) << text;
+  Recipe p8 = parse_recipe("model: " + test::golden_dir() +
+                               "/wan21-tiny\nprecision: fp8\nfp8_config: {attention_qk: int8, gemm_format: e4m3}\n",
+                           "r.yaml", {});
   const std::string t8 = format_plan(p8, make_plan(p8, 1));
-  EXPECT_NE(t8.find("self-attention INT8 Q·Kᵀ + e4m3 P·V"), std::string::npos) << t8;
+  EXPECT_NE(t8.find("self-attention INT8 Q·Kᵀ + e4m3 P·V, block GEMMs e4m3"), std::string::npos) << t8;
+  EXPECT_NE(t8.find("e4m3 block linears + fp32 scales"), std::string::npos) << t8;
 }
 
 }  // namespace

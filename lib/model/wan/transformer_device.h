@@ -172,8 +172,8 @@ class WanDeviceModel {
                      const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
                      const SeqLayout& layout, SeqAttention& attention) const;
   Tensor linear(const WanLinear& l, const Tensor& x, bool gelu = false) const;
-  // A block linear (for_each_fp8_linear): through its e4m3 weight when this forward runs its GEMMs
-  // in fp8 (fp8_switches().gemm), else linear(). `xq`: x already quantised (ops/fp8.h), or null.
+  // A block linear (for_each_fp8_linear): through its e4m3 or INT8 weight when this forward runs its
+  // GEMMs in fp8 (fp8_switches().gemm), else linear(). `xq`: x already quantised (ops/fp8.h), or null.
   Tensor block_linear(const WanLinear& l, const Tensor& x, bool gelu = false, const Fp8Activation* xq = nullptr) const;
   bool fp8_gemm(const WanLinear& l) const;
   // x += in·wᵀ + b in the GEMM's epilogue; x [B, S, N], in [B, S, K].

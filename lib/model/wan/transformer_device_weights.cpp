@@ -244,7 +244,7 @@ void WanDeviceModel::enable_fp8(const WanFp8Options& options) {
              dtype_name(opt_.dtype));
   VGEN_CHECK(!options.gemm || !dwdp_, ExitCode::kRecipe,
              "precision fp8: fp8 GEMMs do not run with parallel_config.dwdp_size {} on device cuda (the streamed "
-             "block slices hold no e4m3 copy); set fp8_config.gemm false or dwdp_size 1",
+             "block slices hold no quantised copy); set fp8_config.gemm false or dwdp_size 1",
              opt_.dwdp_size);
   if (options.gemm) {
     // Per output channel, once: e4m3 or INT8 [N, K] + fp32 scale [N] beside (or instead of) the bf16 weight.
