@@ -155,11 +155,12 @@ Fp8Activation cuda_quantize_activation(const Tensor& x, GemmFormat f) {
 Tensor cuda_linear_fp8(const Fp8Activation& x, const Fp8Weight& w, const Tensor& b, DType out_dt, Activation act) {
   VGEN_ASSERT(x.format() == w.format(), "linear_fp8: a {} activation for a {} weight", gemm_format_name(x.format()),
               gemm_format_name(w.format()));
+  const kern::GemmAct ka = act == Activation::kGeluTanh ? kern::GemmAct::kGeluTanh : kern::GemmAct::kNone;
+  Shape os = x.shape;
+  os.back() = w.w8.dim(0);  // [..., N]
   if (w.format() == GemmFormat::kInt8) {
     kern::Int8LinearArgs a = int8_args("linear_int8", x, w.w8, w.scale, b, out_dt);
-    a.act = act == Activation::kGeluTanh ? kern::GemmAct::kGeluTanh : kern::GemmAct::kNone;
-    Shape os = x.shape;
-    os.back() = a.N;
+    a.act = ka;
     Tensor y = Tensor::empty(os, out_dt, Device::kCUDA);
     a.y = y.raw();
     run_int8(a, "linear_int8", y);
@@ -167,9 +168,7 @@ Tensor cuda_linear_fp8(const Fp8Activation& x, const Fp8Weight& w, const Tensor&
   }
   kern::Fp8LinearArgs a = fp8_args("linear_fp8", x, w.w8, w.scale, b);
   a.out_type = gemm_type(out_dt, "linear_fp8", "out", w.w8);
-  a.act = act == Activation::kGeluTanh ? kern::GemmAct::kGeluTanh : kern::GemmAct::kNone;
-  Shape os = x.shape;
-  os.back() = a.N;
+  a.act = ka;
   Tensor y = Tensor::empty(os, out_dt, Device::kCUDA);
   a.y = y.raw();
   launched(kern::linear_fp8(a, compute_stream()), "linear_fp8", y, kern::gemm_last_error());
@@ -182,22 +181,20 @@ Tensor cuda_linear_fp8(const Tensor& x, const Fp8Weight& w, const Tensor& b, DTy
 
 void cuda_linear_fp8_add_(Tensor& y, const Tensor& x, const Tensor& w8, const Tensor& scale, const Tensor& b) {
   check_dev(y, "linear_fp8_add_", "y");
-  const bool int8 = w8.dtype() == DType::kI8;
-  const Fp8Activation xq = cuda_quantize_activation(x, int8 ? GemmFormat::kInt8 : GemmFormat::kE4m3);
-  if (int8) {
+  check_dev(w8, "linear_fp8_add_", "w8");
+  Shape ys = x.shape();
+  ys.back() = w8.dim(0);  // [..., N]
+  VGEN_ASSERT(y.shape() == ys, "linear_fp8_add_: y {} for x {} and w8 {}", y.str(), x.str(), w8.str());
+  const GemmFormat f = Fp8Weight{w8, scale}.format();
+  const Fp8Activation xq = cuda_quantize_activation(x, f);
+  if (f == GemmFormat::kInt8) {
     kern::Int8LinearArgs a = int8_args("linear_int8_add_", xq, w8, scale, b, y.dtype());
-    Shape ys = x.shape();
-    ys.back() = a.N;
-    VGEN_ASSERT(y.shape() == ys, "linear_int8_add_: y {} for x {} and w8 {}", y.str(), x.str(), w8.str());
     a.y = y.raw();
     a.residual = y.raw();  // in place: y += x·wᵀ + b in the epilogue
     run_int8(a, "linear_int8_add_", x);
     return;
   }
   kern::Fp8LinearArgs a = fp8_args("linear_fp8_add_", xq, w8, scale, b);
-  Shape ys = x.shape();
-  ys.back() = a.N;
-  VGEN_ASSERT(y.shape() == ys, "linear_fp8_add_: y {} for x {} and w8 {}", y.str(), x.str(), w8.str());
   a.out_type = gemm_type(y.dtype(), "linear_fp8_add_", "y", y);
   a.y = y.raw();
   a.residual = y.raw();  // in place: y += x·wᵀ + b in the epilogue

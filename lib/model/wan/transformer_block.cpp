@@ -22,8 +22,8 @@ Tensor apply(const WanLinear& l, const Tensor& x) { return linear(x, l.w, l.b); 
 // the same quantisation made now), else fp32.
 // `idx`: the linear's WanFp8Linear index (fp8_config.bf16_linears keeps some in fp32).
 Tensor block_apply(const WanLinear& l, const Tensor& x, WanFp8Linear idx) {
-  if (!fp8_switches().linear_in_fp8(idx)) return apply(l, x);
   const Fp8Switches sw = fp8_switches();
+  if (!sw.linear_in_fp8(idx)) return apply(l, x);
   return fp8_linear_host(x, l.w8.defined() ? Fp8Weight{l.w8, l.w_scale} : fp8_quantize_weight(l.w, sw.gemm_format),
                          l.b);
 }
