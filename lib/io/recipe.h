@@ -102,6 +102,7 @@ struct Fp8Config {
   // against e4m3's 3.71%, and 2.6% faster (docs/fp8.md "INT8 GEMMs").
   std::string gemm_format = "int8";
   bool gemm_int8() const { return gemm_format == "int8"; }
+  const char* gemm_label() const { return gemm_int8() ? "INT8" : "e4m3"; }  // the format as plans print it
   int bf16_first_steps = 0;  // the first N denoising steps run wholly in bf16
   int bf16_last_steps = 0;   // the last N denoising steps run wholly in bf16
   // Transformer blocks run wholly in bf16 at every step (their linears keep their bf16 weights, no

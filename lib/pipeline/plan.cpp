@@ -62,7 +62,7 @@ std::string precision_text(const Recipe& r) {
                      "and softmax statistics fp32); steps without fp8 (fp8_config.bf16_first/last_steps): {} (of {}){}{}{}",
                      r.is_cuda() ? "" : " (CPU emulation: the fp8 quantisation, then fp32 math)",
                      !f.attention ? rest : f.qk_int8() ? "INT8 Q·Kᵀ + e4m3 P·V" : "e4m3",
-                     f.gemm ? (f.gemm_int8() ? "INT8" : "e4m3") : rest, rest, bf16_steps_text(r), r.generation.num_inference_steps,
+                     f.gemm ? f.gemm_label() : rest, rest, bf16_steps_text(r), r.generation.num_inference_steps,
                      f.bf16_blocks.empty() ? "" : "; blocks wholly in bf16 (fp8_config.bf16_blocks): " + list(f.bf16_blocks),
                      f.bf16_gemm_blocks.empty()
                          ? ""
@@ -223,7 +223,7 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
         p.memory[0].second -= params * b * md.experts;
       }
       p.memory.push_back({fmt::format("precision fp8: {} block linears + fp32 scales ({} expert(s){}){}",
-                                      recipe.fp8.gemm_int8() ? "INT8" : "e4m3", md.experts,
+                                      recipe.fp8.gemm_label(), md.experts,
                                       quantised < md.layers ? fmt::format(", {} of {} blocks", quantised, md.layers)
                                                             : std::string(),
                                       freed              ? ""

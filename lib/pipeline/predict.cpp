@@ -425,7 +425,7 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
                            ? "INT8 Q·Kᵀ + e4m3 P·V (priced as e4m3; measured ~4–5% slower)"
                            : "e4m3";
     fmt::format_to(out, "  precision fp8: self-attention {}, block GEMMs {}; {} of {} steps in fp8", attn,
-                   !recipe.fp8.gemm ? "bf16" : recipe.fp8.gemm_int8() ? "INT8" : "e4m3", p.fp8_steps, steps);
+                   recipe.fp8.gemm ? recipe.fp8.gemm_label() : "bf16", p.fp8_steps, steps);
     if (p.fp8_steps < steps)
       fmt::format_to(out, ", {} in bf16 (forward {:.3f} s, step {:.3f} s)", steps - p.fp8_steps, p.forward_bf16_s,
                      p.step_bf16_s);
