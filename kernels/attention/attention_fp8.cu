@@ -232,6 +232,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
   };
 
+  // Key tile j sits in stage j mod kStages; each stage's full barriers complete once per kStages tiles.
+  auto stage = [](uint32_t j) { return j % kStages; };
+  auto phase = [](uint32_t j) { return (j / kStages) & 1; };
+
   if (cw == 1) turn_arrive_other(cw);
   mbar_wait(bar_q, 0);
   mbar_wait(bar_full_k, 0);
@@ -246,7 +250,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // keeps the order it was measured with.
   constexpr bool kEarly = !kInt8;
   if constexpr (kEarly) {
-    if (p.n_tiles > 1) mbar_wait(bar_full_k + 8 * (1 % kStages), (1 / kStages) & 1);
+    if (p.n_tiles > 1) mbar_wait(bar_full_k + 8 * stage(1), phase(1));
     mbar_wait(bar_full_v, 0);
   }
   wgmma_wait<0>();
@@ -258,8 +262,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     pack_p();
   }
   for (int j = 1; j < p.n_tiles; ++j) {
-    const uint32_t st = uint32_t(j) % kStages, ph = (uint32_t(j) / kStages) & 1,
-                   sp = uint32_t(j - 1) % kStages, php = (uint32_t(j - 1) / kStages) & 1;
+    const uint32_t st = stage(j), ph = phase(j), sp = stage(j - 1), php = phase(j - 1);
     if constexpr (!kEarly) mbar_wait(bar_full_k + 8 * st, ph);
     reg_fence(o);
     reg_fence(pa);
@@ -272,7 +275,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     turn_end(false);
     if constexpr (kEarly) {
       const uint32_t jn = uint32_t(j) + 1;
-      if (int(jn) < p.n_tiles) mbar_wait(bar_full_k + 8 * (jn % kStages), (jn / kStages) & 1);
+      if (int(jn) < p.n_tiles) mbar_wait(bar_full_k + 8 * stage(jn), phase(jn));
       mbar_wait(bar_full_v + 8 * st, ph);
     }
     wgmma_wait<1>();
@@ -292,7 +295,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   {
     const int j = p.n_tiles - 1;
-    const uint32_t sp = uint32_t(j) % kStages, php = (uint32_t(j) / kStages) & 1;
+    const uint32_t sp = stage(j), php = phase(j);
     if constexpr (!kEarly) mbar_wait(bar_full_v + 8 * sp, php);
     reg_fence(o);
     reg_fence(pa);
