@@ -104,6 +104,21 @@ __device__ __forceinline__ void store_bf16_pair(__nv_bfloat16* row, int c, int N
   if (c + 1 < N) row[c + 1] = __float2bfloat16_rn(hi);
 }
 
+// This thread's two rows of a tile (row0 and row0 + 8, each stored only below M, with its activation
+// scale) and its first column.
+struct TileRows {
+  int row0, col0;
+  bool ok0, ok1;
+  float sa0, sa1;
+};
+__device__ __forceinline__ TileRows tile_rows(const Params& p, int mt, int nt, int cw, int warp, int lane) {
+  TileRows r;
+  r.row0 = mt * kBM + cw * 64 + warp * 16 + (lane >> 2), r.col0 = nt * kBN + 2 * (lane & 3);
+  r.ok0 = r.row0 < p.M, r.ok1 = r.row0 + 8 < p.M;
+  r.sa0 = r.ok0 ? p.sa[r.row0] : 0.0f, r.sa1 = r.ok1 ? p.sa[r.row0 + 8] : 0.0f;
+  return r;
+}
+
 // The epilogue of one tile from the accumulators of warpgroup cw. Accumulator i of this thread: row
 // w·16 + lane/4 + 8·((i >> 1) & 1), col (i/4)·8 + 2·(lane % 4) + (i & 1) of the warpgroup's
 // 64 × 256 (attention_fp8.cu's layout). Rows past M are not stored. In 4 chunks of 64 columns,
@@ -113,9 +128,7 @@ template <int E, bool kPairs>
 __device__ __forceinline__ void store_tile(const uint32_t (&acc)[128], const Params& p, int mt, int nt, int cw,
                                            int warp, int lane) {
   const bool has_bias = p.bias != nullptr;
-  const int row0 = mt * kBM + cw * 64 + warp * 16 + (lane >> 2), col0 = nt * kBN + 2 * (lane & 3);
-  const bool ok0 = row0 < p.M, ok1 = row0 + 8 < p.M;
-  const float sa0 = ok0 ? p.sa[row0] : 0.0f, sa1 = ok1 ? p.sa[row0 + 8] : 0.0f;
+  const auto [row0, col0, ok0, ok1, sa0, sa1] = tile_rows(p, mt, nt, cw, warp, lane);
   __nv_bfloat16* out0 = p.out + int64_t(row0) * p.N;
   __nv_bfloat16* out1 = out0 + int64_t(8) * p.N;
   const __nv_bfloat16* res0 = E == kResidual ? p.residual + int64_t(row0) * p.N : nullptr;
@@ -156,9 +169,7 @@ __device__ __forceinline__ void store_tile(const uint32_t (&acc)[128], const Par
 template <int E, bool kBias>
 __device__ __forceinline__ void store_tile_full(const uint32_t (&acc)[128], const Params& p, int mt, int nt, int cw,
                                                 int warp, int lane) {
-  const int row0 = mt * kBM + cw * 64 + warp * 16 + (lane >> 2), col0 = nt * kBN + 2 * (lane & 3);
-  const bool ok0 = row0 < p.M, ok1 = row0 + 8 < p.M;
-  const float sa0 = ok0 ? p.sa[row0] : 0.0f, sa1 = ok1 ? p.sa[row0 + 8] : 0.0f;
+  const auto [row0, col0, ok0, ok1, sa0, sa1] = tile_rows(p, mt, nt, cw, warp, lane);
   const float* sb_row = p.sb + col0;
   const __nv_bfloat16* bias_row = kBias ? p.bias + col0 : nullptr;
   __nv_bfloat16* out0 = p.out + int64_t(row0) * p.N + col0;
