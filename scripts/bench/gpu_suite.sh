@@ -29,6 +29,11 @@
 #            the default (guidance 5; $LORA_DEFAULT_STEPS steps run, the per-step DiT time x 50 recorded)
 #   scaling  scripts/bench/run_scaling.sh dit vae: one CFG step per mesh of this GPU count and the
 #            parallel VAE over 1, 2, 4, ... ranks (new measurements only are recorded)
+#   attn     the FP8 attention kernel alone against its peer at $ATTN_S tokens (default 75600) × 40
+#            heads × 128, on GPU 0, in the order $ATTN_ORDER (default "vgen peer peer vgen"): vgen's
+#            attention_fp8_bench (its bf16 and FP8 Hopper kernels) and cuDNN's FP8 SDPA through
+#            cudnn-frontend's Python graph (scripts/bench/peer/cudnn_fp8_attention_bench.py, the same
+#            data and timing rule; needs .whl/nvidia_cudnn_frontend-*-cp312-*.whl)
 #   build    configure and build every target, nothing else (a first full build may need a call
 #            of its own: the build dir is kept while the machine stays up)
 #   all      tests golden dit peer vae
@@ -68,9 +73,9 @@ while [ $# -gt 0 ]; do
     --results) RESULTS=$2; shift ;;
     --build) BUILD=$2; shift ;;
     -h|--help) sed -n '2,/^# shellcheck/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    build|tests|golden|dit|vae|peer|load|e2e|lora|scaling) SUITES+=("$1") ;;
+    build|tests|golden|dit|vae|peer|load|e2e|lora|scaling|attn) SUITES+=("$1") ;;
     all) SUITES+=(tests golden dit peer vae) ;;
-    *) echo "gpu_suite: unknown suite or option '$1' (suites: build tests golden dit vae peer load e2e lora scaling all)" >&2
+    *) echo "gpu_suite: unknown suite or option '$1' (suites: build tests golden dit vae peer load e2e lora scaling attn all)" >&2
        exit 2 ;;
   esac
   shift
@@ -88,6 +93,8 @@ E2E_ORDER=${E2E_ORDER:-vgen peer}
 LORA_RANK=${LORA_RANK:-64}
 LORA_SHAPES=${LORA_SHAPES:-480p,720p}
 LORA_DEFAULT_STEPS=${LORA_DEFAULT_STEPS:-3}
+ATTN_S=${ATTN_S:-75600}
+ATTN_ORDER=${ATTN_ORDER:-vgen peer peer vgen}
 BUDGET_S=${BUDGET_S:-570}
 LOG=$BUILD/gpu_suite_logs
 REC=$ROOT/scripts/bench/gpu_suite_records.py  # the JSON side: records, parsers, the table
@@ -167,6 +174,7 @@ TARGETS=()
 if has_suite golden || has_suite load || has_suite e2e || has_suite lora; then TARGETS+=(vgen); fi
 if has_suite dit; then TARGETS+=(vgen_dit_bench); fi
 if has_suite vae; then TARGETS+=(vgen_vae_bench); fi
+if has_suite attn; then TARGETS+=(attention_fp8_bench); fi
 if has_suite scaling; then TARGETS+=(vgen vgen_dit_bench vgen_vae_bench); fi
 if [ "$NO_BUILD" != 1 ] && { has_suite tests || has_suite build || [ ${#TARGETS[@]} -gt 0 ]; }; then
   # scripts/device/gpu_check.sh finds the dependencies (system, else the copies in .dev/deps) and configures.
@@ -343,6 +351,50 @@ suite_peer() {
   say "peer ${args[*]} rc $rc: $(grep -ho '"height": [0-9]*\|"seconds": [0-9.]*' "$out" | tr '\n' ' ')"
   [ "$rc" -eq 0 ] || tail -3 "$LOG/peer_$N.log"
   emit peer diffusers "diffusers_wan_bench.py ${args[*]}" "@$out"
+}
+
+# cudnn-frontend's wheel (the FP8 attention peer), installed once per call into /tmp/cudnn_fe
+FE_READY=""
+fe_env() {
+  [ -n "$FE_READY" ] && { [ "$FE_READY" = ok ]; return; }
+  local whl
+  whl=$(ls "$ROOT"/.whl/nvidia_cudnn_frontend-*-cp312-*.whl 2>/dev/null | head -1)
+  if [ -z "$whl" ] && [ "$DRY" != 1 ]; then
+    say "no .whl/nvidia_cudnn_frontend-*-cp312-*.whl: the attention peer cannot run (pip download --no-deps --python-version 3.12 --only-binary=:all: nvidia-cudnn-frontend)"
+    FE_READY=no; return 1
+  fi
+  x "$LOG/fe_install.log" 300 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --upgrade --target /tmp/cudnn_fe "${whl:-.whl/nvidia_cudnn_frontend-VERSION-cp312.whl}" ||
+    say "pip install of $whl failed (fe_install.log)"
+  FE_READY=ok
+}
+
+suite_attn() {
+  local who out rc i=0
+  for who in $ATTN_ORDER; do
+    i=$((i + 1))
+    enough 90 "attn $who" || return
+    out=$WORK/attn_${N}_$i.jsonl
+    rm -f "$out"
+    case $who in
+      vgen)
+        x "$LOG/attn_${N}_$i.log" "$(cap 200)" env CUDA_VISIBLE_DEVICES=0 "$BUILD/tests/attention_fp8_bench" "$ATTN_S"
+        rc=$?
+        grep '^{' "$LOG/attn_${N}_$i.log" > "$out" 2>/dev/null
+        say "attn vgen rc $rc: $(grep -ho '"fp8_kernel_tflops": [0-9.]*' "$out" | head -1)"
+        emit attn vgen "attention_fp8_bench $ATTN_S" "@$out" ;;
+      peer)
+        fe_env || continue
+        x "$LOG/attn_${N}_$i.log" "$(cap 200)" env CUDA_VISIBLE_DEVICES=0 PYTHONPATH=/tmp/cudnn_fe PYTHONUNBUFFERED=1 \
+          python3 "$ROOT/scripts/bench/peer/cudnn_fp8_attention_bench.py" "$ATTN_S"
+        rc=$?
+        grep '^{' "$LOG/attn_${N}_$i.log" > "$out" 2>/dev/null
+        say "attn cudnn rc $rc: $(grep -ho '"fp8_tflops": [0-9.]*' "$out" | head -1)"
+        [ "$rc" -eq 0 ] || tail -3 "$LOG/attn_${N}_$i.log"
+        emit attn cudnn "cudnn_fp8_attention_bench.py $ATTN_S" "@$out" ;;
+      *) say "attn: unknown name '$who' in ATTN_ORDER (vgen, peer)" ;;
+    esac
+  done
 }
 
 # ensure_model: the random 14B checkpoint in $MODEL (written here when missing)

@@ -13,7 +13,7 @@ if(Python3_Interpreter_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/bench/gpu_suite_records.py selftest)
   add_test(NAME bench_gpu_suite_dry_run
            COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/bench/gpu_suite.sh --dry-run --build ${CMAKE_BINARY_DIR}/gpu_suite_dry
-                   build all load e2e scaling)
+                   build all load e2e scaling attn)
   set_tests_properties(bench_gpu_suite_dry_run PROPERTIES ENVIRONMENT "DRY_GPUS=2;OUT=")
   # DIT_MODEL: vgen_dit_bench and the peer both get --model, the one-GPU dit no --layers.
   add_test(NAME bench_gpu_suite_dry_run_dit_model
