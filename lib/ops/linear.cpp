@@ -4,6 +4,13 @@
 
 namespace vgen {
 
+namespace {
+thread_local bool t_rows = false;
+}  // namespace
+
+LinearRowsScope::LinearRowsScope(bool on) : prev_(t_rows) { t_rows = on; }
+LinearRowsScope::~LinearRowsScope() { t_rows = prev_; }
+
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   int64_t K = x.dim(-1), N = w.dim(0);
   VGEN_ASSERT(w.dim(1) == K, "linear: x {} vs w {}", x.str(), w.str());
@@ -12,7 +19,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   Shape os = x.shape();
   os.back() = N;
   Tensor y = Tensor::empty(os, DType::kF32);
-  kern::linear_ref(x.f32(), w.f32(), b.defined() ? b.f32() : nullptr, y.f32(), x.numel() / K, N, K);
+  (t_rows ? kern::linear_rows_ref : kern::linear_ref)(x.f32(), w.f32(), b.defined() ? b.f32() : nullptr, y.f32(),
+                                                     x.numel() / K, N, K);
   return y;
 }
 

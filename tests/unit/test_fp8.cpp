@@ -253,6 +253,27 @@ TEST(Fp8Emulation, ForwardWiring) {
   EXPECT_LT(test::rel_l2(yg, ref), 5e-2);
 }
 
+// Under LinearRowsScope a row's result does not depend on the rows computed with it: the rows of
+// any split, computed apart, are the whole call's bytes (OpenBLAS's Haswell and Zen sgemm round a
+// row by its place in the call, which the mesh tests' fp8 emulation would amplify). The scope nests.
+TEST(Fp8Emulation, LinearRowsIndependentOfTheSplit) {
+  const int64_t M = 150, K = 64, N = 192;
+  const Tensor x = randn({M, K}, 11), w = randn({N, K}, 12), b = randn({N}, 13);
+  const LinearRowsScope rows(true);
+  const Tensor whole = linear(x, w, b);  // [M, N]
+  for (int64_t cut : {int64_t(1), int64_t(37), int64_t(75), M - 1}) {
+    EXPECT_TRUE(test::bitwise_equal(whole.narrow(0, cut), linear(x.narrow(0, cut), w, b))) << cut;
+    EXPECT_TRUE(test::bitwise_equal(whole.narrow(cut, M - cut), linear(x.narrow(cut, M - cut), w, b))) << cut;
+  }
+  Tensor plain;
+  {
+    const LinearRowsScope off(false);
+    plain = linear(x, w, b);  // one sgemm: the same values up to rounding
+  }
+  EXPECT_LT(test::rel_l2(whole, plain), 1e-6);
+  EXPECT_TRUE(test::bitwise_equal(linear(x, w, b), whole));  // the outer scope is back
+}
+
 // ---- the denoising loop's per-step switch ----------------------------------------------------
 
 std::vector<Tensor> loop(const WanTransformer& m, const Fp8Config& f) {

@@ -106,6 +106,13 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
   // precision fp8 (the CPU emulation): what this forward's blocks run in e4m3 (none on a bf16 step).
   const bool step_fp8 = fp8_step_enabled();
   const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8, fp8_.qk_int8, 0, fp8_.gemm_format});
+  // When a block of this step quantises, the fp32 linears run row by row (LinearRowsScope), so that
+  // meshes splitting the tokens round what is quantised as one rank does on any BLAS. A step that
+  // quantises nothing (a bf16 step, every block in bf16_blocks) stays the plain forward, byte for byte.
+  bool quantises = false;
+  for (size_t i = 0; i < w_.blocks.size() && !quantises; ++i)
+    quantises = fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), fp8_switches()).any();
+  const LinearRowsScope rows(quantises);
 
   // Patch embedding of the local tokens only.
   Tensor patches = patchify(latents, p, begin, S_loc);  // [B, S_loc, C_in·pt·ph·pw]
