@@ -62,6 +62,10 @@ vgen_fp8_mesh(attn2d_2x2 approx 4 attn2d_size=[2,2])
 vgen_fp8_mesh(ulysses2_ring2 approx 4 ulysses_size=2 ring_size=2)
 vgen_fp8_mesh(ring2_int8 approx 2 ring_size=2 fp8_config.attention_qk=int8)
 vgen_fp8_mesh(cfg2_ulysses2_int8 exact 4 cfg_size=2 ulysses_size=2 fp8_config.attention_qk=int8)
+# Ulysses 2 on OpenBLAS's Haswell kernels wherever the CPU runs them (fp8_meshes.sh), so that every
+# host checks the row-wise fp32 linears, not only those whose own kernels round a row by its place.
+vgen_fp8_mesh(ulysses2_haswell_blas exact 2 ulysses_size=2)
+set_property(TEST parallel_fp8_mesh_ulysses2_haswell_blas APPEND PROPERTY ENVIRONMENT "VGEN_TEST_BLAS_CORETYPE=Haswell")
 # The last block wholly in bf16, on host DWDP (whose staged blocks are quantised at their use).
 vgen_fp8_mesh(cfg2_dwdp2_bf16_blocks exact 2 cfg_size=2 dwdp_size=2 fp8_config.bf16_blocks=[-1])
 # The first block's linears in bf16 (its attention fp8), on Ulysses 2 with host DWDP.

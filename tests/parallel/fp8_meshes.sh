@@ -10,8 +10,18 @@
 #          so the two fp8 renders lie within e_mesh + e_1 <= 2.5·e_1 of each other (checked too).
 # Usage: fp8_meshes.sh <vgen> <source dir> <exact|approx> <ranks> [--set parallel_config.k=v ...]
 #        [--set fp8_config.k=v ...]   (fp8_config sets apply to the one-rank fp8 render too)
+# VGEN_TEST_BLAS_CORETYPE=Haswell runs every render on OpenBLAS's Haswell kernels where the CPU has
+# AVX2 and FMA (their sgemm rounds a row by its place in the call: the case the emulation's row-wise
+# fp32 linears exist for), whatever this host's OpenBLAS would pick.
 set -u
 VGEN=$1; SRC=$2; CLASS=$3; NP=$4; shift 4
+if [ -n "${VGEN_TEST_BLAS_CORETYPE:-}" ]; then
+  if grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null; then
+    export OPENBLAS_CORETYPE=$VGEN_TEST_BLAS_CORETYPE
+  else
+    echo "fp8_meshes: no AVX2/FMA here: the host's own BLAS kernels run (VGEN_TEST_BLAS_CORETYPE ignored)"
+  fi
+fi
 fp8=(--set precision=fp8); mesh=()
 while [ $# -gt 0 ]; do
   case "$2" in fp8_config.*) fp8+=("$1" "$2") ;; *) mesh+=("$1" "$2") ;; esac
