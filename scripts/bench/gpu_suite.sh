@@ -207,20 +207,22 @@ if [ "$NO_BUILD" != 1 ] && { has_suite tests || has_suite build || [ ${#TARGETS[
   say "build (${TARGETS[*]:-all targets}) $(( $(date +%s) - T1 )) s, warnings: $(grep -c 'warning' "$LOG/build.log")"
 fi
 
-# ---- the diffusers wheel, installed once per call into /tmp/site
-PEER_READY=""
-peer_env() {
-  [ -n "$PEER_READY" ] && { [ "$PEER_READY" = ok ]; return; }
-  local whl
-  whl=$(ls "$ROOT"/.whl/diffusers-*.whl 2>/dev/null | head -1)
+# ---- carried wheels, each installed once per call: wheel_env NAME GLOB TARGET HINT installs the
+# first .whl/GLOB into TARGET (0) or says why it cannot (1); the answer is kept for later calls.
+declare -A WHEEL_READY=()
+wheel_env() {
+  local name=$1 glob=$2 target=$3 hint=$4 whl
+  [ -n "${WHEEL_READY[$name]:-}" ] && { [ "${WHEEL_READY[$name]}" = ok ]; return; }
+  whl=$(ls "$ROOT"/.whl/$glob 2>/dev/null | head -1)
   if [ -z "$whl" ] && [ "$DRY" != 1 ]; then
-    say "no .whl/diffusers-*.whl: the peer cannot run (copy a diffusers wheel into .whl/)"
-    PEER_READY=no; return 1
+    say "no .whl/$glob: the $name cannot run ($hint)"
+    WHEEL_READY[$name]=no; return 1
   fi
-  x "$LOG/peer_install.log" 300 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-    --upgrade --target /tmp/site "${whl:-.whl/diffusers-VERSION.whl}" || say "pip install of $whl failed (peer_install.log)"
-  PEER_READY=ok
+  x "$LOG/${name// /_}_install.log" 300 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --upgrade --target "$target" "${whl:-.whl/$glob}" || say "pip install of $whl failed (${name// /_}_install.log)"
+  WHEEL_READY[$name]=ok
 }
+peer_env() { wheel_env peer 'diffusers-*.whl' /tmp/site "copy a diffusers wheel into .whl/"; }
 PEER_ENV=(env CUDA_VISIBLE_DEVICES=0 PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1)
 
 # ---- suites
@@ -353,20 +355,10 @@ suite_peer() {
   emit peer diffusers "diffusers_wan_bench.py ${args[*]}" "@$out"
 }
 
-# cudnn-frontend's wheel (the FP8 attention peer), installed once per call into /tmp/cudnn_fe
-FE_READY=""
+# cudnn-frontend's wheel (the FP8 attention peer) into /tmp/cudnn_fe
 fe_env() {
-  [ -n "$FE_READY" ] && { [ "$FE_READY" = ok ]; return; }
-  local whl
-  whl=$(ls "$ROOT"/.whl/nvidia_cudnn_frontend-*-cp312-*.whl 2>/dev/null | head -1)
-  if [ -z "$whl" ] && [ "$DRY" != 1 ]; then
-    say "no .whl/nvidia_cudnn_frontend-*-cp312-*.whl: the attention peer cannot run (pip download --no-deps --python-version 3.12 --only-binary=:all: nvidia-cudnn-frontend)"
-    FE_READY=no; return 1
-  fi
-  x "$LOG/fe_install.log" 300 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-    --upgrade --target /tmp/cudnn_fe "${whl:-.whl/nvidia_cudnn_frontend-VERSION-cp312.whl}" ||
-    say "pip install of $whl failed (fe_install.log)"
-  FE_READY=ok
+  wheel_env "attention peer" 'nvidia_cudnn_frontend-*-cp312-*.whl' /tmp/cudnn_fe \
+    "pip download --no-deps --python-version 3.12 --only-binary=:all: nvidia-cudnn-frontend"
 }
 
 suite_attn() {
