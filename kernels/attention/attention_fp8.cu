@@ -244,15 +244,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   wgmma_fence();
   issue_qk(base + kOffK);
   turn_end(false);
-  // e4m3: the next tile's K and this tile's Vᵀ are waited for while the Q·Kᵀ runs, not between the
-  // packing of P and the next issue: 884 / 896 against 875 / 879 TFLOP/s at 75,600 tokens, the 720p
-  // fp8 forward 1.4% faster (A B B A, results/2026-12-03_1xh200_fp8_attention_variants.json). INT8
-  // keeps the order it was measured with.
-  constexpr bool kEarly = !kInt8;
-  if constexpr (kEarly) {
-    if (p.n_tiles > 1) mbar_wait(bar_full_k + 8 * stage(1), phase(1));
-    mbar_wait(bar_full_v, 0);
-  }
+  // The next tile's K and this tile's Vᵀ are waited for while the Q·Kᵀ runs, not between the packing
+  // of P and the next issue: e4m3 884 / 896 against 875 / 879 TFLOP/s at 75,600 tokens, the 720p fp8
+  // forward 1.4% faster (A B B A, results/2026-12-03_1xh200_fp8_attention_variants.json); INT8 842.6 /
+  // 838.5 against 827.1 / 830.4 (results/2026-12-03_1xh200_fp8_attention_cudnn_peer.json).
+  if (p.n_tiles > 1) mbar_wait(bar_full_k + 8 * stage(1), phase(1));
+  mbar_wait(bar_full_v, 0);
   wgmma_wait<0>();
   fence_scores();
   release(bar_empty_k);
@@ -262,18 +259,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     pack_p();
   }
   for (int j = 1; j < p.n_tiles; ++j) {
-    const uint32_t st = stage(j), ph = phase(j), sp = stage(j - 1), php = phase(j - 1);
-    if constexpr (!kEarly) mbar_wait(bar_full_k + 8 * st, ph);
+    const uint32_t st = stage(j), ph = phase(j), sp = stage(j - 1);
     reg_fence(o);
     reg_fence(pa);
-    if constexpr (!kEarly) mbar_wait(bar_full_v + 8 * sp, php);
     turn_begin();
     init_scores();
     wgmma_fence();
     issue_qk(base + kOffK + st * kTileBytes);
     issue_pv(base + kOffV + sp * kTileBytes);
     turn_end(false);
-    if constexpr (kEarly) {
+    {
       const uint32_t jn = uint32_t(j) + 1;
       if (int(jn) < p.n_tiles) mbar_wait(bar_full_k + 8 * stage(jn), phase(jn));
       mbar_wait(bar_full_v + 8 * st, ph);
@@ -299,8 +294,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   {
     const int j = p.n_tiles - 1;
-    const uint32_t sp = stage(j), php = phase(j);
-    if constexpr (!kEarly) mbar_wait(bar_full_v + 8 * sp, php);
+    const uint32_t sp = stage(j);
     reg_fence(o);
     reg_fence(pa);
     turn_begin();
