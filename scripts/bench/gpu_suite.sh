@@ -29,11 +29,13 @@
 #            the default (guidance 5; $LORA_DEFAULT_STEPS steps run, the per-step DiT time x 50 recorded)
 #   scaling  scripts/bench/run_scaling.sh dit vae: one CFG step per mesh of this GPU count and the
 #            parallel VAE over 1, 2, 4, ... ranks (new measurements only are recorded)
-#   attn     the FP8 attention kernel alone against its peer at $ATTN_S tokens (default 75600) × 40
+#   attn     the FP8 attention kernel alone against its peer at $ATTN_S tokens (default 75600; several
+#            lengths space-separated) × 40
 #            heads × 128, on GPU 0, in the order $ATTN_ORDER (default "vgen peer peer vgen"): vgen's
 #            attention_fp8_bench (its bf16 and FP8 Hopper kernels) and cuDNN's FP8 SDPA through
 #            cudnn-frontend's Python graph (scripts/bench/peer/cudnn_fp8_attention_bench.py, the same
-#            data and timing rule; needs .whl/nvidia_cudnn_frontend-*-cp312-*.whl)
+#            data and timing rule; needs .whl/nvidia_cudnn_frontend-*-cp312-*.whl); ATTN_SUSTAIN=SECONDS
+#            also times each one's FP8 run back to back for that long (the rate at the power cap)
 #   build    configure and build every target, nothing else (a first full build may need a call
 #            of its own: the build dir is kept while the machine stays up)
 #   all      tests golden dit peer vae
@@ -362,7 +364,8 @@ fe_env() {
 }
 
 suite_attn() {
-  local who out rc i=0
+  local who out rc i=0 SUSTAIN=()
+  [ -n "${ATTN_SUSTAIN:-}" ] && SUSTAIN=(--sustain "$ATTN_SUSTAIN")
   for who in $ATTN_ORDER; do
     i=$((i + 1))
     enough 90 "attn $who" || return
@@ -370,20 +373,20 @@ suite_attn() {
     rm -f "$out"
     case $who in
       vgen)
-        x "$LOG/attn_${N}_$i.log" "$(cap 200)" env CUDA_VISIBLE_DEVICES=0 "$BUILD/tests/attention_fp8_bench" "$ATTN_S"
+        x "$LOG/attn_${N}_$i.log" "$(cap 200)" env CUDA_VISIBLE_DEVICES=0 "$BUILD/tests/attention_fp8_bench" "${SUSTAIN[@]}" $ATTN_S
         rc=$?
         grep '^{' "$LOG/attn_${N}_$i.log" > "$out" 2>/dev/null
         say "attn vgen rc $rc: $(grep -ho '"fp8_kernel_tflops": [0-9.]*' "$out" | head -1)"
-        emit attn vgen "attention_fp8_bench $ATTN_S" "@$out" ;;
+        emit attn vgen "attention_fp8_bench ${SUSTAIN[*]} $ATTN_S" "@$out" ;;
       peer)
         fe_env || continue
         x "$LOG/attn_${N}_$i.log" "$(cap 200)" env CUDA_VISIBLE_DEVICES=0 PYTHONPATH=/tmp/cudnn_fe PYTHONUNBUFFERED=1 \
-          python3 "$ROOT/scripts/bench/peer/cudnn_fp8_attention_bench.py" "$ATTN_S"
+          python3 "$ROOT/scripts/bench/peer/cudnn_fp8_attention_bench.py" "${SUSTAIN[@]}" $ATTN_S
         rc=$?
         grep '^{' "$LOG/attn_${N}_$i.log" > "$out" 2>/dev/null
         say "attn cudnn rc $rc: $(grep -ho '"fp8_tflops": [0-9.]*' "$out" | head -1)"
         [ "$rc" -eq 0 ] || tail -3 "$LOG/attn_${N}_$i.log"
-        emit attn cudnn "cudnn_fp8_attention_bench.py $ATTN_S" "@$out" ;;
+        emit attn cudnn "cudnn_fp8_attention_bench.py ${SUSTAIN[*]} $ATTN_S" "@$out" ;;
       *) say "attn: unknown name '$who' in ATTN_ORDER (vgen, peer)" ;;
     esac
   done

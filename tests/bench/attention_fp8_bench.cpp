@@ -8,7 +8,11 @@
 // and 1) is printed with each line so a fast wrong kernel shows, and per form the FNV-1a hashes of
 // its output and LSE bytes combined ("out_lse_fnv1a"), so two builds of the kernel can be shown
 // bit-identical on the same data. TFLOP/s = 4·S²·D·H / t.
-// Usage: attention_fp8_bench [S ...]   (default 32760 75600). One JSON line per shape.
+// --sustain SECONDS adds a "sustained" object: the e4m3 form run back to back for at least that
+// long between two events (the GPU at its power cap, where a 5-call burst may run at a higher
+// clock), its TFLOP/s with and without the quantisation passes (the pass's burst time times the
+// calls taken out).
+// Usage: attention_fp8_bench [--sustain SECONDS] [S ...]   (default 32760 75600). One JSON line per shape.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "bench_util.h"
@@ -115,7 +120,13 @@ uint64_t fnv1a(const Tensor& t) {
 
 int main(int argc, char** argv) {
   std::vector<int64_t> shapes;
-  for (int i = 1; i < argc; ++i) shapes.push_back(std::atoll(argv[i]));
+  double sustain_s = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--sustain" && i + 1 < argc)
+      sustain_s = std::atof(argv[++i]);
+    else
+      shapes.push_back(std::atoll(argv[i]));
+  }
   if (shapes.empty()) shapes = {32760, 75600};
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 || !kern::attention_fp8_available()) {
@@ -158,20 +169,32 @@ int main(int argc, char** argv) {
       rel[f] = sampled_rel_l2(ex, o8, H, D);
       hash[f] = fnv1a(o8) ^ (fnv1a(lse) * 31);
     }
-    const cudaError_t e = cudaDeviceSynchronize();
     const double flop = 4.0 * double(S) * double(S) * double(D) * double(H);
     const double t8 = t[0], ti = t[1];
+    char sustained[256] = "";
+    if (sustain_s > 0) {
+      const int calls = std::max(1, int(std::ceil(sustain_s * 1e3 / t8)));
+      CudaEventTimer timer;
+      timer.start();
+      for (int c = 0; c < calls; ++c) kern::attention_fwd_fp8(a8, ws.raw(), wsb, compute_stream(), forms[0]);
+      timer.stop();
+      const double ms = timer.seconds() * 1e3;
+      std::snprintf(sustained, sizeof sustained,
+                    "\"sustained\": {\"seconds\": %.2f, \"calls\": %d, \"fp8_tflops\": %.1f, \"fp8_kernel_tflops\": %.1f}, ",
+                    ms * 1e-3, calls, flop * calls / ms * 1e-9, flop * calls / (ms - calls * tq[0]) * 1e-9);
+    }
+    const cudaError_t e = cudaDeviceSynchronize();
     std::printf("{\"bench\": \"attention_fp8\", \"S\": %lld, \"H\": %lld, \"D\": %lld, \"bf16_wgmma_ms\": %.3f, "
                 "\"bf16_wgmma_tflops\": %.1f, \"fp8_ms\": %.3f, \"fp8_tflops\": %.1f, \"fp8_quant_ms\": %.3f, "
                 "\"fp8_kernel_tflops\": %.1f, \"fp8_vs_bf16_rel_l2\": %.3e, "
                 "\"sampled_rel_l2_vs_exact\": {\"bf16\": %.3e, \"fp8\": %.3e}, \"qk\": \"e4m3\", "
                 "\"int8_qk\": {\"fp8_ms\": %.3f, \"fp8_tflops\": %.1f, \"fp8_quant_ms\": %.3f, \"fp8_kernel_tflops\": %.1f, "
                 "\"sampled_rel_l2_vs_exact\": %.3e, \"out_lse_fnv1a\": \"%016llx\"}, \"out_lse_fnv1a\": \"%016llx\", "
-                "\"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
+                "%s\"cuda\": \"%s\", \"workspace_bytes\": %zu}\n",
                 (long long)S, (long long)H, (long long)D, t16, flop / t16 * 1e-9, t8, flop / t8 * 1e-9, tq[0],
                 flop / (t8 - tq[0]) * 1e-9, rel_l2(o8, o16), sampled_rel_l2(ex, o16, H, D), rel[0], ti, flop / ti * 1e-9,
                 tq[1], flop / (ti - tq[1]) * 1e-9, rel[1], (unsigned long long)hash[1], (unsigned long long)hash[0],
-                cudaGetErrorString(e), wsb);
+                sustained, cudaGetErrorString(e), wsb);
     std::fflush(stdout);
   }
   return 0;

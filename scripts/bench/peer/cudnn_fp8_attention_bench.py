@@ -6,7 +6,10 @@ CUDA-event timings after 2 warm-ups, the smallest over 3 rounds; TFLOP/s = 4Â·SÂ
 kernel alone is timed (the per-tensor quantisation is done once, outside). torch's bf16 SDPA
 (cuDNN backend) on the same data is timed alongside, and the FP8 output's rel-L2 against it is
 printed so that a fast wrong graph shows.
-Usage: python cudnn_fp8_attention_bench.py [S ...]   (default 75600). One JSON line per shape.
+--sustain SECONDS adds "sustained_fp8_tflops": the FP8 graph run back to back for at least that long
+between two events (the GPU at its power cap), as attention_fp8_bench --sustain does.
+Usage: python cudnn_fp8_attention_bench.py [--sustain SECONDS] [S ...]   (default 75600). One JSON
+line per shape.
 Needs the nvidia-cudnn-frontend wheel (carried) and the cuDNN of torch's environment."""
 import json, math, sys, time
 import torch
@@ -45,7 +48,12 @@ def scalar(v):
 
 
 def main():
-    shapes = [int(a) for a in sys.argv[1:]] or [75600]
+    args, sustain_s = sys.argv[1:], 0.0
+    if "--sustain" in args:
+        i = args.index("--sustain")
+        sustain_s = float(args[i + 1])
+        del args[i:i + 2]
+    shapes = [int(a) for a in args] or [75600]
     handle = cudnn.create_handle()
     cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream().cuda_stream)
     for S in shapes:
@@ -91,6 +99,17 @@ def main():
         for _ in range(3):
             t8 = min(t8, median_ms(run_fp8))
             t16 = min(t16, median_ms(run_bf16))
+        sustained = {}
+        if sustain_s > 0:
+            calls = max(1, math.ceil(sustain_s * 1e3 / t8))
+            s_, e_ = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s_.record()
+            for _ in range(calls):
+                run_fp8()
+            e_.record(); torch.cuda.synchronize()
+            ms = s_.elapsed_time(e_)
+            sustained = {"sustained": {"seconds": round(ms * 1e-3, 2), "calls": calls,
+                                       "fp8_tflops": round(4.0 * S * S * D * H * calls / ms * 1e-9, 1)}}
         run_fp8(); run_bf16(); torch.cuda.synchronize()
         of = o8.float() / o_scale
         rel = float((of - ob.float()).norm() / ob.float().norm())
@@ -101,7 +120,7 @@ def main():
                           "fp8_tflops": round(flop / t8 * 1e-9, 1), "bf16_cudnn_ms": round(t16, 3),
                           "bf16_cudnn_tflops": round(flop / t16 * 1e-9, 1), "fp8_vs_bf16_rel_l2": round(rel, 5),
                           "amax_o": float(amax.item()), "lse_finite": bool(torch.isfinite(lse).all()),
-                          "wall_s": round(time.time() - t0, 1)}), flush=True)
+                          **sustained, "wall_s": round(time.time() - t0, 1)}), flush=True)
         del g, ws, o8, lse, q, k, v, q8, k8, v8, ob
 
 
