@@ -8,6 +8,7 @@ namespace {
 thread_local bool t_rows = false;
 }  // namespace
 
+bool linear_rows() { return t_rows; }
 LinearRowsScope::LinearRowsScope(bool on) : prev_(t_rows) { t_rows = on; }
 LinearRowsScope::~LinearRowsScope() { t_rows = prev_; }
 

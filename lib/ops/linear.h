@@ -11,6 +11,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b);
 // (kern::linear_rows_ref), so that a row's result does not depend on the rows computed with it: the
 // CPU emulation of precision fp8 turns a last-bit difference into a different rounding of what it
 // quantises, and its meshes are to match one rank bit for bit (tests/parallel/fp8_meshes.sh).
+// A model scopes its forwards with LinearRowsScope(quantises || linear_rows()), so that a caller's
+// row-wise mode holds through a model that would not set it.
+bool linear_rows();
+
 class LinearRowsScope {
  public:
   explicit LinearRowsScope(bool on);

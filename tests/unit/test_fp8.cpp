@@ -182,14 +182,26 @@ TEST(Fp8Emulation, ForwardWiring) {
   WeightStore ws = WeightStore::open(test::golden_dir() + "/cases/dit_forward.safetensors");
   const Tensor x = ws.get_f32("hidden_states_b2"), t = ws.get_f32("timestep_b2"),
                ctx = ws.get_f32("encoder_hidden_states_b2"), ref = ws.get_f32("output_b2");
-  const TextContext a = fp32->prepare_text(ctx), b = fp8->prepare_text(ctx);
+  TextContext a;
+  {
+    const LinearRowsScope rows(true);  // as the fp8 model's linears run
+    a = fp32->prepare_text(ctx);
+  }
+  const TextContext b = fp8->prepare_text(ctx);
   EXPECT_TRUE(test::bitwise_equal(a.k[1], b.k[1]));  // computed once per prompt, in fp32
   const Tensor y32 = fp32->forward(x, t, ctx), y8 = fp8->forward(x, t, ctx);
   EXPECT_GT(test::rel_l2(y8, y32), 1e-3);
   EXPECT_LT(test::rel_l2(y8, ref), 5e-2);
   {
-    const Fp8StepScope bf16_step(false);  // a bf16 step of the loop: the plain fp32 forward
-    EXPECT_TRUE(test::bitwise_equal(fp8->forward(x, t, ctx), y32));
+    // A bf16 step of the loop: the plain fp32 forward, with the row-wise linears of a model that
+    // quantises (so that a mesh's bf16 steps round as one rank's).
+    Tensor y32_rows;
+    {
+      const LinearRowsScope rows(true);
+      y32_rows = fp32->forward(x, t, ctx);
+    }
+    const Fp8StepScope bf16_step(false);
+    EXPECT_TRUE(test::bitwise_equal(fp8->forward(x, t, ctx), y32_rows));
   }
   // The same model with gemm off / attention off: each part alone changes the output.
   auto att = WanTransformer::load(tiny_dir());
@@ -294,7 +306,12 @@ TEST(Fp8Denoise, Bf16FirstAndLastSteps) {
   auto fp32 = WanTransformer::load(tiny_dir());
   auto fp8 = WanTransformer::load(tiny_dir());
   fp8->enable_fp8({true, true, true});
-  const std::vector<Tensor> plain = loop(*fp32, {}), all = loop(*fp8, {});
+  std::vector<Tensor> plain;  // the fp32 loop with the row-wise linears of a model that quantises
+  {
+    const LinearRowsScope rows(true);
+    plain = loop(*fp32, {});
+  }
+  const std::vector<Tensor> all = loop(*fp8, {});
   Fp8Config every;
   every.bf16_first_steps = 4;
   const std::vector<Tensor> none = loop(*fp8, every);

@@ -59,8 +59,20 @@ int64_t WanTransformer::num_tokens(const Shape& s) const {
   return (s[2] / p[0]) * (s[3] / p[1]) * (s[4] / p[2]);
 }
 
+// When some block quantises at some step, the model's fp32 linears run row by row (LinearRowsScope):
+// meshes splitting the tokens then round what is quantised as one rank does on any BLAS, the bf16
+// steps' too (bf16_first_steps), whose last bits the next fp8 step would round. A model that never
+// quantises (none enabled, every block in bf16_blocks) keeps the plain GEMM.
+bool WanTransformer::fp8_quantises() const {
+  const Fp8Switches configured{fp8_.attention, fp8_.gemm, fp8_.qk_int8, 0, fp8_.gemm_format};
+  for (size_t i = 0; i < w_.blocks.size(); ++i)
+    if (fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), configured).any()) return true;
+  return false;
+}
+
 TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states) const {
   if (device_) return device_->prepare_text(encoder_hidden_states);
+  const LinearRowsScope rows(fp8_quantises() || linear_rows());
   Tensor e = as_f32(encoder_hidden_states);
   VGEN_CHECK(e.ndim() == 3 && e.dim(2) == cfg_.text_dim, ExitCode::kInput,
              "encoder_hidden_states must be [B, L, {}], got {}", cfg_.text_dim, e.str());
@@ -106,13 +118,7 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
   // precision fp8 (the CPU emulation): what this forward's blocks run in e4m3 (none on a bf16 step).
   const bool step_fp8 = fp8_step_enabled();
   const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8, fp8_.qk_int8, 0, fp8_.gemm_format});
-  // When a block of this step quantises, the fp32 linears run row by row (LinearRowsScope), so that
-  // meshes splitting the tokens round what is quantised as one rank does on any BLAS. A step that
-  // quantises nothing (a bf16 step, every block in bf16_blocks) stays the plain forward, byte for byte.
-  bool quantises = false;
-  for (size_t i = 0; i < w_.blocks.size() && !quantises; ++i)
-    quantises = fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), fp8_switches()).any();
-  const LinearRowsScope rows(quantises);
+  const LinearRowsScope rows(fp8_quantises() || linear_rows());
 
   // Patch embedding of the local tokens only.
   Tensor patches = patchify(latents, p, begin, S_loc);  // [B, S_loc, C_in·pt·ph·pw]

@@ -99,6 +99,7 @@ class WanTransformer {
   std::shared_ptr<DwdpHostWeights> host_dwdp_;  // null without host DWDP
   WanFp8Options fp8_;                           // precision fp8 (enable_fp8); none by default
   WanBlockWeights host_staged_[2];              // views of its staging slots
+  bool fp8_quantises() const;  // whether some block runs some part in fp8 (at the steps that do)
   const WanBlockWeights& host_block_begin(size_t i) const;
   void host_block_end(size_t i) const;
 };
