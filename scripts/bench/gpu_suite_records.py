@@ -154,7 +154,22 @@ def table(recs):
             if v["vgen"] or v["diffusers"]:
                 lines.append("%-7s %-28s %-20s %-20s %s" % (suite, k, _fmt(v["vgen"]), _fmt(v["diffusers"]),
                                                             _ratio(v["vgen"], v["diffusers"])))
-    lines.append("(seconds; dit: per forward, a cfg mode's pair counted as two forwards; ratio of the means)")
+    # attn: the FP8 kernels' rates per length, the burst and (with --sustain) the sustained one.
+    rates = {}
+    for r in recs:
+        res = r["result"]
+        if r["suite"] != "attn" or "S" not in res:
+            continue
+        vgen = res.get("bench") == "attention_fp8"
+        key = "fp8_kernel_tflops" if vgen else "fp8_tflops"
+        for what, src in (("burst", res), ("sustained", res.get("sustained") or {})):
+            if isinstance(src.get(key), (int, float)):
+                rates.setdefault((res["S"], what), {"vgen": [], "peer": []})["vgen" if vgen else "peer"].append(src[key])
+    for (n, what), v in sorted(rates.items()):
+        lines.append("%-7s %-28s %-20s %-20s %s" % ("attn", "fp8 %d tokens %s" % (n, what), _fmt(v["vgen"]),
+                                                    _fmt(v["peer"]), _ratio(v["vgen"], v["peer"])))
+    lines.append("(seconds; dit: per forward, a cfg mode's pair counted as two forwards; attn: TFLOP/s of the "
+                 "kernel alone, the peer cuDNN's FP8 SDPA; ratio of the means)")
     return lines
 
 
@@ -209,7 +224,19 @@ def selftest():
                       "\t 12 - test_x_gpu (Failed)\n", 8)
     assert c == {"rc": 8, "failed_tests": ["test_x_gpu"], "skipped_tests": ["a_gpu"], "total": 26, "failed": 1,
                  "passed": 25}, c
+    with tempfile.TemporaryDirectory() as d:
+        attn = os.path.join(d, "a.jsonl")
+        with open(attn, "w") as f:
+            f.write('{"bench": "attention_fp8", "S": 16384, "fp8_kernel_tflops": 900.0,'
+                    ' "sustained": {"fp8_kernel_tflops": 850.0}}\n')
+        recs += [json.loads(l) for l in emit("attn", "vgen", "e", "@" + attn, env)]
+        with open(attn, "w") as f:
+            f.write('{"bench": "cudnn_fp8_attention", "S": 16384, "fp8_tflops": 1000.0,'
+                    ' "sustained": {"fp8_tflops": 925.0}}\n')
+        recs += [json.loads(l) for l in emit("attn", "cudnn", "f", "@" + attn, env)]
     text = "\n".join(table(recs))
+    assert "fp8 16384 tokens burst" in text and "0.9000" in text, text  # 900 / 1000
+    assert "fp8 16384 tokens sustained" in text and "0.9189" in text, text  # 850 / 925
     assert "720p single" in text and "0.8462" in text and "720p cfg" in text, text
     assert "0.0700" in text, text  # e2e load 3.5 / 50.0
     assert "0.3333" in text, text  # e2e wall 30 / 90: the failed peer process left out
