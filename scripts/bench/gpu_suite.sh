@@ -363,30 +363,32 @@ fe_env() {
     "pip download --no-deps --python-version 3.12 --only-binary=:all: nvidia-cudnn-frontend"
 }
 
+# attn_run IMPL METRIC LABEL CMD...: run #i of suite_attn; its JSON lines recorded under IMPL
+attn_run() {
+  local impl=$1 metric=$2 label=$3 log=$LOG/attn_${N}_$i.log out=$WORK/attn_${N}_$i.jsonl rc
+  shift 3
+  rm -f "$out"
+  x "$log" "$(cap 200)" env CUDA_VISIBLE_DEVICES=0 "$@"
+  rc=$?
+  grep '^{' "$log" > "$out" 2>/dev/null
+  say "attn $impl rc $rc: $(grep -ho "\"$metric\": [0-9.]*" "$out" | head -1)"
+  [ "$rc" -eq 0 ] || tail -3 "$log"
+  emit attn "$impl" "$label" "@$out"
+}
+
 suite_attn() {
-  local who out rc i=0 SUSTAIN=()
+  local who i=0 SUSTAIN=()
   [ -n "${ATTN_SUSTAIN:-}" ] && SUSTAIN=(--sustain "$ATTN_SUSTAIN")
   for who in $ATTN_ORDER; do
     i=$((i + 1))
     enough 90 "attn $who" || return
-    out=$WORK/attn_${N}_$i.jsonl
-    rm -f "$out"
     case $who in
-      vgen)
-        x "$LOG/attn_${N}_$i.log" "$(cap 200)" env CUDA_VISIBLE_DEVICES=0 "$BUILD/tests/attention_fp8_bench" "${SUSTAIN[@]}" $ATTN_S
-        rc=$?
-        grep '^{' "$LOG/attn_${N}_$i.log" > "$out" 2>/dev/null
-        say "attn vgen rc $rc: $(grep -ho '"fp8_kernel_tflops": [0-9.]*' "$out" | head -1)"
-        emit attn vgen "attention_fp8_bench ${SUSTAIN[*]} $ATTN_S" "@$out" ;;
-      peer)
-        fe_env || continue
-        x "$LOG/attn_${N}_$i.log" "$(cap 200)" env CUDA_VISIBLE_DEVICES=0 PYTHONPATH=/tmp/cudnn_fe PYTHONUNBUFFERED=1 \
-          python3 "$ROOT/scripts/bench/peer/cudnn_fp8_attention_bench.py" "${SUSTAIN[@]}" $ATTN_S
-        rc=$?
-        grep '^{' "$LOG/attn_${N}_$i.log" > "$out" 2>/dev/null
-        say "attn cudnn rc $rc: $(grep -ho '"fp8_tflops": [0-9.]*' "$out" | head -1)"
-        [ "$rc" -eq 0 ] || tail -3 "$LOG/attn_${N}_$i.log"
-        emit attn cudnn "cudnn_fp8_attention_bench.py ${SUSTAIN[*]} $ATTN_S" "@$out" ;;
+      vgen) attn_run vgen fp8_kernel_tflops "attention_fp8_bench ${SUSTAIN[*]} $ATTN_S" \
+              "$BUILD/tests/attention_fp8_bench" "${SUSTAIN[@]}" $ATTN_S ;;
+      peer) fe_env || continue
+            attn_run cudnn fp8_tflops "cudnn_fp8_attention_bench.py ${SUSTAIN[*]} $ATTN_S" \
+              PYTHONPATH=/tmp/cudnn_fe PYTHONUNBUFFERED=1 python3 "$ROOT/scripts/bench/peer/cudnn_fp8_attention_bench.py" \
+              "${SUSTAIN[@]}" $ATTN_S ;;
       *) say "attn: unknown name '$who' in ATTN_ORDER (vgen, peer)" ;;
     esac
   done

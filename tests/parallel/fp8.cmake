@@ -63,14 +63,14 @@ vgen_fp8_mesh(ulysses2_ring2 approx 4 ulysses_size=2 ring_size=2)
 vgen_fp8_mesh(ring2_int8 approx 2 ring_size=2 fp8_config.attention_qk=int8)
 vgen_fp8_mesh(cfg2_ulysses2_int8 exact 4 cfg_size=2 ulysses_size=2 fp8_config.attention_qk=int8)
 # Ulysses 2 on OpenBLAS's Haswell kernels wherever the CPU runs them (fp8_meshes.sh), so that every
-# host checks the row-wise fp32 linears, not only those whose own kernels round a row by its place.
+# host checks the row-wise fp32 linears, not only those whose own kernels round a row by its place;
+# also with the first step in bf16, whose linears go row by row too (else the next fp8 step rounds
+# its mesh-split last bits: 2.2e-3 from one rank without).
 vgen_fp8_mesh(ulysses2_haswell_blas exact 2 ulysses_size=2)
-set_property(TEST parallel_fp8_mesh_ulysses2_haswell_blas APPEND PROPERTY ENVIRONMENT "VGEN_TEST_BLAS_CORETYPE=Haswell")
-# The same with the first step in bf16: the bf16 step's linears row by row too, else its last bits
-# split by the mesh are rounded by the next fp8 step (2.2e-3 from one rank without).
 vgen_fp8_mesh(ulysses2_haswell_blas_bf16_first exact 2 ulysses_size=2 fp8_config.bf16_first_steps=1)
-set_property(TEST parallel_fp8_mesh_ulysses2_haswell_blas_bf16_first APPEND PROPERTY ENVIRONMENT
-             "VGEN_TEST_BLAS_CORETYPE=Haswell")
+foreach(t ulysses2_haswell_blas ulysses2_haswell_blas_bf16_first)
+  set_property(TEST parallel_fp8_mesh_${t} APPEND PROPERTY ENVIRONMENT "VGEN_TEST_BLAS_CORETYPE=Haswell")
+endforeach()
 # The last block wholly in bf16, on host DWDP (whose staged blocks are quantised at their use).
 vgen_fp8_mesh(cfg2_dwdp2_bf16_blocks exact 2 cfg_size=2 dwdp_size=2 fp8_config.bf16_blocks=[-1])
 # The first block's linears in bf16 (its attention fp8), on Ulysses 2 with host DWDP.
