@@ -33,8 +33,8 @@ constexpr int kThreads = 384;
 constexpr uint32_t kTileBytes = kBN * kD;  // 16 KiB: a Q, K or Vᵀ tile of e4m3
 // Shared memory: Q, then kStages K tiles and kStages Vᵀ tiles, the barriers (bar_q, then full K,
 // full V, empty K, empty V for each stage) and 1 KiB to align the base for the 128-byte swizzle.
-// Four stages, not two: 0.5% less DiT time at 720p in ABBA order, same kernel otherwise (three and
-// six no better; results/2026-12-02_1xh200_fp8_attention_stages.jsonl).
+// Four stages, not two: 0.5% less DiT time at 720p
+// (results/attention/1xh200/2026-12-02_1xh200_fp8_attention_stages.jsonl).
 constexpr int kStages = 4;
 constexpr uint32_t kOffK = kTileBytes, kOffV = kOffK + kStages * kTileBytes, kOffBar = kOffV + kStages * kTileBytes;
 constexpr uint32_t kSmemBytes = kOffBar + 256 + 1024;
@@ -56,19 +56,17 @@ struct Params {
 #endif
 
 // Each key tile's P·V goes to a fresh wgmma accumulator and is added to O in fp32 on the CUDA cores,
-// O = (O + pv)·corr: accumulating into O in place by the tensor core keeps fewer bits than fp32 over
-// hundreds of tiles and was slower (0.86% rel-L2 apart, 818 against 825 TFLOP/s at 75,600 tokens);
-// so were O = O·corr + pv as one FFMA with the rescale a tile late (774 against 828), and the K
-// scales loaded a tile ahead (766). The row sums l run as 4 chains of 8 adds, not one of 32: 832 →
-// 870 TFLOP/s (results/2026-12-01_1xh200_fp8_attention.jsonl).
+// O = (O + pv)·corr: the tensor core's in-place accumulation keeps fewer bits over hundreds of tiles,
+// and was slower. The row sums l run as 4 chains of 8 adds, not one of 32 (faster). The variants
+// measured and not kept: docs/notes/fp8_notes.md "The attention kernel: what was tried".
 // kInt8: Q·Kᵀ in s8 with exact s32 sums. The accumulators start at the bits of 2²³ + 2²² (a MOV
-// each before the issue, off the softmax's path; adding them after the wgmma instead measured 771
-// against 809 TFLOP/s, results/2026-12-02_1xh200_fp8_int8_qk.jsonl at b56268a), so each score
-// reads as the float 2²³ + 2²² + i; the offset is folded into the tile's row constant of the
-// softmax's FFMA exactly (sl2 cut to 22 bits, the row maximum raised to the constant's grid; see
-// softmax), so the FFMA rounds i·sl2 − m once, as the e4m3 form does. A rounded constant shifted a
-// row's whole tile by up to ~0.75·sl2 in the exponent and the LSE by up to ~0.5·sl2 (test
-// Int8LseExactWithOutliers, where blocks' |q|max·|k|max reach 1600).
+// each before the issue, off the softmax's path: faster than adding the offset after the wgmma,
+// results/attention/1xh200/2026-12-02_1xh200_fp8_int8_qk.jsonl), so each score reads as the float
+// 2²³ + 2²² + i; the offset is folded into the tile's row constant of the softmax's FFMA exactly
+// (sl2 cut to 22 bits, the row maximum raised to the constant's grid; see softmax), so the FFMA
+// rounds i·sl2 − m once, as the e4m3 form does. A rounded constant shifted a row's whole tile by up
+// to ~0.75·sl2 in the exponent and the LSE by up to ~0.5·sl2 (test Int8LseExactWithOutliers, where
+// blocks' |q|max·|k|max reach 1600).
 template <bool kInt8>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
@@ -245,9 +243,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   issue_qk(base + kOffK);
   turn_end(false);
   // The next tile's K and this tile's Vᵀ are waited for while the Q·Kᵀ runs, not between the packing
-  // of P and the next issue: e4m3 884 / 896 against 875 / 879 TFLOP/s at 75,600 tokens, the 720p fp8
-  // forward 1.4% faster (A B B A, results/2026-12-03_1xh200_fp8_attention_variants.json); INT8 842.6 /
-  // 838.5 against 827.1 / 830.4 (results/2026-12-03_1xh200_fp8_attention_cudnn_peer.json).
+  // of P and the next issue: the 720p fp8 forward 1.4% faster
+  // (results/attention/1xh200/2026-12-03_1xh200_fp8_attention_variants.json).
   if (p.n_tiles > 1) mbar_wait(bar_full_k + 8 * stage(1), phase(1));
   mbar_wait(bar_full_v, 0);
   wgmma_wait<0>();
@@ -281,7 +278,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // ptxas places this wait at the top of the softmax's block (it schedules the o + pv adds into the
     // row maximum), so the softmax overlaps the other warpgroup's GEMMs, not this one's P·V. Keeping
     // the wait after the softmax (a rotated loop) was 6% slower
-    // (results/2026-12-03_1xh200_fp8_attention_schedule.json).
+    // (results/attention/1xh200/2026-12-03_1xh200_fp8_attention_schedule.json).
     wgmma_wait<0>();
     reg_fence(o);
     reg_fence(o);

@@ -42,7 +42,7 @@ struct TailParams {
 // K and V, then per warp one tile of Q and one of out. One Q buffer (the next tile's copy starts
 // after this tile's scores) leaves room for two blocks per SM at 80 keys: the 720p fold took
 // 0.72-0.82 ms against 0.90-1.03 ms with two buffers, which overlap the copy with the scores but fit
-// one block per SM (results/2026-12-01_h200_issue7_runs51-55.json, c392ad7).
+// one block per SM (results/dit/1xh200/2026-12-01_h200_issue7_runs51-55.json, c392ad7).
 constexpr int smem_bytes(int DP, int KG) { return (2 * KG * 16 + kWarps * 2 * 16) * (DP + 8) * 2; }
 
 // Two blocks per SM where their shared memory fits (228 KiB, 1 KiB reserved per block); then the

@@ -1,7 +1,8 @@
 // INT8 W8A8 GEMM on Hopper (gemm_int8.cuh): the "plain" kernel of
-// scripts/bench/probes/int8_gemm_wgmma_probe.cu (1-CTA clusters; its 2-CTA multicast form ran at
-// 0.63× and is not kept), grown from N % 256 == 0, K % 128 == 0 to any N and any K % 16 == 0; for
-// N % 256 == 0 its unguarded epilogue is kept (store_tile_full), the guarded one serves other N.
+// docs/notes/probes/int8_gemm_wgmma_probe.cu (1-CTA clusters: its 2-CTA multicast form was slower,
+// results/gemm/1xh200/2026-12-02_1xh200_int8_gemm_wgmma_probe.json), grown from N % 256 == 0,
+// K % 128 == 0 to any N and any K % 16 == 0; for N % 256 == 0 its unguarded epilogue is kept
+// (store_tile_full), the guarded one serves other N.
 // Per CTA (persistent, one per SM): a 128 × 256 output tile at a time, K in slabs of 128 bytes
 // through a ring of 4 stages of 48 KiB (128-byte swizzle) filled by TMA; one producer warp, two
 // consumer warpgroups of 64 × 256 (m64n256k32 s8 wgmma, 128 s32 accumulators each) whose epilogue
@@ -164,8 +165,9 @@ __device__ __forceinline__ void store_tile(const uint32_t (&acc)[128], const Par
 
 // store_tile where every tile is full in N (Params::full), the probe's epilogue: no column guards
 // and the bias known present or absent (kBias), so each access is at a constant offset from the
-// thread's first column and a chunk's loads issue back to back (the guarded store_tile measured
-// 3–17 % slower on the residual and GELU shapes at M = 75,600). Same values as store_tile.
+// thread's first column and a chunk's loads issue back to back (the guarded store_tile was slower on
+// the residual and GELU shapes, results/gemm/1xh200/2026-12-02_1xh200_int8_gemm_lib.json). Same values
+// as store_tile.
 template <int E, bool kBias>
 __device__ __forceinline__ void store_tile_full(const uint32_t (&acc)[128], const Params& p, int mt, int nt, int cw,
                                                 int warp, int lane) {

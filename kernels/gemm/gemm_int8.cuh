@@ -1,5 +1,6 @@
 // INT8 W8A8 GEMM for linear layers on Hopper (sm_90a), a kernel of this project (no cuBLASLt: it
-// has no INT8 form with both per-row scales and a bf16 output, results/2026-12-02_1xh200_int8_gemm_probes.json).
+// has no INT8 form with both per-row scales and a bf16 output,
+// results/gemm/1xh200/2026-12-02_1xh200_int8_gemm_probes.json).
 // Contract (row-major, PyTorch Linear layout; CPU reference gemm_int8_ref.h, the same f32 steps):
 //   acc[m,n] = Σ_k x8[m,k]·w8[n,k]                  int32, exact (|acc| ≤ K·2^14 < 2^31)
 //   v = (float(acc) · x_scale[m]) · w_scale[n]      two f32 roundings, in this order
@@ -10,9 +11,9 @@
 //   y[m,n] = bf16(v)                                round to nearest even
 // Every f32 step is one IEEE operation rounded to nearest (no FMA contraction), so y equals the
 // reference bit for bit but for GELU, where device and host tanhf may differ by an f32 ulp.
-// Kernel (measured as the "plain" variant of scripts/bench/probes/int8_gemm_wgmma_probe.cu,
-// results/2026-12-02_1xh200_int8_gemm_wgmma_probe.json): persistent (one CTA per SM), CTA tile
-// 128 × 256, K slabs of 128 bytes in 4 TMA stages, one producer warp, two consumer warpgroups of
+// Kernel (measured as the "plain" variant of docs/notes/probes/int8_gemm_wgmma_probe.cu,
+// results/gemm/1xh200/2026-12-02_1xh200_int8_gemm_wgmma_probe.json): persistent (one CTA per SM),
+// CTA tile 128 × 256, K slabs of 128 bytes in 4 TMA stages, one producer warp, two consumer warpgroups of
 // m64n256k32 s8 wgmma, the epilogue from registers while the producer prefetches the next tile.
 // Any M, N and K % 16 == 0: TMA zero-fills rows past M or N and the K tail of the last slab.
 // Column modes of the epilogue: N % 256 == 0 with w_scale 8-byte and bias 4-byte aligned (every

@@ -104,7 +104,7 @@ __global__ void rms_rope_kernel(const T* x, const TW* __restrict__ weight, const
 // kSameD: threads·8 is a multiple of head_dim, so every vector of a thread sits at the same place
 // in its head (5120 = 160 threads × 4 vectors × 8, head_dim 128: column (v·160 + t)·8 ≡ 8·(t % 16))
 // and the thread reads its 8 cos and 8 sin entries once per row instead of once per vector: 3.06 ->
-// 3.60 TB/s at 720p (results/2026-12-01_h200_issue7_runs51-55.json, c392ad7).
+// 3.60 TB/s at 720p (results/dit/1xh200/2026-12-01_h200_issue7_runs51-55.json, c392ad7).
 template <typename T, typename TW, bool kRope, int V, bool kSameD = false>
 __global__ void __launch_bounds__(1024)
     rms_regs_kernel(const T* x, const TW* __restrict__ weight, const float* __restrict__ cos,

@@ -6,11 +6,11 @@ project's own measurements in results/ and ../shared/device/README.md (one and t
   python3 scripts/bench/calibrate_h200.py --write    # also rewrite recipes/hardware/h200.yaml
 
 Every number below names the file and field it comes from. Nothing is fitted to the two-GPU
-forwards: they are the validation (tests/unit/test_predict.cpp, results/2026-12-01_predict_validation.md).
+forwards: they are the validation (tests/unit/test_predict.cpp, results/plan/2026-12-01_predict_validation.md).
 The two-rank VAE decode (runs43-48 run 43) sets the parallel VAE's per-call cost, so its row there
 is in-sample. The fp8 section comes from the kernel benchmarks alone (linear_fp8 and its row
 quantisation, the e4m3 attention kernel and its quantisation pass); the fp8 DiT forwards of
-results/2026-12-01_1xh200_fp8_dit.jsonl are its validation, not used here.
+results/dit/1xh200/2026-12-01_1xh200_fp8_dit.jsonl are its validation, not used here.
 """
 import argparse
 import json
@@ -26,7 +26,7 @@ HBM = 4.8e12          # H200 SXM HBM3e
 
 # Wan2.1-14B shapes of the benchmarks (results/README.md): 40 layers, 40 heads x 128, ffn 13824.
 L, D, F, TEXT = 40, 5120, 13824, 512
-ELEMENTWISE_BYTES = 26.0  # lib/pipeline/predict.cpp kElementwiseBytes
+ELEMENTWISE_BYTES = 26.0  # lib/plan/time_model.cpp kElementwiseBytes
 
 
 def load(name):
@@ -44,7 +44,7 @@ def attn_flops(q, k, heads=40, d=128):
 
 
 def vae_work(T, h, w, eb=2.0, split_w=True, base=96, mult=(1, 2, 4, 4), res=2, tdown=(False, True, True), z=16):
-    """lib/pipeline/predict.cpp vae_work, the same count: vgen's device decoder, one frame per call."""
+    """lib/plan/time_model.cpp vae_work, the same count: vgen's device decoder, one frame per call."""
     v = dict(flops=0.0, bytes=0.0, frame_bytes=0.0, spatial_convs=0.0, spatial_in_bytes=0.0, halo_bytes=0.0,
              attn_gathers=0.0, attn_gather_bytes=0.0, out_gathers=0.0, out_gather_bytes=0.0)
     nb = len(mult)
@@ -107,7 +107,7 @@ def vae_work(T, h, w, eb=2.0, split_w=True, base=96, mult=(1, 2, 4, 4), res=2, t
 
 
 def vae_seconds(v, P, side, eff, hbm, halo_us, p2p=(323e9, 10e-6), ag=(323e9, 15e-6)):
-    """lib/pipeline/predict.cpp's VAE decode time of the largest rank's part (links: h200.yaml)."""
+    """lib/plan/time_model.cpp's VAE decode time of the largest rank's part (links: h200.yaml)."""
     part = math.ceil(side / P) / side
     t = v["flops"] * part / (PEAK_BF16 * eff) + v["bytes"] * part / hbm
     t += v["frame_bytes"] * (1.0 if P > 1 else part) / hbm
@@ -123,8 +123,8 @@ def vae_seconds(v, P, side, eff, hbm, halo_us, p2p=(323e9, 10e-6), ag=(323e9, 15
 
 def derive():
     out = {}
-    r56 = load("2026-12-01_h200_issue7_runs56-61.json")["runs"]
-    r43 = load("2026-11-30_h200_issue7_runs43-48.json")
+    r56 = load("dit/1xh200/2026-12-01_h200_issue7_runs56-61.json")["runs"]
+    r43 = load("parallel/2xh200/2026-11-30_h200_issue7_runs43-48.json")
     prof = r43["run45_profile_720p_10_layers"]
     ph = prof["phases_seconds"]
     # GEMM: the phase profile of 10 layers at 720p (747 TFLOP/s at 75,600 rows); no measurement
@@ -168,7 +168,7 @@ def derive():
     left = statistics.median(two) - vae_seconds(v720, 2, 160, out["vae"], hbm, 0.0)
     out["vae_halo_conv_us"] = round(left / v720["spatial_convs"] * 1e6, 1)
     # Host side: the cold-start jsonl (one H200, page cache warm).
-    cold = jsonl("2026-12-01_1xh200_issue21_cold_start.jsonl")
+    cold = jsonl("e2e/1xh200/2026-12-01_1xh200_issue21_cold_start.jsonl")
     vg = [r for r in cold if r["impl"] == "vgen"]
     loads = [r["result"] for r in vg if r["suite"] == "load" and r["result"].get("load_seconds", 0) < 4]
     out["loader_gbps"] = round(statistics.median(x["load_bytes_read"] / x["load_seconds"] for x in loads) / 1e9, 2)
@@ -200,11 +200,11 @@ FP8_ATTENTION_KERNEL_COMMITS = {"d672760"}
 def derive_fp8(bf16_attention):
     """precision fp8 (docs/fp8.md): fractions of the fp8 peak and of the HBM from the kernel benchmarks."""
     out = {}
-    # Block linears, results/2026-12-01_1xh200_fp8_gemm.jsonl (linear_fp8, cuBLASLt outer-vector
+    # Block linears, results/gemm/1xh200/2026-12-01_1xh200_fp8_gemm.jsonl (linear_fp8, cuBLASLt outer-vector
     # scales): per layer six [M, 5120] x [5120, 5120] GEMMs (attn1 q/k/v/o, attn2 q/o), ffn1
     # [5120 -> 13824] with GELU, ffn2 [13824 -> 5120]; the layer's FLOPs over the sum of the
     # measured times, at each M benchmarked. Below the smallest M the curve is flat (no measurement).
-    g = [r["result"] for r in jsonl("2026-12-01_1xh200_fp8_gemm.jsonl") if r["result"].get("bench") == "gemm_fp8"]
+    g = [r["result"] for r in jsonl("gemm/1xh200/2026-12-01_1xh200_fp8_gemm.jsonl") if r["result"].get("bench") == "gemm_fp8"]
     gemm, qbytes, qsec = [], 0.0, 0.0
     for M in sorted({r["M"] for r in g}):
         by = {(r["N"], r["K"]): r for r in g if r["M"] == M}
@@ -218,7 +218,7 @@ def derive_fp8(bf16_attention):
         qsec += (5 * sq["quant_ms"] + ffn2["quant_ms"]) * 1e-3
     out["fp8_gemm_by_rows"] = gemm
     out["fp8_gemm_quant"] = round(qbytes / qsec / HBM, 4)
-    # Self-attention, results/2026-12-01_1xh200_fp8_attention.jsonl: the e4m3 kernel alone
+    # Self-attention, results/attention/1xh200/2026-12-01_1xh200_fp8_attention.jsonl: the e4m3 kernel alone
     # (fp8_kernel_tflops) at 32,760 and 75,600 tokens x 40 heads x 128, the newest record of each
     # length with no exponential replaced (the kept kernel); its quantisation pass (fp8_quant_ms)
     # priced per element of q, k and v: 3 bytes each (bf16 read, e4m3 written), as a fraction of
@@ -226,7 +226,7 @@ def derive_fp8(bf16_attention):
     # Only the kernel and quantisation pass that the fp8 DiT validation forwards ran (d672760: the
     # kernel of 56b944f, the pass of d672760), from the call that timed those forwards (its records
     # name "the committed state"); the variants measured and dropped are not used.
-    a = [r for r in jsonl("2026-12-01_1xh200_fp8_attention.jsonl") if "fp8_kernel_tflops" in r["result"]]
+    a = [r for r in jsonl("attention/1xh200/2026-12-01_1xh200_fp8_attention.jsonl") if "fp8_kernel_tflops" in r["result"]]
     a = [r for r in a if r["commit"] in FP8_ATTENTION_KERNEL_COMMITS and "the committed state" in r["args"]]
     a = [r for r in a if "EXP_POLY" not in r["args"] or "EXP_POLY=0 " in r["args"]]
     newest = {}
@@ -260,23 +260,23 @@ peak:
   fp32_tflops: 66.9         # non-tensor FP32, H200 SXM datasheet
   hbm_tbps: 4.8             # H200 SXM datasheet
 efficiency:
-  # [rows M, fraction of bf16 peak]: results/2026-11-30_h200_issue7_runs43-48.json run45 profile
+  # [rows M, fraction of bf16 peak]: results/parallel/2xh200/2026-11-30_h200_issue7_runs43-48.json run45 profile
   # (747 TFLOP/s at 75,600 rows); flat below (no measurement)
   gemm_by_rows: {gemm_by_rows}
-  # [GFLOP per call, fraction]: the Hopper kernel, 2026-12-01_h200_issue7_runs56-61.json (480p,
+  # [GFLOP per call, fraction]: the Hopper kernel, results/dit/1xh200/2026-12-01_h200_issue7_runs56-61.json (480p,
   # 720p); the smallest point is the in-model cross-attention of the run45 profile
   attention_by_gflop: {attention_by_gflop}
   # cuDNN: run45 profile (720p in the model) and runs56-61 run 56 (480p, one call)
   attention_cudnn_by_gflop: {attention_cudnn_by_gflop}
   elementwise: {elementwise}       # run45 profile "other" phase over the modelled bytes
-  vae: {vae}               # convs: 2026-11-30_h200_issue7_bench_387c28e.json VAE 480p / 720p less the memory passes
+  vae: {vae}               # convs: results/vae/1xh200/2026-11-30_h200_issue7_bench_387c28e.json VAE 480p / 720p less the memory passes
 fp8:                        # precision fp8 (docs/fp8.md): the e4m3 block linears and self-attention
   # [rows M, fraction of fp8 peak]: linear_fp8 over a layer's GEMM mix (6 x 5120^2, ffn1, ffn2),
-  # results/2026-12-01_1xh200_fp8_gemm.jsonl; flat below 32,760 rows (no measurement)
+  # results/gemm/1xh200/2026-12-01_1xh200_fp8_gemm.jsonl; flat below 32,760 rows (no measurement)
   gemm_by_rows: {fp8_gemm_by_rows}
   # quantize_rows_fp8 before the GEMMs: fraction of hbm_tbps at 3 bytes per element, same file
   gemm_quant: {fp8_gemm_quant}
-  # [GFLOP per call, fraction of fp8 peak]: the e4m3 kernel, results/2026-12-01_1xh200_fp8_attention.jsonl
+  # [GFLOP per call, fraction of fp8 peak]: the e4m3 kernel, results/attention/1xh200/2026-12-01_1xh200_fp8_attention.jsonl
   # (32,760 and 75,600 tokens); the smallest point assumes the bf16 kernel's fall-off (attention_by_gflop)
   attention_by_gflop: {fp8_attention_by_gflop}
   # the attention's quantisation pass over q, k, v: fraction of hbm_tbps at 3 bytes per element, same file
@@ -293,9 +293,9 @@ links:
     p2p: {{gbps: 50, latency_us: 15}}
     copy_engine: {{gbps: 50, latency_us: 15}}
 parallel_vae:
-  halo_conv_us: {vae_halo_conv_us}        # 2026-11-30_h200_issue7_runs43-48.json run 43 (two ranks, 720p) over the model without it
+  halo_conv_us: {vae_halo_conv_us}        # results/parallel/2xh200/2026-11-30_h200_issue7_runs43-48.json run 43 (two ranks, 720p) over the model without it
 host:
-  loader_gbps: {loader_gbps}         # 2026-12-01_1xh200_issue21_cold_start.jsonl, load_bytes_read / load_seconds
+  loader_gbps: {loader_gbps}         # results/e2e/1xh200/2026-12-01_1xh200_issue21_cold_start.jsonl, load_bytes_read / load_seconds
   mp4_mpix_per_s: {mp4_mpix_per_s}     # same file, mp4_encode_seconds (the background writer's tail)
   frame_mpix_per_s: {frame_mpix_per_s}     # same file, vae_decode_seconds minus the decode benchmark
   text_fixed_s: {text_fixed_s}       # same file, text_encode_seconds minus the encoder's FLOPs

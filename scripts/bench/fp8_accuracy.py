@@ -13,7 +13,7 @@ vgen variant against vgen_bf16, and vgen_bf16 against diffusers_bf16. Writes one
 date, GPU, commit, checkpoint, recipe, shapes, steps, every render's seconds and every number) and
 prints a table.
 
-  python3 scripts/bench/fp8_accuracy.py --model CKPT --vgen build-gpu/bin/vgen --json results/X.json
+  python3 scripts/bench/fp8_accuracy.py --model CKPT --vgen build-gpu/bin/vgen --json results/fp8_accuracy/1xh200/X.json
   python3 scripts/bench/fp8_accuracy.py ... --shapes 480p,720p --steps 1,4
   python3 scripts/bench/fp8_accuracy.py ... --variant "vgen_fp8_attn=precision=fp8;fp8_config.gemm=false"
   python3 scripts/bench/fp8_accuracy.py --model CKPT --json J --dry-run   # the plan and the recipes
@@ -686,7 +686,7 @@ def parse_args(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", help="Diffusers Wan pipeline directory (make_random_checkpoint.py --init trained-like)")
     ap.add_argument("--vgen", default=os.path.join(REPO, "build-gpu", "bin", "vgen"), help="vgen binary")
-    ap.add_argument("--json", help="the results file to write (e.g. results/<date>_h200_accuracy.json)")
+    ap.add_argument("--json", help="the results file to write (e.g. results/fp8_accuracy/1xh200/<date>_1xh200_accuracy.json)")
     ap.add_argument("--shapes", default="480p", help="HxWxF list (480p = 480x832x21, 720p = 720x1280x21)")
     ap.add_argument("--steps", default="1,4", help="step counts (default 1,4)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the initial latents (numpy PCG64, N(0, 1))")

@@ -13,7 +13,7 @@
 # Environment: MODEL (default <build>/random-wan21-14b-trained-like), GAIN (1.0), TEXT_LAYERS (2),
 # VGEN_GPU_BUILD (build-gpu), JOBS (nproc), BUDGET_S (seconds for the whole call, default 570; no
 # render starts in its last MARGIN, 90, seconds), JSON
-# (default $OUT/accuracy.json when OUT is set, else results/<date>_<gpu>_accuracy.json), WORK
+# (default $OUT/accuracy.json when OUT is set, else results/fp8_accuracy/1x<gpu>/<date>_1x<gpu>_accuracy.json), WORK
 # (/tmp/vgen_accuracy), VGEN_COMMIT (the commit to record where the copy has no .git).
 # Logs: <build>/accuracy_logs (copied to $OUT/accuracy_logs when OUT is set).
 set -uo pipefail
@@ -78,7 +78,7 @@ if [ -z "${JSON:-}" ]; then
   else
     slug=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr '[:upper:]' '[:lower:]' |
            sed 's/nvidia //; s/[^a-z0-9]\+/-/g; s/-$//')
-    JSON=$ROOT/results/$(date -u +%F)_${slug:-gpu}_accuracy.json
+    JSON=$ROOT/results/fp8_accuracy/1x${slug:-gpu}/$(date -u +%F)_1x${slug:-gpu}_accuracy.json
   fi
 fi
 # the renders stop starting new work $MARGIN s before the budget (a diffusers fp32 load + render

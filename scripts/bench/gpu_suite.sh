@@ -44,7 +44,8 @@
 # by scripts/bench/make_random_checkpoint.py when it is missing (40.2 GB, a few minutes).
 #
 # Output: records go to $OUT/gpu_suite.jsonl when OUT is set (the GPU machine's output folder;
-# append them to a file in results/ afterwards), else to results/<date>_<gpu>_gpu_suite.jsonl;
+# append them to a file in results/<suite>/<N>x<gpu>/ afterwards, results/README.md), else to
+# results/<date>_<N>x<gpu>_gpu_suite.jsonl (one call may run several suites: file it by hand);
 # --results FILE overrides both. Logs: <build>/gpu_suite_logs, packed into $OUT/gpu_suite_logs.tgz
 # with $OUT/summary.txt. Exit status: 0, 1 when a test or golden case failed, 2 when a dependency
 # is missing, 3 when configure or build fails.

@@ -78,7 +78,7 @@ ranks_of() {
   done < <(mesh_sets "$1")
   echo $n
 }
-# mesh_sets plus the parallel VAE over the cfg-0 group (DESIGN.md), here all its ranks.
+# mesh_sets plus the parallel VAE over the cfg-0 group (docs/architecture.md), here all its ranks.
 sets_of() {
   local cfg
   cfg=$(mesh_sets "$1" | sed -n 's/^parallel_config.cfg_size=//p')
