@@ -27,6 +27,7 @@
 
 #include "core/error.h"
 #include "core/wait_marker.h"
+#include "dist/mesh_axes.h"
 #include "dist/mpi_communicator.h"
 
 namespace vgen {
@@ -172,14 +173,20 @@ Mesh make_mesh(const ParallelConfig& pc, const DistEnv& env) {
   }
 
   const int seq_rank = mesh.seq_rank();
-  mesh.replica = split_group(s.replica_size(), c.dp, env.world_rank % s.replica_size(), "replica");
-  mesh.dp = split_group(s.dp, ((c.cfg * s.rows + c.row) * s.cols + c.col) * s.ulysses + c.u, c.dp, "dp");
-  mesh.cfg = split_group(s.cfg, ((c.dp * s.rows + c.row) * s.cols + c.col) * s.ulysses + c.u, c.cfg, "cfg");
-  mesh.cp = split_group(s.cp(), (c.dp * s.cfg + c.cfg) * s.ulysses + c.u, mesh.cp_rank(), "cp");
-  mesh.row = split_group(s.cols, ((c.dp * s.cfg + c.cfg) * s.rows + c.row) * s.ulysses + c.u, c.col, "row");
-  mesh.col = split_group(s.rows, ((c.dp * s.cfg + c.cfg) * s.cols + c.col) * s.ulysses + c.u, c.row, "col");
-  mesh.ulysses = split_group(s.ulysses, ((c.dp * s.cfg + c.cfg) * s.rows + c.row) * s.cols + c.col, c.u, "ulysses");
-  mesh.seq = split_group(s.seq(), c.dp * s.cfg + c.cfg, seq_rank, "seq");
+  const MeshAxes axes = MeshAxes::of(s);
+  auto group = [&](std::initializer_list<MeshAxis> spanned, const char* name) {
+    const MeshSplit g = axes.split(env.world_rank, spanned);
+    return split_group(g.size, g.colour, g.key, name);
+  };
+  using A = MeshAxis;
+  mesh.replica = group({A::kCfg, A::kRow, A::kCol, A::kUlysses}, "replica");
+  mesh.dp = group({A::kDp}, "dp");
+  mesh.cfg = group({A::kCfg}, "cfg");
+  mesh.cp = group({A::kRow, A::kCol}, "cp");
+  mesh.row = group({A::kCol}, "row");  // one row of the attn2d tile: its columns
+  mesh.col = group({A::kRow}, "col");  // one column of the tile: its rows
+  mesh.ulysses = group({A::kUlysses}, "ulysses");
+  mesh.seq = group({A::kRow, A::kCol, A::kUlysses}, "seq");
 
   // VAE group: ranks 0..P-1 of each replica's cfg-0 group (key = seq_rank = VAE rank).
   const bool vae_member = c.cfg == 0 && seq_rank < s.vae;

@@ -1,4 +1,4 @@
-// Mesh shape, rank <-> coordinate algebra and up-front validation of parallel_config.
+// Rank <-> coordinate algebra (axis order in dist/mesh_axes.h) and up-front validation of parallel_config.
 #include "dist/mesh.h"
 
 #include <fmt/format.h>
@@ -7,37 +7,15 @@
 
 namespace vgen {
 
-MeshShape MeshShape::from(const ParallelConfig& pc) {
-  MeshShape m;
-  m.dp = pc.dp_size;
-  m.cfg = pc.cfg_size;
-  m.ulysses = pc.ulysses_size;
-  if (pc.ring_size > 1) {
-    // Ring is a 1 × ring tile so cp_rank = col = ring rank.
-    m.ring = true;
-    m.rows = 1;
-    m.cols = pc.ring_size;
-  } else {
-    m.rows = pc.attn2d_size[0];
-    m.cols = pc.attn2d_size[1];
-  }
-  m.vae = pc.parallel_vae_size;
-  m.async_ulysses = pc.async_ulysses;
-  return m;
-}
-
 MeshCoord mesh_coord_of(const MeshShape& m, int rank) {
   VGEN_ASSERT(rank >= 0 && rank < m.world(), "rank {} outside a mesh of {} ranks", rank, m.world());
+  const MeshAxes axes = MeshAxes::of(m);
   MeshCoord c;
-  int r = rank;
-  c.u = r % m.ulysses;
-  r /= m.ulysses;
-  c.col = r % m.cols;
-  r /= m.cols;
-  c.row = r % m.rows;
-  r /= m.rows;
-  c.cfg = r % m.cfg;
-  c.dp = r / m.cfg;
+  c.dp = axes.coord(rank, MeshAxis::kDp);
+  c.cfg = axes.coord(rank, MeshAxis::kCfg);
+  c.row = axes.coord(rank, MeshAxis::kRow);
+  c.col = axes.coord(rank, MeshAxis::kCol);
+  c.u = axes.coord(rank, MeshAxis::kUlysses);
   return c;
 }
 
@@ -47,7 +25,10 @@ int mesh_rank_of(const MeshShape& m, const MeshCoord& c) {
               "mesh coordinate (dp {}, cfg {}, row {}, col {}, u {}) outside shape (dp {}, cfg {}, rows {}, "
               "cols {}, ulysses {})",
               c.dp, c.cfg, c.row, c.col, c.u, m.dp, m.cfg, m.rows, m.cols, m.ulysses);
-  return (((c.dp * m.cfg + c.cfg) * m.rows + c.row) * m.cols + c.col) * m.ulysses + c.u;
+  const MeshAxes axes = MeshAxes::of(m);
+  int rank = 0;
+  for (int i = 0; i < kNumMeshAxes; ++i) rank += c.on(MeshAxis(i)) * axes.stride(MeshAxis(i));
+  return rank;
 }
 
 namespace {
@@ -113,7 +94,7 @@ void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
                pc.ulysses_size, num_heads, sp, u, sp / u, sp / u);
   }
 
-  // The VAE group is ranks 0..P-1 of a replica's cfg-0 group (DESIGN.md), so P <= the seq size.
+  // The VAE group is ranks 0..P-1 of a replica's cfg-0 group (docs/architecture.md), so P <= the seq size.
   const int cfg0_group = world / (pc.dp_size * pc.cfg_size);
   VGEN_CHECK(pc.parallel_vae_size <= cfg0_group, ExitCode::kRecipe,
              "parallel_config.parallel_vae_size {} exceeds the {} ranks of a replica's cfg-0 group "

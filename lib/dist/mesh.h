@@ -1,30 +1,31 @@
-// The device mesh (DESIGN.md): rank = ((((dp·C + cfg)·R + row)·Co + col)·U + u).
-// Ring uses R = 1, Co = ring_size (so cp_rank = ring rank). Groups are split with colour = the other
-// coordinates and key = the group's own coordinate, so a group rank equals its mesh coordinate.
+// The device mesh (docs/architecture.md "The mesh and rank layout"):
+// rank = ((((dp·C + cfg)·R + row)·Co + col)·U + u), axis order in dist/mesh_axes.h. Ring uses R = 1,
+// Co = ring_size (so cp_rank = ring rank). Groups are split with colour = the other coordinates and
+// key = the group's own coordinate, so a group rank equals its mesh coordinate.
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "config/mesh_shape.h"
+#include "config/parallel_config.h"
 #include "dist/communicator.h"
-#include "io/recipe.h"
+#include "dist/mesh_axes.h"
 
 namespace vgen {
 
 struct MeshCoord {
   int dp = 0, cfg = 0, row = 0, col = 0, u = 0;
-};
-
-struct MeshShape {
-  int dp = 1, cfg = 1, rows = 1, cols = 1, ulysses = 1;
-  bool ring = false;  // cp axis is a ring (rows == 1, cols == ring_size)
-  int vae = 1;        // parallel_vae_size (ranks 0..vae-1 of each replica's cfg-0 group)
-  bool async_ulysses = false;  // head-group pipelined Ulysses all-to-alls (parallel_config.async_ulysses)
-  static MeshShape from(const ParallelConfig& pc);
-  int cp() const { return rows * cols; }
-  int seq() const { return cp() * ulysses; }
-  int replica_size() const { return cfg * seq(); }
-  int world() const { return dp * replica_size(); }
+  int on(MeshAxis a) const {
+    switch (a) {
+      case MeshAxis::kDp: return dp;
+      case MeshAxis::kCfg: return cfg;
+      case MeshAxis::kRow: return row;
+      case MeshAxis::kCol: return col;
+      case MeshAxis::kUlysses: return u;
+    }
+    return 0;
+  }
 };
 
 MeshCoord mesh_coord_of(const MeshShape& m, int rank);

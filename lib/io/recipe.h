@@ -1,10 +1,14 @@
-// The YAML recipe (DESIGN.md "Recipe"): strictly validated, with `--set key.path=value` overrides.
+// The YAML recipe (docs/recipe.md): strictly validated, with `--set key.path=value` overrides.
 #pragma once
 #include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
+// The plain configs that layers below io use too (mesh, attention factory) live in config/.
+#include "config/attention_config.h"
+#include "config/fp8_config.h"
+#include "config/parallel_config.h"
 #include "core/json.h"
 #include "core/tensor.h"
 
@@ -24,36 +28,6 @@ struct GenerationConfig {
   int max_sequence_length = 512;
   int64_t seed = 42;
   std::string initial_latents;  // safetensors path with tensor `initial_latents`, or empty
-};
-
-struct ParallelConfig {
-  int dp_size = 1;
-  int cfg_size = 1;
-  int ulysses_size = 1;
-  int ring_size = 1;
-  std::array<int, 2> attn2d_size = {1, 1};  // rows, cols
-  bool async_ulysses = false;
-  int parallel_vae_size = 1;
-  std::string parallel_vae_split_dim = "width";  // width | height
-  int dwdp_size = 1;
-  // auto: true picks the mesh with the best predicted time for the world size at start
-  // (pipeline/predict_rank.h); the size keys in `explicit_keys` (set in the recipe or by --set:
-  // dp_size, cfg_size, ulysses_size, ring_size, attn2d_size, parallel_vae_size, dwdp_size) keep
-  // their values and auto fills only the others.
-  bool auto_mesh = false;
-  std::vector<std::string> explicit_keys;
-  bool is_explicit(const std::string& key) const {
-    for (auto& k : explicit_keys)
-      if (k == key) return true;
-    return false;
-  }
-  int cp_size() const { return ring_size > 1 ? ring_size : attn2d_size[0] * attn2d_size[1]; }
-  int seq_size() const { return cp_size() * ulysses_size; }
-  int world_size() const { return dp_size * cfg_size * seq_size(); }
-};
-
-struct AttentionConfig {
-  std::string backend = "auto";  // auto | native | cudnn
 };
 
 // First-Block Cache (cache_config): per CFG stream, a denoising step whose first block changes x
@@ -83,47 +57,6 @@ struct RuntimeConfig {
   // A rank that waits longer than this in one collective, queue access or barrier ends the job
   // (exit 8) and names the ranks that stopped making progress (dist/watchdog.h). > 0.
   double collective_timeout_s = 600.0;
-};
-
-// fp8_config (docs/fp8.md): which parts of the DiT run in FP8 e4m3 with precision fp8 (bf16
-// elsewhere; norms, modulation and softmax statistics fp32). Ignored, with a warning, under another
-// precision (so `--set precision=bf16` renders the same recipe in bf16 for a comparison).
-struct Fp8Config {
-  bool attention = true;     // self-attention in fp8 (cross-attention stays bf16: 512 text keys)
-  bool gemm = true;          // the blocks' linears attn1 q/k/v/o, attn2 q/o, ffn1, ffn2 in fp8
-  // How the fp8 self-attention stores Q and K for Q·Kᵀ: "e4m3" (3 mantissa bits per value; the
-  // faster kernel) or "int8" (7 bits over each 128-token block's range, as SageAttention: closer
-  // where the scores spread, docs/fp8.md). P·V is e4m3 either way.
-  std::string attention_qk = "e4m3";
-  bool qk_int8() const { return attention_qk == "int8"; }
-  // The linears' GEMMs (with `gemm`): "int8" (the own INT8 W8A8 kernel: 127 steps over each token's
-  // and each output channel's range) or "e4m3" (cuBLASLt's FP8 GEMM, 3 mantissa bits). Per-token and
-  // per-channel scales either way. int8 by default: on the H200 one 720p forward is 1.92% from bf16
-  // against e4m3's 3.71%, and 2.6% faster (docs/fp8.md "INT8 GEMMs").
-  std::string gemm_format = "int8";
-  bool gemm_int8() const { return gemm_format == "int8"; }
-  const char* gemm_label() const { return gemm_int8() ? "INT8" : "e4m3"; }  // the format as plans print it
-  int bf16_first_steps = 0;  // the first N denoising steps run wholly in bf16
-  int bf16_last_steps = 0;   // the last N denoising steps run wholly in bf16
-  // Transformer blocks run wholly in bf16 at every step (their linears keep their bf16 weights, no
-  // e4m3 copy): indices from 0, negative ones from the end (-1 the last block); checked against the
-  // model's block count when it loads.
-  std::vector<int> bf16_blocks{};
-  // Transformer blocks whose linears run in bf16 at every step (no e4m3 copy) while their
-  // self-attention stays as `attention` says: the GEMMs carry most of fp8's error, so this buys
-  // accuracy for less time than bf16_blocks, the less the longer the sequence (docs/fp8.md
-  // "Switches"). Same indices and check as bf16_blocks.
-  std::vector<int> bf16_gemm_blocks{};
-  // Block linears that run in bf16 in every block, by their module names in the checkpoint
-  // ("attn2.to_q", "ffn.net.2", ...: kWanFp8LinearNames, checked when the model loads): for
-  // accuracy where one kind of linear carries more of the error than its share of the time.
-  std::vector<std::string> bf16_linears{};
-  // Whether denoising step `index` (0-based) of `total` runs in fp8 (not one of the bf16 steps).
-  bool step_in_fp8(int index, int total) const {
-    return index >= bf16_first_steps && index < total - bf16_last_steps;
-  }
-  // Some step of a `total`-step loop runs in bf16 (the bf16 weights are needed beside the fp8 ones).
-  bool has_bf16_steps() const { return bf16_first_steps > 0 || bf16_last_steps > 0; }
 };
 
 // One LoRA adapter merged into the DiT weights at load (model/wan/lora.h): W += scale·(alpha/rank)·B·A.

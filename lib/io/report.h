@@ -1,4 +1,4 @@
-// The run's timing JSON (DESIGN.md "Outputs"): `<out>/timing.json`, written by world rank 0.
+// The run's timing JSON (docs/batch.md "Outputs"): `<out>/timing.json`, written by world rank 0.
 //   {"recipe": …resolved…, "mesh": …, "device": …, "load_seconds": …, "videos": [{"index", "name",
 //    "prompt", "seed", "status": "ok"|"failed"|"skipped", "error", "output", "frames", "height", "width",
 //    "seconds": {"text_encode", "steps": […], "denoise", "vae_decode", "mp4_encode", "total"},
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "config/mesh_shape.h"
 #include "core/json.h"
-#include "dist/mesh.h"
 
 namespace vgen {
 

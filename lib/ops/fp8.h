@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/fp8_config.h"  // Fp8Config: the recipe's settings the models turn into Fp8Switches
 #include "core/tensor.h"
 #include "ops/device_ops.h"
 

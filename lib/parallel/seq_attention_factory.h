@@ -4,8 +4,8 @@
 #pragma once
 #include <memory>
 
+#include "config/attention_config.h"
 #include "dist/mesh.h"
-#include "io/recipe.h"
 #include "parallel/seq_attention.h"
 
 namespace vgen {

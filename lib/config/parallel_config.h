@@ -1,0 +1,36 @@
+// parallel_config of the recipe (docs/recipe.md): plain data, read by io/recipe.cpp and used by the
+// mesh (dist/) below io, so it lives in the lowest room.
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+namespace vgen {
+
+struct ParallelConfig {
+  int dp_size = 1;
+  int cfg_size = 1;
+  int ulysses_size = 1;
+  int ring_size = 1;
+  std::array<int, 2> attn2d_size = {1, 1};  // rows, cols
+  bool async_ulysses = false;
+  int parallel_vae_size = 1;
+  std::string parallel_vae_split_dim = "width";  // width | height
+  int dwdp_size = 1;
+  // auto: true picks the mesh with the best predicted time for the world size at start
+  // (plan/mesh_ranking.h); the size keys in `explicit_keys` (set in the recipe or by --set:
+  // dp_size, cfg_size, ulysses_size, ring_size, attn2d_size, parallel_vae_size, dwdp_size) keep
+  // their values and auto fills only the others.
+  bool auto_mesh = false;
+  std::vector<std::string> explicit_keys;
+  bool is_explicit(const std::string& key) const {
+    for (auto& k : explicit_keys)
+      if (k == key) return true;
+    return false;
+  }
+  int cp_size() const { return ring_size > 1 ? ring_size : attn2d_size[0] * attn2d_size[1]; }
+  int seq_size() const { return cp_size() * ulysses_size; }
+  int world_size() const { return dp_size * cfg_size * seq_size(); }
+};
+
+}  // namespace vgen
