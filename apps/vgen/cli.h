@@ -1,4 +1,4 @@
-// Subcommands of the vgen CLI; each returns the process exit code (DESIGN.md "Command line").
+// Subcommands of the vgen CLI; each returns the process exit code (README "Commands").
 #pragma once
 #include <exception>
 #include <string>
@@ -29,7 +29,7 @@ struct PlanArgs {
   std::string recipe;
   int world = 0;
   std::vector<std::string> sets;
-  bool predict = false;       // --predict: the time model (pipeline/predict.h)
+  bool predict = false;       // --predict: the time model (plan/time_model.h)
   std::string hardware = "h200";
   bool rank = false;          // --rank: every valid mesh of --world ranks, best first
   std::string json;           // --json FILE

@@ -3,7 +3,7 @@
 
 #include "cli.h"
 #include "core/json.h"
-#include "pipeline/compare.h"
+#include "tools/compare.h"
 
 namespace vgen::cli {
 

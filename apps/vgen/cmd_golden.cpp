@@ -2,7 +2,7 @@
 #include <filesystem>
 
 #include "cli.h"
-#include "pipeline/golden.h"
+#include "tools/golden.h"
 
 namespace vgen::cli {
 

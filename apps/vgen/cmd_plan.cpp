@@ -5,8 +5,8 @@
 
 #include "cli.h"
 #include "core/error.h"
-#include "pipeline/plan.h"
-#include "pipeline/predict_rank.h"
+#include "plan/plan.h"
+#include "plan/mesh_ranking.h"
 
 namespace vgen::cli {
 

@@ -4,10 +4,10 @@
 #include "cli.h"
 #include "core/log.h"
 #include "dist/watchdog.h"
-#include "pipeline/batch.h"
-#include "pipeline/plan_fit.h"
-#include "pipeline/predict_rank.h"
-#include "pipeline/preflight.h"
+#include "batch/batch.h"
+#include "plan/plan_fit.h"
+#include "plan/mesh_ranking.h"
+#include "batch/preflight.h"
 
 namespace vgen::cli {
 
@@ -36,7 +36,7 @@ int cmd_run(const RunArgs& a, const DistEnv& env) {
   PreflightResult pre = preflight_run(recipe, opts, env.world_size);
   log_info("recipe {}: {} prompts from {}, output {}, {} rank(s)", recipe.source_path, pre.prompts.size(),
            pre.prompts_path, pre.out_dir, env.world_size);
-  // An out-of-memory names the plan's estimate and a mesh that fits (pipeline/plan_fit.h).
+  // An out-of-memory names the plan's estimate and a mesh that fits (plan/plan_fit.h).
   set_device_oom_advisor(plan_oom_advisor(recipe, env.world_size));
   // From here on a rank that stops making progress ends the job (exit 8) instead of a hang.
   Watchdog watchdog({recipe.runtime.collective_timeout_s}, env);  // collective over the world

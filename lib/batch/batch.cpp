@@ -1,4 +1,4 @@
-#include "pipeline/batch.h"
+#include "batch/batch.h"
 
 #include <cmath>
 #include <filesystem>
@@ -16,11 +16,12 @@
 #include "io/prompts.h"
 #include "io/report.h"
 #include "io/safetensors.h"
-#include "pipeline/batch_reports.h"
-#include "pipeline/preflight.h"
-#include "pipeline/progress.h"
-#include "pipeline/t2v.h"
-#include "pipeline/video_sink.h"
+#include "batch/batch_reports.h"
+#include "batch/preflight.h"
+#include "batch/progress.h"
+#include "pipeline/precision.h"
+#include "pipeline/video_pipeline.h"
+#include "batch/video_sink.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
@@ -76,7 +77,7 @@ bool output_exists(const std::string& mp4) {
 
 // What the replica leader hands to its writer after a render: the frames (and the tensors of
 // output.save_tensors, on the CPU) of a video that rendered, nothing but the report otherwise.
-FinishedVideo finished_video(VideoReport vr, const Timer& started, T2vOutput& out, const std::string& out_dir,
+FinishedVideo finished_video(VideoReport vr, const Timer& started, VideoOutput& out, const std::string& out_dir,
                              const PromptItem& item, bool save_tensors) {
   FinishedVideo v;
   v.started = started;
@@ -204,7 +205,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
 
   std::optional<DeviceAllocPhase> load_phase(std::in_place, "loading the model");  // named in OOM messages
   device_fault_inject("load");  // test hook VGEN_INJECT_OOM=load (core/device_fault.h)
-  T2vPipeline pipe(recipe, mesh);
+  VideoPipeline pipe(recipe, mesh);
   load_phase.reset();
   const double load_seconds = load_timer.seconds();
   VideoOptions vopt;
@@ -216,7 +217,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
   report.mesh = mesh_to_json(mesh.shape);
   report.device = Json{{"kind", recipe.device}, {"ranks", mesh.shape.world()}, {"host", process_host()}};
   report.load_seconds = load_seconds;
-  report.extra["precision"] = precision_report(recipe);  // what ran in fp8 / bf16 / fp32 (pipeline/t2v.h)
+  report.extra["precision"] = precision_report(recipe);  // what ran in fp8 / bf16 / fp32 (pipeline/precision.h)
   report.extra["load"] = load_report(pipe.load_stats(), load_seconds, *mesh.world);  // collective
   if (opts.load_only) {
     if (world_root) write_run_report((fs::path(pf.out_dir) / "load.json").string(), report);
@@ -253,7 +254,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
   bool interrupted = false;
   {
     // The leader writes each video's files on a background thread while the next one renders
-    // (pipeline/video_sink.h). Declared before the queue: while an error unwinds, the videos already
+    // (batch/video_sink.h). Declared before the queue: while an error unwinds, the videos already
     // handed over are still written after the queue is gone.
     std::unique_ptr<VideoSink> sink;
     if (leader)
@@ -282,12 +283,12 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
       vr.width = recipe.generation.width;
       Timer video_timer;
       progress.video_started(int(pos), vr.name);
-      T2vOutput out;
+      VideoOutput out;
       if (!item.ok()) {
         vr.status = "failed";
         vr.error = item.error;
       } else {
-        T2vJob job;
+        VideoJob job;
         job.index = item.index;
         job.prompt = item.prompt;
         job.negative_prompt = item.negative_prompt.value_or(recipe.generation.negative_prompt);
@@ -295,7 +296,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
         job.num_frames = frames_of(item);
         job.height = recipe.generation.height;
         job.width = recipe.generation.width;
-        auto hook = [&](const T2vJob&, const DenoiseStepInfo& info, const Tensor&) {
+        auto hook = [&](const VideoJob&, const DenoiseStepInfo& info, const Tensor&) {
           progress.step(info);
           if (any_rank_failed(*mesh.replica, stop_requested()))
             VGEN_THROW(ExitCode::kInterrupted, "interrupted by a signal during step {}", info.index + 1);

@@ -7,7 +7,7 @@
 
 namespace vgen {
 
-struct PreflightResult;  // pipeline/preflight.h
+struct PreflightResult;  // batch/preflight.h
 
 struct RunOptions {
   std::string prompts_override;  // --prompts

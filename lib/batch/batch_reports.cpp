@@ -1,4 +1,4 @@
-#include "pipeline/batch_reports.h"
+#include "batch/batch_reports.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "pipeline/bounded_worker.h"
+#include "batch/bounded_worker.h"
 
 #include <pthread.h>
 

@@ -1,4 +1,4 @@
-#include "pipeline/preflight.h"
+#include "batch/preflight.h"
 
 #include <unistd.h>
 
@@ -12,6 +12,8 @@
 #include "io/diffusers_dir.h"
 #include "io/mp4_writer.h"
 #include "io/safetensors.h"
+#include "model/registry.h"
+#include "pipeline/device_check.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
@@ -20,72 +22,18 @@ namespace {
 
 std::string absolute(const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); }
 
-// Opens every safetensors file of a component: headers, dtypes, shapes and offsets are validated.
-void check_weights(const DiffusersDir& dir, const std::string& component) {
-  std::string path = dir.component_path(component);
-  WeightStore ws = WeightStore::open(path);
-  VGEN_CHECK(!ws.names().empty(), ExitCode::kModel, "{}: component '{}' holds no tensors", dir.root(), component);
-}
-
-int transformer_heads(const DiffusersDir& dir, const std::string& component) {
-  Json c = dir.component_config(component);
-  const int heads = json_get_or(c, "num_attention_heads", 40, dir.root() + "/" + component + "/config.json");
-  VGEN_CHECK(heads >= 1, ExitCode::kModel, "{}/{}/config.json: num_attention_heads must be >= 1, got {}", dir.root(),
-             component, heads);
-  return heads;
-}
-
 }  // namespace
-
-void preflight_device(const Recipe& recipe, bool will_run) {
-#ifndef VGEN_WITH_CUDA
-  if (recipe.device == "cuda" && !will_run)
-    log_warn("{}: device: cuda: this vgen was built without the CUDA backend (VGEN_CUDA=OFF) and cannot run it",
-             recipe.source_path);
-  VGEN_CHECK(recipe.device != "cuda" || !will_run, ExitCode::kRecipe,
-             "{}: device: cuda, but this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu "
-             "or a CUDA build", recipe.source_path);
-#else
-  (void)will_run;
-#endif
-  if (recipe.device == "cpu") {
-    if (recipe.precision == "bf16")
-      log_warn("{}: precision bf16 on device: cpu: the models compute in fp32; only the latents between "
-               "denoising steps are rounded to bf16", recipe.source_path);
-    if (recipe.attention.backend != "auto")
-      log_warn("{}: attention_config.backend {} has no effect on device: cpu", recipe.source_path,
-               recipe.attention.backend);
-  }
-}
 
 void preflight_model(const Recipe& recipe, int world_size, int* num_heads) {
   VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing (path of a Diffusers "
-             "Wan pipeline directory)", recipe.source_path);
+             "pipeline directory)", recipe.source_path);
   preflight_device(recipe, /*will_run=*/true);
   validate_mesh(recipe.parallel, world_size, 0);  // the world size is checked before the model
   DiffusersDir dir(recipe.model);
-
-  // Components the T2V pipeline needs; transformer_2 when the checkpoint is a two-expert Wan 2.2.
-  std::vector<std::string> comps = {"transformer", "text_encoder", "tokenizer", "vae", "scheduler"};
-  if (dir.has_component("transformer_2")) comps.push_back("transformer_2");
-  for (auto& c : comps) {
-    VGEN_CHECK(dir.has_component(c), ExitCode::kModel, "{}: model_index.json lists no '{}' component", dir.root(), c);
-    dir.component_path(c);  // the folder exists
-  }
-  for (auto& c : {"transformer", "text_encoder", "vae", "scheduler"}) dir.component_config(c);
-  std::string spiece = (fs::path(dir.component_path("tokenizer")) / "spiece.model").string();
-  VGEN_CHECK(fs::is_regular_file(spiece), ExitCode::kModel, "{}: tokenizer/spiece.model is missing (the UMT5 "
-             "SentencePiece model)", dir.root());
-
-  int heads = transformer_heads(dir, "transformer");
-  if (dir.has_component("transformer_2")) {
-    int h2 = transformer_heads(dir, "transformer_2");
-    VGEN_CHECK(h2 == heads, ExitCode::kModel, "{}: transformer has {} heads but transformer_2 has {}", dir.root(),
-               heads, h2);
-  }
+  const ModelFamily& family = model_family(dir);
+  const int heads = family.check_configs(dir);
   validate_mesh(recipe.parallel, world_size, heads);
-  for (auto& c : comps)
-    if (c != "tokenizer" && c != "scheduler") check_weights(dir, c);
+  family.check_weights(dir);
   if (num_heads) *num_heads = heads;
 }
 

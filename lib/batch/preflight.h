@@ -9,7 +9,8 @@
 
 #include "io/prompts.h"
 #include "io/recipe.h"
-#include "pipeline/batch.h"
+#include "batch/batch.h"
+#include "pipeline/device_check.h"
 
 namespace vgen {
 
@@ -24,9 +25,6 @@ struct PreflightResult {
 PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, int world_size);
 
 // Parts, usable on their own.
-// device: cuda in a build without CUDA is kRecipe when the recipe is to run (a warning when it is only
-// planned, e.g. on a login node); settings that do nothing on device: cpu warn.
-void preflight_device(const Recipe& recipe, bool will_run);
 void preflight_model(const Recipe& recipe, int world_size, int* num_heads);  // kRecipe / kModel
 void check_output_dir(const std::string& dir);                               // kOutput
 

@@ -1,4 +1,4 @@
-#include "pipeline/progress.h"
+#include "batch/progress.h"
 
 #include <unistd.h>
 

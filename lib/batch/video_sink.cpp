@@ -1,4 +1,4 @@
-#include "pipeline/video_sink.h"
+#include "batch/video_sink.h"
 
 #include <algorithm>
 #include <chrono>

@@ -13,7 +13,7 @@
 #include "core/timer.h"
 #include "io/mp4_writer.h"
 #include "io/report.h"
-#include "pipeline/bounded_worker.h"
+#include "batch/bounded_worker.h"
 
 namespace vgen {
 

@@ -1,4 +1,4 @@
-#include "pipeline/dit_step.h"
+#include "model/dit_step.h"
 
 #include <algorithm>
 #include <cstring>
@@ -49,12 +49,12 @@ Tensor gather_seq_tokens(Communicator& seq, const Tensor& local, const SeqLayout
   return out;
 }
 
-Tensor dit_predict(const WanTransformer& model, const Tensor& latents, const Tensor& timestep, const TextContext& text,
+Tensor dit_predict(const Denoiser& model, const Tensor& latents, const Tensor& timestep, const Conditioning& cond,
                    Communicator& seq, SeqAttention& attention, FirstBlockCache* cache) {
   const int64_t S = model.num_tokens(latents.shape());
   SeqLayout layout = SeqLayout::make(S, seq.size(), seq.rank());
   if (cache) cache->set_group(&seq);
-  Tensor local = model.forward_local(latents, timestep, text, layout, attention, cache);  // [B, S_loc, P]
+  Tensor local = model.forward_local(latents, timestep, cond, layout, attention, cache);  // [B, S_loc, P]
   Tensor tokens = seq.size() == 1 && layout.padded == S ? local : gather_seq_tokens(seq, local, layout);  // [B, S, P]
   Tensor out = model.unpatchify(tokens, latents.dim(2), latents.dim(3), latents.dim(4));  // [B, C_out, T, H, W]
   return out.is_cpu() ? out : out.to(Device::kCPU);  // a device model's prediction comes back as host f32

@@ -1,4 +1,4 @@
-#include "model/wan/first_block_cache.h"
+#include "model/first_block_cache.h"
 
 #include <algorithm>
 #include <limits>

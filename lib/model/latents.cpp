@@ -1,4 +1,4 @@
-#include "pipeline/latents.h"
+#include "model/latents.h"
 
 #include <filesystem>
 

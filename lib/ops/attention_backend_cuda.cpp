@@ -144,7 +144,7 @@ AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Ten
   if (backend != AttentionBackend::kCudnn) {
     // The own Hopper kernel: faster than cuDNN's SDPA on the H200 at Wan's shapes (720p
     // 188-190 ms against 191-195 for cuDNN with the key split; 480p 35.2 against 38.0 ms;
-    // results/2026-12-01_h200_issue7_runs56-61.json, 348b122), and it needs no key split (any key
+    // results/dit/1xh200/2026-12-01_h200_issue7_runs56-61.json, 348b122), and it needs no key split (any key
     // count, masked in its last tile).
     kern::AttnArgs a;
     std::string why;

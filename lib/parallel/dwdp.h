@@ -1,4 +1,4 @@
-// DWDP, distributed weight data parallelism (DESIGN.md "The denoising step, sharded"): the ranks of
+// DWDP, distributed weight data parallelism (docs/architecture.md "One denoising step"): the ranks of
 // a dwdp group — parallel_config.dwdp_size consecutive world ranks on one node — keep one copy of
 // the DiT's blocks between them. From three ranks on, each block's bytes are cut into slices of at
 // most 2 MiB dealt round-robin over the group (DwdpLayout), so every rank holds ~1/N of every
@@ -54,7 +54,7 @@ constexpr size_t kDwdpMaxSlice = size_t(2) << 20;
 // b, contiguous in its arena and every N-th slice in the block: one strided copy per source.
 // Slice size (slice_for): with two ranks a whole block (each block has one reader, so there is no
 // contention to spread, and the owner runs its blocks in place: half the bytes a slice layout
-// moves; 1% faster at 480p cfg 2, results/2026-11-30_h200_issue7_runs27-32.json, 575833e against
+// moves; 1% faster at 480p cfg 2, results/parallel/2xh200/2026-11-30_h200_issue7_runs27-32.json, 575833e against
 // d798a28); from three ranks on min(2 MiB, ceil(span / N))
 // rounded up to `align`, so no source has N-1 readers of one block at once. The environment
 // variable VGEN_DWDP_SLICE_BYTES=n (a test knob) makes slices of min(n, span) for any group size.

@@ -9,7 +9,7 @@
 
 namespace vgen {
 
-// Token layout of one sequence-parallel rank (DESIGN.md: seq_rank = cp_rank·U + u).
+// Token layout of one sequence-parallel rank (docs/architecture.md "One denoising step": seq_rank = cp_rank·U + u).
 struct SeqLayout {
   int64_t tokens = 0;  // real tokens S
   int64_t padded = 0;  // S rounded up to a multiple of degree

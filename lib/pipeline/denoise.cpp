@@ -11,16 +11,12 @@
 #include "core/wait_marker.h"
 #include "ops/elementwise.h"
 #include "ops/fp8.h"
-#include "pipeline/dit_step.h"
+#include "model/dit_step.h"
+#include "model/phase_profiler.h"
 
 namespace vgen {
 namespace {
 
-// Text K/V per expert and stream, prepared on first use and reused by every step.
-struct TextCacheEntry {
-  bool ready = false;
-  TextContext ctx;
-};
 
 // VGEN_PROFILE_STEPS=1: every forward brackets its ops with CUDA events (slightly slower) and each
 // step's time is logged split into the GPU phases of its forwards and the rest of the step.
@@ -36,7 +32,7 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
                       const DenoiseSettings& settings, Mesh& mesh, const SeqAttentionFactory& attention_factory,
                       const DenoiseCallback& on_step) {
   Timer total;
-  VGEN_CHECK(models.transformer != nullptr, ExitCode::kModel, "denoise: no transformer");
+  VGEN_CHECK(!models.experts.empty() && models.experts[0] != nullptr, ExitCode::kModel, "denoise: no expert");
   const bool do_cfg = settings.guidance_scale > 1.0;
   const int cfg_size = mesh.shape.cfg;
   VGEN_CHECK(cfg_size == 1 || cfg_size == 2, ExitCode::kRecipe, "parallel_config.cfg_size must be 1 or 2, got {}",
@@ -51,14 +47,15 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     VGEN_CHECK(negative_prompt_embeds.defined() && negative_prompt_embeds.shape() == prompt_embeds.shape(),
                ExitCode::kInput, "classifier-free guidance needs negative prompt embeddings of shape {}",
                prompt_embeds.str());
-  const bool two_experts = settings.boundary_ratio.has_value();
+  const ExpertSchedule& schedule = models.schedule;
+  const bool two_experts = schedule.boundary_ratio.has_value();
   if (two_experts)
-    VGEN_CHECK(models.transformer_2 != nullptr, ExitCode::kModel,
-               "boundary_ratio {} is set but the model has no transformer_2", *settings.boundary_ratio);
+    VGEN_CHECK(models.experts.size() >= 2 && models.experts[1] != nullptr, ExitCode::kModel,
+               "boundary_ratio {} is set but the model has no second expert", *schedule.boundary_ratio);
   VGEN_CHECK(initial_latents.ndim() == 5 && initial_latents.dim(0) == prompt_embeds.dim(0), ExitCode::kInput,
              "initial latents {} do not match the prompt batch {}", initial_latents.str(), prompt_embeds.str());
-  VGEN_CHECK(models.transformer->config().out_channels == initial_latents.dim(1), ExitCode::kModel,
-             "the transformer predicts {} channels for latents {}", models.transformer->config().out_channels,
+  VGEN_CHECK(models.experts[0]->out_channels() == initial_latents.dim(1), ExitCode::kModel,
+             "the denoiser predicts {} channels for latents {}", models.experts[0]->out_channels(),
              initial_latents.str());
 
   std::unique_ptr<SeqAttention> attention = attention_factory ? attention_factory(mesh) : make_local_attention();
@@ -66,23 +63,21 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
 
   scheduler.set_timesteps(settings.num_inference_steps);
   const std::vector<double>& timesteps = scheduler.timesteps();
-  const double boundary = two_experts ? *settings.boundary_ratio * scheduler.num_train_timesteps() : 0.0;
 
   // This rank's streams: with CFG parallel only its own (cfg rank 0 conditional); else the
   // conditional one, and the unconditional one when CFG is on.
   const bool run_uncond = do_cfg && (!cfg_parallel || mesh.coord.cfg == 1);
-  TextCacheEntry text[2][2];  // [expert][0 cond, 1 uncond]
+  // Conditioning per expert and stream, prepared on first use and reused by every step.
+  std::unique_ptr<Conditioning> conds[2][2];  // [expert][0 cond, 1 uncond]
   DenoiseResult res;
-  auto context = [&](int expert, int stream) -> const TextContext& {
-    TextCacheEntry& e = text[expert][stream];
-    if (!e.ready) {
+  auto context = [&](int expert, int stream) -> const Conditioning& {
+    std::unique_ptr<Conditioning>& c = conds[expert][stream];
+    if (!c) {
       Timer t;
-      const WanTransformer* m = expert ? models.transformer_2 : models.transformer;
-      e.ctx = m->prepare_text(stream ? negative_prompt_embeds : prompt_embeds);
-      e.ready = true;
+      c = models.experts[size_t(expert)]->prepare(stream ? negative_prompt_embeds : prompt_embeds);
       res.text_prepare_seconds += t.seconds();
     }
-    return e.ctx;
+    return *c;
   };
 
   // A fresh cache per stream and expert: each compares only with its own earlier steps.
@@ -110,16 +105,16 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     Timer step_timer;
     const int64_t hits_before = hits();
     const double t = timesteps[size_t(i)];
-    const int expert = two_experts && t < boundary ? 1 : 0;
+    const int expert = schedule.expert_at(t, scheduler.num_train_timesteps());
     if (expert == 1)  // timesteps fall: the high-noise expert's caches are not used again
       for (auto& c : caches[0]) c.release();
-    const WanTransformer& model = expert ? *models.transformer_2 : *models.transformer;
+    const Denoiser& model = *models.experts[size_t(expert)];
     const double g = expert ? settings.guidance_scale_2.value_or(settings.guidance_scale) : settings.guidance_scale;
     Tensor tvec = Tensor::from_vector(std::vector<float>(size_t(B), float(t)), {B});  // [B]
     const Fp8StepScope fp8_step(settings.fp8.step_in_fp8(i, int(timesteps.size())));  // the step's precision
 
-    const WanDeviceModel* dm = profile ? model.device_model() : nullptr;
-    std::optional<WanPhaseProfiler> prof;  // CUDA events: made only for a device model
+    const Denoiser* dm = profile && model.on_device() ? &model : nullptr;
+    std::optional<DitPhaseProfiler> prof;  // CUDA events: made only for a device model
     if (dm) dm->set_profiler(&prof.emplace());
     OnUnwind detach([dm] {  // a failed step (the batch goes on) must not leave a dangling profiler
       if (dm) dm->set_profiler(nullptr);
@@ -152,10 +147,10 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     if (profile) {
       double gpu = 0;
       std::string phases;
-      for (int p = 0; prof && p < WanPhaseProfiler::kCount; ++p) {
-        const auto ph = WanPhaseProfiler::Phase(p);
+      for (int p = 0; prof && p < DitPhaseProfiler::kCount; ++p) {
+        const auto ph = DitPhaseProfiler::Phase(p);
         gpu += prof->seconds(ph);
-        phases += fmt::format("{}{} {:.3f}", p ? ", " : "", WanPhaseProfiler::name(ph), prof->seconds(ph));
+        phases += fmt::format("{}{} {:.3f}", p ? ", " : "", DitPhaseProfiler::name(ph), prof->seconds(ph));
       }
       log_info("step {}/{}: {:.3f} s = forwards {:.3f} s (GPU ops {:.3f} s: {}; the rest {:.3f} s) + scheduler {:.3f} s",
                i + 1, int(timesteps.size()), step_timer.seconds(), predict_s, gpu, dm ? phases : "no device model",

@@ -1,15 +1,18 @@
-// The denoising loop of WanPipeline (wan_spec.md §0, §4) for already-encoded text, on one replica
-// mesh: CFG `uncond + s·(cond − uncond)` (on when guidance_scale > 1), Wan 2.2 expert and guidance
-// switch at boundary_ratio·num_train_timesteps, CFG parallel (cfg rank 0 = conditional stream,
-// one all-gather per step on mesh.cfg) and sequence parallel (shards per mesh.seq, all-gather of
-// the proj_out tokens). Every rank steps the scheduler identically.
+// The denoising loop (docs/architecture.md "One denoising step") for already-encoded prompts, on one
+// replica mesh, over the model seam's experts: CFG `uncond + s·(cond − uncond)` (on when
+// guidance_scale > 1), the expert and guidance switch of the model's ExpertSchedule, CFG parallel
+// (cfg rank 0 = conditional stream, one all-gather per step on mesh.cfg) and sequence parallel
+// (shards per mesh.seq, all-gather of the output tokens). Every rank steps the scheduler identically.
 #pragma once
 #include <functional>
 #include <optional>
 #include <vector>
 
 #include "dist/mesh.h"
-#include "model/wan/transformer.h"
+#include "config/fp8_config.h"
+#include "model/first_block_cache.h"
+#include "model/model.h"
+#include "ops/fp8.h"
 #include "parallel/local_attention.h"
 #include "sched/scheduler.h"
 
@@ -18,26 +21,25 @@ namespace vgen {
 struct DenoiseSettings {
   int num_inference_steps = 50;
   double guidance_scale = 5.0;
-  std::optional<double> guidance_scale_2;  // low-noise expert; defaults to guidance_scale
-  std::optional<double> boundary_ratio;    // null: one expert for every step
-  // First-block cache (model/wan/first_block_cache.h), one per stream and expert; 0: off.
+  std::optional<double> guidance_scale_2;  // second expert; defaults to guidance_scale
+  // First-block cache (model/first_block_cache.h), one per stream and expert; 0: off.
   double first_block_threshold = 0.0;
   // precision fp8 (ops/fp8.h): the steps fp8_config.bf16_first_steps / bf16_last_steps name run
   // wholly in bf16 (Fp8StepScope false around them); the others as the models' fp8 options say.
-  // No effect on models without fp8 (WanTransformer::enable_fp8).
+  // No effect on models without fp8.
   Fp8Config fp8;
 };
 
 struct DenoiseModels {
-  const WanTransformer* transformer = nullptr;    // high-noise expert (or the only one)
-  const WanTransformer* transformer_2 = nullptr;  // Wan 2.2 low-noise expert
+  std::vector<const Denoiser*> experts;  // the high-noise expert first (or the only one)
+  ExpertSchedule schedule;               // which expert runs which step
 };
 
 struct DenoiseStepInfo {
   int index = 0;        // 0-based
   int total = 0;
   double timestep = 0;  // as given to the model
-  int expert = 0;       // 0 = transformer, 1 = transformer_2
+  int expert = 0;       // index into DenoiseModels::experts
   double guidance = 1;  // scale used (1 when CFG is off)
   double seconds = 0;   // wall time of this step (model, gathers, scheduler)
   int cache_hits = 0;   // this rank's forwards of the step that the first-block cache cut short

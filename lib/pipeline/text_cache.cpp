@@ -8,58 +8,10 @@
 
 #include "core/log.h"
 #include "io/safetensors.h"
-#include "model/wan/prompt_clean.h"
+#include "core/hash.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
-
-std::string text_cache_hash(const std::string& bytes) {
-  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
-  for (unsigned char c : bytes) {
-    a = (a ^ c) * 0x100000001b3ull;
-    b = (b ^ (c + 0x9e)) * 0x9e3779b97f4a7c15ull;
-    b ^= b >> 29;
-  }
-  // Final avalanche so that short keys spread over all bits.
-  auto mix = [](uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-  };
-  return fmt::format("{:016x}{:016x}", mix(a ^ bytes.size()), mix(b + bytes.size()));
-}
-
-namespace {
-std::string file_hash(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) return "absent";
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return text_cache_hash(ss.str());
-}
-}  // namespace
-
-std::string TextCache::encoder_identity(const std::string& text_encoder_dir, const std::string& tokenizer_dir) {
-  std::error_code ec;
-  fs::path te = fs::weakly_canonical(text_encoder_dir, ec);
-  if (ec) te = text_encoder_dir;
-  std::string id = "text_encoder=" + te.string() + ";";
-  std::vector<fs::path> files;
-  for (auto& e : fs::directory_iterator(te, ec))
-    if (e.is_regular_file()) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (auto& p : files) {
-    auto mt = fs::last_write_time(p, ec).time_since_epoch().count();
-    id += fmt::format("{}:{}:{};", p.filename().string(), fs::file_size(p, ec), int64_t(mt));
-  }
-  fs::path tok(tokenizer_dir);
-  id += "spiece=" + file_hash(tok / "spiece.model") + ";tokenizer_config=" + file_hash(tok / "tokenizer_config.json") +
-        ";special_tokens_map=" + file_hash(tok / "special_tokens_map.json");
-  return id;
-}
 
 TextCache::TextCache(std::string dir, std::string identity) : dir_(std::move(dir)), identity_(std::move(identity)) {}
 
@@ -68,7 +20,7 @@ std::string TextCache::key_text(const std::string& cleaned_prompt, int max_len) 
 }
 
 std::string TextCache::entry_path(const std::string& cleaned_prompt, int max_len) const {
-  return (fs::path(dir_) / (text_cache_hash(key_text(cleaned_prompt, max_len)) + ".safetensors")).string();
+  return (fs::path(dir_) / (content_hash(key_text(cleaned_prompt, max_len)) + ".safetensors")).string();
 }
 
 Tensor TextCache::load(const std::string& cleaned_prompt, int max_len, int64_t hidden) const {
@@ -111,24 +63,24 @@ void TextCache::store(const std::string& cleaned_prompt, int max_len, const Tens
   }
 }
 
-Tensor encode_prompts_cached(const TextEncoder& enc, const TextCache* cache, const std::vector<std::string>& prompts,
+Tensor encode_prompts_cached(const PromptEncoder& enc, const TextCache* cache, const std::vector<std::string>& prompts,
                              int max_len) {
   const int64_t B = int64_t(prompts.size()), L = max_len, D = enc.hidden_size();
   Tensor out = Tensor::empty({B, L, D}, DType::kF32);  // [B, L, D]
-  std::vector<std::string> cleaned;
-  for (auto& p : prompts) cleaned.push_back(prompt_clean(p));
+  std::vector<std::string> normalized;
+  for (auto& p : prompts) normalized.push_back(enc.normalize(p));
   std::vector<size_t> miss;
-  for (size_t b = 0; b < cleaned.size(); ++b) {
-    Tensor hit = cache ? cache->load(cleaned[b], max_len, D) : Tensor();
+  for (size_t b = 0; b < normalized.size(); ++b) {
+    Tensor hit = cache ? cache->load(normalized[b], max_len, D) : Tensor();
     if (hit.defined()) out[int64_t(b)].copy_from(hit);
     else miss.push_back(b);
   }
   if (miss.empty()) return out;
   std::vector<std::string> todo;
-  for (size_t b : miss) todo.push_back(cleaned[b]);
-  TextEncoding e = enc.encode_cleaned(todo, max_len, /*with_padded_rows=*/false);
+  for (size_t b : miss) todo.push_back(normalized[b]);
+  PromptEmbeddings e = enc.encode_normalized(todo, max_len);
   for (size_t i = 0; i < miss.size(); ++i) {
-    Tensor row = e.prompt_embeds[int64_t(i)];  // [L, D]
+    Tensor row = e.embeds[int64_t(i)];  // [L, D]
     out[int64_t(miss[i])].copy_from(row);
     if (cache) cache->store(todo[i], max_len, row, e.lengths[i]);
   }

@@ -1,6 +1,6 @@
 // Optional on-disk cache of prompt embeddings. An entry is keyed by a hash of (encoder identity,
-// max_len, cleaned prompt), where the identity covers the text encoder folder (path, file names,
-// sizes, mtimes) and the tokenizer's contents (spiece.model and tokenizer_config.json hashed).
+// max_len, normalised prompt), where the identity is the encoder's (PromptEncoder::identity: its
+// weights' files, its tokenizer's contents, where and in which precision it runs).
 // Entries are safetensors files written atomically (temporary name + rename) holding the full key
 // text (verified on load, so a hash collision is a miss) and the prompt's real rows. Unreadable or
 // inconsistent entries are ignored with a warning and recomputed.
@@ -9,21 +9,13 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "model/wan/text_encoder.h"
+#include "model/model.h"
 
 namespace vgen {
 
 class TextCache {
  public:
   TextCache(std::string dir, std::string identity);
-  // Identity of an encoder + tokenizer pair (see above).
-  static std::string encoder_identity(const std::string& text_encoder_dir, const std::string& tokenizer_dir);
-  // The same plus where and in which precision the encoder runs (TextEncoder::backend(): host fp32
-  // and device bf16 embeddings differ, so they never share entries).
-  static std::string encoder_identity(const TextEncoder& enc) {
-    return encoder_identity(enc.text_encoder_dir(), enc.tokenizer_dir()) + ";backend=" + enc.backend();
-  }
-
   const std::string& dir() const { return dir_; }
   std::string key_text(const std::string& cleaned_prompt, int max_len) const;
   std::string entry_path(const std::string& cleaned_prompt, int max_len) const;
@@ -42,11 +34,7 @@ class TextCache {
 // null: plain encoding); misses are encoded and stored. A prompt's rows are bit-identical whether
 // they come from the cache or from the encoder, and whichever prompts miss with it (the encoder
 // encodes each prompt by itself).
-Tensor encode_prompts_cached(const TextEncoder& enc, const TextCache* cache, const std::vector<std::string>& prompts,
+Tensor encode_prompts_cached(const PromptEncoder& enc, const TextCache* cache, const std::vector<std::string>& prompts,
                              int max_len);
-
-// 128-bit content hash as 32 hex digits (two independent 64-bit FNV-1a style lanes); not
-// cryptographic, used for file names only.
-std::string text_cache_hash(const std::string& bytes);
 
 }  // namespace vgen

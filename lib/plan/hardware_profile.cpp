@@ -1,4 +1,4 @@
-#include "pipeline/predict_profile.h"
+#include "plan/hardware_profile.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "pipeline/predict_rank.h"
+#include "plan/mesh_ranking.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -73,7 +73,7 @@ bool better(const Prediction& a, const Prediction& b, int videos) {
   const double ja = job_seconds(a, videos), jb = job_seconds(b, videos);
   if (std::abs(ja - jb) > 1e-9 * std::max(ja, jb)) return ja < jb;
   // Equal times: fewer GPUs in the VAE, no DWDP (its measured cost, +0.6-1.2% in
-  // results/2026-11-30_h200_issue7_runs27-32.json, lies below the model's resolution), less memory.
+  // results/parallel/2xh200/2026-11-30_h200_issue7_runs27-32.json, lies below the model's resolution), less memory.
   if (a.pc.parallel_vae_size != b.pc.parallel_vae_size) return a.pc.parallel_vae_size < b.pc.parallel_vae_size;
   if (a.pc.dwdp_size != b.pc.dwdp_size) return a.pc.dwdp_size < b.pc.dwdp_size;
   return a.memory_gib < b.memory_gib;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/json.h"
-#include "pipeline/predict.h"
+#include "plan/time_model.h"
 
 namespace vgen {
 

@@ -1,12 +1,11 @@
 // `vgen plan`: mesh table, token shards, collective volumes and memory estimate (see plan.h).
-#include "pipeline/plan.h"
-#include "pipeline/preflight.h"
+#include "plan/plan.h"
+#include "pipeline/device_check.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "model/wan/transformer_weights.h"
 #include "ops/fp8.h"
 
 namespace vgen {
@@ -205,15 +204,18 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
   int quantised = 0;  // blocks with e4m3 linears: bf16_blocks and bf16_gemm_blocks keep their bf16 ones, no copy
   for (int64_t i = 0; i < md.layers; ++i) quantised += lists.gemm_in_fp8(i, md.layers);
   // fp8_config.bf16_linears: those keep their bf16 weight only, in every block.
-  const uint8_t bf16_lin = recipe.is_fp8() ? wan_fp8_linear_mask(recipe.fp8.bf16_linears) : 0;
-  if (recipe.is_fp8() && recipe.fp8.gemm && quantised > 0 && bf16_lin != 0xff) {
-    // e4m3 copies of the block linears (attn1 q/k/v/o, attn2 q/o, ffn1, ffn2) + an fp32 scale per
-    // output channel; on the GPU the bf16 originals are freed unless some step runs in bf16.
-    const double D = md.dim(), F = md.ffn, layers = quantised;
+  const std::vector<bool> bf16_lin =
+      recipe.is_fp8() ? plan_bf16_linears(md, recipe.fp8.bf16_linears) : std::vector<bool>(md.block_linears.size());
+  const bool all_bf16 = std::find(bf16_lin.begin(), bf16_lin.end(), false) == bf16_lin.end();
+  if (recipe.is_fp8() && recipe.fp8.gemm && quantised > 0 && !all_bf16) {
+    // e4m3 copies of the block linears + an fp32 scale per output channel; on the GPU the bf16
+    // originals are freed unless some step runs in bf16.
+    const double layers = quantised;
     double params = 0, rows = 0;  // per block, of the quantised linears: [N, K] and N
-    const double shape[8][2] = {{D, D}, {D, D}, {D, D}, {D, D}, {D, D}, {D, D}, {F, D}, {D, F}};
-    for (int i = 0; i < 8; ++i)
-      if (!((bf16_lin >> i) & 1u)) params += layers * shape[i][0] * shape[i][1], rows += layers * shape[i][0];
+    for (size_t i = 0; i < md.block_linears.size(); ++i) {
+      const double n = double(md.block_linears[i].n), k = double(md.block_linears[i].k);
+      if (!bf16_lin[i]) params += layers * n * k, rows += layers * n;
+    }
     if (pc.dwdp_size > 1) {
       p.notes.push_back("precision fp8 with DWDP (CPU): each staged block is quantised at its use, no quantised copy kept");
     } else {

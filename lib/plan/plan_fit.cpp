@@ -1,4 +1,4 @@
-#include "pipeline/plan_fit.h"
+#include "plan/plan_fit.h"
 
 #include <algorithm>
 #include <memory>

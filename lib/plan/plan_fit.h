@@ -6,7 +6,7 @@
 
 #include "core/device_fault.h"
 #include "io/recipe.h"
-#include "pipeline/plan.h"
+#include "plan/plan.h"
 
 namespace vgen {
 

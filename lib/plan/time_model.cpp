@@ -1,5 +1,5 @@
-// The time model of `vgen plan --predict` (see predict.h). Per rank and per DiT forward:
-//   GEMMs      L · (12·s·D² + 4·s·D·F) FLOPs at the profile's GEMM efficiency for s rows
+// The time model of `vgen plan --predict` (see time_model.h). Per rank and per DiT forward:
+//   GEMMs      L · Σ 2·s·K·N FLOPs over the family's block linears at the profile's GEMM efficiency for s rows
 //   attention  per call 4·q·k·(H/U)·d FLOPs at the attention efficiency of that call size:
 //              local (q = k = S), ring (P calls of S/cp × S/cp), Attention2D (S/R × S/C)
 //   cross-attn 4·s·text_len·D FLOPs per layer (text K/V are computed once per prompt)
@@ -7,7 +7,7 @@
 //              memory pass of the sequence-parallel code (Ulysses' packs and unpacks, the ring's
 //              buffer, casts and fp32 LSE merges, Attention2D's reorders, casts, packing and
 //              combine) at HBM speed
-//   VAE        vgen's decoder call by call (vae_work): conv FLOPs at the VAE fraction of the peak,
+//   VAE        the decoder call by call (the family's PlanModel::vae_work): conv FLOPs at the VAE fraction of the peak,
 //              its memory-bound passes at HBM speed; split, the halo-extended copies, the two halo
 //              phases per spatial conv with their measured per-call cost, the gathers
 //   collectives the volumes of `vgen plan` (plan.cpp) on their groups: NVLink inside a domain,
@@ -19,18 +19,20 @@
 //              plus its q/k/v quantisation pass; cross-attention, patch embedding, proj_out, the
 //              memory passes, the collectives (bf16), the text encoder and the VAE as bf16;
 //              fp8_config.attention / gemm choose the parts, bf16_first/last_steps are bf16 steps
-#include "pipeline/predict.h"
+#include "plan/time_model.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include "core/error.h"
-#include "model/wan/transformer_weights.h"
+#include "dist/mesh_axes.h"
 #include "ops/fp8.h"
 #include "parallel/ulysses.h"
-#include "pipeline/plan_fit.h"
+#include "plan/plan_fit.h"
 
 namespace vgen {
 namespace {
@@ -49,93 +51,6 @@ struct Fabric {
     return int64_t(n - 1) * stride >= hw.nvlink_domain ? hw.inter : hw.intra;
   }
 };
-
-// The Wan VAE decoder as vgen's device decoder runs it (lib/model/wan/vae_device.cpp): channels-last
-// activations, one frame per call at every level (a latent frame through conv_in, the mid block and
-// up block 0, each frame an upsampler emits through the next block), so every causal 3×3×3 conv
-// sees [2 cached frames, 1 new]. Per call: the fill of the conv input (RMSNorm + SiLU, or a copy,
-// or the nearest ×2 upsampling: read + write), the two cached frames copied to the buffer's front
-// (read + write), the conv itself (its FLOPs), the residual add after each resnet (two reads, one
-// write); the mid block's attention per latent frame (norm, 1×1 q/k/v and output, attention over
-// the frame, add); conv_out's frames written as f32 RGB. The call structure is the benchmark's
-// (results/2026-11-30_h200_issue7_bench_387c28e.json: 1,793 cuDNN convs per 720p×81 decode, of
-// which 1,733 have a 3×3 spatial kernel and 60 are the 3×1×1 time convs).
-struct VaeWork {
-  double flops = 0;             // convs, 1×1 convs and the mid attention, whole frame
-  double bytes = 0;             // the memory-bound passes above, whole frame
-  double frame_bytes = 0;       // conv_out's output read and the f32 RGB frames written, whole frame
-  double spatial_convs = 0;     // conv calls with a spatial kernel (k > 1): each exchanges halos when split
-  double spatial_in_bytes = 0;  // their input frames' bytes, whole frame
-  double halo_bytes = 0;        // one neighbour's halo of every spatial conv call (k−1)/2 rows/cols deep
-  double attn_gathers = 0, attn_gather_bytes = 0;  // the mid attention's q/k/v of the whole frame
-  double out_gathers = 0, out_gather_bytes = 0;    // conv_out's output frames
-};
-
-VaeWork vae_work(const PlanModel& md, double T, double h, double w, double eb, bool split_w) {
-  VaeWork v;
-  // decoder_dims (vae_config.cpp): [base·mult.back(), base·mult reversed...]; upsampling in time
-  // where temperal_downsample, reversed, says.
-  const int nb = int(md.vae_dim_mult.size());
-  std::vector<double> d = {double(md.vae_base_dim) * md.vae_dim_mult.back()};
-  for (int i = nb - 1; i >= 0; --i) d.push_back(double(md.vae_base_dim) * md.vae_dim_mult[size_t(i)]);
-  const std::vector<bool> tup(md.vae_temporal_down.rbegin(), md.vae_temporal_down.rend());
-  const int nr = md.vae_res_blocks + 1;
-  const double z_dim = md.in_channels;  // the DiT's latent channels are the VAE's z_dim
-  const double rgb = 3, out_store = 8;  // conv_out's 3 channels stored as 8 (cuDNN's tensor-core engines)
-  double frames = T, H = h, W = w;
-  enum Fill { kNorm, kCopy, kUpsample };
-  auto conv = [&](double cin, double cout, int kt, int k, double calls, Fill fill) {
-    const double px = H * W, in = px * cin * eb;
-    v.flops += 2 * cin * cout * kt * k * k * px * calls;
-    double mem = fill == kUpsample ? 1.25 * in : 2 * in;  // upsampling reads a quarter of what it writes
-    if (kt > 1) mem += 2 * (kt - 1) * in;                 // the cached frames copied to the buffer's front
-    v.bytes += mem * calls;
-    if (k > 1) {
-      v.spatial_convs += calls;
-      v.spatial_in_bytes += in * calls;
-      v.halo_bytes += double((k - 1) / 2) * (split_w ? H : W) * cin * eb * calls;
-    }
-  };
-  auto add = [&](double c) { v.bytes += 3 * H * W * c * eb * frames; };
-  const double d0 = d[0];
-  conv(z_dim, d0, 3, 3, frames, kCopy);  // conv_in
-  for (int r = 0; r < 2; ++r) {          // the mid block's two resnets
-    conv(d0, d0, 3, 3, frames, kNorm);
-    conv(d0, d0, 3, 3, frames, kNorm);
-    add(d0);
-  }
-  {  // the mid block's attention, one latent frame at a time (queries local, keys of the whole frame)
-    const double px = H * W;
-    v.flops += frames * (2 * d0 * 3 * d0 * px + 4 * px * px * d0 + 2 * d0 * d0 * px);
-    v.bytes += frames * 5 * px * d0 * eb;  // norm (read + write), residual add (2 reads + write)
-    v.attn_gathers += frames;
-    v.attn_gather_bytes += frames * px * 3 * d0 * eb;
-  }
-  for (int i = 0; i < nb; ++i) {
-    const double in = i > 0 ? d[size_t(i)] / 2 : d0, out = d[size_t(i) + 1];
-    for (int r = 0; r < nr; ++r) {
-      const double cin = r == 0 ? in : out;
-      if (cin != out) v.flops += 2 * cin * out * H * W * frames;  // the 1×1 shortcut
-      conv(cin, out, 3, 3, frames, kNorm);
-      conv(out, out, 3, 3, frames, kNorm);
-      add(out);
-    }
-    if (i == nb - 1) {
-      conv(out, out_store, 3, 3, frames, kNorm);  // conv_out
-      v.frame_bytes += frames * H * W * (out_store * eb + rgb * 4);
-      v.out_gathers += frames;
-      v.out_gather_bytes += frames * H * W * out_store * eb;
-      break;
-    }
-    if (i < int(tup.size()) && tup[size_t(i)]) {
-      conv(out, 2 * out, 3, 1, frames - 1, kCopy);  // time_conv (the first chunk skips it)
-      frames = 1 + 2 * (frames - 1);
-    }
-    H *= 2, W *= 2;
-    conv(out, out / 2, 1, 3, frames, kUpsample);  // the upsampler's 3×3 conv after nearest ×2
-  }
-  return v;
-}
 
 }  // namespace
 
@@ -184,8 +99,10 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   const int U = m.ulysses, R = m.rows, C = m.cols, cp = m.cp(), sp = m.seq();
   const double du = D / U, hu = double(md.heads) / U;
   const double c = S / cp;  // tokens per rank after the Ulysses all-to-all
-  // Strides of the groups in world ranks (DESIGN.md linearisation, ulysses innermost).
-  const int st_u = 1, st_col = U, st_row = C * U, st_cfg = R * C * U;
+  // Strides of the groups in world ranks (the mesh's axis order, dist/mesh_axes.h).
+  const MeshAxes axes = MeshAxes::of(m);
+  const int st_u = axes.stride(MeshAxis::kUlysses), st_col = axes.stride(MeshAxis::kCol),
+            st_row = axes.stride(MeshAxis::kRow), st_cfg = axes.stride(MeshAxis::kCfg);
   // One attention call of q queries against k keys over ch channels (heads · head_dim): in bf16 (or
   // fp32) at the backend's curve; in e4m3 (precision fp8, self-attention) at the fp8 kernel's curve
   // plus its quantisation pass over the call's q, k and v (bf16 read, e4m3 written: 3 bytes each).
@@ -196,26 +113,34 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
            3 * (q + 2 * k) * ch / (hbm_peak * hw.fp8->attention_quant);
   };
 
-  // GEMMs of a layer on the s local rows, plus patch embedding and proj_out once per forward.
+  // GEMMs of a layer on the s local rows (the family's block linears), plus patch embedding and
+  // proj_out once per forward.
   const int patch = md.patch[0] * md.patch[1] * md.patch[2];
-  const double block_flops = L * (12 * s * D * D + 4 * s * D * F);
+  double block_lin = 0;  // Σ 2·K·N of a block's linears
+  for (const PlanLinear& l : md.block_linears) block_lin += 2.0 * double(l.k) * double(l.n);
+  const double block_flops = L * s * block_lin;
   const double edge_flops = 2 * s * D * md.in_channels * patch + 2 * s * D * md.out_channels * patch;
-  // fp8_config.bf16_linears (bit i: kWanFp8LinearNames[i] in bf16 in every block).
-  const uint8_t bf16_lin = fp8 ? wan_fp8_linear_mask(recipe.fp8.bf16_linears) : 0;
-  auto lin8 = [&](int i) { return ((bf16_lin >> i) & 1u) ? 0.0 : 1.0; };
+  // fp8_config.bf16_linears: those linears in bf16 in every block.
+  const std::vector<bool> bf16_lin =
+      fp8 ? plan_bf16_linears(md, recipe.fp8.bf16_linears) : std::vector<bool>(md.block_linears.size());
   auto gemm_s = [&](bool e4m3) {
     if (!e4m3) return (block_flops + edge_flops) / (peak * hw.gemm.at(s));
-    // precision fp8: the block linears in e4m3 or INT8 (but those of bf16_linears), each input row-quantised
-    // first (q, k and v share one: per layer up to five passes of K = D and ffn2's K = F, 3 bytes
-    // per element); patch embedding and proj_out stay bf16.
-    const double dd = lin8(kLinSelfQ) + lin8(kLinSelfK) + lin8(kLinSelfV) + lin8(kLinSelfO) + lin8(kLinCrossQ) +
-                      lin8(kLinCrossO);  // the D × D ones
-    const double flops8 = L * s * (2 * D * D * dd + 2 * D * F * (lin8(kLinFfn1) + lin8(kLinFfn2)));
-    const double passes_d = std::max({lin8(kLinSelfQ), lin8(kLinSelfK), lin8(kLinSelfV)}) + lin8(kLinSelfO) +
-                            lin8(kLinCrossQ) + lin8(kLinCrossO) + lin8(kLinFfn1);
+    // precision fp8: the block linears in e4m3 or INT8 (but those of bf16_linears), each input
+    // row-quantised first (linears that read one input share its quantisation: 3 bytes per
+    // element); patch embedding and proj_out stay bf16.
+    double lin8 = 0;
+    std::map<int, double> inputs;  // input → K of a quantised reader
+    for (size_t i = 0; i < md.block_linears.size(); ++i) {
+      const PlanLinear& l = md.block_linears[i];
+      if (bf16_lin[i]) continue;
+      lin8 += 2.0 * double(l.k) * double(l.n);
+      inputs[l.input] = double(l.k);
+    }
+    double quant_k = 0;
+    for (const auto& [input, k] : inputs) quant_k += k;
+    const double flops8 = L * s * lin8;
     const EfficiencyCurve& curve8 = int8_gemm ? *hw.fp8->gemm_int8 : hw.fp8->gemm;
-    return flops8 / (peak8 * curve8.at(s)) +
-           L * 3 * s * (passes_d * D + lin8(kLinFfn2) * F) / (hbm_peak * hw.fp8->gemm_quant) +
+    return flops8 / (peak8 * curve8.at(s)) + L * 3 * s * quant_k / (hbm_peak * hw.fp8->gemm_quant) +
            (block_flops - flops8 + edge_flops) / (peak * hw.gemm.at(s));
   };
 
@@ -356,7 +281,7 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   const int prompts_here = (m.cfg == 2 && cfg_on) ? 1 : prompts;  // each cfg rank encodes its own stream
   p.text_s = hw.text_fixed_s + prompts_here * (te_flops + kv_flops) / (peak * hw.gemm.at(md.text_len));
 
-  // VAE decode of this rank's part (vae_work above; the frame split along width or height over the
+  // VAE decode of this rank's part (PlanModel::vae_work; the frame split along width or height over the
   // VAE group in near-equal parts, the largest sets the pace). Convs at the profile's VAE fraction of
   // the peak, the memory-bound passes at HBM speed. Split over P > 1 ranks (vae_parallel_device.cpp)
   // every spatial conv copies its input into a halo-extended buffer (read + write), exchanges the
@@ -368,7 +293,8 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   const double frames = g.num_frames, pixels = frames * g.height * g.width;
   const bool split_w = recipe.parallel.parallel_vae_split_dim != "height";
   const double lat_side = split_w ? plan.tokens.latent_w : plan.tokens.latent_h;
-  const VaeWork vw = vae_work(md, plan.tokens.latent_t, plan.tokens.latent_h, plan.tokens.latent_w, b, split_w);
+  VGEN_CHECK(bool(md.vae_work), ExitCode::kInternal, "the {} family gives no VAE work for the time model", md.family);
+  const VaeWork vw = md.vae_work(plan.tokens.latent_t, plan.tokens.latent_h, plan.tokens.latent_w, b, split_w);
   const double part = std::ceil(lat_side / P) / lat_side;  // the largest rank's share
   double t_vae = vw.flops * part / (peak * hw.vae_efficiency) + vw.bytes * part / hbm;
   t_vae += vw.frame_bytes * (P > 1 ? 1.0 : part) / hbm;

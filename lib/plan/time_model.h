@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "io/recipe.h"
-#include "pipeline/plan.h"
-#include "pipeline/predict_profile.h"
+#include "plan/plan.h"
+#include "plan/hardware_profile.h"
 
 namespace vgen {
 

@@ -1,5 +1,5 @@
 // `vgen compare` (compare.h): the two directories' `<stem>.safetensors`, video by video.
-#include "pipeline/compare.h"
+#include "tools/compare.h"
 
 #include <fmt/format.h>
 

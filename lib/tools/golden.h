@@ -1,58 +1,19 @@
 // `vgen golden`: runs the fixture cases of tests/golden (format: tests/golden/README.md) with the
 // recipe's device, precision and parallel_config. Every rank runs each case (collectively);
-// world rank 0 prints one line per metric and the summary.
+// world rank 0 prints one line per metric and the summary. The scheduler and whole-pipeline cases
+// run here; a component's case (text_encode, dit_forward, vae_decode, ...) runs in the family of
+// the case's model (ModelFamily::run_golden_case).
 #pragma once
-#include <functional>
 #include <string>
-#include <vector>
 
-#include "core/json.h"
 #include "dist/mesh.h"
 #include "io/recipe.h"
-#include "io/safetensors.h"
+#include "model/golden_case.h"
 
 namespace vgen {
 
-struct GoldenMetric {
-  std::string what;    // e.g. "output", "samples[3]"
-  std::string metric;  // rel-l2 | max-abs | mean-abs | exact
-  double value = 0;
-  double tol = 0;
-  bool pass = false;
-};
-
-struct GoldenCase {
-  std::string name;
-  std::string fixtures_dir;  // the fixture set root (holds cases/ and the model dirs)
-  Json params;               // cases/NAME.json
-  WeightStore tensors;       // cases/NAME.safetensors
-  const Recipe* recipe = nullptr;
-  Mesh* mesh = nullptr;
-  bool bf16 = false;  // precision bf16: use the bf16 tolerances
-  std::vector<GoldenMetric> metrics;
-
-  std::string model_dir() const;  // <fixtures>/<params.model_dir>
-  // Compare helpers append a metric (tolerance chosen by the caller).
-  void rel_l2(const std::string& what, const Tensor& out, const Tensor& ref, double tol);
-  void max_abs(const std::string& what, const Tensor& out, const Tensor& ref, double tol);
-  void mean_abs(const std::string& what, const Tensor& out, const Tensor& ref, double tol);
-  void exact(const std::string& what, const Tensor& out, const Tensor& ref);  // i64 or f32 equality
-};
-
-using GoldenFn = std::function<void(GoldenCase&)>;
-
-// Case runners, one per module (lib/pipeline/golden_*.cpp).
-void golden_text_encode(GoldenCase& c);
-void golden_dit_forward(GoldenCase& c);
-void golden_vae_decode(GoldenCase& c);
 void golden_scheduler(GoldenCase& c);  // sched_unipc, sched_unipc_shift, sched_euler
-void golden_pipeline(GoldenCase& c);   // pipeline_wan21, pipeline_wan22
-
-// precision fp8 tolerances against the diffusers fp32 fixtures (docs/fp8.md "Tolerances", with how
-// they were derived): `what` = "dit_forward" (rel-L2), "step_latents" (rel-L2 of every step),
-// "frames" (mean-abs over [0, 1]); `cuda`: the GPU kernels (bf16 between ops) instead of the CPU
-// emulation.
-double golden_fp8_tolerance(const std::string& what, bool cuda);
+void golden_pipeline(GoldenCase& c);   // pipeline_*: the whole pipeline of the case's model
 
 // Runs all cases (or one); returns the number of failed cases. Prints on world rank 0.
 int run_golden(const std::string& fixtures_dir, const Recipe& recipe, Mesh& mesh, const std::string& only_case);

@@ -3,8 +3,8 @@
 // adapters merged) from the case's initial latents, compared step by step with diffusers.
 #include <filesystem>
 
-#include "pipeline/golden.h"
-#include "pipeline/t2v.h"
+#include "tools/golden.h"
+#include "pipeline/video_pipeline.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
@@ -40,8 +40,8 @@ void golden_pipeline(GoldenCase& c) {
       r.lora.push_back(e);
     }
 
-  T2vPipeline pipe(r, *c.mesh);
-  T2vJob job;
+  VideoPipeline pipe(r, *c.mesh);
+  VideoJob job;
   job.prompt = p.at("prompt").get<std::string>();
   job.negative_prompt = g.negative_prompt;
   job.num_frames = g.num_frames;
@@ -49,7 +49,7 @@ void golden_pipeline(GoldenCase& c) {
   job.width = g.width;
   job.initial_latents = c.tensors.get_f32("initial_latents");
   std::vector<Tensor> steps;
-  T2vOutput out = pipe.render(job, [&](const T2vJob&, const DenoiseStepInfo&, const Tensor& lat) {
+  VideoOutput out = pipe.render(job, [&](const VideoJob&, const DenoiseStepInfo&, const Tensor& lat) {
     steps.push_back(lat.clone());
   });
 

@@ -4,102 +4,24 @@
 #include "core/log.h"
 #include "dist/device_mesh.h"
 #include "ops/attention_backend.h"
-#include "pipeline/golden.h"
-#include "pipeline/t2v.h"
+#include "tools/golden.h"
+#include "model/registry.h"
+#include "pipeline/precision.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
 
-std::string GoldenCase::model_dir() const {
-  VGEN_CHECK(params.contains("model_dir"), ExitCode::kInput, "case {} has no model_dir", name);
-  return (fs::path(fixtures_dir) / params["model_dir"].get<std::string>()).string();
-}
-
 namespace {
-void check_same_size(const std::string& what, const Tensor& out, const Tensor& ref) {
-  VGEN_CHECK(out.numel() == ref.numel(), ExitCode::kInput, "{}: output {} vs reference {} differ in size", what,
-             out.str(), ref.str());
+
+// The generic kinds here; any other kind is a component's, run by the family of the case's model.
+void run_case(GoldenCase& c) {
+  if (c.name.rfind("sched_", 0) == 0) return golden_scheduler(c);
+  if (c.name.rfind("pipeline_", 0) == 0) return golden_pipeline(c);
+  if (!model_family(DiffusersDir(c.model_dir())).run_golden_case(c.name, c))
+    VGEN_THROW(ExitCode::kInput, "no runner for case '{}'", c.name);
 }
-std::vector<double> as_f64(const Tensor& t0) {
-  Tensor t = t0.to(Device::kCPU);
-  std::vector<double> v(size_t(t.numel()));
-  if (t.dtype() == DType::kI64) {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = double(t.data<int64_t>()[i]);
-  } else {
-    Tensor f = t.to(DType::kF32);
-    for (size_t i = 0; i < v.size(); ++i) v[i] = f.f32()[i];
-  }
-  return v;
-}
+
 }  // namespace
-
-void GoldenCase::rel_l2(const std::string& what, const Tensor& out, const Tensor& ref, double tol) {
-  check_same_size(what, out, ref);
-  auto a = as_f64(out), b = as_f64(ref);
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (a[i] - b[i]) * (a[i] - b[i]);
-    den += b[i] * b[i];
-  }
-  double v = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  metrics.push_back({what, "rel-l2", v, tol, std::isfinite(v) && v <= tol});
-}
-
-void GoldenCase::max_abs(const std::string& what, const Tensor& out, const Tensor& ref, double tol) {
-  check_same_size(what, out, ref);
-  auto a = as_f64(out), b = as_f64(ref);
-  double m = 0;
-  bool finite = true;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i])) finite = false;
-    m = std::max(m, std::fabs(a[i] - b[i]));
-  }
-  metrics.push_back({what, "max-abs", m, tol, finite && m <= tol});
-}
-
-void GoldenCase::mean_abs(const std::string& what, const Tensor& out, const Tensor& ref, double tol) {
-  check_same_size(what, out, ref);
-  auto a = as_f64(out), b = as_f64(ref);
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += std::fabs(a[i] - b[i]);
-  double m = a.empty() ? 0 : s / double(a.size());
-  metrics.push_back({what, "mean-abs", m, tol, std::isfinite(m) && m <= tol});
-}
-
-void GoldenCase::exact(const std::string& what, const Tensor& out, const Tensor& ref) {
-  check_same_size(what, out, ref);
-  auto a = as_f64(out), b = as_f64(ref);
-  double bad = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) bad += 1;
-  metrics.push_back({what, "mismatches", bad, 0, bad == 0});
-}
-
-// precision fp8 against the fp32 fixtures (docs/fp8.md "Tolerances"). CPU: the emulation measured
-// on the fixture set (dit_forward 1.14e-2, step latents at most 1.88e-2 after 4 steps, frames
-// mean-abs at most 2.32e-3), with a margin of 2.6-4.3x for other fixture sets (more steps, other
-// shapes; the per-step error grows about linearly with the step count). GPU: measured on one H200
-// (results/2026-12-01_1xh200_fp8_dit.jsonl: dit_forward 1.23e-2, step latents at most 2.25e-2,
-// frames at most 3.5e-3), the same margin of >= 3x.
-double golden_fp8_tolerance(const std::string& what, bool cuda) {
-  struct Tol {
-    const char* what;
-    double cpu, gpu;
-  };
-  static const Tol kTols[] = {{"dit_forward", 3e-2, 4e-2}, {"step_latents", 5e-2, 7e-2}, {"frames", 1e-2, 1.5e-2}};
-  for (const Tol& t : kTols)
-    if (what == t.what) return cuda ? t.gpu : t.cpu;
-  VGEN_THROW(ExitCode::kInternal, "golden_fp8_tolerance: no fp8 tolerance for '{}'", what);
-}
-
-static GoldenFn runner_for(const std::string& name) {
-  if (name == "text_encode") return golden_text_encode;
-  if (name == "dit_forward") return golden_dit_forward;
-  if (name == "vae_decode") return golden_vae_decode;
-  if (name.rfind("sched_", 0) == 0) return golden_scheduler;
-  if (name.rfind("pipeline_", 0) == 0) return golden_pipeline;
-  return nullptr;
-}
 
 int run_golden(const std::string& fixtures_dir, const Recipe& recipe, Mesh& mesh, const std::string& only_case) {
   fs::path cases = fs::path(fixtures_dir) / "cases";
@@ -134,9 +56,7 @@ int run_golden(const std::string& fixtures_dir, const Recipe& recipe, Mesh& mesh
       c.params = read_json_file((cases / (name + ".json")).string(), ExitCode::kInput);
       std::string st = (cases / (name + ".safetensors")).string();
       if (fs::exists(st)) c.tensors = WeightStore::open(st);
-      GoldenFn fn = runner_for(name);
-      if (!fn) VGEN_THROW(ExitCode::kInput, "no runner for case '{}'", name);
-      fn(c);
+      run_case(c);
       if (c.metrics.empty()) error = "the case produced no comparison";
     } catch (const Error& e) {
       error = e.message();

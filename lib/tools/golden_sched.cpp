@@ -1,6 +1,6 @@
 // Golden cases sched_*: a scheduler alone (timesteps, sigmas, and the samples after feeding the
 // recorded model outputs step by step) against diffusers.
-#include "pipeline/golden.h"
+#include "tools/golden.h"
 #include "sched/scheduler.h"
 
 namespace vgen {

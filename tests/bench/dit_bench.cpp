@@ -67,7 +67,7 @@
 #include "ops/dit_device_ops.h"
 #include "parallel/local_attention.h"
 #include "parallel/seq_attention_factory.h"
-#include "pipeline/dit_step.h"
+#include "model/dit_step.h"
 
 #ifndef VGEN_GIT_DESCRIBE
 #define VGEN_GIT_DESCRIBE ""
@@ -478,13 +478,13 @@ int main(int argc, char** argv) {
                       fill, median(hit), hit.size());
       }
       if (a.profile) {  // one more forward with every op bracketed by events
-        WanPhaseProfiler prof;
+        DitPhaseProfiler prof;
         dm.set_profiler(&prof);
         forward();
         dm.set_profiler(nullptr);
         sync_compute_stream();
-        const double g = prof.seconds(WanPhaseProfiler::kGemm), sa = prof.seconds(WanPhaseProfiler::kSelfAttention),
-                     ca = prof.seconds(WanPhaseProfiler::kCrossAttention), o = prof.seconds(WanPhaseProfiler::kOther);
+        const double g = prof.seconds(DitPhaseProfiler::kGemm), sa = prof.seconds(DitPhaseProfiler::kSelfAttention),
+                     ca = prof.seconds(DitPhaseProfiler::kCrossAttention), o = prof.seconds(DitPhaseProfiler::kOther);
         j["phases_seconds"] = {{"gemm", g}, {"self_attention", sa}, {"cross_attention", ca}, {"other", o}};
         // Per rank: the sequence ranks share the work of one forward.
         j["gemm_tflops"] = fl.gemm * share / g / 1e12;

@@ -1,6 +1,6 @@
 # VAE decode memory/time (label bench, never gates): peak RSS for T = 3, 6, 12 latent frames of the
 # tiny VAE, streaming the frames away, so the numbers show that activation memory does not grow
-# with T. Kept at a 32×32 latent (256×256 video) for the suite's time budget; results/vae_memory.md
+# with T. Kept at a 32×32 latent (256×256 video) for the suite's time budget; results/vae/cpu/vae_memory.md
 # has the 64×64 numbers (same binary: vae_memory_bench VAE_DIR T 64 64 stream|full).
 add_executable(vae_memory_bench ${CMAKE_CURRENT_LIST_DIR}/vae_memory_bench.cpp)
 target_link_libraries(vae_memory_bench PRIVATE vgen_lib)

@@ -18,7 +18,7 @@
 #include "kernels/attention/attention_ref.h"
 #include "kernels/common/bf16.h"
 #include "parallel/seq_attention_factory.h"
-#include "pipeline/dit_step.h"
+#include "model/dit_step.h"
 
 namespace vgen {
 namespace {

@@ -15,7 +15,7 @@
 #include "mesh_test_main.h"
 #include "model/wan/transformer.h"
 #include "parallel/local_attention.h"
-#include "pipeline/dit_step.h"
+#include "model/dit_step.h"
 
 namespace vgen {
 namespace {

@@ -1,4 +1,4 @@
-// The start-up refusal of precision fp8 (pipeline/t2v.h refuse_fp8_without_device) under mpirun:
+// The start-up refusal of precision fp8 (pipeline/precision.h refuse_fp8_without_device) under mpirun:
 // every rank throws the same kRecipe error naming the first rank without FP8 tensor cores, and none
 // waits in a collective. Rank 1's GPU is made to count as one without them (test hook
 // VGEN_INJECT_NO_FP8=@1); on a machine without FP8 GPUs (CI) every rank lacks them and rank 0 is named.
@@ -8,7 +8,8 @@
 
 #include "mesh_test_main.h"
 #include "ops/fp8.h"
-#include "pipeline/t2v.h"
+#include "model/wan/fp8_options.h"
+#include "pipeline/precision.h"
 
 namespace vgen {
 namespace {

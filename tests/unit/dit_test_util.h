@@ -15,7 +15,7 @@
 #include "parallel/block_attention.h"
 #include "parallel/local_attention.h"
 #include "parallel/seq_attention.h"
-#include "pipeline/dit_step.h"
+#include "model/dit_step.h"
 
 namespace vgen::test {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "pipeline/bounded_worker.h"
+#include "batch/bounded_worker.h"
 
 using namespace vgen;
 using namespace std::chrono_literals;

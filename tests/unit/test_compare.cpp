@@ -1,4 +1,4 @@
-// vgen compare (pipeline/compare.h): metrics on known differences, bounds, videos on one side only,
+// vgen compare (tools/compare.h): metrics on known differences, bounds, videos on one side only,
 // non-finite values, and the errors for bad input.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/tensor.h"
 #include "io/safetensors.h"
-#include "pipeline/compare.h"
+#include "tools/compare.h"
 
 using namespace vgen;
 namespace fs = std::filesystem;

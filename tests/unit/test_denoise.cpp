@@ -12,7 +12,7 @@
 #include "io/safetensors.h"
 #include "ops/elementwise.h"
 #include "pipeline/denoise.h"
-#include "pipeline/latents.h"
+#include "model/latents.h"
 
 namespace vgen {
 namespace {
@@ -40,8 +40,8 @@ Tensor manual_loop(const DenoiseModels& m, Scheduler& s, const Inputs& in, const
   s.set_timesteps(st.num_inference_steps);
   Tensor x = in.latents.clone();
   for (double t : s.timesteps()) {
-    const bool low = st.boundary_ratio && t < *st.boundary_ratio * 1000.0;
-    const WanTransformer& model = low ? *m.transformer_2 : *m.transformer;
+    const bool low = m.schedule.boundary_ratio && t < *m.schedule.boundary_ratio * 1000.0;
+    const auto& model = dynamic_cast<const WanTransformer&>(*m.experts[low ? 1 : 0]);
     const double g = low ? st.guidance_scale_2.value_or(st.guidance_scale) : st.guidance_scale;
     Tensor tv = Tensor::from_vector({float(t)}, {1});
     Tensor v = model.forward(x, tv, in.cond);
@@ -54,7 +54,7 @@ Tensor manual_loop(const DenoiseModels& m, Scheduler& s, const Inputs& in, const
 
 TEST(Denoise, SingleExpertWithAndWithoutCfg) {
   auto m = WanTransformer::load(test::golden_dir() + "/wan21-tiny/transformer");
-  DenoiseModels models{m.get(), nullptr};
+  DenoiseModels models{{m.get()}, {}};
   Inputs in = inputs(3, 4, 6, 10);
   Mesh mesh = test::single_rank_mesh();
   for (double g : {5.0, 1.0}) {
@@ -81,13 +81,13 @@ TEST(Denoise, SingleExpertWithAndWithoutCfg) {
 TEST(Denoise, Wan22ExpertAndGuidanceSwitch) {
   auto hi = WanTransformer::load(test::golden_dir() + "/wan22-tiny/transformer");
   auto lo = WanTransformer::load(test::golden_dir() + "/wan22-tiny/transformer_2");
-  DenoiseModels models{hi.get(), lo.get()};
+  DenoiseModels models{{hi.get(), lo.get()}, {}};
   Inputs in = inputs(2, 4, 4, 20);
   DenoiseSettings st;
   st.num_inference_steps = 6;
   st.guidance_scale = 4.0;
   st.guidance_scale_2 = 3.0;
-  st.boundary_ratio = 0.9;  // wan22-tiny model_index.json
+  models.schedule.boundary_ratio = 0.9;  // wan22-tiny model_index.json
   auto s1 = scheduler("wan22-tiny"), s2 = scheduler("wan22-tiny");
   std::vector<int> experts;
   Tensor want = manual_loop(models, *s1, in, st, &experts);
@@ -103,11 +103,11 @@ TEST(Denoise, Wan22ExpertAndGuidanceSwitch) {
   }
   EXPECT_GT(switched, 0);
   EXPECT_LT(switched, 6);
-  st.boundary_ratio = std::nullopt;  // no boundary: the high-noise expert throughout
+  models.schedule.boundary_ratio = std::nullopt;  // no boundary: the high-noise expert throughout
   r = denoise(models, *s2, in.cond, in.uncond, in.latents, st, mesh, nullptr);
   for (auto& s : r.steps) EXPECT_EQ(s.expert, 0);
-  st.boundary_ratio = 0.9;
-  DenoiseModels only_one{hi.get(), nullptr};
+  DenoiseModels only_one{{hi.get()}, {}};
+  only_one.schedule.boundary_ratio = 0.9;
   EXPECT_THROW(denoise(only_one, *s2, in.cond, in.uncond, in.latents, st, mesh, nullptr), Error);
 }
 
@@ -144,7 +144,7 @@ std::vector<DenoiseResult> run_mesh(const DenoiseModels& models, const Inputs& i
 
 TEST(Denoise, CfgAndSequenceParallelMatchSingleRank) {
   auto m = WanTransformer::load(test::golden_dir() + "/wan21-tiny/transformer");
-  DenoiseModels models{m.get(), nullptr};
+  DenoiseModels models{{m.get()}, {}};
   Inputs in = inputs(3, 2, 6, 30);  // 9 tokens: padded on 2 and 4 ranks
   DenoiseSettings st;
   st.num_inference_steps = 3;
@@ -168,7 +168,7 @@ TEST(Denoise, CfgAndSequenceParallelMatchSingleRank) {
 // every step meets runs the first forward of each stream in full and cuts every later one short.
 TEST(FirstBlockCache, OffAndUnreachableThresholdChangeNothing) {
   auto m = WanTransformer::load(test::golden_dir() + "/wan21-tiny/transformer");
-  DenoiseModels models{m.get(), nullptr};
+  DenoiseModels models{{m.get()}, {}};
   Inputs in = inputs(3, 4, 6, 50);
   Mesh mesh = test::single_rank_mesh();
   DenoiseSettings st;
@@ -264,7 +264,7 @@ TEST(FirstBlockCache, PadRowsDoNotCount) {
 // whole sequence, pad rows excluded), so the cached result matches one rank's as the plain one does.
 TEST(FirstBlockCache, MeshesDecideAsOneRank) {
   auto m = WanTransformer::load(test::golden_dir() + "/wan21-tiny/transformer");
-  DenoiseModels models{m.get(), nullptr};
+  DenoiseModels models{{m.get()}, {}};
   Inputs in = inputs(3, 2, 6, 70);  // 9 tokens: padded on 2 and 4 ranks
   DenoiseSettings st;
   st.num_inference_steps = 8;

@@ -9,7 +9,7 @@
 #include "dit_test_util.h"
 #include "io/safetensors.h"
 #include "model/wan/transformer.h"
-#include "pipeline/dit_step.h"
+#include "model/dit_step.h"
 
 namespace vgen {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "dist/communicator.h"
-#include "model/wan/first_block_cache.h"
+#include "model/first_block_cache.h"
 #include "model/wan/transformer.h"
 #include "parallel/local_attention.h"
-#include "pipeline/dit_step.h"
+#include "model/dit_step.h"
 
 using namespace vgen;
 using namespace vgen::testing;

@@ -22,8 +22,9 @@
 #include "ops/rope.h"
 #include "parallel/local_attention.h"
 #include "pipeline/denoise.h"
-#include "pipeline/plan.h"
-#include "pipeline/t2v.h"
+#include "plan/plan.h"
+#include "model/wan/fp8_options.h"
+#include "pipeline/precision.h"
 
 namespace vgen {
 namespace {
@@ -297,7 +298,7 @@ std::vector<Tensor> loop(const WanTransformer& m, const Fp8Config& f) {
   st.fp8 = f;
   Mesh mesh = test::single_rank_mesh();
   std::vector<Tensor> steps;
-  denoise({&m, nullptr}, *sched, randn({1, 16, 32}, 5), randn({1, 16, 32}, 6), randn({1, 16, 2, 4, 6}, 7), st, mesh,
+  denoise(DenoiseModels{{&m}, {}}, *sched, randn({1, 16, 32}, 5), randn({1, 16, 32}, 6), randn({1, 16, 2, 4, 6}, 7), st, mesh,
           nullptr, [&](const DenoiseStepInfo&, const Tensor& lat) { steps.push_back(lat.clone()); });
   return steps;
 }

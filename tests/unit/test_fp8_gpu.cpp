@@ -23,7 +23,8 @@
 #include "kernels/quant/quant_ref.h"
 #include "model/wan/transformer.h"
 #include "ops/fp8.h"
-#include "pipeline/t2v.h"
+#include "model/wan/fp8_options.h"
+#include "pipeline/precision.h"
 
 using namespace vgen;
 using namespace vgen::testing;
@@ -98,15 +99,15 @@ TEST(Fp8Gpu, HopperShapesFusionsAndProfiler) {
   unfused.fused_gelu = false;
   const uint64_t wgmma0 = kern::attention_fp8_wgmma_calls();
   auto m = c.model(o, &all);
-  WanPhaseProfiler prof;
+  DitPhaseProfiler prof;
   m->device_model()->set_profiler(&prof);
   const Tensor y = predict_one_rank(*m, c.x, c.t, c.ctx);
   m->device_model()->set_profiler(nullptr);
   for (float v : host_f32(y)) ASSERT_TRUE(std::isfinite(v));
   EXPECT_GT(kern::attention_fp8_wgmma_calls(), wgmma0);  // D = 128: the wgmma kernel served
-  EXPECT_GT(prof.calls(WanPhaseProfiler::kGemm), 0);
-  EXPECT_GT(prof.calls(WanPhaseProfiler::kSelfAttention), 0);
-  EXPECT_GT(prof.seconds(WanPhaseProfiler::kGemm), 0.0);
+  EXPECT_GT(prof.calls(DitPhaseProfiler::kGemm), 0);
+  EXPECT_GT(prof.calls(DitPhaseProfiler::kSelfAttention), 0);
+  EXPECT_GT(prof.seconds(DitPhaseProfiler::kGemm), 0.0);
   const Tensor yb = predict_one_rank(*c.model(o, nullptr), c.x, c.t, c.ctx);
   const Tensor yu = predict_one_rank(*c.model(unfused, &all), c.x, c.t, c.ctx);
   const double e_bf16 = rel_l2(y, yb), e_unfused = rel_l2(y, yu);

@@ -5,7 +5,8 @@
 
 #include "dit_test_util.h"
 #include "model/wan/transformer_weights.h"
-#include "pipeline/t2v.h"
+#include "model/wan/fp8_options.h"
+#include "pipeline/precision.h"
 
 namespace vgen {
 namespace {

@@ -6,7 +6,8 @@
 #include "core/error.h"
 #include "io/recipe.h"
 #include "ops/fp8.h"
-#include "pipeline/t2v.h"
+#include "model/wan/fp8_options.h"
+#include "pipeline/precision.h"
 
 namespace vgen {
 namespace {

@@ -4,7 +4,8 @@
 #include <string>
 
 #include "io/recipe.h"
-#include "pipeline/golden.h"
+#include "model/wan/family.h"
+#include "tools/golden.h"
 #include "dit_test_util.h"
 
 namespace vgen {

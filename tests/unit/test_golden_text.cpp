@@ -5,7 +5,8 @@
 #include "dist/mesh.h"
 #include "dit_test_util.h"
 #include "io/recipe.h"
-#include "pipeline/golden.h"
+#include "model/wan/family.h"
+#include "tools/golden.h"
 
 using namespace vgen;
 

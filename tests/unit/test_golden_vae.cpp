@@ -8,7 +8,8 @@
 #include "dist/mesh.h"
 #include "dit_test_util.h"
 #include "model/wan/vae_decoder.h"
-#include "pipeline/golden.h"
+#include "model/wan/family.h"
+#include "tools/golden.h"
 
 using namespace vgen;
 

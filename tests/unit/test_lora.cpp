@@ -12,7 +12,7 @@
 #include "io/safetensors.h"
 #include "model/wan/lora.h"
 #include "model/wan/transformer.h"
-#include "pipeline/plan.h"
+#include "plan/plan.h"
 
 using namespace vgen;
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "io/safetensors.h"
-#include "pipeline/plan.h"
+#include "plan/plan.h"
 
 using namespace vgen;
 namespace fs = std::filesystem;

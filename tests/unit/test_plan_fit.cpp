@@ -1,4 +1,4 @@
-// Out-of-memory advice (pipeline/plan_fit.h, core/device_fault.h): the plan's estimate, a mesh or
+// Out-of-memory advice (plan/plan_fit.h, core/device_fault.h): the plan's estimate, a mesh or
 // dwdp_size that fits a GPU of a given size, and the message an out-of-memory carries.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "core/device_fault.h"
-#include "pipeline/plan_fit.h"
+#include "plan/plan_fit.h"
 
 using namespace vgen;
 namespace fs = std::filesystem;

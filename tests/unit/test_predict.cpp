@@ -1,7 +1,7 @@
 // The time model of `vgen plan --predict` against the measurements it must reproduce: every H200
 // benchmark of results/ within ±10% and the article's B200 / GB200 NVL72 tables
 // (../shared/seeds/000_964b47c006df1182.txt) within ±20%; the rows outside their band are pinned
-// as known misses (results/2026-12-01_predict_validation.md says why), so a change of the model
+// as known misses (results/plan/2026-12-01_predict_validation.md says why), so a change of the model
 // that moves any row fails here until the table is updated. Also: profile errors, --rank speed,
 // parallel_config.auto keeping explicit keys, precision fp8 (its rows are out of sample: the
 // profile's fp8 section comes from the kernel benchmarks only), its switches and bf16 steps.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "pipeline/predict_rank.h"
+#include "plan/mesh_ranking.h"
 
 using namespace vgen;
 
@@ -64,7 +64,7 @@ struct Row {
   Metric metric;
   double measured;
   double band;     // ±fraction
-  bool in_band;    // false: a known miss, pinned (results/2026-12-01_predict_validation.md)
+  bool in_band;    // false: a known miss, pinned (results/plan/2026-12-01_predict_validation.md)
   double predicted;  // the table's predicted value (the model must keep it within 1%)
 };
 
@@ -96,7 +96,7 @@ std::vector<Row> rows() {
       {"1xH200 job 480p 4 steps: render", "h200", "wan2.1-t2v-14b", 1,
        cat(k480, {"generation.num_inference_steps=4"}), Metric::kE2e, 22.723, 0.10, true, 22.98},
       {"1xH200 load 40.1 GB", "h200", "wan2.1-t2v-14b", 1, {}, Metric::kLoad, 2.908, 0.10, true, 2.95},
-      // precision fp8 on one H200 against the peer in one call (results/2026-12-01_1xh200_fp8_dit.jsonl,
+      // precision fp8 on one H200 against the peer in one call (results/dit/1xh200/2026-12-01_1xh200_fp8_dit.jsonl,
       // d672760: the attention kernel of 56b944f, the quantisation pass of d672760; the mean of the two
       // forwards of that call): out of sample, the fp8 section of h200.yaml is from the kernel
       // benchmarks alone. The fp8-attention-only forward was last measured at 64adcd8, with an older
@@ -181,7 +181,7 @@ TEST(Predict, ValidationTable) {
     SCOPED_TRACE(r.name);
     const double p = value(run(r.hw, r.model, r.world, r.sets), r.metric);
     const double err = p / r.measured - 1.0;
-    // The table's rows as results/2026-12-01_predict_validation.md lists them.
+    // The table's rows as results/plan/2026-12-01_predict_validation.md lists them.
     std::printf("%-58s measured %9.4f predicted %9.4f error %+6.1f%% %s\n", r.name, r.measured, p, 100 * err,
                 std::abs(err) <= r.band ? "in band" : "MISS");
     EXPECT_NEAR(p, r.predicted, 0.01 * r.predicted) << "the table's predicted value moved: update the table";
@@ -198,7 +198,7 @@ TEST(Predict, SpeedupOf72OverOneB200) {
 }
 
 TEST(Predict, Fp8OverBf16) {
-  // results/2026-12-01_1xh200_fp8_dit.jsonl: fp8 at d672760 over bf16 at 64adcd8 (two calls; the bf16
+  // results/dit/1xh200/2026-12-01_1xh200_fp8_dit.jsonl: fp8 at d672760 over bf16 at 64adcd8 (two calls; the bf16
   // forward's code is unchanged between them), 0.722 (480p) and 0.724 (720p); the model's ratios
   // within ±5% of them (both forwards within ±10% above).
   const double r480 = run("h200", "wan2.1-t2v-14b", 1, cat(k480, kFp8)).forward_s /
@@ -243,7 +243,7 @@ TEST(Predict, Fp8SwitchesAndBf16Steps) {
   // Memory (vgen plan's estimate): the e4m3 copies replace the bf16 block linears (about 11.1 GiB
   // less for Wan2.1-14B, docs/fp8.md), and sit beside them with bf16 steps; the fp8 attention adds
   // its workspace (e4m3 Q, K, Vᵀ of one 720p call: 1.106 GiB; 1,198,507,520 bytes measured by
-  // attention_fp8_bench, results/2026-12-01_1xh200_fp8_attention.jsonl).
+  // attention_fp8_bench, results/attention/1xh200/2026-12-01_1xh200_fp8_attention.jsonl).
   const double ws_gib = (3.0 * (75600 + 128) * 5120 + 8.0 * 75600 * 40) / double(1 << 30);
   EXPECT_NEAR(ws_gib, 1198507520.0 / double(1 << 30), 0.03);
   EXPECT_NEAR(bf16.memory_gib - all.memory_gib, 26.67 - 15.54 - ws_gib, 0.05);

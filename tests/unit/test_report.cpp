@@ -1,4 +1,4 @@
-// timing.json: layout of DESIGN.md "Outputs", atomic write, reading failures back for --retry-failed.
+// timing.json: layout of docs/batch.md "Outputs", atomic write, reading failures back for --retry-failed.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

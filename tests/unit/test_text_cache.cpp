@@ -9,6 +9,8 @@
 
 #include "model/wan/prompt_clean.h"
 #include "model/wan/umt5.h"
+#include "core/hash.h"
+#include "model/wan/text_encoder.h"
 #include "pipeline/text_cache.h"
 
 using namespace vgen;
@@ -29,7 +31,7 @@ TEST(TextCache, HitsEqualFreshEncoding) {
   fs::path dir = fs::temp_directory_path() / ("vgen_test_text_cache_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   TextEncoder enc(kModel);
-  TextCache cache(dir.string(), TextCache::encoder_identity(enc));
+  TextCache cache(dir.string(), enc.identity());
   std::vector<std::string> prompts = {"dance monkey", "  a &amp;amp; b ", ""};
   Tensor fresh = enc.encode(prompts, 16).prompt_embeds;  // [3, 16, 32]
 
@@ -69,7 +71,7 @@ TEST(TextCache, EmbeddingsDoNotDependOnNeighbours) {
   fs::path dir = fs::temp_directory_path() / ("vgen_test_text_neighbours_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   TextEncoder enc(kModel);
-  TextCache cache(dir.string(), TextCache::encoder_identity(enc));
+  TextCache cache(dir.string(), enc.identity());
   const int L = 16;
   const std::vector<std::string> prompts = {
       "dance monkey", "", "A cat walks on the grass, realistic style.", "  a &amp;amp; b ",
@@ -120,11 +122,11 @@ TEST(TextCache, EmbeddingsDoNotDependOnNeighbours) {
 }
 
 TEST(TextCache, IdentityTracksTokenizerAndWeights) {
-  std::string a = TextCache::encoder_identity(kModel + "/text_encoder", kModel + "/tokenizer");
-  std::string b = TextCache::encoder_identity(kModel + "/text_encoder", kModel + "/tokenizer");
+  std::string a = wan_text_identity(kModel + "/text_encoder", kModel + "/tokenizer");
+  std::string b = wan_text_identity(kModel + "/text_encoder", kModel + "/tokenizer");
   EXPECT_EQ(a, b);
   EXPECT_NE(a.find("model.safetensors:"), std::string::npos);
   EXPECT_NE(a.find("spiece="), std::string::npos);
-  EXPECT_NE(text_cache_hash("a"), text_cache_hash("b"));
-  EXPECT_EQ(text_cache_hash("a").size(), 32u);
+  EXPECT_NE(content_hash("a"), content_hash("b"));
+  EXPECT_EQ(content_hash("a").size(), 32u);
 }

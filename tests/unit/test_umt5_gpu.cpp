@@ -19,7 +19,8 @@
 #include "model/wan/text_encoder.h"
 #include "model/wan/umt5.h"
 #include "model/wan/umt5_device.h"
-#include "pipeline/golden.h"
+#include "model/wan/family.h"
+#include "tools/golden.h"
 #include "pipeline/text_cache.h"
 
 using namespace vgen;
@@ -227,7 +228,7 @@ TEST(T5EncoderGpu, TextEncoderOnDevice) {
     TextEncoder gpu(model, TextEncoderOptions{Device::kCUDA, dt});
     EXPECT_EQ(gpu.backend(), std::string("cuda-") + dtype_name(dt));
     EXPECT_EQ(gpu.hidden_size(), cpu.hidden_size());
-    EXPECT_NE(TextCache::encoder_identity(gpu), TextCache::encoder_identity(cpu));
+    EXPECT_NE(gpu.identity(), cpu.identity());
     EXPECT_THROW(gpu.encoder(), Error);  // no host encoder
     TextEncoding got = gpu.encode(prompts, 16, true);
     EXPECT_EQ(got.lengths, want.lengths);

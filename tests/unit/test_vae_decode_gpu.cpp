@@ -15,7 +15,8 @@
 #include "model/wan/vae_device.h"
 #include "model/wan/vae_parallel_device.h"
 #include "ops/vae_device_ops.h"
-#include "pipeline/golden.h"
+#include "model/wan/family.h"
+#include "tools/golden.h"
 
 using namespace vgen;
 using namespace vgen::testing;

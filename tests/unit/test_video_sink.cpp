@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "pipeline/video_sink.h"
+#include "batch/video_sink.h"
 
 using namespace vgen;
 namespace fs = std::filesystem;

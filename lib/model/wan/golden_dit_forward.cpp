@@ -8,9 +8,11 @@
 #include "dist/device_mesh.h"
 #include "parallel/local_attention.h"
 #include "parallel/seq_attention_factory.h"
-#include "pipeline/dit_step.h"
-#include "pipeline/golden.h"
-#include "pipeline/t2v.h"
+#include "model/dit_step.h"
+#include "model/golden_case.h"
+#include "model/wan/family.h"
+#include "model/wan/fp8_options.h"
+#include "model/wan/transformer.h"
 
 namespace vgen {
 

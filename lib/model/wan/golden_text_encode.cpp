@@ -4,7 +4,8 @@
 #include "dist/device_mesh.h"
 #include "model/wan/prompt_clean.h"
 #include "model/wan/text_encoder.h"
-#include "pipeline/golden.h"
+#include "model/golden_case.h"
+#include "model/wan/family.h"
 
 namespace vgen {
 namespace fs = std::filesystem;

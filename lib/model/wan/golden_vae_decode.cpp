@@ -11,7 +11,8 @@
 #include "model/wan/vae_device.h"
 #include "model/wan/vae_parallel.h"
 #include "model/wan/vae_parallel_device.h"
-#include "pipeline/golden.h"
+#include "model/golden_case.h"
+#include "model/wan/family.h"
 
 namespace vgen {
 
@@ -72,7 +73,7 @@ void golden_vae_decode(GoldenCase& c) {
     decode_error = "the VAE decode failed on another rank";
   VGEN_CHECK(decode_error.empty(), decode_code, "{}", decode_error);
   if (replica) {
-    // VAE rank 0 is replica rank 0 (DESIGN.md: the VAE group is ranks 0..P-1 of the cfg-0 group).
+    // VAE rank 0 is replica rank 0 (docs/architecture.md "The mesh and rank layout": the VAE group is ranks 0..P-1 of the cfg-0 group).
     // Every rank knows the output shape from the config, so the broadcast shapes always agree.
     const int64_t s = cfg.spatial_upscale();
     if (!decoder_rank)

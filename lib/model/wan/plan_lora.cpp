@@ -1,15 +1,15 @@
 // `vgen plan`: the recipe's LoRA adapters, read as far as their headers and checked against the
-// transformer configs the way the load checks them (model/wan/lora.h).
+// transformer configs the way the load checks them (lora.h).
 #include <filesystem>
 
 #include "io/diffusers_dir.h"
 #include "model/wan/lora.h"
-#include "pipeline/plan.h"
+#include "model/wan/family.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
 
-std::vector<PlanLora> plan_loras(const Recipe& recipe) {
+std::vector<PlanLora> WanFamily::plan_loras(const Recipe& recipe) const {
   std::vector<PlanLora> out;
   if (recipe.lora.empty()) return out;
   DiffusersDir dir(recipe.model);

@@ -1,5 +1,7 @@
-// Model facts for `vgen plan`: configs, and weight sizes from safetensors headers (no tensor data
-// is read) or, when a folder has no weights, from the architecture formulas of wan_spec.md.
+// The Wan family's facts for `vgen plan` (model/plan_facts.h): configs, and weight sizes from
+// safetensors headers (no tensor data is read) or, when a folder has no weights, from the
+// architecture formulas of wan_spec.md; the block linears and the VAE decoder's work for the time
+// model.
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -7,7 +9,8 @@
 #include "core/log.h"
 #include "io/diffusers_dir.h"
 #include "io/safetensors.h"
-#include "pipeline/plan.h"
+#include "model/wan/family.h"
+#include "model/wan/transformer_weights.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
@@ -81,15 +84,112 @@ int64_t umt5_params(const Json& c) {
   return vocab * dm + l * (4 * dm * dkv * h + (gated ? 3 : 2) * dm * dff) + l * 2 * dm + dm + l * buckets * h;
 }
 
+// The decoder's shapes from vae/config.json (defaults: the Wan 2.1 VAE).
+struct WanVaeShape {
+  int base_dim = 96, res_blocks = 2;
+  std::vector<int> dim_mult = {1, 2, 4, 4};
+  std::vector<bool> temporal_down = {false, true, true};
+  double z_dim = 16;
+};
+
+// The Wan VAE decoder as vgen's device decoder runs it (vae_device.cpp): channels-last
+// activations, one frame per call at every level (a latent frame through conv_in, the mid block and
+// up block 0, each frame an upsampler emits through the next block), so every causal 3×3×3 conv
+// sees [2 cached frames, 1 new]. Per call: the fill of the conv input (RMSNorm + SiLU, or a copy,
+// or the nearest ×2 upsampling: read + write), the two cached frames copied to the buffer's front
+// (read + write), the conv itself (its FLOPs), the residual add after each resnet (two reads, one
+// write); the mid block's attention per latent frame (norm, 1×1 q/k/v and output, attention over
+// the frame, add); conv_out's frames written as f32 RGB. The call structure is the benchmark's
+// (results/vae/1xh200/2026-11-30_h200_issue7_bench_387c28e.json: 1,793 cuDNN convs per 720p×81 decode, of
+// which 1,733 have a 3×3 spatial kernel and 60 are the 3×1×1 time convs).
+VaeWork vae_work(const WanVaeShape& md, double T, double h, double w, double eb, bool split_w) {
+  VaeWork v;
+  // decoder_dims (vae_config.cpp): [base·mult.back(), base·mult reversed...]; upsampling in time
+  // where temperal_downsample, reversed, says.
+  const int nb = int(md.dim_mult.size());
+  std::vector<double> d = {double(md.base_dim) * md.dim_mult.back()};
+  for (int i = nb - 1; i >= 0; --i) d.push_back(double(md.base_dim) * md.dim_mult[size_t(i)]);
+  const std::vector<bool> tup(md.temporal_down.rbegin(), md.temporal_down.rend());
+  const int nr = md.res_blocks + 1;
+  const double z_dim = md.z_dim;
+  const double rgb = 3, out_store = 8;  // conv_out's 3 channels stored as 8 (cuDNN's tensor-core engines)
+  double frames = T, H = h, W = w;
+  enum Fill { kNorm, kCopy, kUpsample };
+  auto conv = [&](double cin, double cout, int kt, int k, double calls, Fill fill) {
+    const double px = H * W, in = px * cin * eb;
+    v.flops += 2 * cin * cout * kt * k * k * px * calls;
+    double mem = fill == kUpsample ? 1.25 * in : 2 * in;  // upsampling reads a quarter of what it writes
+    if (kt > 1) mem += 2 * (kt - 1) * in;                 // the cached frames copied to the buffer's front
+    v.bytes += mem * calls;
+    if (k > 1) {
+      v.spatial_convs += calls;
+      v.spatial_in_bytes += in * calls;
+      v.halo_bytes += double((k - 1) / 2) * (split_w ? H : W) * cin * eb * calls;
+    }
+  };
+  auto add = [&](double c) { v.bytes += 3 * H * W * c * eb * frames; };
+  const double d0 = d[0];
+  conv(z_dim, d0, 3, 3, frames, kCopy);  // conv_in
+  for (int r = 0; r < 2; ++r) {          // the mid block's two resnets
+    conv(d0, d0, 3, 3, frames, kNorm);
+    conv(d0, d0, 3, 3, frames, kNorm);
+    add(d0);
+  }
+  {  // the mid block's attention, one latent frame at a time (queries local, keys of the whole frame)
+    const double px = H * W;
+    v.flops += frames * (2 * d0 * 3 * d0 * px + 4 * px * px * d0 + 2 * d0 * d0 * px);
+    v.bytes += frames * 5 * px * d0 * eb;  // norm (read + write), residual add (2 reads + write)
+    v.attn_gathers += frames;
+    v.attn_gather_bytes += frames * px * 3 * d0 * eb;
+  }
+  for (int i = 0; i < nb; ++i) {
+    const double in = i > 0 ? d[size_t(i)] / 2 : d0, out = d[size_t(i) + 1];
+    for (int r = 0; r < nr; ++r) {
+      const double cin = r == 0 ? in : out;
+      if (cin != out) v.flops += 2 * cin * out * H * W * frames;  // the 1×1 shortcut
+      conv(cin, out, 3, 3, frames, kNorm);
+      conv(out, out, 3, 3, frames, kNorm);
+      add(out);
+    }
+    if (i == nb - 1) {
+      conv(out, out_store, 3, 3, frames, kNorm);  // conv_out
+      v.frame_bytes += frames * H * W * (out_store * eb + rgb * 4);
+      v.out_gathers += frames;
+      v.out_gather_bytes += frames * H * W * out_store * eb;
+      break;
+    }
+    if (i < int(tup.size()) && tup[size_t(i)]) {
+      conv(out, 2 * out, 3, 1, frames - 1, kCopy);  // time_conv (the first chunk skips it)
+      frames = 1 + 2 * (frames - 1);
+    }
+    H *= 2, W *= 2;
+    conv(out, out / 2, 1, 3, frames, kUpsample);  // the upsampler's 3×3 conv after nearest ×2
+  }
+  return v;
+}
+
+
+// The block linears of WanTransformerBlock per token, in kWanFp8LinearNames' order: q, k and v
+// of the self-attention read one input; the cross-attention's keys and values read the prompt once.
+std::vector<PlanLinear> block_linears(const PlanModel& m) {
+  const int64_t D = m.dim(), F = m.ffn;
+  std::vector<PlanLinear> l(8);
+  const int64_t k[8] = {D, D, D, D, D, D, D, F};
+  const int64_t n[8] = {D, D, D, D, D, D, F, D};
+  const int input[8] = {0, 0, 0, 1, 2, 3, 4, 5};
+  for (int i = 0; i < 8; ++i) l[size_t(i)] = {kWanFp8LinearNames[i], k[i], n[i], input[i]};
+  return l;
+}
+
 }  // namespace
 
-namespace {
-
-PlanModel read_model(const Recipe& recipe, bool headers) {
+PlanModel WanFamily::plan_model(const Recipe& recipe, bool headers) const {
   VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing", recipe.source_path);
   DiffusersDir dir(recipe.model);
   const size_t run_bytes = recipe.compute_dtype() == DType::kBF16 ? 2 : 4;  // precision fp8 on the GPU: bf16
   PlanModel m;
+  m.family = name();
+  m.variant = dir.has_component("transformer_2") ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
   Json tc = dir.component_config("transformer");
   m.heads = json_get_or(tc, "num_attention_heads", 40);
   m.head_dim = json_get_or(tc, "attention_head_dim", 128);
@@ -138,21 +238,23 @@ PlanModel read_model(const Recipe& recipe, bool headers) {
   }
   m.te_bytes = m.te_params * int64_t(run_bytes);
 
+  WanVaeShape vs;
+  vs.z_dim = m.in_channels;  // the DiT's latent channels are the VAE's z_dim
   std::string vdir = (fs::path(recipe.model) / "vae").string();
   std::string vcfg = (fs::path(vdir) / "config.json").string();
   if (fs::is_regular_file(vcfg)) {
     Json vc = read_json_file(vcfg, ExitCode::kModel);
     m.vae_spatial = json_get_or(vc, "scale_factor_spatial", 8);
     m.vae_temporal = json_get_or(vc, "scale_factor_temporal", 4);
-    m.vae_base_dim = json_get_or(vc, "base_dim", 96);
-    m.vae_res_blocks = json_get_or(vc, "num_res_blocks", 2);
+    vs.base_dim = json_get_or(vc, "base_dim", 96);
+    vs.res_blocks = json_get_or(vc, "num_res_blocks", 2);
     if (vc.contains("dim_mult") && vc["dim_mult"].is_array() && !vc["dim_mult"].empty()) {
-      m.vae_dim_mult.clear();
-      for (auto& x : vc["dim_mult"]) m.vae_dim_mult.push_back(x.get<int>());
+      vs.dim_mult.clear();
+      for (auto& x : vc["dim_mult"]) vs.dim_mult.push_back(x.get<int>());
     }
     if (vc.contains("temperal_downsample") && vc["temperal_downsample"].is_array()) {
-      m.vae_temporal_down.clear();
-      for (auto& x : vc["temperal_downsample"]) m.vae_temporal_down.push_back(x.get<bool>());
+      vs.temporal_down.clear();
+      for (auto& x : vc["temperal_downsample"]) vs.temporal_down.push_back(x.get<bool>());
     }
   }
   if (headers && has_safetensors(vdir)) {
@@ -161,12 +263,9 @@ PlanModel read_model(const Recipe& recipe, bool headers) {
     for (auto& name : ws.names()) n += ws.get(name).numel();
     m.vae_bytes = n * 4;  // the VAE decodes in fp32 (as diffusers recommends for Wan)
   }
+  m.block_linears = block_linears(m);
+  m.vae_work = [vs](double T, double h, double w, double eb, bool split_w) { return vae_work(vs, T, h, w, eb, split_w); };
   return m;
 }
-
-}  // namespace
-
-PlanModel read_plan_model(const Recipe& recipe) { return read_model(recipe, true); }
-PlanModel read_plan_model_configs(const Recipe& recipe) { return read_model(recipe, false); }
 
 }  // namespace vgen

@@ -1,7 +1,11 @@
 #include "model/wan/text_encoder.h"
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <vector>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "io/diffusers_dir.h"
 #include "model/wan/prompt_clean.h"
@@ -66,6 +70,39 @@ const Umt5Encoder& TextEncoder::encoder() const {
              backend());
   return *encoder_;
 }
+
+std::string TextEncoder::normalize(const std::string& prompt) const { return prompt_clean(prompt); }
+
+PromptEmbeddings TextEncoder::encode_normalized(const std::vector<std::string>& prompts, int max_len) const {
+  TextEncoding e = encode_cleaned(prompts, max_len, /*with_padded_rows=*/false);
+  return {e.prompt_embeds, e.lengths};
+}
+
+std::string TextEncoder::identity() const {
+  return wan_text_identity(text_encoder_dir_, tokenizer_dir_) + ";backend=" + backend();
+}
+
+namespace fs = std::filesystem;
+
+std::string wan_text_identity(const std::string& text_encoder_dir, const std::string& tokenizer_dir) {
+  std::error_code ec;
+  fs::path te = fs::weakly_canonical(text_encoder_dir, ec);
+  if (ec) te = text_encoder_dir;
+  std::string id = "text_encoder=" + te.string() + ";";
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(te, ec))
+    if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (auto& p : files) {
+    auto mt = fs::last_write_time(p, ec).time_since_epoch().count();
+    id += fmt::format("{}:{}:{};", p.filename().string(), fs::file_size(p, ec), int64_t(mt));
+  }
+  fs::path tok(tokenizer_dir);
+  id += "spiece=" + file_content_hash((tok / "spiece.model").string()) + ";tokenizer_config=" + file_content_hash((tok / "tokenizer_config.json").string()) +
+        ";special_tokens_map=" + file_content_hash((tok / "special_tokens_map.json").string());
+  return id;
+}
+
 
 std::string TextEncoder::backend() const {
   const char* dt = options_.device == Device::kCPU ? "f32" : dtype_name(options_.dtype);

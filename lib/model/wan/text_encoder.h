@@ -9,6 +9,7 @@
 
 #include "core/json.h"
 #include "core/tensor.h"
+#include "model/model.h"
 #include "model/wan/tokenizer.h"
 #include "model/wan/umt5.h"
 
@@ -38,13 +39,13 @@ struct TextEncoding {
   Tensor prompt_embeds;          // [B, L, D] f32, rows ≥ lengths[b] are exactly zero
 };
 
-class TextEncoder {
+class TextEncoder final : public PromptEncoder {
  public:
   // A Diffusers pipeline directory (uses its text_encoder/ and tokenizer/ components).
   explicit TextEncoder(const std::string& model_dir, const TextEncoderOptions& options = {});
   TextEncoder(const std::string& text_encoder_dir, const std::string& tokenizer_dir,
               const TextEncoderOptions& options = {});
-  ~TextEncoder();
+  ~TextEncoder() override;
   TextEncoder(TextEncoder&&) noexcept;
   TextEncoder& operator=(TextEncoder&&) noexcept;
 
@@ -61,10 +62,15 @@ class TextEncoder {
   // The host encoder (device cpu only).
   const Umt5Encoder& encoder() const;
   const Umt5Config& config() const { return cfg_; }
-  int64_t hidden_size() const { return cfg_.d_model; }
+  int64_t hidden_size() const override { return cfg_.d_model; }
+  // The seam (model.h PromptEncoder): prompt_clean, encode_cleaned without the padded rows, and
+  // the identity of the text cache.
+  std::string normalize(const std::string& prompt) const override;
+  PromptEmbeddings encode_normalized(const std::vector<std::string>& prompts, int max_len) const override;
+  std::string identity() const override;
   const TextEncoderOptions& options() const { return options_; }
   // Where and in which precision the encoder runs: "cpu-f32", "cuda-bf16" or "cuda-f32" (part of
-  // the text cache identity, so embeddings of different encoders are never mixed).
+  // identity(), so embeddings of different encoders are never mixed).
   std::string backend() const;
   const std::string& text_encoder_dir() const { return text_encoder_dir_; }
   const std::string& tokenizer_dir() const { return tokenizer_dir_; }
@@ -81,5 +87,10 @@ class TextEncoder {
   std::unique_ptr<Umt5Encoder> encoder_;           // device cpu
   std::unique_ptr<Umt5DeviceEncoder> device_enc_;  // device cuda
 };
+
+// The identity of an encoder folder and tokenizer pair: the folder's path, file names, sizes and
+// mtimes, and the tokenizer files' contents (spiece.model, tokenizer_config.json,
+// special_tokens_map.json hashed). TextEncoder::identity adds ";backend=" + backend().
+std::string wan_text_identity(const std::string& text_encoder_dir, const std::string& tokenizer_dir);
 
 }  // namespace vgen

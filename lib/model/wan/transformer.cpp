@@ -96,8 +96,19 @@ TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states) co
   return tc;
 }
 
-Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& timestep0, const TextContext& text,
+std::unique_ptr<Conditioning> WanTransformer::prepare(const Tensor& prompt_embeds) const {
+  return std::make_unique<TextContext>(prepare_text(prompt_embeds));
+}
+
+void WanTransformer::set_profiler(DitPhaseProfiler* profiler) const {
+  if (device_) device_->set_profiler(profiler);
+}
+
+Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& timestep0, const Conditioning& cond,
                                      const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache) const {
+  const auto* text_ptr = dynamic_cast<const TextContext*>(&cond);
+  VGEN_ASSERT(text_ptr != nullptr, "WanTransformer::forward_local: the conditioning is not a Wan TextContext");
+  const TextContext& text = *text_ptr;
   if (device_) return device_->forward_local(latents0, timestep0, text, layout, attention, cache);
   Tensor latents = as_f32(latents0);
   Tensor timestep = as_f32(timestep0);

@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "model/first_block_cache.h"
+#include "model/model.h"
 #include "model/wan/rope_tables.h"
-#include "model/wan/first_block_cache.h"
 #include "model/wan/transformer_config.h"
 #include "model/wan/transformer_device.h"
 #include "model/wan/transformer_weights.h"
@@ -18,15 +19,15 @@
 
 namespace vgen {
 
-// Text conditioning of one prompt batch, reused at every denoising step.
-struct TextContext {
+// Text conditioning of one prompt batch, reused at every denoising step (the seam's Conditioning).
+struct TextContext final : Conditioning {
   int64_t batch = 0;
   int64_t length = 0;     // L text positions (all attended, no mask)
   std::vector<Tensor> k;  // per block: [B, L, H, Dh], to_k(ctx) after norm_k
   std::vector<Tensor> v;  // per block: [B, L, H, Dh], to_v(ctx)
 };
 
-class WanTransformer {
+class WanTransformer final : public Denoiser {
  public:
   // Loads <component_dir>/config.json and its safetensors (single file or sharded index).
   static std::unique_ptr<WanTransformer> load(const std::string& component_dir);
@@ -42,21 +43,25 @@ class WanTransformer {
   const WanTransformerWeights& weights() const { return w_; }
 
   // Post-patch token count S = (T/pt)·(H/ph)·(W/pw) of latents [B, C, T, H, W] (shape checked).
-  int64_t num_tokens(const Shape& latents_shape) const;
+  int64_t num_tokens(const Shape& latents_shape) const override;
+  int64_t out_channels() const override { return cfg_.out_channels; }
 
   // encoder_hidden_states [B, L, text_dim] → text embedder + per-block cross-attention K and V.
   TextContext prepare_text(const Tensor& encoder_hidden_states) const;
+  std::unique_ptr<Conditioning> prepare(const Tensor& prompt_embeds) const override;
 
   // latents [B, C_in, T, H, W] (full, identical on every rank), timestep [B] f32 (or i64).
   // Returns this rank's proj_out tokens [B, layout.local(), pt·ph·pw·C_out] for global tokens
   // [layout.begin(), layout.end()); rows of padding tokens (>= layout.tokens) are meaningless.
   // `cache` (may be null): the first-block cache of this stream (first_block_cache.h); enabled, it
   // may skip every block after the first.
-  Tensor forward_local(const Tensor& latents, const Tensor& timestep, const TextContext& text,
-                       const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache = nullptr) const;
+  // `cond` is a TextContext of prepare_text.
+  Tensor forward_local(const Tensor& latents, const Tensor& timestep, const Conditioning& cond,
+                       const SeqLayout& layout, SeqAttention& attention,
+                       FirstBlockCache* cache = nullptr) const override;
 
   // tokens [B, S, pt·ph·pw·C_out] (padding removed) → [B, C_out, T, H, W] (latent frame/size).
-  Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const;
+  Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const override;
 
   // Single rank: forward_local over all tokens with local attention, then unpatchify.
   Tensor forward(const Tensor& latents, const Tensor& timestep, const Tensor& encoder_hidden_states) const;
@@ -70,7 +75,8 @@ class WanTransformer {
   // A model with random device weights of cfg's shapes and no host weights (benchmarks).
   static std::unique_ptr<WanTransformer> random_on_device(const WanTransformerConfig& cfg,
                                                           const WanDeviceOptions& options, uint64_t seed);
-  bool on_device() const { return device_ != nullptr; }
+  bool on_device() const override { return device_ != nullptr; }
+  void set_profiler(DitPhaseProfiler* profiler) const override;
   // precision fp8 (docs/fp8.md): from now on forward_local runs the self-attention (options.attention)
   // and the block linears of for_each_fp8_linear (options.gemm) in FP8 e4m3 on the denoising steps
   // where fp8_step_enabled() (ops/fp8.h). Call once the weights are final (after LoRA merges).

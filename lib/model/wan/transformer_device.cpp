@@ -22,32 +22,7 @@
 
 namespace vgen {
 
-const char* WanPhaseProfiler::name(Phase p) {
-  switch (p) {
-    case kGemm: return "gemm";
-    case kSelfAttention: return "self_attention";
-    case kCrossAttention: return "cross_attention";
-    default: return "other";
-  }
-}
-
-void WanPhaseProfiler::start(Phase p) {
-  VGEN_ASSERT(!running_, "WanPhaseProfiler: nested start ({} inside {})", name(p), name(current_));
-  current_ = p;
-  running_ = true;
-  ++calls_[p];
-  timers_[p].start();
-}
-
-void WanPhaseProfiler::stop() {
-  VGEN_ASSERT(running_, "WanPhaseProfiler: stop without start");
-  timers_[current_].stop();
-  running_ = false;
-}
-
-double WanPhaseProfiler::seconds(Phase p) { return calls_[p] ? timers_[p].total() : 0.0; }
-
-template <typename F> auto WanDeviceModel::timed(WanPhaseProfiler::Phase p, F&& f) const {
+template <typename F> auto WanDeviceModel::timed(DitPhaseProfiler::Phase p, F&& f) const {
   if (!prof_) return f();
   prof_->start(p);
   if constexpr (std::is_void_v<decltype(f())>) {
@@ -62,7 +37,7 @@ template <typename F> auto WanDeviceModel::timed(WanPhaseProfiler::Phase p, F&& 
 
 namespace {
 
-using P = WanPhaseProfiler;
+using P = DitPhaseProfiler;
 
 // x += y·gate (row gate_idx of gate_mod; −1: x += y), then the AdaLN of x — in one pass, or as the
 // two ops (fused false).

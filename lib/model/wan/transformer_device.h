@@ -18,7 +18,8 @@
 
 #include "core/cuda_stream.h"
 #include "core/tensor.h"
-#include "model/wan/first_block_cache.h"
+#include "model/first_block_cache.h"
+#include "model/phase_profiler.h"
 #include "model/wan/rope_tables.h"
 #include "model/wan/transformer_config.h"
 #include "model/wan/transformer_weights.h"
@@ -67,7 +68,7 @@ struct WanDeviceOptions {
   // GELU of the FFN and of the text embedder inside the GEMM epilogue (bf16: cuBLASLt's GELU+bias
   // epilogue; fp32: the separate epilogue kernel): one pass less over the ffn-wide activation (720p:
   // 2.1 GB per block; the elementwise phase 0.055 -> 0.041 s per 10 blocks on the H200,
-  // results/2026-11-30_h200_issue7_gelu_epilogue_3140037.json)
+  // results/gemm/1xh200/2026-11-30_h200_issue7_gelu_epilogue_3140037.json)
   // at the GEMM's own rate. Rounding: at most one bf16 rounding fewer than diffusers (which rounds
   // Linear1's output before the GELU) and cuBLASLt's tanh approximation (gemm.cuh). false: the
   // separate GELU pass, diffusers' rounding points.
@@ -86,24 +87,6 @@ struct WanDeviceOptions {
   // when the weights are placed (collective: every rank at the same point).
   int dwdp_size = 1;
   std::shared_ptr<Communicator> world = nullptr;
-};
-
-// GPU time per phase of forwards run with a profiler attached (each op is bracketed by events, so
-// the profiled forward is slightly slower than an unprofiled one).
-class WanPhaseProfiler {
- public:
-  enum Phase { kGemm = 0, kSelfAttention, kCrossAttention, kOther, kCount };
-  static const char* name(Phase p);
-  void start(Phase p);
-  void stop();
-  double seconds(Phase p);  // accumulated GPU seconds (waits for the GPU)
-  int64_t calls(Phase p) const { return calls_[p]; }
-
- private:
-  CudaEventTimer timers_[kCount];
-  int64_t calls_[kCount] = {};
-  Phase current_ = kOther;
-  bool running_ = false;
 };
 
 class WanDeviceModel {
@@ -156,7 +139,7 @@ class WanDeviceModel {
   const WanFp8Options& fp8_options() const { return fp8_; }
 
   // Attach a profiler to later calls (null detaches). Not thread-safe with concurrent forwards.
-  void set_profiler(WanPhaseProfiler* p) const { prof_ = p; }
+  void set_profiler(DitPhaseProfiler* p) const { prof_ = p; }
 
   // Whether gated_linear_add folds a gate into a [N, K] weight for `rows` rows of input with `copies`
   // distinct gates (see there).
@@ -189,7 +172,7 @@ class WanDeviceModel {
                         Tensor& x) const;
   void rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
                  Tensor& sin) const;
-  template <typename F> auto timed(WanPhaseProfiler::Phase p, F&& f) const;
+  template <typename F> auto timed(DitPhaseProfiler::Phase p, F&& f) const;
   // Block i's weights for the kernels queued next (DWDP: staged on the compute stream), and the
   // end of their use (its staging slot may be refilled after the queued kernels).
   const WanBlockWeights& block_begin(size_t i) const;
@@ -203,7 +186,7 @@ class WanDeviceModel {
   std::shared_ptr<DwdpDeviceWeights> dwdp_;  // null without DWDP
   WanBlockWeights staged_[2];                 // views of the DWDP staging slots
   WanFp8Options fp8_;
-  mutable WanPhaseProfiler* prof_ = nullptr;
+  mutable DitPhaseProfiler* prof_ = nullptr;
   // Device RoPE rows of the last shard (the same every denoising step).
   mutable std::mutex rope_mu_;
   mutable int64_t rope_key_[5] = {-1, -1, -1, -1, -1};

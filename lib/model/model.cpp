@@ -1,0 +1,11 @@
+#include "model/model.h"
+
+#include "model/latents.h"
+
+namespace vgen {
+
+Shape ModelTraits::latent_shape(int64_t batch, int num_frames, int height, int width) const {
+  return vgen::latent_shape(batch, latent_channels, num_frames, height, width, scale_temporal, scale_spatial);
+}
+
+}  // namespace vgen

@@ -1,0 +1,27 @@
+#include "model/registry.h"
+
+#include "model/wan/family.h"
+
+namespace vgen {
+
+const std::vector<const ModelFamily*>& model_families() {
+  static const WanFamily wan;
+  static const std::vector<const ModelFamily*> all = {&wan};
+  return all;
+}
+
+const ModelFamily& model_family(const DiffusersDir& dir) {
+  for (const ModelFamily* f : model_families())
+    if (f->accepts(dir)) return *f;
+  const Json& idx = dir.model_index();
+  const std::string cls = idx.contains("_class_name") && idx["_class_name"].is_string()
+                              ? idx["_class_name"].get<std::string>()
+                              : std::string("(none)");
+  std::string names;
+  for (const ModelFamily* f : model_families())
+    names += (names.empty() ? "" : "; ") + f->name() + ": " + f->pipeline_classes();
+  VGEN_THROW(ExitCode::kModel, "{}/model_index.json: _class_name {} is not a pipeline vgen renders (families: {})",
+             dir.root(), cls, names);
+}
+
+}  // namespace vgen

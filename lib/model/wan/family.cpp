@@ -1,0 +1,110 @@
+#include "model/wan/family.h"
+
+#include <filesystem>
+
+#include "io/safetensors.h"
+#include "model/wan/lora.h"
+#include "model/wan/transformer_config.h"
+#include "model/wan/transformer_weights.h"
+#include "model/wan/umt5_config.h"
+#include "model/wan/vae_config.h"
+#include "ops/fp8.h"
+
+namespace vgen {
+namespace fs = std::filesystem;
+
+namespace {
+
+int expert_heads(const DiffusersDir& dir, const std::string& component) {
+  Json c = dir.component_config(component);
+  const int heads = json_get_or(c, "num_attention_heads", 40, dir.root() + "/" + component + "/config.json");
+  VGEN_CHECK(heads >= 1, ExitCode::kModel, "{}/{}/config.json: num_attention_heads must be >= 1, got {}", dir.root(),
+             component, heads);
+  return heads;
+}
+
+}  // namespace
+
+std::vector<std::string> wan_expert_components(const DiffusersDir& dir) {
+  std::vector<std::string> c = {"transformer"};
+  if (dir.has_component("transformer_2")) c.push_back("transformer_2");
+  return c;
+}
+
+bool WanFamily::accepts(const DiffusersDir& dir) const {
+  const Json& idx = dir.model_index();
+  return idx.contains("_class_name") && idx["_class_name"].is_string() &&
+         idx["_class_name"].get<std::string>() == "WanPipeline";
+}
+
+ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
+  ModelTraits t;
+  t.family = name();
+  const std::string tsrc = dir.component_path("transformer") + "/config.json";
+  const WanTransformerConfig tc = WanTransformerConfig::from_json(dir.component_config("transformer"), tsrc);
+  const WanVaeConfig vc = parse_wan_vae_config(dir.component_config("vae"), dir.component_path("vae") + "/config.json");
+  t.num_experts = int(wan_expert_components(dir).size());
+  t.variant = t.num_experts == 2 ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
+  t.latent_channels = tc.in_channels;
+  t.patch = {int(tc.patch_size[0]), int(tc.patch_size[1]), int(tc.patch_size[2])};
+  t.attention_heads = tc.num_attention_heads;
+  t.scale_spatial = vc.scale_factor_spatial;
+  t.scale_temporal = vc.scale_factor_temporal;
+  // The 48-channel latents are the Wan 2.2 VAE's, whose models render at 24 fps; Wan 2.1 and
+  // Wan 2.2 A14B at 16 (their diffusers examples' export fps).
+  t.native_fps = tc.in_channels == 48 ? 24 : 16;
+  const Json te = dir.component_config("text_encoder");
+  t.prompt_dim = json_get_or<int64_t>(te, "d_model", 0);
+  VGEN_CHECK(t.prompt_dim > 0, ExitCode::kModel, "{}/text_encoder/config.json: no d_model", dir.root());
+  return t;
+}
+
+int WanFamily::check_configs(const DiffusersDir& dir) const {
+  // Components the pipeline needs; transformer_2 when the checkpoint is a two-expert Wan 2.2.
+  std::vector<std::string> comps = {"transformer", "text_encoder", "tokenizer", "vae", "scheduler"};
+  if (dir.has_component("transformer_2")) comps.push_back("transformer_2");
+  for (auto& c : comps) {
+    VGEN_CHECK(dir.has_component(c), ExitCode::kModel, "{}: model_index.json lists no '{}' component", dir.root(), c);
+    dir.component_path(c);  // the folder exists
+  }
+  for (auto& c : {"transformer", "text_encoder", "vae", "scheduler"}) dir.component_config(c);
+  std::string spiece = (fs::path(dir.component_path("tokenizer")) / "spiece.model").string();
+  VGEN_CHECK(fs::is_regular_file(spiece), ExitCode::kModel, "{}: tokenizer/spiece.model is missing (the UMT5 "
+             "SentencePiece model)", dir.root());
+  const int heads = expert_heads(dir, "transformer");
+  if (dir.has_component("transformer_2")) {
+    const int h2 = expert_heads(dir, "transformer_2");
+    VGEN_CHECK(h2 == heads, ExitCode::kModel, "{}: transformer has {} heads but transformer_2 has {}", dir.root(),
+               heads, h2);
+  }
+  return heads;
+}
+
+void WanFamily::check_weights(const DiffusersDir& dir) const {
+  std::vector<std::string> comps = wan_expert_components(dir);
+  comps.insert(comps.begin() + 1, {"text_encoder", "vae"});
+  for (auto& c : comps) {
+    WeightStore ws = WeightStore::open(dir.component_path(c));
+    VGEN_CHECK(!ws.names().empty(), ExitCode::kModel, "{}: component '{}' holds no tensors", dir.root(), c);
+  }
+}
+
+void WanFamily::check_recipe(const Recipe& recipe, const DiffusersDir& dir) const {
+  if (!recipe.is_fp8()) return;
+  // fp8_config.bf16_linears names and bf16_blocks / bf16_gemm_blocks against each expert's block
+  // count, before any weight is read (every rank reads the same configs, so every rank fails alike).
+  wan_fp8_linear_mask(recipe.fp8.bf16_linears);
+  for (const std::string& c : wan_expert_components(dir))
+    Fp8BlockLists{recipe.fp8.bf16_blocks, recipe.fp8.bf16_gemm_blocks}.check(
+        WanTransformerConfig::from_json(dir.component_config(c), dir.component_path(c) + "/config.json").num_layers);
+}
+
+bool WanFamily::run_golden_case(const std::string& kind, GoldenCase& c) const {
+  if (kind == "text_encode") golden_text_encode(c);
+  else if (kind == "dit_forward") golden_dit_forward(c);
+  else if (kind == "vae_decode") golden_vae_decode(c);
+  else return false;
+  return true;
+}
+
+}  // namespace vgen

@@ -1,0 +1,36 @@
+// The Wan family behind the model seam (model/registry.h): WanPipeline checkpoints — Wan 2.1 T2V and
+// Wan 2.2 T2V-A14B (two experts switched at model_index.json's boundary_ratio). Its parts: the
+// UMT5 prompt encoder (text_encoder.h), the DiT (transformer.h), the VAE (autoencoder.h).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/registry.h"
+
+namespace vgen {
+
+class WanFamily final : public ModelFamily {
+ public:
+  std::string name() const override { return "wan"; }
+  std::string pipeline_classes() const override { return "WanPipeline"; }
+  bool accepts(const DiffusersDir& dir) const override;
+  ModelTraits traits(const DiffusersDir& dir) const override;
+  int check_configs(const DiffusersDir& dir) const override;
+  void check_weights(const DiffusersDir& dir) const override;
+  void check_recipe(const Recipe& recipe, const DiffusersDir& dir) const override;
+  LoadedModel load(const Recipe& recipe, Mesh& mesh) const override;
+  PlanModel plan_model(const Recipe& recipe, bool read_headers) const override;
+  std::vector<PlanLora> plan_loras(const Recipe& recipe) const override;
+  bool run_golden_case(const std::string& kind, GoldenCase& c) const override;
+};
+
+// The expert components of a Wan checkpoint in order: "transformer", then "transformer_2" when
+// model_index.json lists it.
+std::vector<std::string> wan_expert_components(const DiffusersDir& dir);
+
+// Golden case runners of the Wan components (tests/golden/README.md).
+void golden_text_encode(GoldenCase& c);
+void golden_dit_forward(GoldenCase& c);
+void golden_vae_decode(GoldenCase& c);
+
+}  // namespace vgen

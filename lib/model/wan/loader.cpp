@@ -1,0 +1,191 @@
+// Loading a Wan checkpoint on one rank of a mesh, in named phases (docs/architecture.md "Loading"):
+//   placement  who reads what: one weight stream registers every component in the same order on
+//              every rank of a node; each rank requests what it needs (dist/weight_stream.h)
+//   open       configs, the expert schedule, the VAE's placement (its warm-up starts here)
+//   stream     the bytes read once per node, straight to this rank's GPU or into host memory
+//   finalize   LoRA merges → fp8 quantisation → DWDP (host), on the final weights
+// The device decides where the bytes land, not which code computes with them.
+#include <future>
+#include <memory>
+#include <optional>
+
+#include "dist/node_comm.h"
+#include "model/latents.h"
+#include "model/wan/autoencoder.h"
+#include "model/wan/family.h"
+#include "model/wan/fp8_options.h"
+#include "model/wan/lora.h"
+#include "model/wan/text_encoder.h"
+#include "model/wan/transformer.h"
+#include "ops/attention_backend.h"
+
+namespace vgen {
+namespace {
+
+// One load: the checkpoint's stores registered with one stream, and what it has built so far.
+struct WanLoad {
+  const Recipe& recipe;
+  Mesh& mesh;
+  DiffusersDir dir;
+  bool leader = false, cuda = false, two = false;
+  std::unique_ptr<WeightStream> stream;
+  WeightStore te_store, tr_store, tr2_store, vae_store;
+  int c_te = -1, c_tr = -1, c_tr2 = -1, c_vae = -1;
+  WanVaeConfig vcfg;
+  TextEncoderOptions topt;
+  std::unique_ptr<TextEncoder> text;
+  std::unique_ptr<WanTransformer> experts[2];
+  WanVideoAutoencoder* autoencoder = nullptr;  // owned by `out`
+  LoadedModel out;
+};
+
+// Placement: every rank of a node registers all components in the same order and requests what
+// it needs; the node reads each byte once.
+void place(WanLoad& l) {
+  const WeightStreamOptions sopt = WeightStreamOptions::from_env();
+  std::shared_ptr<Communicator> node_host = sopt.share ? node_host_communicator() : nullptr;
+  std::shared_ptr<Communicator> node_dev = l.cuda && node_host ? node_device_communicator(node_host) : nullptr;
+  l.stream = std::make_unique<WeightStream>(node_host, node_dev, sopt);
+  l.te_store = WeightStore::open(l.dir.component_path("text_encoder"));
+  l.tr_store = WeightStore::open(l.dir.component_path("transformer"));
+  if (l.two) l.tr2_store = WeightStore::open(l.dir.component_path("transformer_2"));
+  l.vae_store = WeightStore::open(l.dir.component_path("vae"));
+  l.c_te = l.stream->add_component("text_encoder", l.te_store);
+  l.c_tr = l.stream->add_component("transformer", l.tr_store);
+  if (l.two) l.c_tr2 = l.stream->add_component("transformer_2", l.tr2_store);
+  l.c_vae = l.stream->add_component("vae", l.vae_store);
+}
+
+// The recipe's generation.boundary_ratio, else model_index.json's (Wan 2.2's expert switch).
+std::optional<double> boundary_ratio(const Recipe& recipe, const DiffusersDir& dir, bool two) {
+  std::optional<double> b = recipe.generation.boundary_ratio;
+  const Json& idx = dir.model_index();
+  if (!b && idx.contains("boundary_ratio") && !idx["boundary_ratio"].is_null()) {
+    const std::string src = dir.root() + "/model_index.json";
+    const double v = json_get_or<double>(idx, "boundary_ratio", 0.0, src);  // kModel if not a number
+    VGEN_CHECK(v >= 0.0 && v <= 1.0, ExitCode::kModel, "{}: boundary_ratio {} is outside [0, 1]", src, v);
+    b = v;
+  }
+  if (b)
+    VGEN_CHECK(two, ExitCode::kModel, "boundary_ratio {} is set but {} has no transformer_2", *b, dir.root());
+  return b;
+}
+
+// Open: the expert schedule, the VAE config and the autoencoder's placement on the ranks that
+// decode (the VAE group; on the CPU the replica leader too). A device decoder used alone starts
+// its warm-up here, beside the stream.
+void open(WanLoad& l) {
+  l.out.schedule.boundary_ratio = boundary_ratio(l.recipe, l.dir, l.two);
+  l.vcfg = parse_wan_vae_config(l.dir.component_config("vae"), l.dir.component_path("vae") + "/config.json");
+  l.topt.weights = &l.te_store;
+  // Read on every rank, so a bad vae/config.json fails every rank alike.
+  const LatentStats stats = read_latent_stats(l.dir.component_config("vae"), l.out.traits.latent_channels,
+                                              l.dir.root() + "/vae/config.json");
+  const bool decodes = l.mesh.in_vae_group() || (!l.cuda && l.leader);
+  if (!decodes) return;
+  WanAutoencoderPlacement p;
+  p.mesh = l.mesh;
+  p.split = parse_vae_split_dim(l.recipe.parallel.parallel_vae_split_dim);
+  p.cuda = l.cuda;
+  p.dtype = l.recipe.compute_dtype();
+  p.height = l.recipe.generation.height;
+  p.width = l.recipe.generation.width;
+  p.num_frames = l.recipe.generation.num_frames;
+  p.warm_up = l.cuda && wan_vae_warmup_enabled();
+  auto ae = std::make_unique<WanVideoAutoencoder>(l.vcfg, stats, p);
+  ae->start_warm_up();
+  l.autoencoder = ae.get();
+  l.out.autoencoder = std::move(ae);
+}
+
+std::unique_ptr<TextEncoder> make_text_encoder(const WanLoad& l) {
+  return std::make_unique<TextEncoder>(l.dir.component_path("text_encoder"), l.dir.component_path("tokenizer"),
+                                       l.topt);
+}
+
+// Stream to the GPU: the weights go straight to this rank's device, requested now and in place
+// after the stream's run; the adapters are read and packed beside it and merged after it.
+void stream_to_device(WanLoad& l) {
+  set_attention_backend(parse_attention_backend(l.recipe.attention.backend));
+  if (!l.recipe.text_on_cuda()) {  // text.device cpu: the encoder's weights into host memory first
+    if (l.leader) l.stream->request_host(l.c_te);
+    l.stream->run();
+  } else {
+    l.topt.device = Device::kCUDA;
+    l.topt.dtype = l.recipe.compute_dtype();
+    l.topt.stream = l.stream.get();
+    l.topt.stream_component = l.c_te;
+  }
+  if (l.leader) l.text = make_text_encoder(l);
+  if (l.autoencoder) {
+    VaeDeviceOptions vopt;
+    vopt.dtype = l.recipe.compute_dtype();
+    l.autoencoder->set_device(
+        std::make_shared<WanVaeDeviceDecoder>(l.vcfg, l.vae_store, vopt, l.stream.get(), l.c_vae));
+  }
+  WanDeviceOptions dopt;
+  dopt.dtype = l.recipe.compute_dtype();
+  dopt.dwdp_size = l.recipe.parallel.dwdp_size;
+  dopt.world = l.mesh.world;  // DWDP: each expert's IPC handles are exchanged here (collective)
+  // With DWDP the expert runs the stream block by block (collective); the text encoder's and the
+  // VAE's bytes come with its first block.
+  l.experts[0] = WanTransformer::stream_to_device(l.dir.component_path("transformer"), *l.stream, l.c_tr, dopt);
+  if (l.two)
+    l.experts[1] = WanTransformer::stream_to_device(l.dir.component_path("transformer_2"), *l.stream, l.c_tr2, dopt);
+  std::future<LoraSet> lora_1 = read_recipe_lora_async(l.recipe, "transformer", l.experts[0]->config(), true);
+  std::future<LoraSet> lora_2 = l.two ? read_recipe_lora_async(l.recipe, "transformer_2", l.experts[1]->config(), true)
+                                      : std::future<LoraSet>();
+  l.stream->run();
+  merge_recipe_lora(l.recipe, *l.experts[0], l.experts[1].get(), lora_1.get(), l.two ? lora_2.get() : LoraSet{});
+}
+
+// Stream to the host: the CPU computes on host weights, whole components read into host memory;
+// the adapters merge into the host weights (before DWDP).
+void stream_to_host(WanLoad& l) {
+  if (l.leader) l.stream->request_host(l.c_te);
+  l.stream->request_host(l.c_tr);
+  if (l.two) l.stream->request_host(l.c_tr2);
+  if (l.autoencoder) l.stream->request_host(l.c_vae);
+  l.stream->run();
+  if (l.leader) l.text = make_text_encoder(l);
+  l.experts[0] = WanTransformer::load(l.dir.component_path("transformer"), l.tr_store);
+  if (l.two) l.experts[1] = WanTransformer::load(l.dir.component_path("transformer_2"), l.tr2_store);
+  merge_recipe_lora(l.recipe, *l.experts[0], l.experts[1].get());
+  if (l.autoencoder) l.autoencoder->set_host(std::make_unique<WanVaeDecoder>(l.vcfg, l.vae_store));
+}
+
+// Finalize: fp8 quantises the final (merged) weights; host DWDP then shares the blocks (collective
+// over the world, as on the GPU, whose DWDP placed the blocks while streaming).
+void finalize(WanLoad& l) {
+  for (auto& e : l.experts)
+    if (e && l.recipe.is_fp8()) e->enable_fp8(wan_fp8_options(l.recipe));
+  if (!l.cuda && l.recipe.parallel.dwdp_size > 1)
+    for (auto& e : l.experts)
+      if (e) e->enable_host_dwdp(l.recipe.parallel.dwdp_size, *l.mesh.world);
+  l.out.prompt_encoder = std::move(l.text);
+  for (auto& e : l.experts)
+    if (e) l.out.experts.push_back(std::move(e));
+  l.out.load_stats = l.stream->stats();
+  l.out.scheduler_config = l.dir.component_config("scheduler");
+}
+
+}  // namespace
+
+LoadedModel WanFamily::load(const Recipe& recipe, Mesh& mesh) const {
+  WanLoad l{recipe, mesh, DiffusersDir(recipe.model)};
+  l.leader = mesh.is_replica_leader();
+  l.cuda = recipe.is_cuda();
+  l.two = l.dir.has_component("transformer_2");
+  l.out.traits = traits(l.dir);
+  check_recipe(recipe, l.dir);
+  place(l);
+  open(l);
+  if (l.cuda)
+    stream_to_device(l);
+  else
+    stream_to_host(l);
+  finalize(l);
+  return std::move(l.out);
+}
+
+}  // namespace vgen

@@ -1,0 +1,28 @@
+#include "pipeline/device_check.h"
+
+#include "core/log.h"
+
+namespace vgen {
+
+void preflight_device(const Recipe& recipe, bool will_run) {
+#ifndef VGEN_WITH_CUDA
+  if (recipe.device == "cuda" && !will_run)
+    log_warn("{}: device: cuda: this vgen was built without the CUDA backend (VGEN_CUDA=OFF) and cannot run it",
+             recipe.source_path);
+  VGEN_CHECK(recipe.device != "cuda" || !will_run, ExitCode::kRecipe,
+             "{}: device: cuda, but this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu "
+             "or a CUDA build", recipe.source_path);
+#else
+  (void)will_run;
+#endif
+  if (recipe.device == "cpu") {
+    if (recipe.precision == "bf16")
+      log_warn("{}: precision bf16 on device: cpu: the models compute in fp32; only the latents between "
+               "denoising steps are rounded to bf16", recipe.source_path);
+    if (recipe.attention.backend != "auto")
+      log_warn("{}: attention_config.backend {} has no effect on device: cpu", recipe.source_path,
+               recipe.attention.backend);
+  }
+}
+
+}  // namespace vgen

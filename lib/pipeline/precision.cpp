@@ -1,0 +1,81 @@
+#include "pipeline/precision.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ops/fp8.h"
+
+namespace vgen {
+namespace {
+
+// Test hook VGEN_INJECT_NO_FP8=1 (every rank) or @R (world rank R only): that rank's GPU counts as
+// one without FP8 tensor cores, to exercise the refusal on a Hopper machine (docs/fp8.md).
+bool inject_no_fp8(int rank) {
+  const char* e = std::getenv("VGEN_INJECT_NO_FP8");
+  if (!e || !*e) return false;
+  const std::string s = e;
+  if (s == "1" || s == "all") return true;
+  return s[0] == '@' && s.size() > 1 && std::atoi(s.c_str() + 1) == rank;
+}
+
+}  // namespace
+
+void refuse_fp8_without_device(const Recipe& recipe, Communicator& world) {
+  if (!recipe.is_cuda() || !recipe.is_fp8()) return;
+  std::string gpu;
+  const bool ok = cuda_fp8_available(&gpu) && !inject_no_fp8(world.rank());
+  // One all-reduce tells every rank which ranks lack FP8, one broadcast the first one's GPU: all
+  // ranks end with the same reason, none waits for a peer in a later collective.
+  const int n = world.size(), me = world.rank();
+  Tensor bad = Tensor::zeros({n}, DType::kI64);
+  bad.data<int64_t>()[me] = ok ? 0 : 1;
+  world.all_reduce_max(bad);
+  std::vector<int> ranks;
+  for (int r = 0; r < n; ++r)
+    if (bad.data<int64_t>()[r]) ranks.push_back(r);
+  if (ranks.empty()) return;
+  constexpr size_t kName = 256;
+  Tensor name = Tensor::zeros({int64_t(kName)}, DType::kU8);
+  if (me == ranks[0]) std::memcpy(name.raw(), gpu.data(), std::min(gpu.size(), kName - 1));
+  world.broadcast(name, ranks[0]);
+  const std::string first(static_cast<const char*>(name.raw()));
+  std::string others;
+  if (ranks.size() > 1) {
+    for (size_t i = 0; i < ranks.size() && i < 16; ++i) others += (i ? ", " : "") + std::to_string(ranks[i]);
+    others = fmt::format("; {} ranks lack them: {}{}", ranks.size(), others, ranks.size() > 16 ? ", ..." : "");
+  }
+  VGEN_THROW(ExitCode::kRecipe,
+             "{}: precision fp8 needs a GPU with FP8 tensor cores that this build drives (compute capability 9.0, "
+             "Hopper, with the build's sm_90a code), but rank {}'s GPU is {}{}; vgen never falls back to bf16 "
+             "silently: use precision bf16 on this GPU",
+             recipe.source_path, ranks[0], first, others);
+}
+
+Json precision_report(const Recipe& recipe) {
+  Json j;
+  j["precision"] = recipe.precision;
+  j["compute"] = dtype_name(recipe.compute_dtype());
+  if (!recipe.is_fp8()) return j;
+  const Fp8Config& f = recipe.fp8;
+  j["emulated"] = !recipe.is_cuda();  // the CPU: the fp8 quantisation, then fp32 math
+  j["self_attention"] = !f.attention  ? std::string(dtype_name(recipe.compute_dtype()))
+                        : f.qk_int8() ? "fp8 (INT8 Q·Kᵀ, e4m3 P·V)"
+                                      : "fp8 e4m3";
+  std::string bf16_linears;
+  for (const std::string& n : f.bf16_linears) bf16_linears += (bf16_linears.empty() ? "; bf16: " : ", ") + n;
+  j["gemm"] = f.gemm ? std::string(f.gemm_int8() ? "INT8" : "fp8 e4m3") + " (block linears" + bf16_linears + ")"
+                     : dtype_name(recipe.compute_dtype());
+  j["cross_attention"] = dtype_name(recipe.compute_dtype());
+  j["fp8_config"] = recipe.resolved.contains("fp8_config") ? recipe.resolved["fp8_config"] : Json::object();
+  Json steps = Json::array();
+  const int total = recipe.generation.num_inference_steps;
+  for (int i = 0; i < total; ++i)
+    if (!f.step_in_fp8(i, total)) steps.push_back(i);
+  j["bf16_steps"] = steps;  // 0-based indices of the steps that run wholly in bf16
+  return j;
+}
+
+}  // namespace vgen
