@@ -1,0 +1,51 @@
+// The model registry (model/registry.h): a checkpoint's family from model_index.json, its traits
+// from the configs, and the refusal of a pipeline no family renders (kModel, naming the class).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "model/registry.h"
+
+using namespace vgen;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string golden(const std::string& name) { return std::string(VGEN_SOURCE_DIR) + "/tests/golden/" + name; }
+
+TEST(Registry, WanCheckpointsAreTheWanFamily) {
+  const DiffusersDir one(golden("wan21-tiny")), two(golden("wan22-tiny"));
+  EXPECT_EQ(model_family(one).name(), "wan");
+  EXPECT_EQ(model_family(two).name(), "wan");
+  const ModelTraits t1 = model_family(one).traits(one), t2 = model_family(two).traits(two);
+  EXPECT_EQ(t1.family, "wan");
+  EXPECT_EQ(t1.num_experts, 1);
+  EXPECT_EQ(t2.num_experts, 2);
+  EXPECT_EQ(t1.native_fps, 16);
+  EXPECT_EQ(t1.latent_channels, 16);
+  EXPECT_EQ(t1.scale_spatial, 8);
+  EXPECT_EQ(t1.scale_temporal, 4);
+  EXPECT_GT(t1.prompt_dim, 0);
+  EXPECT_EQ(t1.latent_shape(1, 9, 32, 48), (Shape{1, 16, 3, 4, 6}));
+  EXPECT_EQ(model_family(one).check_configs(one), t1.attention_heads);
+}
+
+TEST(Registry, AnUnknownPipelineIsRefusedByName) {
+  const fs::path dir = fs::temp_directory_path() / ("vgen_registry_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "model_index.json") << R"({"_class_name": "FooVideoPipeline", "transformer": ["diffusers", "X"]})";
+  try {
+    model_family(DiffusersDir(dir.string()));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kModel);
+    EXPECT_NE(e.message().find("FooVideoPipeline"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("wan: WanPipeline"), std::string::npos) << e.message();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
