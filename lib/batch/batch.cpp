@@ -3,7 +3,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 
 #include "core/device_fault.h"
 #include "core/device_memory.h"
@@ -140,78 +139,110 @@ Json load_report(const LoadStats& st, double seconds, Communicator& world) {
           {"ranks", ranks}};
 }
 
-}  // namespace
+// What the render queue leaves behind: the reports the leader's writer recorded and whether a
+// render was interrupted.
+struct QueueResult {
+  std::vector<VideoReport> mine;  // reports of the videos this replica rendered (leader only)
+  bool interrupted = false;
+};
 
-int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const PreflightResult& pf) {
-  install_stop_handlers();
-  Timer load_timer;
-  Recipe recipe = recipe_in;
-  recipe.output.dir = pf.out_dir;
+// One run_batch: the recipe as it runs, the mesh, the prompts and what world rank 0 decided to do
+// with each. The phases run in this order on every rank: decide_work, load, run_report,
+// render_queue, finish (each collective where it says so).
+struct BatchRun {
+  BatchRun(const Recipe& recipe_in, Mesh& mesh_in, const RunOptions& opts_in, const PreflightResult& pf_in)
+      : recipe(recipe_in), mesh(mesh_in), opts(opts_in), pf(pf_in), prompts(pf_in.prompts), n(int(prompts.size())) {
+    recipe.output.dir = pf.out_dir;
+  }
+
+  Recipe recipe;  // VideoPipeline keeps a reference: a BatchRun stays where it is built
+  Mesh& mesh;
+  const RunOptions& opts;
+  const PreflightResult& pf;
   const bool world_root = mesh.world_rank == 0;
   const bool leader = mesh.is_replica_leader();
-  const std::vector<PromptItem>& prompts = pf.prompts;
-  const int n = int(prompts.size());
+  const std::vector<PromptItem>& prompts;
+  const int n;
+  Tensor plan = Tensor::zeros({n}, DType::kI64);  // per prompt: kTodo, kSkipExisting or kSkipNotFailed
+  std::vector<int> todo;                            // the prompts to render (indices into `prompts`)
+  const std::string timing_path = (fs::path(pf.out_dir) / "timing.json").string();
 
   // The seed and frame count a prompt renders with.
-  auto seed_of = [&](const PromptItem& it) {
+  auto seed_of(const PromptItem& it) const {
     // seed + index wraps in two's complement (no signed overflow) for seeds near INT64_MAX.
     return it.seed.value_or(int64_t(uint64_t(recipe.generation.seed) + uint64_t(it.index)));
-  };
-  auto frames_of = [&](const PromptItem& it) { return it.num_frames.value_or(recipe.generation.num_frames); };
-
-  // What to render is decided once, on world rank 0, and broadcast (one view of the file system).
-  Tensor plan = Tensor::zeros({n}, DType::kI64);
-  if (world_root) {
-    remove_stale_temporaries(pf.out_dir);
-    PreviousRun prev;
-    std::string prev_path = (fs::path(pf.out_dir) / "timing.json").string();
-    if (opts.retry_failed) {
-      VGEN_CHECK(fs::exists(prev_path), ExitCode::kInput, "--retry-failed: no previous {}", prev_path);
-      prev = read_previous_run(prev_path);
-    } else if (recipe.output.skip_existing && fs::exists(prev_path)) {
-      try {
-        prev = read_previous_run(prev_path);
-      } catch (const Error& e) {
-        log_warn("{}; existing videos are kept without checking what they were made from", e.message());
-      }
-    }
-    int64_t* p = plan.data<int64_t>();
-    for (int i = 0; i < n; ++i) {
-      const PromptItem& it = prompts[size_t(i)];
-      if (opts.retry_failed) {
-        if (!prev.is_failed(it.stem(), it.prompt)) p[i] = kSkipNotFailed;
-      } else if (recipe.output.skip_existing && output_exists(video_path(pf.out_dir, it))) {
-        // A video the previous report says was made from another prompt or other settings (the file
-        // was edited: stems are index + slug) is made again.
-        const auto e = prev.by_name.find(it.stem());
-        const bool stale = e != prev.by_name.end() &&
-                           (e->second.prompt != it.prompt || e->second.seed != seed_of(it) ||
-                            (e->second.frames && e->second.frames != frames_of(it)) ||
-                            (e->second.height && e->second.height != recipe.generation.height) ||
-                            (e->second.width && e->second.width != recipe.generation.width));
-        if (stale)
-          log_info("{}: made again, its prompt or settings differ from the previous {}", it.stem(), prev_path);
-        else
-          p[i] = kSkipExisting;
-      }
-    }
   }
+  auto frames_of(const PromptItem& it) const { return it.num_frames.value_or(recipe.generation.num_frames); }
+
+  void decide_work();
+  void decide_on_root();
+  VideoPipeline load();
+  RunReport run_report(const VideoPipeline& pipe, double load_seconds);
+  std::vector<VideoReport> skipped_reports() const;
+  QueueResult render_queue(VideoPipeline& pipe, const RunReport& report, const VideoOptions& vopt, Progress& progress);
+  VideoReport video_report(const PromptItem& item) const;
+  bool render_video(VideoPipeline& pipe, const PromptItem& item, VideoReport& vr, VideoOutput& out,
+                    Progress& progress);
+  int finish(RunReport& report, const QueueResult& queue);
+};
+
+// What to render is decided once, on world rank 0, and broadcast (one view of the file system).
+// Collective over the world.
+void BatchRun::decide_work() {
+  if (world_root) decide_on_root();
   mesh.world->broadcast(plan, 0);
-  std::vector<int> todo;
   for (int i = 0; i < n; ++i)
     if (plan.data<int64_t>()[i] == kTodo) todo.push_back(i);
   log_info("{} prompts: {} to render, {} skipped; mesh {} replica(s) of {} rank(s)", n, todo.size(),
            n - int(todo.size()), mesh.shape.dp, mesh.shape.replica_size());
+}
 
-  std::optional<DeviceAllocPhase> load_phase(std::in_place, "loading the model");  // named in OOM messages
+// World rank 0: what the previous run (--retry-failed, output.skip_existing) leaves to do, into `plan`.
+void BatchRun::decide_on_root() {
+  remove_stale_temporaries(pf.out_dir);
+  PreviousRun prev;
+  const std::string& prev_path = timing_path;
+  if (opts.retry_failed) {
+    VGEN_CHECK(fs::exists(prev_path), ExitCode::kInput, "--retry-failed: no previous {}", prev_path);
+    prev = read_previous_run(prev_path);
+  } else if (recipe.output.skip_existing && fs::exists(prev_path)) {
+    try {
+      prev = read_previous_run(prev_path);
+    } catch (const Error& e) {
+      log_warn("{}; existing videos are kept without checking what they were made from", e.message());
+    }
+  }
+  int64_t* p = plan.data<int64_t>();
+  for (int i = 0; i < n; ++i) {
+    const PromptItem& it = prompts[size_t(i)];
+    if (opts.retry_failed) {
+      if (!prev.is_failed(it.stem(), it.prompt)) p[i] = kSkipNotFailed;
+    } else if (recipe.output.skip_existing && output_exists(video_path(pf.out_dir, it))) {
+      // A video the previous report says was made from another prompt or other settings (the file
+      // was edited: stems are index + slug) is made again.
+      const auto e = prev.by_name.find(it.stem());
+      const bool stale = e != prev.by_name.end() &&
+                         (e->second.prompt != it.prompt || e->second.seed != seed_of(it) ||
+                          (e->second.frames && e->second.frames != frames_of(it)) ||
+                          (e->second.height && e->second.height != recipe.generation.height) ||
+                          (e->second.width && e->second.width != recipe.generation.width));
+      if (stale)
+        log_info("{}: made again, its prompt or settings differ from the previous {}", it.stem(), prev_path);
+      else
+        p[i] = kSkipExisting;
+    }
+  }
+}
+
+// The model through its family (collective over the world).
+VideoPipeline BatchRun::load() {
+  const DeviceAllocPhase load_phase("loading the model");  // named in OOM messages; ends with the load
   device_fault_inject("load");  // test hook VGEN_INJECT_OOM=load (core/device_fault.h)
-  VideoPipeline pipe(recipe, mesh);
-  load_phase.reset();
-  const double load_seconds = load_timer.seconds();
-  VideoOptions vopt;
-  vopt.fps = recipe.output.fps.value_or(pipe.native_fps());
-  vopt.crf = recipe.output.crf;
+  return VideoPipeline(recipe, mesh);
+}
 
+// timing.json without its videos: recipe, mesh, device, precision and load (collective over the world).
+RunReport BatchRun::run_report(const VideoPipeline& pipe, double load_seconds) {
   RunReport report;
   report.recipe = recipe.resolved;
   report.mesh = mesh_to_json(mesh.shape);
@@ -219,124 +250,141 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
   report.load_seconds = load_seconds;
   report.extra["precision"] = precision_report(recipe);  // what ran in fp8 / bf16 / fp32 (pipeline/precision.h)
   report.extra["load"] = load_report(pipe.load_stats(), load_seconds, *mesh.world);  // collective
-  if (opts.load_only) {
-    if (world_root) write_run_report((fs::path(pf.out_dir) / "load.json").string(), report);
-    log_info("loaded in {:.2f} s, {:.1f} MiB read by this rank (--load-only: nothing rendered)", load_seconds,
-             double(pipe.load_stats().bytes_read) / 1048576.0);
-    return 0;
+  return report;
+}
+
+// The reports of the prompts not rendered this run (skip_existing, --retry-failed).
+std::vector<VideoReport> BatchRun::skipped_reports() const {
+  std::vector<VideoReport> v;
+  for (int i = 0; i < n; ++i) {
+    int64_t s = plan.data<int64_t>()[i];
+    if (s == kTodo) continue;
+    const PromptItem& it = prompts[size_t(i)];
+    VideoReport r;
+    r.index = it.index;
+    r.name = it.stem();
+    r.prompt = it.prompt;
+    r.status = "skipped";
+    r.error = s == kSkipExisting ? "output exists (output.skip_existing)" : "not failed in the previous run";
+    // What the existing video was made with (skip_existing checked it against the previous report).
+    r.seed = seed_of(it);
+    r.frames = frames_of(it);
+    r.height = recipe.generation.height;
+    r.width = recipe.generation.width;
+    if (output_exists(video_path(pf.out_dir, it))) r.output = video_path(pf.out_dir, it);
+    v.push_back(r);
   }
-  std::vector<VideoReport> mine;  // reports of the videos this replica rendered (leader only)
-  auto skipped_reports = [&]() {
-    std::vector<VideoReport> v;
-    for (int i = 0; i < n; ++i) {
-      int64_t s = plan.data<int64_t>()[i];
-      if (s == kTodo) continue;
-      const PromptItem& it = prompts[size_t(i)];
-      VideoReport r;
-      r.index = it.index;
-      r.name = it.stem();
-      r.prompt = it.prompt;
-      r.status = "skipped";
-      r.error = s == kSkipExisting ? "output exists (output.skip_existing)" : "not failed in the previous run";
-      // What the existing video was made with (skip_existing checked it against the previous report).
-      r.seed = seed_of(it);
-      r.frames = frames_of(it);
-      r.height = recipe.generation.height;
-      r.width = recipe.generation.width;
-      if (output_exists(video_path(pf.out_dir, it))) r.output = video_path(pf.out_dir, it);
-      v.push_back(r);
+  return v;
+}
+
+// The replicas take prompts from the dynamic queue until it runs dry or a stop (collective over the
+// world: the queue's window; over the replica: each prompt).
+QueueResult BatchRun::render_queue(VideoPipeline& pipe, const RunReport& report, const VideoOptions& vopt,
+                                   Progress& progress) {
+  QueueResult res;
+  // The leader writes each video's files on a background thread while the next one renders
+  // (batch/video_sink.h). Declared before the queue: while an error unwinds, the videos already
+  // handed over are still written after the queue is gone.
+  std::unique_ptr<VideoSink> sink;
+  if (leader)
+    sink = std::make_unique<VideoSink>(
+        VideoSinkOptions::from_env(vopt),
+        world_root ? partial_report_writer(report, skipped_reports(), timing_path) : RecordsHook{});
+  // On a watchdog timeout (dist/watchdog.h) the writer first finishes the videos handed over
+  // (and world rank 0's partial timing.json), with the main thread parked.
+  const WatchdogHook drain_on_timeout([&sink](const std::string&) {
+    if (sink) sink->finish();
+  });
+  WorkQueue queue(int64_t(todo.size()));  // collective over the world
+  Tensor pos_t = Tensor::zeros({1}, DType::kI64);
+  while (true) {
+    if (leader) pos_t.data<int64_t>()[0] = stop_requested() ? -1 : queue.next();
+    mesh.replica->broadcast(pos_t, 0);
+    int64_t pos = pos_t.data<int64_t>()[0];
+    if (pos < 0) break;
+    const PromptItem& item = prompts[size_t(todo[size_t(pos)])];
+    VideoReport vr = video_report(item);
+    Timer video_timer;
+    progress.video_started(int(pos), vr.name);
+    VideoOutput out;
+    if (!item.ok()) {
+      vr.status = "failed";
+      vr.error = item.error;
+    } else if (render_video(pipe, item, vr, out, progress)) {
+      res.interrupted = true;
     }
-    return v;
+    vr.seconds.total = video_timer.seconds();  // the render's; the writer extends it to the files
+    vr.peak_memory_bytes = peak_rss_bytes();
+    vr.rss_bytes = rss_bytes("VmRSS:");
+    const std::string name = vr.name, status = vr.status;
+    // Blocks while one finished video already waits for the writer.
+    if (leader) sink->submit(finished_video(std::move(vr), video_timer, out, pf.out_dir, item,
+                                            recipe.output.save_tensors));
+    progress.video_finished(int(pos), name, status, video_timer.seconds());
+    if (res.interrupted) break;
+  }
+  if (sink) res.mine = sink->finish();  // every video handed over is written and recorded first
+  return res;  // the queue's window is freed collectively here
+}
+
+// A prompt's report before it renders: what it is and what it renders with.
+VideoReport BatchRun::video_report(const PromptItem& item) const {
+  VideoReport vr;
+  vr.index = item.index;
+  vr.name = item.stem();
+  vr.prompt = item.prompt;
+  vr.seed = seed_of(item);
+  vr.height = recipe.generation.height;
+  vr.width = recipe.generation.width;
+  return vr;
+}
+
+// Renders a valid prompt into `out` (collective over the replica). A per-prompt failure or a stop
+// marks `vr` failed; returns whether the render was interrupted.
+bool BatchRun::render_video(VideoPipeline& pipe, const PromptItem& item, VideoReport& vr, VideoOutput& out,
+                            Progress& progress) {
+  VideoJob job;
+  job.index = item.index;
+  job.prompt = item.prompt;
+  job.negative_prompt = item.negative_prompt.value_or(recipe.generation.negative_prompt);
+  job.seed = vr.seed;
+  job.num_frames = frames_of(item);
+  job.height = recipe.generation.height;
+  job.width = recipe.generation.width;
+  auto hook = [&](const VideoJob&, const DenoiseStepInfo& info, const Tensor&) {
+    progress.step(info);
+    if (any_rank_failed(*mesh.replica, stop_requested()))
+      VGEN_THROW(ExitCode::kInterrupted, "interrupted by a signal during step {}", info.index + 1);
   };
-  const std::string timing_path = (fs::path(pf.out_dir) / "timing.json").string();
-
-  Progress progress(int(todo.size()), mesh.shape.dp, leader, mesh.shape.world());
   bool interrupted = false;
-  {
-    // The leader writes each video's files on a background thread while the next one renders
-    // (batch/video_sink.h). Declared before the queue: while an error unwinds, the videos already
-    // handed over are still written after the queue is gone.
-    std::unique_ptr<VideoSink> sink;
-    if (leader)
-      sink = std::make_unique<VideoSink>(
-          VideoSinkOptions::from_env(vopt),
-          world_root ? partial_report_writer(report, skipped_reports(), timing_path) : RecordsHook{});
-    // On a watchdog timeout (dist/watchdog.h) the writer first finishes the videos handed over
-    // (and world rank 0's partial timing.json), with the main thread parked.
-    const WatchdogHook drain_on_timeout([&sink](const std::string&) {
-      if (sink) sink->finish();
-    });
-    WorkQueue queue(int64_t(todo.size()));  // collective over the world
-    Tensor pos_t = Tensor::zeros({1}, DType::kI64);
-    while (true) {
-      if (leader) pos_t.data<int64_t>()[0] = stop_requested() ? -1 : queue.next();
-      mesh.replica->broadcast(pos_t, 0);
-      int64_t pos = pos_t.data<int64_t>()[0];
-      if (pos < 0) break;
-      const PromptItem& item = prompts[size_t(todo[size_t(pos)])];
-      VideoReport vr;
-      vr.index = item.index;
-      vr.name = item.stem();
-      vr.prompt = item.prompt;
-      vr.seed = seed_of(item);
-      vr.height = recipe.generation.height;
-      vr.width = recipe.generation.width;
-      Timer video_timer;
-      progress.video_started(int(pos), vr.name);
-      VideoOutput out;
-      if (!item.ok()) {
-        vr.status = "failed";
-        vr.error = item.error;
-      } else {
-        VideoJob job;
-        job.index = item.index;
-        job.prompt = item.prompt;
-        job.negative_prompt = item.negative_prompt.value_or(recipe.generation.negative_prompt);
-        job.seed = vr.seed;
-        job.num_frames = frames_of(item);
-        job.height = recipe.generation.height;
-        job.width = recipe.generation.width;
-        auto hook = [&](const VideoJob&, const DenoiseStepInfo& info, const Tensor&) {
-          progress.step(info);
-          if (any_rank_failed(*mesh.replica, stop_requested()))
-            VGEN_THROW(ExitCode::kInterrupted, "interrupted by a signal during step {}", info.index + 1);
-        };
-        try {
-          out = pipe.render(job, hook);
-          vr.seconds = out.seconds;
-          vr.cache_forwards = out.cache_forwards, vr.cache_hits = out.cache_hits;
-          vr.cache_step_hits = out.cache_step_hits;
-          vr.frames = out.frames.defined() ? int(out.frames.dim(0)) : 0;
-        } catch (const Error& e) {
-          if (e.code() == ExitCode::kInterrupted) {
-            interrupted = true;
-          } else if (e.code() != ExitCode::kInput) {
-            throw;  // not a per-prompt failure: end the job
-          }
-          vr.status = "failed";
-          vr.error = e.message();
-        }
-      }
-      vr.seconds.total = video_timer.seconds();  // the render's; the writer extends it to the files
-      vr.peak_memory_bytes = peak_rss_bytes();
-      vr.rss_bytes = rss_bytes("VmRSS:");
-      const std::string name = vr.name, status = vr.status;
-      // Blocks while one finished video already waits for the writer.
-      if (leader) sink->submit(finished_video(std::move(vr), video_timer, out, pf.out_dir, item,
-                                              recipe.output.save_tensors));
-      progress.video_finished(int(pos), name, status, video_timer.seconds());
-      if (interrupted) break;
+  try {
+    out = pipe.render(job, hook);
+    vr.seconds = out.seconds;
+    vr.cache_forwards = out.cache_forwards, vr.cache_hits = out.cache_hits;
+    vr.cache_step_hits = out.cache_step_hits;
+    vr.frames = out.frames.defined() ? int(out.frames.dim(0)) : 0;
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::kInterrupted) {
+      interrupted = true;
+    } else if (e.code() != ExitCode::kInput) {
+      throw;  // not a per-prompt failure: end the job
     }
-    if (sink) mine = sink->finish();  // every video handed over is written and recorded first
-  }  // the queue's window is freed collectively here
+    vr.status = "failed";
+    vr.error = e.message();
+  }
+  return interrupted;
+}
 
+// Every rank's reports into timing.json (world rank 0) and the exit code (collective over the world).
+int BatchRun::finish(RunReport& report, const QueueResult& queue) {
   // A stop between videos ends the queue quietly; the run is still incomplete.
   Tensor stop_flag = Tensor::zeros({1}, DType::kI64);
-  stop_flag.data<int64_t>()[0] = interrupted || stop_requested();
+  stop_flag.data<int64_t>()[0] = queue.interrupted || stop_requested();
   mesh.world->all_reduce_max(stop_flag);
-  interrupted = stop_flag.data<int64_t>()[0] != 0;
+  const bool interrupted = stop_flag.data<int64_t>()[0] != 0;
 
-  std::vector<VideoReport> all = gather_video_reports(*mesh.world, leader ? mine : std::vector<VideoReport>{});
+  std::vector<VideoReport> all =
+      gather_video_reports(*mesh.world, leader ? queue.mine : std::vector<VideoReport>{});
   std::vector<VideoReport> videos = skipped_reports();
   videos.insert(videos.end(), all.begin(), all.end());
   std::sort(videos.begin(), videos.end(), [](auto& a, auto& b) { return a.index < b.index; });
@@ -351,6 +399,32 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
   }
   if (interrupted) return int(ExitCode::kInterrupted);
   return failed ? int(ExitCode::kPromptsFailed) : 0;
+}
+
+}  // namespace
+
+int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const PreflightResult& pf) {
+  install_stop_handlers();
+  Timer load_timer;
+  BatchRun run(recipe_in, mesh, opts, pf);
+  run.decide_work();  // collective
+
+  VideoPipeline pipe = run.load();  // collective
+  const double load_seconds = load_timer.seconds();
+  VideoOptions vopt;
+  vopt.fps = run.recipe.output.fps.value_or(pipe.native_fps());
+  vopt.crf = run.recipe.output.crf;
+  RunReport report = run.run_report(pipe, load_seconds);  // collective
+  if (opts.load_only) {
+    if (run.world_root) write_run_report((fs::path(pf.out_dir) / "load.json").string(), report);
+    log_info("loaded in {:.2f} s, {:.1f} MiB read by this rank (--load-only: nothing rendered)", load_seconds,
+             double(pipe.load_stats().bytes_read) / 1048576.0);
+    return 0;
+  }
+
+  Progress progress(int(run.todo.size()), mesh.shape.dp, run.leader, mesh.shape.world());
+  const QueueResult queue = run.render_queue(pipe, report, vopt, progress);
+  return run.finish(report, queue);
 }
 
 }  // namespace vgen

@@ -72,6 +72,183 @@ std::string precision_text(const Recipe& r) {
                                        fmt::join(f.bf16_linears, ", ")));
 }
 
+// Tokens: latent T = (F-1)/4 + 1, H = height/8, W = width/8, then the patch grid, padded to a
+// multiple of the seq degree.
+PlanTokens plan_tokens(const GenerationConfig& g, const PlanModel& md, const MeshShape& m) {
+  const int sp_h = md.vae_spatial * md.patch[1], sp_w = md.vae_spatial * md.patch[2];
+  VGEN_CHECK(g.height % sp_h == 0 && g.width % sp_w == 0, ExitCode::kRecipe,
+             "generation.height {} / width {} must be multiples of {} / {} for this model (VAE ×{} · patch)",
+             g.height, g.width, sp_h, sp_w, md.vae_spatial);
+  PlanTokens t;
+  t.latent_t = (g.num_frames - 1) / md.vae_temporal + 1;
+  t.latent_h = g.height / md.vae_spatial;
+  t.latent_w = g.width / md.vae_spatial;
+  VGEN_CHECK(t.latent_t % md.patch[0] == 0, ExitCode::kRecipe,
+             "generation.num_frames {}: latent frames {} not divisible by the temporal patch {}", g.num_frames,
+             t.latent_t, md.patch[0]);
+  t.tokens = int64_t(t.latent_t / md.patch[0]) * (t.latent_h / md.patch[1]) * (t.latent_w / md.patch[2]);
+  const int sp = m.seq();
+  t.padded = (t.tokens + sp - 1) / sp * sp;
+  t.per_rank = t.padded / sp;
+  return t;
+}
+
+// The sizes the collective volumes and the memory estimate read, per rank.
+struct PlanSizes {
+  double b = 0;  // activations (fp8: bf16 between ops)
+  bool cfg_on = false;
+  int fwd = 0;  // DiT forwards per step on this rank
+  double D = 0, L = 0, s = 0;
+  double cp_tokens = 0;  // tokens per rank after the Ulysses all-to-all
+  double d_u = 0;        // channels (heads·head_dim) per rank after it
+  double latent = 0;     // elements of the latents
+};
+
+PlanSizes plan_sizes(const Recipe& recipe, const Plan& p) {
+  const PlanModel& md = p.model;
+  const MeshShape& m = p.shape;
+  const PlanTokens& t = p.tokens;
+  PlanSizes z;
+  z.b = recipe.compute_dtype() == DType::kBF16 ? 2 : 4;
+  z.cfg_on = recipe.generation.guidance_scale > 1.0;
+  z.fwd = z.cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;
+  z.D = md.dim(), z.L = md.layers, z.s = double(t.per_rank);
+  z.cp_tokens = double(t.padded) / m.cp();
+  z.d_u = z.D / m.ulysses;
+  z.latent = double(md.out_channels) * t.latent_t * t.latent_h * t.latent_w;
+  return z;
+}
+
+// Collective volumes per rank per denoising step (bytes leaving / arriving at the rank).
+void add_comm(Plan& p, const PlanSizes& z) {
+  const PlanModel& md = p.model;
+  const MeshShape& m = p.shape;
+  const PlanTokens& t = p.tokens;
+  const double b = z.b, D = z.D, L = z.L, s = z.s, cp_tokens = z.cp_tokens, d_u = z.d_u;
+  const int fwd = z.fwd, sp = m.seq();
+  if (m.ulysses > 1)
+    p.comm.push_back({"ulysses all-to-all", fwd * L * 4 * s * D * b * (m.ulysses - 1) / m.ulysses,
+                      fmt::format("4 per layer of the local [{}, {}] activations", t.per_rank, md.dim())});
+  if (m.ring && m.cols > 1)
+    p.comm.push_back({"ring K/V exchange", fwd * L * (m.cols - 1) * 2 * cp_tokens * d_u * b,
+                      fmt::format("{} K/V block exchanges per layer of [{}, {}]", m.cols - 1, cp_tokens, d_u)});
+  if (!m.ring && m.cp() > 1) {
+    const double n = cp_tokens * d_u;
+    const double per_layer = (m.cols - 1) * n * b + 2 * (m.rows - 1) * n * b + (m.cols - 1) * n * b +
+                             (m.cols - 1) * cp_tokens * (md.heads / m.ulysses) * 4;
+    p.comm.push_back({"attention2d", fwd * L * per_layer,
+                      fmt::format("per layer: Q all-gather on the row group ({} ranks), K/V all-gather on the "
+                                  "column group ({} ranks), output + fp32 LSE all-to-all",
+                                  m.cols, m.rows)});
+  }
+  const int proj = md.out_channels * md.patch[0] * md.patch[1] * md.patch[2];
+  if (sp > 1)
+    p.comm.push_back({"proj_out gather", fwd * (sp - 1) * s * proj * b,
+                      fmt::format("all-gather of [{}, {}] over the seq group of {}", t.per_rank, proj, sp)});
+  if (m.cfg == 2 && z.cfg_on)
+    p.comm.push_back({"cfg all-gather", z.latent * b, "one all-gather of the noise prediction per step"});
+  if (m.cfg == 2 && !z.cfg_on)
+    p.notes.push_back("guidance_scale <= 1 disables CFG: the cfg-1 ranks idle during denoising");
+}
+
+// Memory per GPU: the DiT weights (by DWDP a share of them and its staging slots).
+void add_dit_memory(Plan& p, const ParallelConfig& pc) {
+  const PlanModel& md = p.model;
+  const double dit = double(md.dit_bytes) * md.experts;
+  if (pc.dwdp_size > 1) {
+    p.memory.push_back({fmt::format("DiT weights ({} expert(s), 1/{} by DWDP, {})", md.experts, pc.dwdp_size,
+                                    md.dit_source),
+                        dit / pc.dwdp_size});
+    p.memory.push_back({"DWDP staging slots (2 blocks per expert)", 2.0 * md.dit_block_bytes * md.experts});
+  } else {
+    p.memory.push_back({fmt::format("DiT weights ({} expert(s) × {} params, {})", md.experts,
+                                    human_count(md.dit_params), md.dit_source),
+                        dit});
+  }
+}
+
+// precision fp8: the quantised copies of the block linears (after the DiT weights item, which
+// loses the bf16 originals where they are freed).
+void add_fp8_linear_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
+  const PlanModel& md = p.model;
+  const ParallelConfig& pc = recipe.parallel;
+  const double b = z.b;
+  const Fp8BlockLists lists{recipe.fp8.bf16_blocks, recipe.fp8.bf16_gemm_blocks};
+  if (recipe.is_fp8()) lists.check(md.layers);
+  int quantised = 0;  // blocks with e4m3 linears: bf16_blocks and bf16_gemm_blocks keep their bf16 ones, no copy
+  for (int64_t i = 0; i < md.layers; ++i) quantised += lists.gemm_in_fp8(i, md.layers);
+  // fp8_config.bf16_linears: those keep their bf16 weight only, in every block.
+  const std::vector<bool> bf16_lin =
+      recipe.is_fp8() ? plan_bf16_linears(md, recipe.fp8.bf16_linears) : std::vector<bool>(md.block_linears.size());
+  const bool all_bf16 = std::find(bf16_lin.begin(), bf16_lin.end(), false) == bf16_lin.end();
+  if (!(recipe.is_fp8() && recipe.fp8.gemm && quantised > 0 && !all_bf16)) return;
+  // e4m3 copies of the block linears + an fp32 scale per output channel; on the GPU the bf16
+  // originals are freed unless some step runs in bf16.
+  const double layers = quantised;
+  double params = 0, rows = 0;  // per block, of the quantised linears: [N, K] and N
+  for (size_t i = 0; i < md.block_linears.size(); ++i) {
+    const double n = double(md.block_linears[i].n), k = double(md.block_linears[i].k);
+    if (!bf16_lin[i]) params += layers * n * k, rows += layers * n;
+  }
+  if (pc.dwdp_size > 1) {
+    p.notes.push_back("precision fp8 with DWDP (CPU): each staged block is quantised at its use, no quantised copy kept");
+    return;
+  }
+  const bool freed = recipe.is_cuda() && !recipe.fp8.has_bf16_steps();
+  if (freed) {  // the DiT weights item (pushed first, above) loses the bf16 originals
+    p.memory[0].first += ", without the bf16 block linears (freed: no bf16 steps)";
+    p.memory[0].second -= params * b * md.experts;
+  }
+  p.memory.push_back({fmt::format("precision fp8: {} block linears + fp32 scales ({} expert(s){}){}",
+                                  recipe.fp8.gemm_label(), md.experts,
+                                  quantised < md.layers ? fmt::format(", {} of {} blocks", quantised, md.layers)
+                                                        : std::string(),
+                                  freed              ? ""
+                                  : recipe.is_cuda() ? ", beside the bf16 ones (kept for the bf16 steps)"
+                                                     : ", beside the fp32 weights"),
+                      (params + 4 * rows) * md.experts});
+}
+
+// Memory per GPU beside the DiT: the text encoder and VAE weights, the text K/V and first-block
+// caches, the DiT's activations and precision fp8's attention workspace.
+void add_runtime_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
+  const PlanModel& md = p.model;
+  const MeshShape& m = p.shape;
+  const PlanTokens& t = p.tokens;
+  const double b = z.b, D = z.D, L = z.L, s = z.s, cp_tokens = z.cp_tokens, d_u = z.d_u;
+  if (recipe.text_on_cuda() || !recipe.is_cuda()) {
+    p.memory.push_back({fmt::format("UMT5 encoder weights ({} params, {}; replica leaders only{})",
+                                    human_count(md.te_params), md.te_source, recipe.is_cuda() ? "" : ", host"),
+                        double(md.te_bytes)});
+  } else {
+    p.notes.push_back(fmt::format("text.device cpu: the UMT5 encoder ({} params) runs on the host in fp32 ({})",
+                                  human_count(md.te_params), human_bytes(double(md.te_params) * 4)));
+  }
+  if (md.vae_bytes >= 0) p.memory.push_back({"VAE weights (fp32)", double(md.vae_bytes)});
+  else p.notes.push_back("VAE weights not estimated (no vae/ safetensors)");
+  const int streams = z.cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;
+  p.memory.push_back({fmt::format("text K/V cache ({} layers × {} stream(s) × {} tokens)", md.layers, streams,
+                                  md.text_len),
+                      L * streams * 2.0 * md.text_len * D * b});
+  if (recipe.cache.first_block_threshold > 0)  // one expert's caches at a time (denoise releases the other's)
+    p.memory.push_back({fmt::format("first-block cache ({} stream(s) × 2 of [{}, {}], + 3 per forward)", streams,
+                                    t.per_rank, md.dim()),
+                        (streams * 2.0 + 3.0) * s * D * b});
+  double act = s * D * 4 /*fp32 residual*/ + 5 * s * D * b /*norm, q, k, v, attn out*/ + 2 * s * md.ffn * b;
+  act += 4 * cp_tokens * d_u * b;  // attention inputs/outputs after the all-to-all
+  if (m.ring && m.cols > 1) act += 4 * cp_tokens * d_u * b + cp_tokens * d_u * 4;
+  if (!m.ring && m.cp() > 1) {
+    const double rows_tok = double(t.padded) / m.rows, cols_tok = double(t.padded) / m.cols;
+    act += rows_tok * d_u * (b + 4) + 2 * cols_tok * d_u * b;
+  }
+  act += 4 * z.latent * 4;  // latents, noise predictions, scheduler history (fp32)
+  p.memory.push_back({"DiT activations (rough)", act});
+  if (recipe.is_fp8() && recipe.fp8.attention && recipe.is_cuda())  // attention_fp8_workspace_bytes, 128-token padding
+    p.memory.push_back({"precision fp8: attention workspace (e4m3 Q, K, Vᵀ of one call)",
+                        3.0 * (cp_tokens + 128) * d_u + 8.0 * cp_tokens * (d_u / double(md.head_dim))});
+  p.notes.push_back("VAE decode activations are not included (bounded by the frame-by-frame decode)");
+}
+
 }  // namespace
 
 std::string format_rank_list(const std::vector<int>& v) {
@@ -126,145 +303,18 @@ Plan make_plan(const Recipe& recipe, int world) {
 }
 
 Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool with_ranks) {
-  const ParallelConfig& pc = recipe.parallel;
-  const GenerationConfig& g = recipe.generation;
   Plan p;
   p.model = model;
-  const PlanModel& md = p.model;
-  validate_mesh(pc, world, md.heads);
-  p.shape = MeshShape::from(pc);
-  const MeshShape& m = p.shape;
-
-  // Tokens: latent T = (F-1)/4 + 1, H = height/8, W = width/8, then the patch grid.
-  const int sp_h = md.vae_spatial * md.patch[1], sp_w = md.vae_spatial * md.patch[2];
-  VGEN_CHECK(g.height % sp_h == 0 && g.width % sp_w == 0, ExitCode::kRecipe,
-             "generation.height {} / width {} must be multiples of {} / {} for this model (VAE ×{} · patch)",
-             g.height, g.width, sp_h, sp_w, md.vae_spatial);
-  PlanTokens& t = p.tokens;
-  t.latent_t = (g.num_frames - 1) / md.vae_temporal + 1;
-  t.latent_h = g.height / md.vae_spatial;
-  t.latent_w = g.width / md.vae_spatial;
-  VGEN_CHECK(t.latent_t % md.patch[0] == 0, ExitCode::kRecipe,
-             "generation.num_frames {}: latent frames {} not divisible by the temporal patch {}", g.num_frames,
-             t.latent_t, md.patch[0]);
-  t.tokens = int64_t(t.latent_t / md.patch[0]) * (t.latent_h / md.patch[1]) * (t.latent_w / md.patch[2]);
-  const int sp = m.seq();
-  t.padded = (t.tokens + sp - 1) / sp * sp;
-  t.per_rank = t.padded / sp;
-
+  validate_mesh(recipe.parallel, world, p.model.heads);
+  p.shape = MeshShape::from(recipe.parallel);
+  p.tokens = plan_tokens(recipe.generation, p.model, p.shape);
   if (with_ranks)
-    for (int r = 0; r < world; ++r) p.ranks.push_back(plan_rank(m, r));
-
-  // Collective volumes per rank per denoising step (bytes leaving / arriving at the rank).
-  const double b = recipe.compute_dtype() == DType::kBF16 ? 2 : 4;  // activations (fp8: bf16 between ops)
-  const bool cfg_on = g.guidance_scale > 1.0;
-  const int fwd = cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;  // DiT forwards per step on this rank
-  const double D = md.dim(), L = md.layers, s = double(t.per_rank);
-  const double cp_tokens = double(t.padded) / m.cp();  // tokens per rank after the Ulysses all-to-all
-  const double d_u = D / m.ulysses;                    // channels (heads·head_dim) per rank after it
-  if (m.ulysses > 1)
-    p.comm.push_back({"ulysses all-to-all", fwd * L * 4 * s * D * b * (m.ulysses - 1) / m.ulysses,
-                      fmt::format("4 per layer of the local [{}, {}] activations", t.per_rank, md.dim())});
-  if (m.ring && m.cols > 1)
-    p.comm.push_back({"ring K/V exchange", fwd * L * (m.cols - 1) * 2 * cp_tokens * d_u * b,
-                      fmt::format("{} K/V block exchanges per layer of [{}, {}]", m.cols - 1, cp_tokens, d_u)});
-  if (!m.ring && m.cp() > 1) {
-    const double n = cp_tokens * d_u;
-    const double per_layer = (m.cols - 1) * n * b + 2 * (m.rows - 1) * n * b + (m.cols - 1) * n * b +
-                             (m.cols - 1) * cp_tokens * (md.heads / m.ulysses) * 4;
-    p.comm.push_back({"attention2d", fwd * L * per_layer,
-                      fmt::format("per layer: Q all-gather on the row group ({} ranks), K/V all-gather on the "
-                                  "column group ({} ranks), output + fp32 LSE all-to-all",
-                                  m.cols, m.rows)});
-  }
-  const int proj = md.out_channels * md.patch[0] * md.patch[1] * md.patch[2];
-  if (sp > 1)
-    p.comm.push_back({"proj_out gather", fwd * (sp - 1) * s * proj * b,
-                      fmt::format("all-gather of [{}, {}] over the seq group of {}", t.per_rank, proj, sp)});
-  const double latent = double(md.out_channels) * t.latent_t * t.latent_h * t.latent_w;
-  if (m.cfg == 2 && cfg_on)
-    p.comm.push_back({"cfg all-gather", latent * b, "one all-gather of the noise prediction per step"});
-  if (m.cfg == 2 && !cfg_on)
-    p.notes.push_back("guidance_scale <= 1 disables CFG: the cfg-1 ranks idle during denoising");
-
-  // Memory per GPU.
-  const double dit = double(md.dit_bytes) * md.experts;
-  if (pc.dwdp_size > 1) {
-    p.memory.push_back({fmt::format("DiT weights ({} expert(s), 1/{} by DWDP, {})", md.experts, pc.dwdp_size,
-                                    md.dit_source),
-                        dit / pc.dwdp_size});
-    p.memory.push_back({"DWDP staging slots (2 blocks per expert)", 2.0 * md.dit_block_bytes * md.experts});
-  } else {
-    p.memory.push_back({fmt::format("DiT weights ({} expert(s) × {} params, {})", md.experts,
-                                    human_count(md.dit_params), md.dit_source),
-                        dit});
-  }
-  const Fp8BlockLists lists{recipe.fp8.bf16_blocks, recipe.fp8.bf16_gemm_blocks};
-  if (recipe.is_fp8()) lists.check(md.layers);
-  int quantised = 0;  // blocks with e4m3 linears: bf16_blocks and bf16_gemm_blocks keep their bf16 ones, no copy
-  for (int64_t i = 0; i < md.layers; ++i) quantised += lists.gemm_in_fp8(i, md.layers);
-  // fp8_config.bf16_linears: those keep their bf16 weight only, in every block.
-  const std::vector<bool> bf16_lin =
-      recipe.is_fp8() ? plan_bf16_linears(md, recipe.fp8.bf16_linears) : std::vector<bool>(md.block_linears.size());
-  const bool all_bf16 = std::find(bf16_lin.begin(), bf16_lin.end(), false) == bf16_lin.end();
-  if (recipe.is_fp8() && recipe.fp8.gemm && quantised > 0 && !all_bf16) {
-    // e4m3 copies of the block linears + an fp32 scale per output channel; on the GPU the bf16
-    // originals are freed unless some step runs in bf16.
-    const double layers = quantised;
-    double params = 0, rows = 0;  // per block, of the quantised linears: [N, K] and N
-    for (size_t i = 0; i < md.block_linears.size(); ++i) {
-      const double n = double(md.block_linears[i].n), k = double(md.block_linears[i].k);
-      if (!bf16_lin[i]) params += layers * n * k, rows += layers * n;
-    }
-    if (pc.dwdp_size > 1) {
-      p.notes.push_back("precision fp8 with DWDP (CPU): each staged block is quantised at its use, no quantised copy kept");
-    } else {
-      const bool freed = recipe.is_cuda() && !recipe.fp8.has_bf16_steps();
-      if (freed) {  // the DiT weights item (pushed first, above) loses the bf16 originals
-        p.memory[0].first += ", without the bf16 block linears (freed: no bf16 steps)";
-        p.memory[0].second -= params * b * md.experts;
-      }
-      p.memory.push_back({fmt::format("precision fp8: {} block linears + fp32 scales ({} expert(s){}){}",
-                                      recipe.fp8.gemm_label(), md.experts,
-                                      quantised < md.layers ? fmt::format(", {} of {} blocks", quantised, md.layers)
-                                                            : std::string(),
-                                      freed              ? ""
-                                      : recipe.is_cuda() ? ", beside the bf16 ones (kept for the bf16 steps)"
-                                                         : ", beside the fp32 weights"),
-                          (params + 4 * rows) * md.experts});
-    }
-  }
-  if (recipe.text_on_cuda() || !recipe.is_cuda()) {
-    p.memory.push_back({fmt::format("UMT5 encoder weights ({} params, {}; replica leaders only{})",
-                                    human_count(md.te_params), md.te_source, recipe.is_cuda() ? "" : ", host"),
-                        double(md.te_bytes)});
-  } else {
-    p.notes.push_back(fmt::format("text.device cpu: the UMT5 encoder ({} params) runs on the host in fp32 ({})",
-                                  human_count(md.te_params), human_bytes(double(md.te_params) * 4)));
-  }
-  if (md.vae_bytes >= 0) p.memory.push_back({"VAE weights (fp32)", double(md.vae_bytes)});
-  else p.notes.push_back("VAE weights not estimated (no vae/ safetensors)");
-  const int streams = cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;
-  p.memory.push_back({fmt::format("text K/V cache ({} layers × {} stream(s) × {} tokens)", md.layers, streams,
-                                  md.text_len),
-                      L * streams * 2.0 * md.text_len * D * b});
-  if (recipe.cache.first_block_threshold > 0)  // one expert's caches at a time (denoise releases the other's)
-    p.memory.push_back({fmt::format("first-block cache ({} stream(s) × 2 of [{}, {}], + 3 per forward)", streams,
-                                    t.per_rank, md.dim()),
-                        (streams * 2.0 + 3.0) * s * D * b});
-  double act = s * D * 4 /*fp32 residual*/ + 5 * s * D * b /*norm, q, k, v, attn out*/ + 2 * s * md.ffn * b;
-  act += 4 * cp_tokens * d_u * b;  // attention inputs/outputs after the all-to-all
-  if (m.ring && m.cols > 1) act += 4 * cp_tokens * d_u * b + cp_tokens * d_u * 4;
-  if (!m.ring && m.cp() > 1) {
-    const double rows_tok = double(t.padded) / m.rows, cols_tok = double(t.padded) / m.cols;
-    act += rows_tok * d_u * (b + 4) + 2 * cols_tok * d_u * b;
-  }
-  act += 4 * latent * 4;  // latents, noise predictions, scheduler history (fp32)
-  p.memory.push_back({"DiT activations (rough)", act});
-  if (recipe.is_fp8() && recipe.fp8.attention && recipe.is_cuda())  // attention_fp8_workspace_bytes, 128-token padding
-    p.memory.push_back({"precision fp8: attention workspace (e4m3 Q, K, Vᵀ of one call)",
-                        3.0 * (cp_tokens + 128) * d_u + 8.0 * cp_tokens * (d_u / double(md.head_dim))});
-  p.notes.push_back("VAE decode activations are not included (bounded by the frame-by-frame decode)");
+    for (int r = 0; r < world; ++r) p.ranks.push_back(plan_rank(p.shape, r));
+  const PlanSizes z = plan_sizes(recipe, p);
+  add_comm(p, z);
+  add_dit_memory(p, recipe.parallel);
+  add_fp8_linear_memory(p, recipe, z);
+  add_runtime_memory(p, recipe, z);
   return p;
 }
 

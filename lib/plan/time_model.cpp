@@ -52,24 +52,14 @@ struct Fabric {
   }
 };
 
-}  // namespace
+// One DiT forward's seconds, in total and by item.
+struct Forward {
+  double total = 0;
+  std::vector<std::pair<std::string, double>> parts;
+};
 
-std::string mesh_label(const ParallelConfig& pc) {
-  std::string cp = pc.ring_size > 1 ? fmt::format(" × ring {}", pc.ring_size)
-                   : pc.attn2d_size[0] * pc.attn2d_size[1] > 1
-                       ? fmt::format(" × attn2d {}×{}", pc.attn2d_size[0], pc.attn2d_size[1])
-                       : std::string();
-  return fmt::format("dp {} × cfg {} × ulysses {}{}, vae {}, dwdp {}{}", pc.dp_size, pc.cfg_size, pc.ulysses_size, cp,
-                     pc.parallel_vae_size, pc.dwdp_size, pc.async_ulysses ? ", async ulysses" : "");
-}
-
-Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile& hw) {
-  const MeshShape& m = plan.shape;
-  const PlanModel& md = plan.model;
-  const GenerationConfig& g = recipe.generation;
-  Prediction p;
-  p.pc = recipe.parallel;
-  p.mesh = mesh_label(recipe.parallel);
+// What --predict cannot price: kRecipe naming it.
+void check_priceable(const Recipe& recipe, const HardwareProfile& hw) {
   VGEN_CHECK(recipe.precision == "bf16" || recipe.precision == "fp32" || recipe.is_fp8(), ExitCode::kRecipe,
              "vgen plan --predict: precision {} cannot be priced (fp32, bf16 or fp8)", recipe.precision);
   const bool fp8 = recipe.is_fp8();
@@ -86,71 +76,161 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
              "vgen plan --predict: precision fp8 with fp8_config.gemm does not run with parallel_config.dwdp_size {} "
              "on device cuda (docs/fp8.md)",
              recipe.parallel.dwdp_size);
-  const bool lowp = recipe.precision != "fp32";  // bf16 between ops (precision fp8 too: docs/fp8.md)
-  const double b = lowp ? 2 : 4;
-  const double peak = (lowp ? hw.bf16_tflops : hw.fp32_tflops) * 1e12;
-  const double peak8 = hw.fp8_tflops * 1e12, hbm_peak = hw.hbm_tbps * 1e12;
-  const double hbm = hbm_peak * hw.elementwise_efficiency;
-  const EfficiencyCurve& att_curve = recipe.attention.backend == "cudnn" ? hw.attention_cudnn : hw.attention;
-  const Fabric fab{hw};
+}
 
-  const double L = md.layers, D = md.dim(), F = md.ffn;
-  const double S = double(plan.tokens.padded), s = double(plan.tokens.per_rank);
-  const int U = m.ulysses, R = m.rows, C = m.cols, cp = m.cp(), sp = m.seq();
-  const double du = D / U, hu = double(md.heads) / U;
-  const double c = S / cp;  // tokens per rank after the Ulysses all-to-all
+// Σ 2·K·N over a block's linears.
+double block_linear_flops(const PlanModel& md) {
+  double block_lin = 0;
+  for (const PlanLinear& l : md.block_linears) block_lin += 2.0 * double(l.k) * double(l.n);
+  return block_lin;
+}
+
+// The time model of one recipe on one plan and profile (a priceable recipe: check_priceable). The
+// members are the sizes every term reads, per rank; each term is a member function.
+class TimeModel {
+ public:
+  TimeModel(const Recipe& recipe, const Plan& plan, const HardwareProfile& hw);
+  void denoise(Prediction& p) const;
+  double text_seconds() const;
+  void vae_and_mp4(Prediction& p) const;
+  double load_seconds() const;
+
+ private:
+  double attn_call(double q, double k, double ch, bool e4m3) const;
+  double gemm_seconds(bool e4m3) const;
+  void add_sequence_passes();
+  Forward forward(bool a8, bool g8) const;
+  Forward forward_with_bf16_blocks(Prediction& p) const;
+
+  const Recipe& recipe;
+  const Plan& plan;
+  const HardwareProfile& hw;
+  const MeshShape& m;
+  const PlanModel& md;
+  const GenerationConfig& g;
+  const bool fp8;
+  const bool int8_gemm;
+  const bool lowp;  // bf16 between ops (precision fp8 too: docs/fp8.md)
+  const double b;
+  const double peak;
+  const double peak8, hbm_peak;
+  const double hbm;
+  const EfficiencyCurve& att_curve;
+  const Fabric fab;
+
+  const double L, D;
+  const double S, s;
+  const int U, R, C, cp, sp;
+  const double du, hu;
+  const double c;  // tokens per rank after the Ulysses all-to-all
   // Strides of the groups in world ranks (the mesh's axis order, dist/mesh_axes.h).
-  const MeshAxes axes = MeshAxes::of(m);
-  const int st_u = axes.stride(MeshAxis::kUlysses), st_col = axes.stride(MeshAxis::kCol),
-            st_row = axes.stride(MeshAxis::kRow), st_cfg = axes.stride(MeshAxis::kCfg);
-  // One attention call of q queries against k keys over ch channels (heads · head_dim): in bf16 (or
-  // fp32) at the backend's curve; in e4m3 (precision fp8, self-attention) at the fp8 kernel's curve
-  // plus its quantisation pass over the call's q, k and v (bf16 read, e4m3 written: 3 bytes each).
-  auto attn_call = [&](double q, double k, double ch, bool e4m3) {
-    const double flops = 4 * q * k * ch;
-    if (!e4m3) return flops / (peak * att_curve.at(flops / 1e9));
-    return flops / (peak8 * hw.fp8->attention.at(flops / 1e9)) +
-           3 * (q + 2 * k) * ch / (hbm_peak * hw.fp8->attention_quant);
-  };
+  const MeshAxes axes;
+  const int st_u, st_col, st_row, st_cfg;
 
   // GEMMs of a layer on the s local rows (the family's block linears), plus patch embedding and
   // proj_out once per forward.
-  const int patch = md.patch[0] * md.patch[1] * md.patch[2];
-  double block_lin = 0;  // Σ 2·K·N of a block's linears
-  for (const PlanLinear& l : md.block_linears) block_lin += 2.0 * double(l.k) * double(l.n);
-  const double block_flops = L * s * block_lin;
-  const double edge_flops = 2 * s * D * md.in_channels * patch + 2 * s * D * md.out_channels * patch;
+  const int patch;
+  const double block_lin;  // Σ 2·K·N of a block's linears
+  const double block_flops;
+  const double edge_flops;
   // fp8_config.bf16_linears: those linears in bf16 in every block.
-  const std::vector<bool> bf16_lin =
-      fp8 ? plan_bf16_linears(md, recipe.fp8.bf16_linears) : std::vector<bool>(md.block_linears.size());
-  auto gemm_s = [&](bool e4m3) {
-    if (!e4m3) return (block_flops + edge_flops) / (peak * hw.gemm.at(s));
-    // precision fp8: the block linears in e4m3 or INT8 (but those of bf16_linears), each input
-    // row-quantised first (linears that read one input share its quantisation: 3 bytes per
-    // element); patch embedding and proj_out stay bf16.
-    double lin8 = 0;
-    std::map<int, double> inputs;  // input → K of a quantised reader
-    for (size_t i = 0; i < md.block_linears.size(); ++i) {
-      const PlanLinear& l = md.block_linears[i];
-      if (bf16_lin[i]) continue;
-      lin8 += 2.0 * double(l.k) * double(l.n);
-      inputs[l.input] = double(l.k);
-    }
-    double quant_k = 0;
-    for (const auto& [input, k] : inputs) quant_k += k;
-    const double flops8 = L * s * lin8;
-    const EfficiencyCurve& curve8 = int8_gemm ? *hw.fp8->gemm_int8 : hw.fp8->gemm;
-    return flops8 / (peak8 * curve8.at(s)) + L * 3 * s * quant_k / (hbm_peak * hw.fp8->gemm_quant) +
-           (block_flops - flops8 + edge_flops) / (peak * hw.gemm.at(s));
-  };
+  const std::vector<bool> bf16_lin;
 
   // The memory passes and the collectives do not depend on the precision of the attention and the
   // GEMMs (bf16 between ops in precision fp8); only how much of a collective the attention hides.
-  double elem_bytes = L * kElementwiseBytes * s * D;
-  const int G = (m.async_ulysses && U > 1 && cp == 1) ? std::min<int>(kAsyncUlyssesHeadGroups, int(hu)) : 1;
-  const double n = c * du;          // elements of one rank's q (or k, or v) block after the all-to-all
-  const double cast = b < 4 ? 6 : 0;  // bytes per element of a bf16 ↔ fp32 cast (2 + 4, either way)
-  double t_comm_fixed = 0;          // exposed collectives that no compute hides
+  double elem_bytes;
+  const int G;
+  const double n;     // elements of one rank's q (or k, or v) block after the all-to-all
+  const double cast;  // bytes per element of a bf16 ↔ fp32 cast (2 + 4, either way)
+  double t_comm_fixed = 0;  // exposed collectives that no compute hides
+  double t_cross = 0, t_elem = 0, t_gather = 0;
+};
+
+TimeModel::TimeModel(const Recipe& recipe_in, const Plan& plan_in, const HardwareProfile& hw_in)
+    : recipe(recipe_in),
+      plan(plan_in),
+      hw(hw_in),
+      m(plan.shape),
+      md(plan.model),
+      g(recipe.generation),
+      fp8(recipe.is_fp8()),
+      int8_gemm(fp8 && recipe.fp8.gemm && recipe.fp8.gemm_int8()),
+      lowp(recipe.precision != "fp32"),
+      b(lowp ? 2 : 4),
+      peak((lowp ? hw.bf16_tflops : hw.fp32_tflops) * 1e12),
+      peak8(hw.fp8_tflops * 1e12),
+      hbm_peak(hw.hbm_tbps * 1e12),
+      hbm(hbm_peak * hw.elementwise_efficiency),
+      att_curve(recipe.attention.backend == "cudnn" ? hw.attention_cudnn : hw.attention),
+      fab{hw},
+      L(md.layers),
+      D(md.dim()),
+      S(double(plan.tokens.padded)),
+      s(double(plan.tokens.per_rank)),
+      U(m.ulysses),
+      R(m.rows),
+      C(m.cols),
+      cp(m.cp()),
+      sp(m.seq()),
+      du(D / U),
+      hu(double(md.heads) / U),
+      c(S / cp),
+      axes(MeshAxes::of(m)),
+      st_u(axes.stride(MeshAxis::kUlysses)),
+      st_col(axes.stride(MeshAxis::kCol)),
+      st_row(axes.stride(MeshAxis::kRow)),
+      st_cfg(axes.stride(MeshAxis::kCfg)),
+      patch(md.patch[0] * md.patch[1] * md.patch[2]),
+      block_lin(block_linear_flops(md)),
+      block_flops(L * s * block_lin),
+      edge_flops(2 * s * D * md.in_channels * patch + 2 * s * D * md.out_channels * patch),
+      bf16_lin(fp8 ? plan_bf16_linears(md, recipe.fp8.bf16_linears) : std::vector<bool>(md.block_linears.size())),
+      elem_bytes(L * kElementwiseBytes * s * D),
+      G((m.async_ulysses && U > 1 && cp == 1) ? std::min<int>(kAsyncUlyssesHeadGroups, int(hu)) : 1),
+      n(c * du),
+      cast(b < 4 ? 6 : 0) {
+  add_sequence_passes();
+  t_cross = L * attn_call(s, md.text_len, D, false);  // bf16 in precision fp8 too
+  t_elem = elem_bytes / hbm;
+  // proj_out gather over the seq group: [s, out·patch] from every seq rank.
+  if (sp > 1) t_gather = fab.of(sp, 1).all_gather.seconds((sp - 1) * s * md.out_channels * patch * b, 1);
+}
+
+// One attention call of q queries against k keys over ch channels (heads · head_dim): in bf16 (or
+// fp32) at the backend's curve; in e4m3 (precision fp8, self-attention) at the fp8 kernel's curve
+// plus its quantisation pass over the call's q, k and v (bf16 read, e4m3 written: 3 bytes each).
+double TimeModel::attn_call(double q, double k, double ch, bool e4m3) const {
+  const double flops = 4 * q * k * ch;
+  if (!e4m3) return flops / (peak * att_curve.at(flops / 1e9));
+  return flops / (peak8 * hw.fp8->attention.at(flops / 1e9)) +
+         3 * (q + 2 * k) * ch / (hbm_peak * hw.fp8->attention_quant);
+}
+
+// The GEMMs of one forward, the block linears in e4m3 or INT8 or not.
+double TimeModel::gemm_seconds(bool e4m3) const {
+  if (!e4m3) return (block_flops + edge_flops) / (peak * hw.gemm.at(s));
+  // precision fp8: the block linears in e4m3 or INT8 (but those of bf16_linears), each input
+  // row-quantised first (linears that read one input share its quantisation: 3 bytes per
+  // element); patch embedding and proj_out stay bf16.
+  double lin8 = 0;
+  std::map<int, double> inputs;  // input → K of a quantised reader
+  for (size_t i = 0; i < md.block_linears.size(); ++i) {
+    const PlanLinear& l = md.block_linears[i];
+    if (bf16_lin[i]) continue;
+    lin8 += 2.0 * double(l.k) * double(l.n);
+    inputs[l.input] = double(l.k);
+  }
+  double quant_k = 0;
+  for (const auto& [input, k] : inputs) quant_k += k;
+  const double flops8 = L * s * lin8;
+  const EfficiencyCurve& curve8 = int8_gemm ? *hw.fp8->gemm_int8 : hw.fp8->gemm;
+  return flops8 / (peak8 * curve8.at(s)) + L * 3 * s * quant_k / (hbm_peak * hw.fp8->gemm_quant) +
+         (block_flops - flops8 + edge_flops) / (peak * hw.gemm.at(s));
+}
+
+// The sequence-parallel code's memory passes (elem_bytes) and its collectives that no compute hides
+// (t_comm_fixed): the ring's or Attention2D's over cp, Ulysses' over its group.
+void TimeModel::add_sequence_passes() {
   if (m.ring && C > 1) {
     // ring_attention.cpp: K and V stacked into the ring buffer (read + write), the first block's
     // partial widened to the fp32 accumulator and the result narrowed back, and the fp32 LSE merge
@@ -187,48 +267,44 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
     // unpacked likewise (seq_shuffle.cpp: one read and one write of each tensor per pass).
     elem_bytes += L * 4 * 2 * 2 * s * D * b;
   }
-  const double t_cross = L * attn_call(s, md.text_len, D, false);  // bf16 in precision fp8 too
-  const double t_elem = elem_bytes / hbm;
-  // proj_out gather over the seq group: [s, out·patch] from every seq rank.
-  double t_gather = 0;
-  if (sp > 1) t_gather = fab.of(sp, 1).all_gather.seconds((sp - 1) * s * md.out_channels * patch * b, 1);
+}
 
-  // One DiT forward with the self-attention (a8) and the block linears (g8) in e4m3 or not.
-  struct Forward {
-    double total = 0;
-    std::vector<std::pair<std::string, double>> parts;
-  };
-  auto forward = [&](bool a8, bool g8) {
-    const double t_gemm = gemm_s(g8);
-    double t_attn_layer = 0, t_comm = t_comm_fixed;
-    if (m.ring && C > 1) {
-      const double call = attn_call(c, c, du, a8);
-      const double xfer = fab.of(C, st_col).p2p.seconds(2 * n * b, 2);  // send + recv of the K/V block
-      t_attn_layer = C * call;
-      // Block i + 1 travels while block i is attended; the last block has no exchange.
-      t_comm += L * (C - 1) * std::max(0.0, xfer - call);
-    } else if (cp > 1) {
-      t_attn_layer = attn_call(c * C, c * R, du, a8);
-    } else {
-      t_attn_layer = G * attn_call(S, S, du / G, a8);
-    }
-    const double t_attn = L * t_attn_layer;
-    // DWDP: block l + 1 is pulled from its owners over the copy engine while block l computes.
-    double t_dwdp = 0;
-    if (recipe.parallel.dwdp_size > 1) {
-      const int d = recipe.parallel.dwdp_size;
-      const double fetch =
-          fab.of(d, 1).copy_engine.seconds(double(md.dit_block_bytes) * (d - 1) / d, std::max(1, d - 1));
-      const double layer = t_gemm / L + t_attn_layer + t_cross / L + t_elem / L;
-      t_dwdp = L * std::max(0.0, fetch - layer);
-    }
-    Forward f;
-    f.total = t_gemm + t_attn + t_cross + t_elem + t_comm + t_dwdp + t_gather;
-    f.parts = {{"gemm", t_gemm},       {"self-attention", t_attn},     {"cross-attention", t_cross},
-               {"elementwise", t_elem}, {"exposed collectives", t_comm}, {"dwdp exposed", t_dwdp},
-               {"proj_out gather", t_gather}};
-    return f;
-  };
+// One DiT forward with the self-attention (a8) and the block linears (g8) in e4m3 or not.
+Forward TimeModel::forward(bool a8, bool g8) const {
+  const double t_gemm = gemm_seconds(g8);
+  double t_attn_layer = 0, t_comm = t_comm_fixed;
+  if (m.ring && C > 1) {
+    const double call = attn_call(c, c, du, a8);
+    const double xfer = fab.of(C, st_col).p2p.seconds(2 * n * b, 2);  // send + recv of the K/V block
+    t_attn_layer = C * call;
+    // Block i + 1 travels while block i is attended; the last block has no exchange.
+    t_comm += L * (C - 1) * std::max(0.0, xfer - call);
+  } else if (cp > 1) {
+    t_attn_layer = attn_call(c * C, c * R, du, a8);
+  } else {
+    t_attn_layer = G * attn_call(S, S, du / G, a8);
+  }
+  const double t_attn = L * t_attn_layer;
+  // DWDP: block l + 1 is pulled from its owners over the copy engine while block l computes.
+  double t_dwdp = 0;
+  if (recipe.parallel.dwdp_size > 1) {
+    const int d = recipe.parallel.dwdp_size;
+    const double fetch =
+        fab.of(d, 1).copy_engine.seconds(double(md.dit_block_bytes) * (d - 1) / d, std::max(1, d - 1));
+    const double layer = t_gemm / L + t_attn_layer + t_cross / L + t_elem / L;
+    t_dwdp = L * std::max(0.0, fetch - layer);
+  }
+  Forward f;
+  f.total = t_gemm + t_attn + t_cross + t_elem + t_comm + t_dwdp + t_gather;
+  f.parts = {{"gemm", t_gemm},       {"self-attention", t_attn},     {"cross-attention", t_cross},
+             {"elementwise", t_elem}, {"exposed collectives", t_comm}, {"dwdp exposed", t_dwdp},
+             {"proj_out gather", t_gather}};
+  return f;
+}
+
+// The forward of a step that runs in fp8 (or the only one), with the blocks of fp8_config.bf16_blocks
+// and bf16_gemm_blocks counted into `p`.
+Forward TimeModel::forward_with_bf16_blocks(Prediction& p) const {
   // fp8_config.bf16_blocks run wholly in bf16, bf16_gemm_blocks (not also in bf16_blocks) their
   // linears. Every per-layer term above is a sum over the layers, so such a forward is the
   // layer-weighted mix of the fp8 one, the bf16 one and the one with bf16 GEMMs.
@@ -250,6 +326,12 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
     for (size_t i = 0; i < first.parts.size(); ++i)
       first.parts[i].second = w8 * first.parts[i].second + wa * bf.parts[i].second + wg * bf_gemm.parts[i].second;
   }
+  return first;
+}
+
+// The forward, the step and the denoising loop (precision fp8: its bf16 steps priced as such).
+void TimeModel::denoise(Prediction& p) const {
+  const Forward first = forward_with_bf16_blocks(p);
   p.forward_s = first.total;
   p.forward_parts = first.parts;
 
@@ -271,24 +353,29 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
     p.step_bf16_s = fwd * p.forward_bf16_s * hw.forward_overhead + t_cfg;
   }
   p.denoise_s = fp8 ? p.fp8_steps * p.step_s + (steps - p.fp8_steps) * p.step_bf16_s : steps * p.step_s;
+}
 
-  // Text: UMT5 over text_len tokens for the prompt and, with guidance, the negative prompt; then
-  // the text embedder and every layer's cross-attention K/V projections.
+// Text: UMT5 over text_len tokens for the prompt and, with guidance, the negative prompt; then
+// the text embedder and every layer's cross-attention K/V projections.
+double TimeModel::text_seconds() const {
+  const bool cfg_on = g.guidance_scale > 1.0;
   const double te_dense = double(md.te_params - md.te_embed_params);
   const double te_flops = 2 * te_dense * md.text_len + 4.0 * md.te_layers * md.text_len * md.text_len * md.te_dmodel;
   const double kv_flops = 2.0 * md.text_len * (md.text_dim * D + D * D) + L * 2 * 2.0 * md.text_len * D * D;
   const int prompts = cfg_on ? 2 : 1;
   const int prompts_here = (m.cfg == 2 && cfg_on) ? 1 : prompts;  // each cfg rank encodes its own stream
-  p.text_s = hw.text_fixed_s + prompts_here * (te_flops + kv_flops) / (peak * hw.gemm.at(md.text_len));
+  return hw.text_fixed_s + prompts_here * (te_flops + kv_flops) / (peak * hw.gemm.at(md.text_len));
+}
 
-  // VAE decode of this rank's part (PlanModel::vae_work; the frame split along width or height over the
-  // VAE group in near-equal parts, the largest sets the pace). Convs at the profile's VAE fraction of
-  // the peak, the memory-bound passes at HBM speed. Split over P > 1 ranks (vae_parallel_device.cpp)
-  // every spatial conv copies its input into a halo-extended buffer (read + write), exchanges the
-  // halos in two blocking sendrecv phases (right edges right, then left edges left) and pays the
-  // profile's per-call cost of that exchange (its edge copies and the ranks' rendezvous, measured
-  // on two H200s); the mid attention gathers q/k/v of the whole frame, each output frame is
-  // gathered and written whole on every rank of the group.
+// VAE decode of this rank's part (PlanModel::vae_work; the frame split along width or height over the
+// VAE group in near-equal parts, the largest sets the pace). Convs at the profile's VAE fraction of
+// the peak, the memory-bound passes at HBM speed. Split over P > 1 ranks (vae_parallel_device.cpp)
+// every spatial conv copies its input into a halo-extended buffer (read + write), exchanges the
+// halos in two blocking sendrecv phases (right edges right, then left edges left) and pays the
+// profile's per-call cost of that exchange (its edge copies and the ranks' rendezvous, measured
+// on two H200s); the mid attention gathers q/k/v of the whole frame, each output frame is
+// gathered and written whole on every rank of the group. Then the MP4 encode of the same pixels.
+void TimeModel::vae_and_mp4(Prediction& p) const {
   const int P = m.vae;
   const double frames = g.num_frames, pixels = frames * g.height * g.width;
   const bool split_w = recipe.parallel.parallel_vae_split_dim != "height";
@@ -310,17 +397,44 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   p.vae_decode_s = t_vae;
   p.vae_s = t_vae + pixels / (hw.frame_mpix_per_s * 1e6);
   p.mp4_s = pixels / (hw.mp4_mpix_per_s * 1e6);
-  p.e2e_s = p.text_s + p.denoise_s + p.vae_s + p.mp4_s;
+}
 
-  // Load: every byte a node's ranks need is read once, split over the node's ranks, and shared
-  // over NVLink (the node-shared loader); DWDP ranks keep 1/dwdp of the DiT.
+// Load: every byte a node's ranks need is read once, split over the node's ranks, and shared
+// over NVLink (the node-shared loader); DWDP ranks keep 1/dwdp of the DiT.
+double TimeModel::load_seconds() const {
   const int world = m.world();
   const int node = std::min(world, hw.nvlink_domain);
   const double vae_bytes = md.vae_bytes >= 0 ? double(md.vae_bytes) : 0.5e9;
   const double ckpt = double(md.dit_bytes) * md.experts + double(md.te_bytes) + vae_bytes;
   const int readers = std::min(node, 8);  // ranks of one host read; NVL72 hosts hold 4 GPUs each
-  p.load_s = ckpt / (readers * hw.loader_gbps * 1e9);
-  if (node > 1) p.load_s += hw.intra.all_gather.seconds(ckpt * (readers - 1) / readers, 1);
+  double load_s = ckpt / (readers * hw.loader_gbps * 1e9);
+  if (node > 1) load_s += hw.intra.all_gather.seconds(ckpt * (readers - 1) / readers, 1);
+  return load_s;
+}
+
+}  // namespace
+
+std::string mesh_label(const ParallelConfig& pc) {
+  std::string cp = pc.ring_size > 1 ? fmt::format(" × ring {}", pc.ring_size)
+                   : pc.attn2d_size[0] * pc.attn2d_size[1] > 1
+                       ? fmt::format(" × attn2d {}×{}", pc.attn2d_size[0], pc.attn2d_size[1])
+                       : std::string();
+  return fmt::format("dp {} × cfg {} × ulysses {}{}, vae {}, dwdp {}{}", pc.dp_size, pc.cfg_size, pc.ulysses_size, cp,
+                     pc.parallel_vae_size, pc.dwdp_size, pc.async_ulysses ? ", async ulysses" : "");
+}
+
+Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile& hw) {
+  const MeshShape& m = plan.shape;
+  Prediction p;
+  p.pc = recipe.parallel;
+  p.mesh = mesh_label(recipe.parallel);
+  check_priceable(recipe, hw);
+  const TimeModel model(recipe, plan, hw);
+  model.denoise(p);
+  p.text_s = model.text_seconds();
+  model.vae_and_mp4(p);
+  p.e2e_s = p.text_s + p.denoise_s + p.vae_s + p.mp4_s;
+  p.load_s = model.load_seconds();
 
   p.videos_per_hour = 3600.0 * m.dp / p.e2e_s;
   p.memory_gib = plan_memory_total(plan) / double(1ull << 30);
