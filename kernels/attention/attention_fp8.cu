@@ -12,13 +12,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <mutex>
 
 #include "kernels/attention/attention_fp8.cuh"
 #include "kernels/attention/attention_fp8_layout.cuh"
 #include "kernels/attention/mma_bf16.cuh"
-#include "kernels/attention/tensor_map.cuh"
-#include "kernels/attention/wgmma_sm90.cuh"
+#include "kernels/common/sm90a_check.cuh"
+#include "kernels/common/tensor_map.cuh"
+#include "kernels/common/wgmma_sm90.cuh"
 #include "kernels/quant/e4m3_pack.cuh"
 #include "kernels/quant/fp8_e4m3_ref.h"
 
@@ -51,10 +51,6 @@ struct Params {
   const float *sq, *sk, *sv, *qkm;
 };
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define VGEN_FP8_ATTN_DEVICE 1
-#endif
-
 // Each key tile's P·V goes to a fresh wgmma accumulator and is added to O in fp32 on the CUDA cores,
 // O = (O + pv)·corr: the tensor core's in-place accumulation keeps fewer bits over hundreds of tiles,
 // and was slower. The row sums l run as 4 chains of 8 adds, not one of 32 (faster). The variants
@@ -71,7 +67,7 @@ template <bool kInt8>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const Params p) {
-#ifdef VGEN_FP8_ATTN_DEVICE
+#ifdef VGEN_SM90A_DEVICE
   using namespace sm90;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (mma::smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -94,7 +90,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
 
   if (wg == 0) {  // producer
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    setmaxnreg_dec<24>();
     if (threadIdx.x == 0) {
       const int kv_row0 = bh * p.nkb * kBN;
       mbar_expect_tx(bar_q, kTileBytes);
@@ -112,7 +108,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     return;
   }
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+  setmaxnreg_inc<240>();
   const int cw = wg - 1, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
   const int t = lane & 3;
   const float sq_l2 = p.sq[bh * p.nqb + qb] * p.scale_log2;
@@ -339,39 +335,11 @@ bool make_map(CUtensorMap* map, const void* ptr, int64_t rows, int64_t cols) {
                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-__device__ int g_fp8_built = 0;
-__global__ void fp8_probe_kernel() {
-#ifdef VGEN_FP8_ATTN_DEVICE
-  g_fp8_built = 1;
-#endif
-}
-
+// Whether the current device runs the kernels (sm90a_check.cuh), their shared memory raised.
 bool device_ok() {
-  constexpr int kMaxDev = 64;
-  static std::mutex mu;
-  static int8_t state[kMaxDev] = {};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDev) return false;
-  std::lock_guard<std::mutex> lock(mu);
-  if (state[dev] != 0) return state[dev] == 1;
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return false;
-  if (prop.major != 9 || prop.minor != 0 || !tensor_map_encoder() || size_t(prop.sharedMemPerBlockOptin) < kSmemBytes) {
-    state[dev] = -1;
-    return false;
-  }
-  if (cudaPeekAtLastError() != cudaSuccess) return false;
-  fp8_probe_kernel<<<1, 1>>>();
-  int built = 0;
-  if (cudaGetLastError() != cudaSuccess || cudaMemcpyFromSymbol(&built, g_fp8_built, sizeof(int)) != cudaSuccess)
-    return false;
-  auto raise = [](const void* f) {
-    return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)) == cudaSuccess;
-  };
-  const bool ok = built == 1 && raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<false>)) &&
-                  raise(reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<true>));
-  state[dev] = ok ? 1 : -1;
-  return ok;
+  static Sm90aKernels kernels(kSmemBytes, {reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<false>),
+                                           reinterpret_cast<const void*>(attn_fp8_wgmma_kernel<true>)});
+  return kernels.available();
 }
 
 std::atomic<uint64_t> g_calls{0};

@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <mutex>
 
 #include "kernels/attention/attention.cuh"
 #include "kernels/attention/mma_bf16.cuh"
-#include "kernels/attention/tensor_map.cuh"
-#include "kernels/attention/wgmma_sm90.cuh"
+#include "kernels/common/sm90a_check.cuh"
+#include "kernels/common/tensor_map.cuh"
+#include "kernels/common/wgmma_sm90.cuh"
 
 namespace vgen::kern {
 
@@ -39,15 +39,10 @@ struct Params {
   float scale_log2;
 };
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define VGEN_WGMMA_ATTN_DEVICE 1
-#endif
-
-
 __global__ void __launch_bounds__(kThreads, 1)
     attn_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                       const __grid_constant__ CUtensorMap tv, const Params p) {
-#ifdef VGEN_WGMMA_ATTN_DEVICE
+#ifdef VGEN_SM90A_DEVICE
   using namespace sm90;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (mma::smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -69,7 +64,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
 
   if (wg == 0) {  // producer
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    setmaxnreg_dec<24>();
     if (threadIdx.x == 0) {
       mbar_expect_tx(bar_q, kTileBytes);
       tma_load_4d(base, &tq, bar_q, 0, h, m0, b);
@@ -92,7 +87,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   // Consumer warpgroup cw: query rows m0 + 64·cw …; warp w of it: 16 rows, lane (g, t) rows g, g + 8.
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+  setmaxnreg_inc<240>();
   const int cw = wg - 1, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
   const int t = lane & 3;
   const float sl2 = p.scale_log2;
@@ -261,41 +256,10 @@ bool make_map(CUtensorMap* map, const void* ptr, int64_t B, int64_t S, int64_t s
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
-// 1 where the kernel body exists in the code the device runs (an sm_90a cubin), else 0.
-__device__ int g_wgmma_built = 0;
-__global__ void wgmma_probe_kernel() {
-#ifdef VGEN_WGMMA_ATTN_DEVICE
-  g_wgmma_built = 1;
-#endif
-}
-
-// Whether the current device runs the kernel: compute capability 9.0, an sm_90a build, the shared
-// memory (the kernel's limit raised), and the driver's tensor-map encoder. Checked once per device;
-// a check that fails for a passing reason (an error pending from other work, a failed launch) is
-// not remembered.
+// Whether the current device runs the kernel (sm90a_check.cuh), its shared memory raised.
 bool device_ok() {
-  constexpr int kMaxDev = 64;
-  static std::mutex mu;
-  static int8_t state[kMaxDev] = {};  // 0 unknown, 1 yes, -1 no
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDev) return false;
-  std::lock_guard<std::mutex> lock(mu);
-  if (state[dev] != 0) return state[dev] == 1;
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return false;
-  if (prop.major != 9 || prop.minor != 0 || !tensor_map_encoder() || size_t(prop.sharedMemPerBlockOptin) < kSmemBytes) {
-    state[dev] = -1;
-    return false;
-  }
-  if (cudaPeekAtLastError() != cudaSuccess) return false;  // not ours to consume; ask again later
-  wgmma_probe_kernel<<<1, 1>>>();
-  int built = 0;
-  if (cudaGetLastError() != cudaSuccess || cudaMemcpyFromSymbol(&built, g_wgmma_built, sizeof(int)) != cudaSuccess)
-    return false;
-  const bool ok = built == 1 && cudaFuncSetAttribute(attn_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                     int(kSmemBytes)) == cudaSuccess;
-  state[dev] = ok ? 1 : -1;
-  return ok;
+  static Sm90aKernels kernels(kSmemBytes, {reinterpret_cast<const void*>(attn_wgmma_kernel)});
+  return kernels.available();
 }
 
 std::atomic<uint64_t> g_calls{0};

@@ -3,13 +3,12 @@
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 
-#include <algorithm>
 #include <mutex>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
 
 #include "kernels/gemm/gemm_lt_common.cuh"
+#include "kernels/gemm/lt_plan.cuh"
 
 namespace vgen::kern {
 
@@ -18,160 +17,82 @@ namespace {
 using gemm_detail::align_of;
 using gemm_detail::fail;
 using gemm_detail::fail_cublas;
-using gemm_detail::kWorkspaceBytes;
+using gemm_detail::kLtNoScaleMode;
+using gemm_detail::lt_epilogue;
+using gemm_detail::lt_epilogue_has_bias;
+using gemm_detail::lt_plan_destroy;
+using gemm_detail::lt_set_epilogue;
+using gemm_detail::lt_shape_str;
+using gemm_detail::LtPlan;
+using gemm_detail::LtPlanCache;
+using gemm_detail::LtPlanCacheStats;
+using gemm_detail::LtPlanKey;
 using bf16 = __nv_bfloat16;
 
-enum class Epi : uint8_t { kNone, kBias, kGelu, kGeluBias };
-
-struct PlanKey {
-  int64_t device, M, N, K, ldx, ldw, ldd;
-  GemmType dout, bias_t;
-  Epi epi;
-  bool outer;  // outer-vector scales in the GEMM (else scales 1, applied by the separate epilogue)
-  uint8_t al_x, al_w, al_d, al_b;
-  uint8_t al_c;  // alignment of the residual (C); 0: no residual
-  bool operator==(const PlanKey&) const = default;
-};
-struct PlanKeyHash {
-  size_t operator()(const PlanKey& k) const {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields
-    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-    for (int64_t v : {k.device, k.M, k.N, k.K, k.ldx, k.ldw, k.ldd}) mix(uint64_t(v));
-    mix(uint64_t(k.dout) | uint64_t(k.bias_t) << 8 | uint64_t(k.epi) << 16 | uint64_t(k.outer) << 24 |
-        uint64_t(k.al_x) << 32 | uint64_t(k.al_w) << 40 | uint64_t(k.al_d) << 48 | uint64_t(k.al_b) << 56);
-    mix(k.al_c);
-    return size_t(h);
-  }
-};
-
-struct Plan {
-  bool valid = false;  // false: cuBLASLt has no algorithm for this key, or refused it (remembered)
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-  size_t workspace = 0;
-};
-
-std::mutex g_mu;
-std::unordered_map<PlanKey, Plan, PlanKeyHash> g_plans;
-Fp8GemmStats g_stats;
+std::mutex g_mu;  // also serialises the use of a plan (run_plan rewrites its pointers)
+LtPlanCache g_plans;
+uint64_t g_unfused = 0, g_unscaled = 0;
 
 cudaDataType_t cuda_type(GemmType t) { return t == GemmType::kF32 ? CUDA_R_32F : CUDA_R_16BF; }
 
-void destroy_plan(Plan& p) {
-  if (p.a) cublasLtMatrixLayoutDestroy(p.a);
-  if (p.b) cublasLtMatrixLayoutDestroy(p.b);
-  if (p.d) cublasLtMatrixLayoutDestroy(p.d);
-  if (p.desc) cublasLtMatmulDescDestroy(p.desc);
-  p = Plan{};
-}
+constexpr int32_t kOuterVec = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;  // one fp32 scale per row of A / column of B
 
-std::string shape_str(const PlanKey& k) {
-  return "M=" + std::to_string(k.M) + " N=" + std::to_string(k.N) + " K=" + std::to_string(k.K);
-}
+bool has_scales(const LtPlanKey& key) { return key.a_scale_mode != kLtNoScaleMode; }
 
-// Builds (or finds) the plan for `key`; caller holds g_mu. An invalid plan: no algorithm.
-cudaError_t get_plan(const PlanKey& key, cublasLtHandle_t handle, const Fp8LinearArgs& args, Plan** out) {
-  auto it = g_plans.find(key);
-  if (it != g_plans.end()) {
-    ++g_stats.hits;
-    *out = &it->second;
-    return cudaSuccess;
-  }
-  ++g_stats.misses;
-  Plan p;
-  auto check = [&](cublasStatus_t st, const char* what) {
-    if (st != CUBLAS_STATUS_SUCCESS) {
-      destroy_plan(p);
-      return fail_cublas(st, what);
-    }
-    return cudaSuccess;
-  };
-  if (auto e = check(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate"))
-    return e;
+// The e4m3 attributes: fast accumulation off (keeps the periodic promotion of partial sums to fp32),
+// the outer-vector scales where the key has them (A's vector runs along the rows of op(A), our N;
+// B's along the columns of B, our M), then the epilogue.
+cudaError_t set_fp8_attrs(cublasLtMatmulDesc_t desc, const LtPlanKey& key, const Fp8LinearArgs& args) {
   auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* v, size_t n, const char* what) {
-    return check(cublasLtMatmulDescSetAttribute(p.desc, attr, v, n), what);
+    const cublasStatus_t s = cublasLtMatmulDescSetAttribute(desc, attr, v, n);
+    return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : fail_cublas(s, what);
   };
-  // Column-major view, the FP8 "TN" layout: D[N,M] = op(A)·B, A = w8 stored [K,N] (ld ldw)
-  // transposed, B = x8 stored [K,M] (ld ldx).
-  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  const int8_t fast_accum = 0;  // keep the periodic promotion of partial sums to fp32
-  if (auto e = set(CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta), "set transa")) return e;
-  if (auto e = set(CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb), "set transb")) return e;
+  const int8_t fast_accum = 0;
   if (auto e = set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accum, sizeof(fast_accum), "set fast accum")) return e;
-  if (key.outer) {
-    // A's scale vector runs along the rows of op(A) (our N), B's along the columns of B (our M).
-    const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
-    if (auto e = set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof(mode), "set A scale mode")) return e;
-    if (auto e = set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof(mode), "set B scale mode")) return e;
+  if (has_scales(key)) {
+    const int32_t a_mode = key.a_scale_mode, b_mode = key.b_scale_mode;
+    if (auto e = set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode), "set A scale mode")) return e;
+    if (auto e = set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode), "set B scale mode")) return e;
     if (auto e = set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &args.w_scale, sizeof(void*), "set A scale")) return e;
     if (auto e = set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &args.x_scale, sizeof(void*), "set B scale")) return e;
   }
-  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
-  switch (key.epi) {
-    case Epi::kNone: epi = CUBLASLT_EPILOGUE_DEFAULT; break;
-    case Epi::kBias: epi = CUBLASLT_EPILOGUE_BIAS; break;
-    case Epi::kGelu: epi = CUBLASLT_EPILOGUE_GELU; break;
-    case Epi::kGeluBias: epi = CUBLASLT_EPILOGUE_GELU_BIAS; break;
-  }
-  if (auto e = set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi), "set epilogue")) return e;
-  if (key.epi == Epi::kBias || key.epi == Epi::kGeluBias) {
-    const int32_t bt = int32_t(cuda_type(key.bias_t));
-    if (auto e = set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt), "set bias type")) return e;
-    if (auto e = set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &args.bias, sizeof(void*), "set bias")) return e;
-  }
-  if (auto e = check(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_8F_E4M3, uint64_t(key.K), uint64_t(key.N), key.ldw),
-                     "layout A"))
-    return e;
-  if (auto e = check(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_8F_E4M3, uint64_t(key.K), uint64_t(key.M), key.ldx),
-                     "layout B"))
-    return e;
-  if (auto e = check(cublasLtMatrixLayoutCreate(&p.d, cuda_type(key.dout), uint64_t(key.N), uint64_t(key.M), key.ldd),
-                     "layout D"))
-    return e;
+  return lt_set_epilogue(desc, key, args.bias);
+}
 
-  cublasLtMatmulPreference_t pref = nullptr;
-  if (auto e = check(cublasLtMatmulPreferenceCreate(&pref), "preference")) return e;
-  const uint64_t ws = kWorkspaceBytes;
-  const uint32_t al_a = key.al_w, al_b = key.al_x, al_d = key.al_d;
-  const uint32_t al_c = key.al_c ? std::min(key.al_c, key.al_d) : key.al_d;  // C is read through D's layout
-  // Split-K partial sums only in fp32, as gemm.cu (no atomics, no bf16 partial sums).
-  const uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction, sizeof(reduction));
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof(al_a));
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof(al_b));
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof(al_c));
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_d, sizeof(al_d));
-  cublasLtMatmulHeuristicResult_t res{};
-  int found = 0;
-  const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle, p.desc, p.a, p.b, p.d, p.d, pref, 1, &res, &found);
-  cublasLtMatmulPreferenceDestroy(pref);
-  if (s == CUBLAS_STATUS_SUCCESS && found > 0 && res.state == CUBLAS_STATUS_SUCCESS) {
-    p.valid = true;
-    p.algo = res.algo;
-    p.workspace = res.workspaceSize;
-  } else {
-    destroy_plan(p);  // remembered as unsupported; the caller falls back
-  }
-  auto ins = g_plans.emplace(key, p).first;
-  g_stats.plans = g_plans.size();
-  *out = &ins->second;
-  return cudaSuccess;
+// Finds (or builds) the plan for `key`; caller holds g_mu. An invalid plan: no algorithm.
+cudaError_t get_plan(const LtPlanKey& key, cublasLtHandle_t handle, const Fp8LinearArgs& args, LtPlan** out) {
+  return g_plans.get(handle, key, false,
+                     [&](cublasLtMatmulDesc_t desc) { return set_fp8_attrs(desc, key, args); }, out);
+}
+
+// The key of the "TN" layout: A = w8 stored [K,N] (ld ldw) transposed, B = x8 stored [K,M] (ld ldx).
+LtPlanKey make_key(int dev, const Fp8LinearArgs& a, int64_t ldx, int64_t ldw, int64_t ldy) {
+  const bool has_bias = a.bias != nullptr;
+  LtPlanKey key;
+  key.device = dev;
+  key.a = {CUDA_R_8F_E4M3, a.K, a.N, ldw, align_of(a.w8)};
+  key.b = {CUDA_R_8F_E4M3, a.K, a.M, ldx, align_of(a.x8)};
+  key.d = {cuda_type(a.out_type), a.N, a.M, ldy, align_of(a.y)};
+  key.align_c = a.residual ? align_of(a.residual) : 0;
+  key.epilogue = lt_epilogue(has_bias, a.act == GemmAct::kGeluTanh);
+  key.bias_type = cuda_type(has_bias ? a.bias_type : GemmType::kF32);
+  key.align_bias = align_of(a.bias);
+  key.a_scale_mode = key.b_scale_mode = kOuterVec;
+  return key;
 }
 
 // d = x8·w8ᵀ (· scales when the plan has them, + bias and activation per the plan) (+ c, beta 1).
 // *refused: cuBLASLt rejected the configuration at launch (nothing was queued).
-cudaError_t run_plan(cublasLtHandle_t handle, void* ws, Plan& p, const PlanKey& key, const Fp8LinearArgs& a,
+cudaError_t run_plan(cublasLtHandle_t handle, void* ws, LtPlan& p, const LtPlanKey& key, const Fp8LinearArgs& a,
                      const void* c, void* d, cudaStream_t stream, bool* refused) {
   *refused = false;
   auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* v) {
     return cublasLtMatmulDescSetAttribute(p.desc, attr, v, sizeof(void*));
   };
   cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-  if (key.epi == Epi::kBias || key.epi == Epi::kGeluBias) s = set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &a.bias);
-  if (s == CUBLAS_STATUS_SUCCESS && key.outer) s = set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a.w_scale);
-  if (s == CUBLAS_STATUS_SUCCESS && key.outer) s = set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a.x_scale);
+  if (lt_epilogue_has_bias(key.epilogue)) s = set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &a.bias);
+  if (s == CUBLAS_STATUS_SUCCESS && has_scales(key)) s = set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a.w_scale);
+  if (s == CUBLAS_STATUS_SUCCESS && has_scales(key)) s = set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a.x_scale);
   if (s != CUBLAS_STATUS_SUCCESS) return fail_cublas(s, "set FP8 GEMM pointers");
   const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
   s = cublasLtMatmul(handle, p.desc, &alpha, a.w8, p.a, a.x8, p.b, &beta, c ? c : d, p.d, d, p.d, &p.algo, ws,
@@ -179,8 +100,8 @@ cudaError_t run_plan(cublasLtHandle_t handle, void* ws, Plan& p, const PlanKey& 
   if (s == CUBLAS_STATUS_SUCCESS) return cudaSuccess;
   // The scale pointers are checked only here (cublasLt.h): a refusal drops the plan, the caller falls back.
   *refused = s == CUBLAS_STATUS_INVALID_VALUE || s == CUBLAS_STATUS_NOT_SUPPORTED;
-  if (*refused) destroy_plan(p);
-  return fail_cublas(s, "cublasLtMatmul (FP8, " + shape_str(key) + ")");
+  if (*refused) lt_plan_destroy(p);
+  return fail_cublas(s, "cublasLtMatmul (FP8, " + lt_shape_str(key) + ")");
 }
 
 __device__ __forceinline__ float gelu_tanh(float v) {
@@ -297,14 +218,15 @@ cudaError_t launch_epilogue(const float* acc, int64_t ldacc, const float* sx, co
 
 Fp8GemmStats gemm_fp8_stats() {
   std::lock_guard<std::mutex> lk(g_mu);
-  return g_stats;
+  const LtPlanCacheStats c = g_plans.stats();
+  Fp8GemmStats s;
+  s.plans = c.plans, s.hits = c.hits, s.misses = c.misses, s.unfused = g_unfused, s.unscaled = g_unscaled;
+  return s;
 }
 
 void gemm_fp8_release_plans() {
   std::lock_guard<std::mutex> lk(g_mu);
-  for (auto& [k, p] : g_plans) destroy_plan(p);
   g_plans.clear();
-  g_stats.plans = 0;
 }
 
 cudaError_t linear_fp8(const Fp8LinearArgs& a, cudaStream_t stream) {
@@ -327,7 +249,7 @@ cudaError_t linear_fp8(const Fp8LinearArgs& a, cudaStream_t stream) {
   const bool fused_enabled = gemm_detail::fused_epilogue_enabled();  // before g_mu: gemm.cu's lock
   std::lock_guard<std::mutex> lk(g_mu);
   if (a.K == 0) {  // y = act(bias) + residual: no GEMM
-    ++g_stats.unfused;
+    ++g_unfused;
     return launch_epilogue(nullptr, 0, nullptr, nullptr, a, ldy, stream);
   }
   int dev = 0;
@@ -337,20 +259,13 @@ cudaError_t linear_fp8(const Fp8LinearArgs& a, cudaStream_t stream) {
   void* ws = nullptr;
   if ((e = gemm_detail::lt_resources(dev, stream, &handle, &ws)) != cudaSuccess) return e;
 
-  PlanKey key{};
-  key.device = dev;
-  key.M = a.M, key.N = a.N, key.K = a.K, key.ldx = ldx, key.ldw = ldw, key.ldd = ldy;
-  key.dout = a.out_type, key.bias_t = has_bias ? a.bias_type : GemmType::kF32;
-  key.epi = has_bias ? (gelu ? Epi::kGeluBias : Epi::kBias) : (gelu ? Epi::kGelu : Epi::kNone);
-  key.outer = true;
-  key.al_x = align_of(a.x8), key.al_w = align_of(a.w8), key.al_d = align_of(a.y), key.al_b = align_of(a.bias);
-  key.al_c = a.residual ? align_of(a.residual) : 0;
+  LtPlanKey key = make_key(dev, a, ldx, ldw, ldy);
 
   // Straight into y: the plain GEMM, or a fused epilogue cuBLASLt documents for e4m3 inputs (a bf16
   // bias only; GELU only for bf16 output, its tanh being approximate).
-  const bool plain = key.epi == Epi::kNone && !a.residual;
+  const bool plain = key.epilogue == CUBLASLT_EPILOGUE_DEFAULT && !a.residual;
   const bool fusable = (!has_bias || a.bias_type == GemmType::kBF16) && (!gelu || a.out_type == GemmType::kBF16);
-  Plan* plan = nullptr;
+  LtPlan* plan = nullptr;
   bool refused = false;
   if (plain || (fused_enabled && fusable)) {
     if ((e = get_plan(key, handle, a, &plan)) != cudaSuccess) return e;
@@ -363,7 +278,7 @@ cudaError_t linear_fp8(const Fp8LinearArgs& a, cudaStream_t stream) {
   // Separate epilogue: the plain GEMM to fp32 (into y when it is fp32, aligned and holds no residual,
   // else a stream-ordered temporary with 16-byte rows), then scales (if the GEMM had none), bias,
   // activation, residual and one rounding.
-  ++g_stats.unfused;
+  ++g_unfused;
   float* acc = nullptr;
   int64_t ldacc = 0;
   const bool temp = a.out_type != GemmType::kF32 || a.residual || align_of(a.y) < 16 || ldy % 4;
@@ -375,27 +290,25 @@ cudaError_t linear_fp8(const Fp8LinearArgs& a, cudaStream_t stream) {
     acc = static_cast<float*>(a.y);
     ldacc = ldy;
   }
-  key.epi = Epi::kNone;
-  key.dout = GemmType::kF32;
-  key.bias_t = GemmType::kF32;
-  key.ldd = ldacc;
-  key.al_d = align_of(acc);
-  key.al_b = 16;
-  key.al_c = 0;
+  key.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  key.d = {CUDA_R_32F, a.N, a.M, ldacc, align_of(acc)};
+  key.bias_type = CUDA_R_32F;
+  key.align_bias = 16;
+  key.align_c = 0;
   Fp8LinearArgs plain_args = a;
   plain_args.bias = nullptr;
   e = cudaErrorNotSupported;
   for (bool outer : {true, false}) {  // outer-vector scales in the GEMM, else in the epilogue
-    key.outer = outer;
+    key.a_scale_mode = key.b_scale_mode = outer ? kOuterVec : kLtNoScaleMode;
     if ((e = get_plan(key, handle, plain_args, &plan)) != cudaSuccess) break;
     if (!plan->valid) {
-      e = fail(cudaErrorNotSupported, "cuBLASLt has no FP8 algorithm for " + shape_str(key) +
+      e = fail(cudaErrorNotSupported, "cuBLASLt has no FP8 algorithm for " + lt_shape_str(key) +
                                           " ldx=" + std::to_string(ldx) + " ldw=" + std::to_string(ldw));
       continue;
     }
     e = run_plan(handle, ws, *plan, key, plain_args, nullptr, acc, stream, &refused);
     if (e == cudaSuccess) {
-      if (!outer) ++g_stats.unscaled;
+      if (!outer) ++g_unscaled;
       e = launch_epilogue(acc, ldacc, outer ? nullptr : a.x_scale, outer ? nullptr : a.w_scale, a, ldy, stream);
       break;
     }

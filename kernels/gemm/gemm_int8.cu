@@ -13,11 +13,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <mutex>
 
 #include "kernels/attention/mma_bf16.cuh"
-#include "kernels/attention/tensor_map.cuh"
-#include "kernels/attention/wgmma_sm90.cuh"
+#include "kernels/common/sm90a_check.cuh"
+#include "kernels/common/tensor_map.cuh"
+#include "kernels/common/wgmma_sm90.cuh"
 #include "kernels/gemm/gemm_int8.cuh"
 
 namespace vgen::kern {
@@ -56,10 +56,6 @@ __host__ __device__ inline void tile_coords(int t, int m_tiles, int n_tiles, int
   mt = g * group + r % gm;
   nt = r / gm;
 }
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define VGEN_INT8_GEMM_DEVICE 1
-#endif
 
 // The f32 epilogue of the contract, every step an explicit _rn intrinsic so that no FMA contraction
 // separates it from linear_int8_value_ref.
@@ -214,7 +210,7 @@ __device__ __forceinline__ void store_tile_full(const uint32_t (&acc)[128], cons
 template <int E>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_int8_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, const Params p) {
-#ifdef VGEN_INT8_GEMM_DEVICE
+#ifdef VGEN_SM90A_DEVICE
   using namespace sm90;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (mma::smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -232,7 +228,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {
     // 40/232, not attention_fp8.cu's 24/240: the tile loop's index math needs more than 24.
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
       uint32_t it = 0;
       for (int u = blockIdx.x; u < units; u += gridDim.x) {
@@ -254,7 +250,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    setmaxnreg_inc<232>();
     const int cw = wg - 1, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
     auto release = [&](uint32_t s) {
       __syncwarp();
@@ -318,43 +314,13 @@ bool make_map(CUtensorMap* map, const void* ptr, int64_t rows, int64_t cols) {
                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-__device__ int g_int8_gemm_built = 0;
-__global__ void int8_gemm_probe_kernel() {
-#ifdef VGEN_INT8_GEMM_DEVICE
-  g_int8_gemm_built = 1;
-#endif
-}
-
-// Once per device: sm_90, the driver's TMA encoder, sm_90a code in this build (a probe kernel), the
-// dynamic shared memory raised for the three kernels. Returns the SM count (0: not supported).
+// The current device's SM count where it runs the three kernels (sm90a_check.cuh), their shared
+// memory raised; 0: not supported.
 int device_sms() {
-  constexpr int kMaxDev = 64;
-  static std::mutex mu;
-  static int state[kMaxDev] = {};  // 0 unknown, −1 unsupported, else the SM count
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDev) return 0;
-  std::lock_guard<std::mutex> lock(mu);
-  if (state[dev] != 0) return std::max(state[dev], 0);
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return 0;
-  if (prop.major != 9 || prop.minor != 0 || !tensor_map_encoder() || size_t(prop.sharedMemPerBlockOptin) < kSmemBytes) {
-    state[dev] = -1;
-    return 0;
-  }
-  if (cudaPeekAtLastError() != cudaSuccess) return 0;
-  int8_gemm_probe_kernel<<<1, 1>>>();
-  int built = 0;
-  if (cudaGetLastError() != cudaSuccess ||
-      cudaMemcpyFromSymbol(&built, g_int8_gemm_built, sizeof(int)) != cudaSuccess)
-    return 0;
-  auto raise = [](const void* f) {
-    return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)) == cudaSuccess;
-  };
-  const bool ok = built == 1 && raise(reinterpret_cast<const void*>(gemm_int8_kernel<kPlain>)) &&
-                  raise(reinterpret_cast<const void*>(gemm_int8_kernel<kGelu>)) &&
-                  raise(reinterpret_cast<const void*>(gemm_int8_kernel<kResidual>));
-  state[dev] = ok ? std::max(prop.multiProcessorCount, 1) : -1;
-  return std::max(state[dev], 0);
+  static Sm90aKernels kernels(kSmemBytes, {reinterpret_cast<const void*>(gemm_int8_kernel<kPlain>),
+                                           reinterpret_cast<const void*>(gemm_int8_kernel<kGelu>),
+                                           reinterpret_cast<const void*>(gemm_int8_kernel<kResidual>)});
+  return kernels.device_sms();
 }
 
 bool aligned(const void* p, uintptr_t bytes) { return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0; }

@@ -2,7 +2,8 @@
 // the per-thread text behind gemm_last_error(), the cuBLAS-status mapping, pointer alignment, the
 // switch of gemm_set_fused_epilogue, and one cuBLASLt handle per device with one workspace per
 // (device, stream), so both launchers use the same handle and workspace (freed by
-// gemm_release_resources). Internal to kernels/gemm/; never includes lib/.
+// gemm_release_resources). Their cached plans: lt_plan.cuh. Internal to kernels/gemm/; never
+// includes lib/.
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime.h>

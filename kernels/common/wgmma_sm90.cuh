@@ -1,12 +1,19 @@
-// Hopper (sm_90a) warpgroup helpers of the attention kernels: shared-memory matrix descriptors for
-// 128-byte-swizzled tiles, the m64n128k16 bf16 wgmma (A from registers, B from shared memory),
-// the m64n128k32 e4m3 wgmma (A from registers or shared memory) and its s8 form, the m64n256k32 s8
-// form of the INT8 GEMM (kernels/gemm/gemm_int8.cu), their fences, mbarriers (also a wait that traps
-// past a deadline) and TMA tile loads. Device code only; needs -gencode arch=compute_90a.
+// Hopper (sm_90a) primitives of the warp-specialised kernels (attention_wgmma.cu, attention_fp8.cu,
+// gemm_int8.cu): shared-memory matrix descriptors for 128-byte-swizzled tiles, the m64n128k16 bf16
+// wgmma (A from registers, B from shared memory), the m64n128k32 e4m3 wgmma (A from registers or
+// shared memory) and its s8 form, the m64n256k32 s8 form of the INT8 GEMM, their fences, the
+// register hand-over of warp specialisation (setmaxnreg), mbarriers (also a wait that traps past a
+// deadline) and TMA tile loads. Device code only; needs -gencode arch=compute_90a.
+// VGEN_SM90A_DEVICE is defined in the device pass of sm_90a code, where the kernels have their
+// bodies (elsewhere they are empty, and sm90a_check.cuh reports them absent).
 #pragma once
 #include <cuda.h>
 
 #include <cstdint>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define VGEN_SM90A_DEVICE 1
+#endif
 
 namespace vgen::kern::sm90 {
 
@@ -23,6 +30,15 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 template <int N>
 __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Warp specialisation: a warpgroup gives back registers (the producer) or takes them (the consumers).
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 // Keeps the compiler from moving accesses of r across an (asynchronous) wgmma issue or wait.
 template <int N>
