@@ -1,7 +1,7 @@
 // Build and run on the GPU machine:
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I. -Xptxas -v -o /tmp/i8w docs/notes/probes/int8_gemm_wgmma_probe.cu -lcublasLt && /tmp/i8w
 // With the library op (kernels/gemm/gemm_int8.cu) timed beside the probe's plain kernel:
-//   nvcc -std=c++20 --expt-relaxed-constexpr -O3 -gencode arch=compute_90a,code=sm_90a -I. -DVGEN_PROBE_LIB -o /tmp/i8l docs/notes/probes/int8_gemm_wgmma_probe.cu kernels/gemm/gemm_int8.cu -lcublasLt && /tmp/i8l lib
+//   nvcc -std=c++20 --expt-relaxed-constexpr -O3 -gencode arch=compute_90a,code=sm_90a -I. -DVGEN_PROBE_LIB -o /tmp/i8l docs/notes/probes/int8_gemm_wgmma_probe.cu kernels/gemm/gemm_int8.cu kernels/common/sm90a_check.cu -lcublasLt && /tmp/i8l lib
 //   (this `lib` mode compiles but has not run on a GPU yet: the library op's speed after its generalisation to
 //   any N is unmeasured)
 // Probe: can a hand-written Hopper INT8 W8A8 GEMM, out[m, n] = bf16(acc·sa[m]·sb[n] + bias[n]) (then GELU-tanh, or
@@ -36,8 +36,8 @@
 #include <vector>
 
 #include "kernels/attention/mma_bf16.cuh"
-#include "kernels/attention/tensor_map.cuh"
-#include "kernels/attention/wgmma_sm90.cuh"
+#include "kernels/common/tensor_map.cuh"
+#include "kernels/common/wgmma_sm90.cuh"
 #ifdef VGEN_PROBE_LIB
 #include "kernels/gemm/gemm_int8.cuh"
 #endif
