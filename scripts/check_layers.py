@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Layer check: every #include "..." in lib/, apps/ and kernels/ goes to its own room or a lower one.
 
-A file's room is lib/<room>/ (lib/model/<family>/ counts as model), apps/ or kernels/. A file may
-include its own room or any lower-ranked room; rooms of one rank include each other only where
-PEER_INCLUDES lists the pair; kernels/ includes nothing of lib/ or apps/; tests/ may not include
-apps/; an include cycle between rooms is an error. Rooms that do not exist yet are empty. A model
-family (lib/model/<family>/) is included only by its own files and FAMILY_REGISTRY (and tests).
+A file's room is lib/<room>/ (every folder under lib/model/ counts as model), apps/ or kernels/. A
+file may include its own room or any lower-ranked room; rooms of one rank include each other only
+where PEER_INCLUDES lists the pair; kernels/ includes nothing of lib/ or apps/; tests/ may not
+include apps/; an include cycle between rooms is an error. Rooms that do not exist yet are empty.
+A model family (lib/model/<family>/, <family> in MODEL_FAMILIES) is included only by its own files
+and FAMILY_REGISTRY (and tests); every folder of lib/model/ the registry includes must be listed. Any
+other folder under lib/model/ (e.g. lib/model/text/) is shared model code: it includes no family and
+any file may include it under the rank rules.
 
   scripts/check_layers.py              check the tree (exit 1 on a violation)
   scripts/check_layers.py --self-test  plant violations in a temporary copy and check they are found
@@ -40,6 +43,10 @@ PEER_INCLUDES = {}
 # Single includes allowed against the table: (file, included file), both from the root -> one-line
 # reason. None today.
 EXCEPTIONS = {}
+
+# The model families: lib/model/<family>/ for each. A folder of lib/model/ not listed is shared model
+# code (e.g. text/: the T5 tokenizer and prompt cleaning), which any model file may include.
+MODEL_FAMILIES = ("wan",)
 
 # The one file outside a family that may include it: the registry picks the family.
 FAMILY_REGISTRY = "lib/model/registry.cpp"
@@ -97,16 +104,27 @@ def scan(root, ranks):
                                 yield src, line_no, target
 
 
-def family_of(path):
-    """The family folder lib/model/<family>/ a path lies in, or None."""
+def model_folder_of(path):
+    """The folder lib/model/<name>/ a path lies in (a family's or shared model code), or None."""
     parts = path.split("/")
     return "/".join(parts[:3]) if len(parts) > 3 and parts[:2] == ["lib", "model"] else None
 
 
+def family_of(path):
+    """The family folder lib/model/<family>/ a path lies in, or None (also for shared model code)."""
+    folder = model_folder_of(path)
+    return folder if folder and folder.split("/")[2] in MODEL_FAMILIES else None
+
+
 def family_error(src, target):
-    """Why `src` may not include `target` of a model family, or None."""
+    """Why the include of `target` from `src` breaks the family rule, or None."""
+    if src == FAMILY_REGISTRY:  # the registry includes families only: a folder it includes must be one
+        folder = model_folder_of(target)
+        if folder and family_of(target) is None:
+            return f"includes {folder}/, which is not in MODEL_FAMILIES (list the family there)"
+        return None
     fam = family_of(target)
-    if fam is None or family_of(src) == fam or src == FAMILY_REGISTRY or room_of(src) == TEST_DIR:
+    if fam is None or family_of(src) == fam or room_of(src) == TEST_DIR:
         return None
     return f"includes the family {fam}/ from outside it (only the family and {FAMILY_REGISTRY} may)"
 
@@ -235,10 +253,11 @@ def plant(dest, files):
 
 
 def self_test(root):
-    """Plants violations in temporary copies of the tree; each must be reported, the tree is not touched."""
+    """Plants includes in temporary copies of the tree; each violation must be reported and each allowed
+    include must not be, the tree is not touched."""
     _, baseline = check(root)
     ghost_table = [("ghost",)] + RANK_TABLE  # a ranked room with no folder
-    cases = [  # name, planted files, rank table, peer includes, expected violations
+    cases = [  # name, planted files, rank table, peer includes, expected violations (none: stays clean)
         ("upward include", {"lib/core/x.h": '#pragma once\n#include "pipeline/video_pipeline.h"\n'}, RANK_TABLE, {},
          ["lib/core/x.h:2: includes room pipeline"]),
         ("include cycle", {"lib/ops/x.h": '#include "sched/y.h"\n', "lib/sched/y.h": '#include "ops/x.h"\n'},
@@ -252,8 +271,19 @@ def self_test(root):
          ["kernels/x/x.cuh:1: includes room core"]),
         ("tests into apps", {"tests/unit/x.cpp": '#include "apps/vgen/cli.h"\n'}, RANK_TABLE, {},
          ["tests/unit/x.cpp:1: includes room apps"]),
-        ("family from outside it", {"lib/pipeline/x.h": '#include "model/wan/transformer.h"\n'}, RANK_TABLE, {},
+        ("family from outside it", {"lib/pipeline/x.h": '#include "model/wan/dit/transformer.h"\n'}, RANK_TABLE, {},
          ["lib/pipeline/x.h:1: includes the family lib/model/wan/"]),
+        ("shared model code from a family and above",
+         {"lib/model/wan/dit/x.h": '#include "model/text/tokenizer.h"\n',
+          "lib/pipeline/x.h": '#include "model/text/prompt_clean.h"\n'}, RANK_TABLE, {}, []),
+        ("family from shared model code", {"lib/model/text/x.h": '#include "model/wan/family.h"\n'}, RANK_TABLE, {},
+         ["lib/model/text/x.h:1: includes the family lib/model/wan/"]),
+        ("shared model code upward", {"lib/model/text/x.h": '#include "pipeline/video_pipeline.h"\n'}, RANK_TABLE, {},
+         ["lib/model/text/x.h:1: includes room pipeline"]),
+        ("family not in MODEL_FAMILIES", {"lib/model/newfam/family.h": "#pragma once\n",
+                                          FAMILY_REGISTRY: '#include "model/registry.h"\n'
+                                                           '#include "model/newfam/family.h"\n'},
+         RANK_TABLE, {}, [f"{FAMILY_REGISTRY}:2: includes lib/model/newfam/, which is not in MODEL_FAMILIES"]),
         ("room without a folder", {"lib/core/x.h": '#include "ghost/y.h"\n'}, ghost_table, {},
          ["lib/core/x.h:1: includes room ghost"]),
     ]
@@ -263,14 +293,22 @@ def self_test(root):
             copy_sources(root, tmp)
             plant(tmp, files)
             _, errors = check(tmp, table, peers)
+            cli_ok = True
             if table is RANK_TABLE and not peers:  # the command line too: exit 1 and the lines printed
                 run = subprocess.run([sys.executable, os.path.abspath(__file__), "--root", tmp],
                                      capture_output=True, text=True)
-                if run.returncode != 1 or any(x not in run.stdout for x in expected):
-                    errors = []
+                if expected:
+                    cli_ok = run.returncode == 1 and all(x in run.stdout for x in expected)
+                else:
+                    cli_ok = run.returncode == (1 if baseline else 0)
         new = [e for e in errors if e not in baseline]
-        missing = [x for x in expected if not any(x in e for e in new)]
-        print(f"self-test: {name}: {'found' if not missing else 'MISSED ' + '; '.join(missing)}")
+        if expected:
+            missing = [x for x in expected if not any(x in e for e in new)] or ([] if cli_ok else ["the command line"])
+            verdict = "found" if not missing else "MISSED " + "; ".join(missing)
+        else:
+            missing = new or ([] if cli_ok else ["the command line"])
+            verdict = "clean" if not missing else "NOT CLEAN"
+        print(f"self-test: {name}: {verdict}")
         for e in new:
             print(f"  {e}")
         failed += bool(missing)

@@ -59,7 +59,7 @@ struct RuntimeConfig {
   double collective_timeout_s = 600.0;
 };
 
-// One LoRA adapter merged into the DiT weights at load (model/wan/lora.h): W += scale·(alpha/rank)·B·A.
+// One LoRA adapter merged into the DiT weights at load (model/wan/dit/lora.h): W += scale·(alpha/rank)·B·A.
 struct LoraEntry {
   std::string path;             // safetensors file (diffusers/PEFT or original Wan names)
   double scale = 1.0;           // the user strength (diffusers' set_adapters weight)

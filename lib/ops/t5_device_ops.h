@@ -1,5 +1,5 @@
 // Tensor-level device paths of the T5 op families (kernels/t5/*.cuh), used by the UMT5 encoder on
-// the GPU (model/wan/umt5_device.h). Activations are f32 or bf16 and each result has the dtype of
+// the GPU (model/wan/text/umt5_device.h). Activations are f32 or bf16 and each result has the dtype of
 // its main input (bf16: the rounding points of transformers' eager bf16 modules, see the .cuh
 // files). Everything is queued on compute_stream(); shapes, dtypes and devices are checked and
 // named in errors.

@@ -20,9 +20,10 @@ VAE 126,892,531 = 0.25 GB (encoder included; vgen reads only the decoder). Needs
 On a GPU machine without network access generate it there (it is too big to copy): 40.2 GB of
 the 64 GiB disk of a one-H200 machine; the writer is disk-bound (~0.4-0.6 GB/s with 2 jobs here).
 
-Names/shapes follow vgen's loaders (lib/model/wan/transformer_weights.cpp, umt5.cpp, vae_decoder.cpp,
-vae_layers.cpp) and diffusers' VAE encoder layout; `--selftest` applies the same rules to the tiny
-fixture's configs and checks they give exactly its safetensors names and shapes. Files: shards of at
+Names/shapes follow vgen's loaders (lib/model/wan/: dit/transformer_weights.cpp, text/umt5.cpp,
+vae/vae_decoder.cpp, vae/vae_layers.cpp) and diffusers' VAE encoder layout; `--selftest` applies the
+same rules to the tiny fixture's configs and checks they give exactly its safetensors names and
+shapes. Files: shards of at
 most --shard-gb (default 5; 0 = one file) named as save_pretrained does (<stem>-0000k-of-0000n
 .safetensors + <stem>.safetensors.index.json; one shard: <stem>.safetensors; stem
 diffusion_pytorch_model or model), both read by vgen's WeightStore; written by --jobs processes in
@@ -157,7 +158,7 @@ def vae_tensors(c):
             k += 1
     t += mid("encoder.mid_block", dims[-1]) + [("encoder.norm_out.gamma", [dims[-1], 1, 1, 1])]
     t += conv("encoder.conv_out", 2 * z, dims[-1], k3) + conv("quant_conv", 2 * z, 2 * z, k1)
-    # Decoder, exactly as lib/model/wan/vae_decoder.cpp loads it.
+    # Decoder, exactly as lib/model/wan/vae/vae_decoder.cpp loads it.
     db = c.get("decoder_base_dim") or base
     dd = [db * mult[-1]] + [db * m for m in reversed(mult)]
     tup = list(reversed(tdown))

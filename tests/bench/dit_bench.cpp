@@ -61,7 +61,7 @@
 #include "dist/device_mesh.h"
 #include "dist/weight_stream.h"
 #include "kernels/gemm/gemm.cuh"
-#include "model/wan/transformer.h"
+#include "model/wan/dit/transformer.h"
 #include "ops/attention_backend.h"
 #include "ops/device_ops.h"
 #include "ops/dit_device_ops.h"

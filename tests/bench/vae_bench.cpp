@@ -37,8 +37,8 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "dist/bootstrap.h"
-#include "model/wan/vae_device.h"
-#include "model/wan/vae_parallel_device.h"
+#include "model/wan/vae/vae_device.h"
+#include "model/wan/vae/vae_parallel_device.h"
 #include "ops/dit_device_ops.h"
 #include "ops/vae_device_ops.h"
 

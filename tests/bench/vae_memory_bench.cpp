@@ -12,7 +12,7 @@
 #include <random>
 #include <string>
 
-#include "model/wan/vae_decoder.h"
+#include "model/wan/vae/vae_decoder.h"
 
 using namespace vgen;
 

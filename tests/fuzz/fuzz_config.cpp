@@ -5,9 +5,9 @@
 #include "core/json.h"
 #include "fuzz_common.h"
 #include "io/diffusers_dir.h"
-#include "model/wan/transformer_config.h"
-#include "model/wan/umt5_config.h"
-#include "model/wan/vae_config.h"
+#include "model/wan/dit/transformer_config.h"
+#include "model/wan/text/umt5_config.h"
+#include "model/wan/vae/vae_config.h"
 
 using namespace vgen;
 

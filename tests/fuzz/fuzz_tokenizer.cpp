@@ -1,6 +1,6 @@
 // Prompt text on its way to the text encoder: UTF-8 decoding (core/utf8.cpp, any bytes), prompt
-// cleaning (model/wan/prompt_clean.cpp: HTML unescaping, Python whitespace) and the T5 tokenizer
-// (model/wan/tokenizer.cpp) of the tiny test model. The first input byte picks max_len (1..64), the
+// cleaning (model/text/prompt_clean.cpp: HTML unescaping, Python whitespace) and the T5 tokenizer
+// (model/text/tokenizer.cpp) of the tiny test model. The first input byte picks max_len (1..64), the
 // rest is the text. Invalid UTF-8 is replaced, never rejected: nothing here may throw. The
 // tokenizer's ids lie in its vocabulary, rows are truncated to max_len with EOS last, the mask
 // covers exactly the real tokens.
@@ -8,8 +8,8 @@
 
 #include "core/utf8.h"
 #include "fuzz_common.h"
-#include "model/wan/prompt_clean.h"
-#include "model/wan/tokenizer.h"
+#include "model/text/prompt_clean.h"
+#include "model/text/tokenizer.h"
 
 using namespace vgen;
 

@@ -1,9 +1,9 @@
-// Tokenizer folder configuration (model/wan/tokenizer.cpp): the input is tokenizer_config.json,
+// Tokenizer folder configuration (model/text/tokenizer.cpp): the input is tokenizer_config.json,
 // optionally followed by a NUL byte and special_tokens_map.json, beside the tiny test model's
 // spiece.model. Rejected folders end in kModel; an accepted tokenizer's special tokens have ids
 // inside its vocabulary and a text full of them tokenizes into that vocabulary.
 #include "fuzz_common.h"
-#include "model/wan/tokenizer.h"
+#include "model/text/tokenizer.h"
 
 using namespace vgen;
 

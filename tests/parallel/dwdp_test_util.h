@@ -7,7 +7,7 @@
 
 #include "dist/communicator.h"
 #include "mesh_test_main.h"
-#include "model/wan/transformer.h"
+#include "model/wan/dit/transformer.h"
 #include "parallel/local_attention.h"
 #include "model/dit_step.h"
 

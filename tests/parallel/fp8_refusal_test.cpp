@@ -8,7 +8,7 @@
 
 #include "mesh_test_main.h"
 #include "ops/fp8.h"
-#include "model/wan/fp8_options.h"
+#include "model/wan/dit/fp8_options.h"
 #include "pipeline/precision.h"
 
 namespace vgen {

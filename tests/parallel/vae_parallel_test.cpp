@@ -11,7 +11,7 @@
 
 #include "dist/bootstrap.h"
 #include "mesh_test_main.h"
-#include "model/wan/vae_parallel.h"
+#include "model/wan/vae/vae_parallel.h"
 
 namespace vgen {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "dist/communicator.h"
 #include "dist/mesh.h"
-#include "model/wan/transformer.h"
+#include "model/wan/dit/transformer.h"
 #include "parallel/block_attention.h"
 #include "parallel/local_attention.h"
 #include "parallel/seq_attention.h"

@@ -10,7 +10,7 @@
 
 #include "dit_test_util.h"
 #include "io/safetensors.h"
-#include "model/wan/transformer.h"
+#include "model/wan/dit/transformer.h"
 
 using namespace vgen;
 using namespace vgen::testing;

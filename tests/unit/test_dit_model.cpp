@@ -8,7 +8,7 @@
 
 #include "dit_test_util.h"
 #include "io/safetensors.h"
-#include "model/wan/transformer.h"
+#include "model/wan/dit/transformer.h"
 #include "model/dit_step.h"
 
 namespace vgen {

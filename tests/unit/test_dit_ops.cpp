@@ -12,7 +12,7 @@
 #include "kernels/embed/timestep_embed_ref.h"
 #include "kernels/norm/norm_ref.h"
 #include "kernels/rope/rope_ref.h"
-#include "model/wan/rope_tables.h"
+#include "model/wan/dit/rope_tables.h"
 #include "ops/activation.h"
 #include "ops/elementwise.h"
 #include "ops/embed.h"

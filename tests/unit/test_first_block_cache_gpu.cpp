@@ -10,7 +10,7 @@
 
 #include "dist/communicator.h"
 #include "model/first_block_cache.h"
-#include "model/wan/transformer.h"
+#include "model/wan/dit/transformer.h"
 #include "parallel/local_attention.h"
 #include "model/dit_step.h"
 

@@ -13,7 +13,7 @@
 #include "kernels/attention/attention_ref.h"
 #include "kernels/gemm/gemm_fp8_ref.h"
 #include "kernels/quant/quant_ref.h"
-#include "model/wan/rope_tables.h"
+#include "model/wan/dit/rope_tables.h"
 #include "ops/activation.h"
 #include "ops/elementwise.h"
 #include "ops/fp8.h"
@@ -23,7 +23,7 @@
 #include "parallel/local_attention.h"
 #include "pipeline/denoise.h"
 #include "plan/plan.h"
-#include "model/wan/fp8_options.h"
+#include "model/wan/dit/fp8_options.h"
 #include "pipeline/precision.h"
 
 namespace vgen {

@@ -21,9 +21,9 @@
 #include "kernels/common/bf16.h"
 #include "kernels/gemm/gemm_int8_ref.h"
 #include "kernels/quant/quant_ref.h"
-#include "model/wan/transformer.h"
+#include "model/wan/dit/transformer.h"
 #include "ops/fp8.h"
-#include "model/wan/fp8_options.h"
+#include "model/wan/dit/fp8_options.h"
 #include "pipeline/precision.h"
 
 using namespace vgen;

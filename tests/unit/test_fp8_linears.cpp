@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "dit_test_util.h"
-#include "model/wan/transformer_weights.h"
-#include "model/wan/fp8_options.h"
+#include "model/wan/dit/transformer_weights.h"
+#include "model/wan/dit/fp8_options.h"
 #include "pipeline/precision.h"
 
 namespace vgen {

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "io/recipe.h"
 #include "ops/fp8.h"
-#include "model/wan/fp8_options.h"
+#include "model/wan/dit/fp8_options.h"
 #include "pipeline/precision.h"
 
 namespace vgen {

@@ -7,7 +7,7 @@
 
 #include "dist/mesh.h"
 #include "dit_test_util.h"
-#include "model/wan/vae_decoder.h"
+#include "model/wan/vae/vae_decoder.h"
 #include "model/wan/family.h"
 #include "tools/golden.h"
 

@@ -1,4 +1,4 @@
-// LoRA adapters (model/wan/lora.h): key names of both formats, the merge arithmetic against a
+// LoRA adapters (model/wan/dit/lora.h): key names of both formats, the merge arithmetic against a
 // direct computation, several adapters adding up, strict and non-strict errors naming key and
 // file, the recipe's lora section, and the two golden fixture files holding one adapter.
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 #include "io/recipe.h"
 #include "io/safetensors.h"
-#include "model/wan/lora.h"
-#include "model/wan/transformer.h"
+#include "model/wan/dit/lora.h"
+#include "model/wan/dit/transformer.h"
 #include "plan/plan.h"
 
 using namespace vgen;

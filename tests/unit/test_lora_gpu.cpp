@@ -1,4 +1,4 @@
-// The LoRA merge on the device (model/wan/lora_device_cuda.cpp) against the host merge: the add
+// The LoRA merge on the device (model/wan/dit/lora_device_cuda.cpp) against the host merge: the add
 // kernel against its CPU reference (bit for bit, f32 and bf16, odd sizes), and the DiT streamed to
 // the GPU and merged there against the host weights merged on the CPU (f32: within fp32 GEMM
 // rounding; bf16: within the weight's own rounding), with one adapter and with two adding up.
@@ -10,8 +10,8 @@
 #include "dist/weight_stream.h"
 #include "kernels/lora/lora_merge.cuh"
 #include "kernels/lora/lora_merge_ref.h"
-#include "model/wan/lora.h"
-#include "model/wan/transformer.h"
+#include "model/wan/dit/lora.h"
+#include "model/wan/dit/transformer.h"
 
 using namespace vgen;
 using namespace vgen::testing;

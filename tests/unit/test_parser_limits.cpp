@@ -14,10 +14,10 @@
 #include "io/diffusers_dir.h"
 #include "io/recipe.h"
 #include "io/safetensors.h"
-#include "model/wan/tokenizer.h"
-#include "model/wan/transformer_config.h"
-#include "model/wan/umt5_config.h"
-#include "model/wan/vae_config.h"
+#include "model/text/tokenizer.h"
+#include "model/wan/dit/transformer_config.h"
+#include "model/wan/text/umt5_config.h"
+#include "model/wan/vae/vae_config.h"
 
 using namespace vgen;
 namespace fs = std::filesystem;

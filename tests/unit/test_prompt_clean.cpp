@@ -2,8 +2,8 @@
 // Expected strings were produced by CPython 3.11 (the pipeline's own function on these inputs).
 #include <gtest/gtest.h>
 
-#include "model/wan/html_entities.h"
-#include "model/wan/prompt_clean.h"
+#include "model/text/html_entities.h"
+#include "model/text/prompt_clean.h"
 
 using namespace vgen;
 

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "model/wan/prompt_clean.h"
-#include "model/wan/umt5.h"
+#include "model/text/prompt_clean.h"
+#include "model/wan/text/umt5.h"
 #include "core/hash.h"
-#include "model/wan/text_encoder.h"
+#include "model/wan/text/text_encoder.h"
 #include "pipeline/text_cache.h"
 
 using namespace vgen;

@@ -8,7 +8,7 @@
 
 #include "core/json.h"
 #include "io/safetensors.h"
-#include "model/wan/tokenizer.h"
+#include "model/text/tokenizer.h"
 
 using namespace vgen;
 namespace fs = std::filesystem;

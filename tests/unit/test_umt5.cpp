@@ -9,8 +9,8 @@
 
 #include "core/json.h"
 #include "io/safetensors.h"
-#include "model/wan/text_encoder.h"
-#include "model/wan/umt5.h"
+#include "model/wan/text/text_encoder.h"
+#include "model/wan/text/umt5.h"
 
 using namespace vgen;
 namespace fs = std::filesystem;

@@ -16,9 +16,9 @@
 #include "core/json.h"
 #include "io/recipe.h"
 #include "io/safetensors.h"
-#include "model/wan/text_encoder.h"
-#include "model/wan/umt5.h"
-#include "model/wan/umt5_device.h"
+#include "model/wan/text/text_encoder.h"
+#include "model/wan/text/umt5.h"
+#include "model/wan/text/umt5_device.h"
 #include "model/wan/family.h"
 #include "tools/golden.h"
 #include "pipeline/text_cache.h"
@@ -272,7 +272,7 @@ TEST(T5EncoderGpu, GoldenTextEncodeOnDevice) {
 
 
 #else
-#include "model/wan/text_encoder.h"
+#include "model/wan/text/text_encoder.h"
 
 // Without the CUDA backend the device text encoder is a usage error, not a silent host fallback.
 TEST(T5EncoderGpu, NoCudaBackendRefusesDeviceEncoder) {

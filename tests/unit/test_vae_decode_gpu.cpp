@@ -1,4 +1,4 @@
-// The device VAE decoder (model/wan/vae_device.h) on the tiny golden VAE: the golden video in fp32
+// The device VAE decoder (model/wan/vae/vae_device.h) on the tiny golden VAE: the golden video in fp32
 // (rel-L2 <= 1e-4) and bf16 (<= 3e-2), `vgen golden --case vae_decode` with device cuda, agreement
 // with the CPU decoder on odd latent shapes for both conv backends, the cache modes, batches, the
 // halo context on one rank, streaming order and bounded memory.
@@ -11,9 +11,9 @@
 #include "core/device_allocator.h"
 #include "dist/mesh.h"
 #include "dit_test_util.h"
-#include "model/wan/vae_decoder.h"
-#include "model/wan/vae_device.h"
-#include "model/wan/vae_parallel_device.h"
+#include "model/wan/vae/vae_decoder.h"
+#include "model/wan/vae/vae_device.h"
+#include "model/wan/vae/vae_parallel_device.h"
 #include "ops/vae_device_ops.h"
 #include "model/wan/family.h"
 #include "tools/golden.h"

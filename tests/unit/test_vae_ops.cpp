@@ -8,8 +8,8 @@
 #include "kernels/conv3d/conv3d_ref.h"
 #include "kernels/vae_norm/vae_norm_ref.h"
 #include "kernels/vae_ops/vae_ops_ref.h"
-#include "model/wan/vae_config.h"
-#include "model/wan/vae_layers.h"
+#include "model/wan/vae/vae_config.h"
+#include "model/wan/vae/vae_layers.h"
 #include "ops/vae_ops.h"
 
 using namespace vgen;

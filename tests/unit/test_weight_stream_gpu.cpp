@@ -13,7 +13,7 @@
 
 #include "dist/weight_stream.h"
 #include "kernels/conv3d/conv_weight_ref.h"
-#include "model/wan/transformer.h"
+#include "model/wan/dit/transformer.h"
 #include "ops/vae_device_ops.h"
 #include "parallel/local_attention.h"
 

@@ -3,11 +3,11 @@
 #include <filesystem>
 
 #include "io/safetensors.h"
-#include "model/wan/lora.h"
-#include "model/wan/transformer_config.h"
-#include "model/wan/transformer_weights.h"
-#include "model/wan/umt5_config.h"
-#include "model/wan/vae_config.h"
+#include "model/wan/dit/lora.h"
+#include "model/wan/dit/transformer_config.h"
+#include "model/wan/dit/transformer_weights.h"
+#include "model/wan/text/umt5_config.h"
+#include "model/wan/vae/vae_config.h"
 #include "ops/fp8.h"
 
 namespace vgen {

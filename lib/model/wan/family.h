@@ -1,6 +1,6 @@
 // The Wan family behind the model seam (model/registry.h): WanPipeline checkpoints — Wan 2.1 T2V and
 // Wan 2.2 T2V-A14B (two experts switched at model_index.json's boundary_ratio). Its parts: the
-// UMT5 prompt encoder (text_encoder.h), the DiT (transformer.h), the VAE (autoencoder.h).
+// UMT5 prompt encoder (text/text_encoder.h), the DiT (dit/transformer.h), the VAE (vae/autoencoder.h).
 #pragma once
 #include <string>
 #include <vector>

@@ -11,12 +11,12 @@
 
 #include "dist/node_comm.h"
 #include "model/latents.h"
-#include "model/wan/autoencoder.h"
+#include "model/wan/dit/fp8_options.h"
+#include "model/wan/dit/lora.h"
+#include "model/wan/dit/transformer.h"
 #include "model/wan/family.h"
-#include "model/wan/fp8_options.h"
-#include "model/wan/lora.h"
-#include "model/wan/text_encoder.h"
-#include "model/wan/transformer.h"
+#include "model/wan/text/text_encoder.h"
+#include "model/wan/vae/autoencoder.h"
 #include "ops/attention_backend.h"
 
 namespace vgen {

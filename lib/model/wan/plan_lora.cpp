@@ -1,9 +1,9 @@
 // `vgen plan`: the recipe's LoRA adapters, read as far as their headers and checked against the
-// transformer configs the way the load checks them (lora.h).
+// transformer configs the way the load checks them (dit/lora.h).
 #include <filesystem>
 
 #include "io/diffusers_dir.h"
-#include "model/wan/lora.h"
+#include "model/wan/dit/lora.h"
 #include "model/wan/family.h"
 
 namespace vgen {

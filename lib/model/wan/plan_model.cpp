@@ -9,8 +9,8 @@
 #include "core/log.h"
 #include "io/diffusers_dir.h"
 #include "io/safetensors.h"
+#include "model/wan/dit/transformer_weights.h"
 #include "model/wan/family.h"
-#include "model/wan/transformer_weights.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
@@ -92,7 +92,7 @@ struct WanVaeShape {
   double z_dim = 16;
 };
 
-// The Wan VAE decoder as vgen's device decoder runs it (vae_device.cpp): channels-last
+// The Wan VAE decoder as vgen's device decoder runs it (vae/vae_device.cpp): channels-last
 // activations, one frame per call at every level (a latent frame through conv_in, the mid block and
 // up block 0, each frame an upsampler emits through the next block), so every causal 3×3×3 conv
 // sees [2 cached frames, 1 new]. Per call: the fill of the conv input (RMSNorm + SiLU, or a copy,
@@ -104,7 +104,7 @@ struct WanVaeShape {
 // which 1,733 have a 3×3 spatial kernel and 60 are the 3×1×1 time convs).
 VaeWork vae_work(const WanVaeShape& md, double T, double h, double w, double eb, bool split_w) {
   VaeWork v;
-  // decoder_dims (vae_config.cpp): [base·mult.back(), base·mult reversed...]; upsampling in time
+  // decoder_dims (vae/vae_config.cpp): [base·mult.back(), base·mult reversed...]; upsampling in time
   // where temperal_downsample, reversed, says.
   const int nb = int(md.dim_mult.size());
   std::vector<double> d = {double(md.base_dim) * md.dim_mult.back()};

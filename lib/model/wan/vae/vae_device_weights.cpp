@@ -1,0 +1,107 @@
+// Weights of the device VAE decoder: checkpoint tensors read to the device as f32, then permuted to
+// the channels-last conv layout [Cout, kt, kh, kw, Cin] and converted to the compute dtype there; or
+// random device fills for benchmarks.
+#include "model/wan/vae/vae_device_layers.h"
+#include "ops/dit_device_ops.h"
+#include "ops/vae_device_ops.h"
+
+namespace vgen {
+
+VaeDevConv VaeWeightSource::conv(const std::string& prefix, int64_t cout, int64_t cin, int64_t kt, int64_t kh,
+                                 int64_t kw, int64_t cout_multiple) {
+  VaeDevConv c;
+  c.cin = cin;
+  c.cout = cout;
+  c.cout_store = (cout + cout_multiple - 1) / cout_multiple * cout_multiple;
+  c.kt = kt == 0 ? 1 : kt;
+  c.kh = kh;
+  c.kw = kw;
+  const Shape dev_shape =
+      c.pointwise() ? Shape{c.cout_store, cin} : Shape{c.cout_store, c.kt, kh, kw, cin};
+  if (!stream_) {
+    c.w = Tensor::empty(dev_shape, dt_, Device::kCUDA);
+    cuda_fill_normal(c.w, seed_++, 0.0f, std_);
+    c.b = Tensor::empty({c.cout_store}, DType::kF32, Device::kCUDA);
+    cuda_fill_normal(c.b, seed_++, 0.0f, std_);
+  } else {
+    const Shape file_shape = kt == 0 ? Shape{cout, cin, kh, kw} : Shape{cout, cin, kt, kh, kw};
+    Tensor w32 = Tensor::empty(file_shape, DType::kF32, Device::kCUDA);  // [cout, cin, taps] as stored
+    Tensor b32 = Tensor::empty({cout}, DType::kF32, Device::kCUDA);
+    stream_->request(comp_, prefix + ".weight", w32, file_shape);
+    stream_->request(comp_, prefix + ".bias", b32, {cout});
+    c.w = Tensor::empty(dev_shape, dt_, Device::kCUDA);  // [cout_s, taps, cin]
+    c.b = Tensor::zeros({c.cout_store}, DType::kF32, Device::kCUDA);
+    stream_->on_done([w32, b32, w = c.w, b = c.b]() mutable {
+      cuda_vae_conv_weight_layout(w32, w);
+      b.narrow(0, b32.dim(0)).copy_from(b32);
+    });
+  }
+  bytes_ += c.w.nbytes() + c.b.nbytes();
+  return c;
+}
+
+Tensor VaeWeightSource::gamma(const std::string& name, const Shape& shape) {
+  Tensor g;
+  g = Tensor::empty({shape_numel(shape)}, DType::kF32, Device::kCUDA);
+  if (!stream_)
+    cuda_fill_normal(g, seed_++, 0.0f, std_);
+  else
+    stream_->request(comp_, name, g, shape);
+  bytes_ += g.nbytes();
+  return g;
+}
+
+namespace {
+
+VaeDevResBlock load_res(VaeWeightSource& src, const std::string& p, int64_t in, int64_t out) {
+  VaeDevResBlock r;
+  r.norm1 = src.gamma(p + ".norm1.gamma", {in, 1, 1, 1});
+  r.conv1 = src.conv(p + ".conv1", out, in, 3, 3, 3);
+  r.norm2 = src.gamma(p + ".norm2.gamma", {out, 1, 1, 1});
+  r.conv2 = src.conv(p + ".conv2", out, out, 3, 3, 3);
+  r.has_shortcut = in != out;
+  if (r.has_shortcut) r.shortcut = src.conv(p + ".conv_shortcut", out, in, 1, 1, 1);
+  return r;
+}
+
+}  // namespace
+
+// The structure of WanVaeDecoder's constructor (model/wan/vae/vae_decoder.cpp), weight by weight.
+void build_vae_device_layers(const WanVaeConfig& cfg, VaeWeightSource& src, WanVaeDeviceDecoder::Layers& L) {
+  const int64_t z = cfg.z_dim;
+  const std::vector<int> dims = cfg.decoder_dims();
+  const std::vector<bool> tup = cfg.temperal_upsample();
+  const int nb = cfg.num_up_blocks();
+  L.post_quant_conv = src.conv("post_quant_conv", z, z, 1, 1, 1);
+  L.conv_in = src.conv("decoder.conv_in", dims[0], z, 3, 3, 3);
+  L.mid0 = load_res(src, "decoder.mid_block.resnets.0", dims[0], dims[0]);
+  L.attn.dim = dims[0];
+  L.attn.norm = src.gamma("decoder.mid_block.attentions.0.norm.gamma", {dims[0], 1, 1});
+  L.attn.to_qkv = src.conv("decoder.mid_block.attentions.0.to_qkv", 3 * dims[0], dims[0], 0, 1, 1);
+  L.attn.proj = src.conv("decoder.mid_block.attentions.0.proj", dims[0], dims[0], 0, 1, 1);
+  L.mid1 = load_res(src, "decoder.mid_block.resnets.1", dims[0], dims[0]);
+  L.up_res.assign(size_t(nb), {});
+  L.has_up.assign(size_t(nb), false);
+  L.up.assign(size_t(nb), {});
+  for (int i = 0; i < nb; ++i) {
+    int64_t in = i > 0 ? dims[size_t(i)] / 2 : dims[0];
+    const int64_t out = dims[size_t(i) + 1];
+    const std::string p = "decoder.up_blocks." + std::to_string(i);
+    for (int r = 0; r < cfg.num_res_blocks + 1; ++r) {
+      L.up_res[size_t(i)].push_back(load_res(src, p + ".resnets." + std::to_string(r), in, out));
+      in = out;
+    }
+    if (i != nb - 1) {
+      L.has_up[size_t(i)] = true;
+      VaeDevUpsampler& u = L.up[size_t(i)];
+      u.temporal = tup[size_t(i)];
+      if (u.temporal) u.time_conv = src.conv(p + ".upsamplers.0.time_conv", 2 * out, out, 3, 1, 1);
+      u.resample = src.conv(p + ".upsamplers.0.resample.1", out / 2, out, 0, 3, 3);
+    }
+  }
+  L.norm_out = src.gamma("decoder.norm_out.gamma", {dims.back(), 1, 1, 1});
+  // conv_out's few output channels are padded to 8 for cuDNN's tensor-core engines.
+  L.conv_out = src.conv("decoder.conv_out", cfg.out_channels, dims.back(), 3, 3, 3, 8);
+}
+
+}  // namespace vgen

@@ -1,0 +1,186 @@
+#include "model/wan/vae/vae_parallel_device.h"
+
+#include <cstring>
+
+#include "ops/vae_device_ops.h"
+
+namespace vgen {
+
+namespace {
+// Messages of the two halo phases (NCCL matches point-to-point messages in call order; the tags
+// only label them).
+constexpr int kTagToRight = 7311, kTagToLeft = 7312;
+
+// A channels-last activation [t, H, W, C] viewed as [outer, extent, inner] along the split dim.
+struct SplitView {
+  int64_t outer, extent, inner;
+};
+SplitView split_view(const Shape& s, VaeSplitDim d) {
+  VGEN_ASSERT(s.size() == 4, "device parallel VAE: activation {} must be [t,H,W,C]", shape_str(s));
+  if (d == VaeSplitDim::kWidth) return {s[0] * s[1], s[2], s[3]};
+  return {s[0], s[1], s[2] * s[3]};
+}
+
+Shape with_extent(Shape s, VaeSplitDim d, int64_t e) {
+  s[d == VaeSplitDim::kWidth ? 2 : 1] = e;
+  return s;
+}
+
+char* bytes(Tensor& t) { return static_cast<char*>(t.raw()); }
+const char* bytes(const Tensor& t) { return static_cast<const char*>(t.raw()); }
+
+// [s0, s0 + len) of x along the split dim as a contiguous [outer, len, inner] tensor.
+Tensor take(const Tensor& x, const SplitView& v, int64_t s0, int64_t len) {
+  const size_t es = dtype_size(x.dtype());
+  Tensor y = Tensor::empty({v.outer * len * v.inner}, x.dtype(), Device::kCUDA);
+  cuda_copy_2d(y.raw(), size_t(len * v.inner) * es, bytes(x) + size_t(s0 * v.inner) * es,
+               size_t(v.extent * v.inner) * es, size_t(len * v.inner) * es, size_t(v.outer));
+  return y;
+}
+
+// Writes src [outer, len, inner] into dst [outer, dext, inner] at [off, off + len) (null src: zeros).
+void place(Tensor& dst, int64_t dext, const void* src, const SplitView& v, int64_t off, int64_t len) {
+  const size_t es = dtype_size(dst.dtype()), w = size_t(len * v.inner) * es;
+  char* d = bytes(dst) + size_t(off * v.inner) * es;
+  if (src)
+    cuda_copy_2d(d, size_t(dext * v.inner) * es, src, w, w, size_t(v.outer));
+  else
+    cuda_zero_2d(d, size_t(dext * v.inner) * es, w, size_t(v.outer));
+}
+
+void shift(Communicator& comm, const Tensor* send, int dst, Tensor* recv, int src, int tag) {
+  if (send && recv)
+    comm.sendrecv(*send, dst, *recv, src, tag);
+  else if (send)
+    comm.send(*send, dst, tag);
+  else if (recv)
+    comm.recv(*recv, src, tag);
+}
+}  // namespace
+
+HaloDeviceContext::HaloDeviceContext(Communicator& comm, VaeSplitDim dim, std::vector<int64_t> base)
+    : comm_(comm), dim_(dim), base_(std::move(base)) {
+  VGEN_ASSERT(int(base_.size()) == comm_.size(), "HaloDeviceContext: {} extents for {} ranks", base_.size(),
+              comm_.size());
+  for (int64_t e : base_) VGEN_ASSERT(e >= 1, "HaloDeviceContext: a rank holds no rows/cols");
+}
+
+std::vector<int64_t> HaloDeviceContext::extents_for(const Tensor& x) const {
+  const int64_t e = split_view(x.shape(), dim_).extent, mine = base_[size_t(comm_.rank())];
+  VGEN_ASSERT(e % mine == 0, "device parallel VAE: local extent {} is not a multiple of the latent extent {}", e, mine);
+  std::vector<int64_t> ext(base_.size());
+  for (size_t r = 0; r < base_.size(); ++r) ext[r] = base_[r] * (e / mine);
+  return ext;
+}
+
+Tensor HaloDeviceContext::conv_input(const Shape& shape, DType dt, int64_t halo, int64_t front,
+                                     const std::function<void(Tensor&)>& fill, kern::Conv3dPad& pad) {
+  const int64_t t = shape[0];
+  if (halo == 0) {  // a kernel without spatial extent needs no neighbour
+    Shape s = shape;
+    s[0] += front;
+    Tensor buf = Tensor::empty(s, dt, Device::kCUDA);
+    Tensor body = buf.narrow(front, t);
+    fill(body);
+    pad = {};
+    return buf;
+  }
+  Tensor x = Tensor::empty(shape, dt, Device::kCUDA);  // [t, H, W, C]
+  fill(x);
+  const SplitView v = split_view(shape, dim_);
+  VGEN_ASSERT(halo >= 1 && halo <= v.extent, "device parallel VAE: halo {} for a local extent {}", halo, v.extent);
+  const int r = comm_.rank(), P = comm_.size();
+  const bool has_left = r > 0, has_right = r < P - 1;
+  Tensor left_edge = take(x, v, 0, halo), right_edge = take(x, v, v.extent - halo, halo);
+  Tensor from_left, from_right;
+  if (has_left) from_left = Tensor::empty({v.outer * halo * v.inner}, dt, Device::kCUDA);
+  if (has_right) from_right = Tensor::empty({v.outer * halo * v.inner}, dt, Device::kCUDA);
+  // Phase 1: right edges travel right; phase 2: left edges travel left (chains, no cycles).
+  shift(comm_, has_right ? &right_edge : nullptr, r + 1, has_left ? &from_left : nullptr, r - 1, kTagToRight);
+  shift(comm_, has_left ? &left_edge : nullptr, r - 1, has_right ? &from_right : nullptr, r + 1, kTagToLeft);
+
+  const int64_t total = v.extent + 2 * halo;  // zeros stand in for a missing neighbour
+  Shape bs = with_extent(shape, dim_, total);
+  bs[0] += front;
+  Tensor buf = Tensor::empty(bs, dt, Device::kCUDA);  // [front + t, H', W', C]
+  Tensor body = buf.narrow(front, t);
+  place(body, total, has_left ? from_left.raw() : nullptr, v, 0, halo);
+  place(body, total, x.raw(), v, halo, v.extent);
+  place(body, total, has_right ? from_right.raw() : nullptr, v, halo + v.extent, halo);
+  if (dim_ == VaeSplitDim::kWidth)
+    pad = {halo, halo, 0, 0};
+  else
+    pad = {0, 0, halo, halo};
+  return buf;
+}
+
+Tensor HaloDeviceContext::gather(const Tensor& x) {
+  const SplitView v = split_view(x.shape(), dim_);
+  const std::vector<int64_t> ext = extents_for(x);
+  std::vector<int64_t> counts(ext.size());
+  int64_t total_ext = 0, total = 0;
+  for (size_t r = 0; r < ext.size(); ++r) {
+    counts[r] = v.outer * ext[r] * v.inner;
+    total_ext += ext[r];
+    total += counts[r];
+  }
+  Tensor send = x.reshape({x.numel()});
+  Tensor recv = Tensor::empty({total}, x.dtype(), Device::kCUDA);
+  comm_.all_gather_v(send, recv, counts);  // rank-ordered [outer, e_r, inner] blocks
+  Tensor full = Tensor::empty(with_extent(x.shape(), dim_, total_ext), x.dtype(), Device::kCUDA);
+  const size_t es = dtype_size(x.dtype());
+  int64_t off = 0, pos = 0;
+  for (size_t r = 0; r < ext.size(); ++r) {
+    place(full, total_ext, bytes(recv) + size_t(off) * es, v, pos, ext[r]);
+    off += counts[r];
+    pos += ext[r];
+  }
+  return full;
+}
+
+Tensor parallel_vae_decode_device(const WanVaeDeviceDecoder& dec, const Tensor& z, Communicator& comm,
+                                  VaeSplitDim dim) {
+  const WanVaeConfig& cfg = dec.config();
+  const int P = comm.size();
+  const VaeSplitPlan plan = vae_split_plan(cfg, z, P, comm.rank(), dim);
+  const std::vector<int64_t>& base = plan.sizes;
+  const int64_t start = plan.start;
+  const int64_t mine = base[size_t(comm.rank())];
+
+  const int64_t B = z.dim(0), T = z.dim(2), s = cfg.spatial_upscale(), C = cfg.out_channels;
+  const int64_t Hl = z.dim(3), Wl = z.dim(4);
+  Tensor zc = z.to(Device::kCPU).to(DType::kF32);  // [B, Z, T, H, W]
+  Tensor video = Tensor::empty({B, C, cfg.output_frames(T), s * Hl, s * Wl}, DType::kF32, Device::kCUDA);
+  HaloDeviceContext ctx(comm, dim, base);
+  for (int64_t b = 0; b < B; ++b) {
+    // This rank's latent part [Z, T, h, w] (host copy; the decoder uploads it).
+    const int64_t Z = cfg.z_dim, h = dim == VaeSplitDim::kHeight ? mine : Hl, w = dim == VaeSplitDim::kWidth ? mine : Wl;
+    const int64_t h0 = dim == VaeSplitDim::kHeight ? start : 0, w0 = dim == VaeSplitDim::kWidth ? start : 0;
+    Tensor local = Tensor::empty({Z, T, h, w}, DType::kF32);
+    const float* src = zc.f32() + b * Z * T * Hl * Wl;
+    for (int64_t ct = 0; ct < Z * T; ++ct)
+      for (int64_t y = 0; y < h; ++y)
+        std::memcpy(local.f32() + (ct * h + y) * w, src + (ct * Hl + h0 + y) * Wl + w0, size_t(w) * sizeof(float));
+    Tensor vb = video[b];  // [C, F, sH, sW]
+    dec.decode_stream(local, ctx, [&](const Tensor& y, int64_t f0) {
+      Tensor full = ctx.gather(y);  // [f, sH, sW, Cx]
+      cuda_vae_write_frames(full, C, -1.0f, 1.0f, vb, f0);
+    });
+  }
+  return video;
+}
+
+Tensor vae_group_decode_device(const WanVaeDeviceDecoder& dec, const Tensor& z, Communicator* vae, VaeSplitDim dim) {
+  if (!vae) return Tensor();
+  if (vae->size() == 1) return dec.decode(z);
+  return parallel_vae_decode_device(dec, z, *vae, dim);
+}
+
+#ifndef VGEN_WITH_CUDA
+std::shared_ptr<Communicator> device_vae_communicator(const Mesh&) {
+  VGEN_THROW(ExitCode::kUsage,
+             "device_vae_communicator: this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu");
+}
+#endif
+
+}  // namespace vgen
