@@ -70,8 +70,8 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   Prediction p;
   p.pc = recipe.parallel;
   p.mesh = mesh_label(recipe.parallel);
-  VGEN_CHECK(recipe.precision == "bf16" || recipe.precision == "fp32" || recipe.is_fp8(), ExitCode::kRecipe,
-             "vgen plan --predict: precision {} cannot be priced (fp32, bf16 or fp8)", recipe.precision);
+  VGEN_CHECK(recipe.is_bf16() || recipe.is_fp32() || recipe.is_fp8(), ExitCode::kRecipe,
+             "vgen plan --predict: precision {} cannot be priced (fp32, bf16 or fp8)", precision_name(recipe.precision));
   const bool fp8 = recipe.is_fp8();
   VGEN_CHECK(!fp8 || hw.fp8, ExitCode::kRecipe,
              "vgen plan --predict: hardware profile {} ({}) has no fp8 section, so precision fp8 is not priced on "
@@ -86,12 +86,12 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
              "vgen plan --predict: precision fp8 with fp8_config.gemm does not run with parallel_config.dwdp_size {} "
              "on device cuda (docs/fp8.md)",
              recipe.parallel.dwdp_size);
-  const bool lowp = recipe.precision != "fp32";  // bf16 between ops (precision fp8 too: docs/fp8.md)
+  const bool lowp = !recipe.is_fp32();  // bf16 between ops (precision fp8 too: docs/fp8.md)
   const double b = lowp ? 2 : 4;
   const double peak = (lowp ? hw.bf16_tflops : hw.fp32_tflops) * 1e12;
   const double peak8 = hw.fp8_tflops * 1e12, hbm_peak = hw.hbm_tbps * 1e12;
   const double hbm = hbm_peak * hw.elementwise_efficiency;
-  const EfficiencyCurve& att_curve = recipe.attention.backend == "cudnn" ? hw.attention_cudnn : hw.attention;
+  const EfficiencyCurve& att_curve = recipe.attention.backend == AttentionBackend::kCudnn ? hw.attention_cudnn : hw.attention;
   const Fabric fab{hw};
 
   const double L = md.layers, D = md.dim(), F = md.ffn;
@@ -291,7 +291,7 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   // gathered and written whole on every rank of the group.
   const int P = m.vae;
   const double frames = g.num_frames, pixels = frames * g.height * g.width;
-  const bool split_w = recipe.parallel.parallel_vae_split_dim != "height";
+  const bool split_w = recipe.parallel.parallel_vae_split_dim != VaeSplitDim::kHeight;
   const double lat_side = split_w ? plan.tokens.latent_w : plan.tokens.latent_h;
   VGEN_CHECK(bool(md.vae_work), ExitCode::kInternal, "the {} family gives no VAE work for the time model", md.family);
   const VaeWork vw = md.vae_work(plan.tokens.latent_t, plan.tokens.latent_h, plan.tokens.latent_w, b, split_w);
@@ -344,7 +344,7 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
   for (auto& [what, sec] : p.forward_parts)
     if (sec > 0) fmt::format_to(out, " {} {:.3f}", what, sec);
   fmt::format_to(out, "\n");
-  if (p.precision == "fp8") {
+  if (p.precision == Precision::kFp8) {
     const int steps = g.num_inference_steps;
     const char* attn = !recipe.fp8.attention ? "bf16"
                        : recipe.fp8.qk_int8()
@@ -364,7 +364,7 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
       fmt::format_to(out, "; in bf16 in every block (bf16_linears): {}", fmt::join(recipe.fp8.bf16_linears, ", "));
     fmt::format_to(out, "\n");
   }
-  fmt::format_to(out, "  {:<24} {:>9.3f} s\n", p.precision == "fp8" ? "per fp8 step" : "per step", p.step_s);
+  fmt::format_to(out, "  {:<24} {:>9.3f} s\n", p.precision == Precision::kFp8 ? "per fp8 step" : "per step", p.step_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  ({} steps)\n", "denoise", p.denoise_s, g.num_inference_steps);
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "text encode", p.text_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  (parallel_vae_size {}: decode {:.3f} + frames to the host {:.3f})\n",

@@ -127,7 +127,7 @@ TEST(Sched, LastStepReturnsX0Prediction) {
 
 TEST(Sched, FactoryOverridesAndErrors) {
   SchedulerOverrides ov;
-  ov.kind = "euler";
+  ov.kind = SchedulerKind::kEuler;
   auto e = make_scheduler(unipc_json(3.0), ov);
   EXPECT_STREQ(e->name(), "euler");
   EXPECT_EQ(e->shift(), 3.0);  // UniPC flow_shift carries over
