@@ -246,7 +246,7 @@ RunReport BatchRun::run_report(const VideoPipeline& pipe, double load_seconds) {
   RunReport report;
   report.recipe = recipe.resolved;
   report.mesh = mesh_to_json(mesh.shape);
-  report.device = Json{{"kind", recipe.device}, {"ranks", mesh.shape.world()}, {"host", process_host()}};
+  report.device = Json{{"kind", device_name(recipe.device)}, {"ranks", mesh.shape.world()}, {"host", process_host()}};
   report.load_seconds = load_seconds;
   report.extra["precision"] = precision_report(recipe);  // what ran in fp8 / bf16 / fp32 (pipeline/precision.h)
   report.extra["load"] = load_report(pipe.load_stats(), load_seconds, *mesh.world);  // collective

@@ -1,10 +1,24 @@
 // Plain data of the recipe's fp8_config, read by io/recipe.cpp; beside the other plain configs so
 // code that only carries the settings needs no recipe parser.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "config/named.h"
+
 namespace vgen {
+
+// The byte format of the block linears' GEMMs under precision fp8 (fp8_config.gemm_format), both
+// with per-token activation and per-output-channel weight scales: e4m3 (cuBLASLt's FP8 GEMM, 3
+// mantissa bits a value) or INT8 (127 steps over each row's range).
+enum class GemmFormat : uint8_t { kE4m3, kInt8 };
+inline constexpr Named<GemmFormat> kGemmFormatNames[] = {{GemmFormat::kE4m3, "e4m3"}, {GemmFormat::kInt8, "int8"}};
+inline const char* gemm_format_name(GemmFormat f) { return name_in(kGemmFormatNames, f); }
+
+// How the fp8 self-attention stores Q and K for Q·Kᵀ (fp8_config.attention_qk).
+enum class QkFormat : uint8_t { kE4m3, kInt8 };
+inline constexpr Named<QkFormat> kQkFormatNames[] = {{QkFormat::kInt8, "int8"}, {QkFormat::kE4m3, "e4m3"}};
 
 // fp8_config (docs/fp8.md): which parts of the DiT run in FP8 e4m3 with precision fp8 (bf16
 // elsewhere; norms, modulation and softmax statistics fp32). Ignored, with a warning, under another
@@ -15,14 +29,14 @@ struct Fp8Config {
   // How the fp8 self-attention stores Q and K for Q·Kᵀ: "e4m3" (3 mantissa bits per value; the
   // faster kernel) or "int8" (7 bits over each 128-token block's range, as SageAttention: closer
   // where the scores spread, docs/fp8.md). P·V is e4m3 either way.
-  std::string attention_qk = "e4m3";
-  bool qk_int8() const { return attention_qk == "int8"; }
+  QkFormat attention_qk = QkFormat::kE4m3;
+  bool qk_int8() const { return attention_qk == QkFormat::kInt8; }
   // The linears' GEMMs (with `gemm`): "int8" (the own INT8 W8A8 kernel: 127 steps over each token's
   // and each output channel's range) or "e4m3" (cuBLASLt's FP8 GEMM, 3 mantissa bits). Per-token and
   // per-channel scales either way. int8 by default: on the H200 one 720p forward is 1.92% from bf16
   // against e4m3's 3.71%, and 2.6% faster (docs/fp8.md "INT8 GEMMs").
-  std::string gemm_format = "int8";
-  bool gemm_int8() const { return gemm_format == "int8"; }
+  GemmFormat gemm_format = GemmFormat::kInt8;
+  bool gemm_int8() const { return gemm_format == GemmFormat::kInt8; }
   const char* gemm_label() const { return gemm_int8() ? "INT8" : "e4m3"; }  // the format as plans print it
   int bf16_first_steps = 0;  // the first N denoising steps run wholly in bf16
   int bf16_last_steps = 0;   // the last N denoising steps run wholly in bf16

@@ -2,10 +2,19 @@
 // mesh (dist/) below io, so it lives in the lowest room.
 #pragma once
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "config/named.h"
+
 namespace vgen {
+
+// Along which latent axis the parallel VAE splits a frame (parallel_config.parallel_vae_split_dim).
+enum class VaeSplitDim : uint8_t { kHeight, kWidth };
+inline constexpr Named<VaeSplitDim> kVaeSplitDimNames[] = {{VaeSplitDim::kWidth, "width"},
+                                                           {VaeSplitDim::kHeight, "height"}};
+inline const char* vae_split_dim_name(VaeSplitDim d) { return name_in(kVaeSplitDimNames, d); }
 
 struct ParallelConfig {
   int dp_size = 1;
@@ -15,7 +24,7 @@ struct ParallelConfig {
   std::array<int, 2> attn2d_size = {1, 1};  // rows, cols
   bool async_ulysses = false;
   int parallel_vae_size = 1;
-  std::string parallel_vae_split_dim = "width";  // width | height
+  VaeSplitDim parallel_vae_split_dim = VaeSplitDim::kWidth;
   int dwdp_size = 1;
   // auto: true picks the mesh with the best predicted time for the world size at start
   // (plan/mesh_ranking.h); the size keys in `explicit_keys` (set in the recipe or by --set:

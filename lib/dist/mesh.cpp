@@ -61,9 +61,6 @@ void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
              "parallel_config: ring_size {} and attn2d_size [{}, {}] both shard the sequence; use one "
              "(set attn2d_size to [1, 1] or ring_size to 1)",
              pc.ring_size, pc.attn2d_size[0], pc.attn2d_size[1]);
-  VGEN_CHECK(pc.parallel_vae_split_dim == "width" || pc.parallel_vae_split_dim == "height", ExitCode::kRecipe,
-             "parallel_config.parallel_vae_split_dim: expected width or height, got '{}'",
-             pc.parallel_vae_split_dim);
   VGEN_CHECK(world >= 1, ExitCode::kRecipe, "parallel_config: world size must be >= 1, got {}", world);
 
   // 64-bit product so absurd sizes give a clear message instead of overflowing.

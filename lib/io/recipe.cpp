@@ -107,13 +107,14 @@ std::string get_string(const Ctx& c, const YAML::Node& n, const std::string& pat
     c.fail(path, n, fmt::format("not valid UTF-8 (byte {} of the value); save the recipe as UTF-8", bad + 1));
   return n.Scalar();
 }
-std::string get_choice(const Ctx& c, const YAML::Node& n, const std::string& path,
-                       const std::vector<std::string>& choices) {
+// A choice of `table` by its name; the message lists the names in the table's order.
+template <typename E, size_t N>
+E get_enum(const Ctx& c, const YAML::Node& n, const std::string& path, const Named<E> (&table)[N]) {
   std::string v = get_string(c, n, path);
-  for (auto& ch : choices)
-    if (v == ch) return v;
+  for (const Named<E>& x : table)
+    if (v == x.name) return x.value;
   std::string list;
-  for (auto& ch : choices) list += (list.empty() ? "" : " | ") + ch;
+  for (const Named<E>& x : table) list += (list.empty() ? "" : " | ") + std::string(x.name);
   c.fail(path, n, fmt::format("must be one of {}, got '{}'", list, v));
 }
 
@@ -186,7 +187,7 @@ std::vector<Key> generation_keys(const Ctx& c, GenerationConfig& g) {
          if (g.boundary_ratio && (*g.boundary_ratio < 0 || *g.boundary_ratio > 1))
            c.fail(p, n, fmt::format("must be in [0, 1], got {}", *g.boundary_ratio));
        }},
-      {"scheduler", [&](auto& n, auto& p) { g.scheduler = get_choice(c, n, p, {"unipc", "euler"}); }},
+      {"scheduler", [&](auto& n, auto& p) { g.scheduler = get_enum(c, n, p, kSchedulerKindNames); }},
       {"flow_shift",
        [&](auto& n, auto& p) {
          g.flow_shift = get_opt_double(c, n, p);
@@ -226,14 +227,14 @@ std::vector<Key> parallel_keys(const Ctx& c, ParallelConfig& pc) {
       {"async_ulysses", [&](auto& n, auto& p) { pc.async_ulysses = get_bool(c, n, p); }},
       {"parallel_vae_size", [&, mark](auto& n, auto& p) { pc.parallel_vae_size = get_int_min(c, n, p, 1); mark(p); }},
       {"parallel_vae_split_dim",
-       [&](auto& n, auto& p) { pc.parallel_vae_split_dim = get_choice(c, n, p, {"width", "height"}); }},
+       [&](auto& n, auto& p) { pc.parallel_vae_split_dim = get_enum(c, n, p, kVaeSplitDimNames); }},
       {"dwdp_size", [&, mark](auto& n, auto& p) { pc.dwdp_size = get_int_min(c, n, p, 1); mark(p); }},
       {"auto", [&](auto& n, auto& p) { pc.auto_mesh = get_bool(c, n, p); }},
   };
 }
 
 std::vector<Key> attention_keys(const Ctx& c, AttentionConfig& a) {
-  return {{"backend", [&](auto& n, auto& p) { a.backend = get_choice(c, n, p, {"auto", "native", "cudnn"}); }}};
+  return {{"backend", [&](auto& n, auto& p) { a.backend = get_enum(c, n, p, kAttentionBackendNames); }}};
 }
 
 std::vector<Key> cache_keys(const Ctx& c, CacheConfig& k) {
@@ -266,7 +267,7 @@ std::vector<Key> text_keys(const Ctx& c, TextConfig& t) {
   return {
       {"cache_embeddings", [&](auto& n, auto& p) { t.cache_embeddings = get_bool(c, n, p); }},
       {"cache_dir", [&](auto& n, auto& p) { t.cache_dir = get_string(c, n, p, true); }},
-      {"device", [&](auto& n, auto& p) { t.device = get_choice(c, n, p, {"auto", "cpu"}); }},
+      {"device", [&](auto& n, auto& p) { t.device = get_enum(c, n, p, kTextDeviceNames); }},
   };
 }
 
@@ -308,8 +309,8 @@ std::vector<Key> fp8_keys(const Ctx& c, Fp8Config& f) {
   return {
       {"attention", [&](auto& n, auto& p) { f.attention = get_bool(c, n, p); }},
       {"gemm", [&](auto& n, auto& p) { f.gemm = get_bool(c, n, p); }},
-      {"attention_qk", [&](auto& n, auto& p) { f.attention_qk = get_choice(c, n, p, {"int8", "e4m3"}); }},
-      {"gemm_format", [&](auto& n, auto& p) { f.gemm_format = get_choice(c, n, p, {"e4m3", "int8"}); }},
+      {"attention_qk", [&](auto& n, auto& p) { f.attention_qk = get_enum(c, n, p, kQkFormatNames); }},
+      {"gemm_format", [&](auto& n, auto& p) { f.gemm_format = get_enum(c, n, p, kGemmFormatNames); }},
       {"bf16_first_steps", [&](auto& n, auto& p) { f.bf16_first_steps = get_int_min(c, n, p, 0); }},
       {"bf16_last_steps", [&](auto& n, auto& p) { f.bf16_last_steps = get_int_min(c, n, p, 0); }},
       {"bf16_blocks", [&](auto& n, auto& p) { f.bf16_blocks = get_block_list(c, n, p); }},
@@ -333,7 +334,7 @@ void parse_lora(const Ctx& c, const YAML::Node& n, const std::string& path, std:
                 {{"path", [&](auto& v, auto& p) { le.path = get_string(c, v, p), has_path = true; }},
                  {"scale", [&](auto& v, auto& p) { le.scale = get_double(c, v, p); }},
                  {"target", [&](auto& v, auto& p) {
-                    le.target = get_choice(c, v, p, {"transformer", "transformer_2", "both"});
+                    le.target = get_enum(c, v, p, kLoraTargetNames);
                   }}});
       if (!has_path) c.fail(ep, e, "missing key 'path' (the adapter's safetensors file)");
     } else {
@@ -365,8 +366,8 @@ std::vector<Key> section_keys(const Ctx& c, Recipe& r, const std::string& sectio
 std::vector<Key> top_keys(const Ctx& c, Recipe& r) {
   std::vector<Key> keys = {
       {"model", [&](auto& n, auto& p) { r.model = get_string(c, n, p); }},
-      {"device", [&](auto& n, auto& p) { r.device = get_choice(c, n, p, {"cpu", "cuda"}); }},
-      {"precision", [&](auto& n, auto& p) { r.precision = get_choice(c, n, p, {"fp32", "bf16", "fp8"}); }},
+      {"device", [&](auto& n, auto& p) { r.device = get_enum(c, n, p, kRecipeDeviceNames); }},
+      {"precision", [&](auto& n, auto& p) { r.precision = get_enum(c, n, p, kPrecisionNames); }},
       {"prompts", [&](auto& n, auto& p) { r.prompts = get_string(c, n, p, true); }},
       {"lora", [&](auto& n, auto& p) { parse_lora(c, n, p, r.lora); }},
       {"lora_strict", [&](auto& n, auto& p) { r.lora_strict = get_bool(c, n, p); }},
@@ -449,7 +450,7 @@ void check_fp8(const Ctx& c, const YAML::Node& root, Recipe& r) {
     // (the comparison of docs/fp8.md); the defaults are kept so timing.json shows no stale values.
     if (given)
       log_warn("{}fp8_config: ignored with precision {} (it applies to precision fp8 only)", c.where("fp8_config", sec),
-               r.precision);
+               precision_name(r.precision));
     r.fp8 = Fp8Config{};
     return;
   }

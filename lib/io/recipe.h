@@ -9,6 +9,8 @@
 #include "config/attention_config.h"
 #include "config/fp8_config.h"
 #include "config/parallel_config.h"
+#include "config/precision.h"
+#include "config/scheduler_kind.h"
 #include "core/json.h"
 #include "core/tensor.h"
 
@@ -22,7 +24,7 @@ struct GenerationConfig {
   double guidance_scale = 5.0;
   std::optional<double> guidance_scale_2;
   std::optional<double> boundary_ratio;
-  std::string scheduler = "unipc";  // unipc | euler
+  SchedulerKind scheduler = SchedulerKind::kUniPC;
   std::optional<double> flow_shift;
   std::string negative_prompt;
   int max_sequence_length = 512;
@@ -46,10 +48,14 @@ struct OutputConfig {
   bool skip_existing = true;
 };
 
+// Where the text encoder runs: auto (= the recipe's device) | cpu (host fp32, saves GPU memory).
+enum class TextDevice : uint8_t { kAuto, kCpu };
+inline constexpr Named<TextDevice> kTextDeviceNames[] = {{TextDevice::kAuto, "auto"}, {TextDevice::kCpu, "cpu"}};
+
 struct TextConfig {
   bool cache_embeddings = false;  // on-disk embedding cache
   std::string cache_dir;          // default: <output.dir>/.text_cache
-  std::string device = "auto";    // auto (= the recipe's device) | cpu (host fp32, saves GPU memory)
+  TextDevice device = TextDevice::kAuto;
 };
 
 // runtime: limits of the job as a whole.
@@ -59,17 +65,30 @@ struct RuntimeConfig {
   double collective_timeout_s = 600.0;
 };
 
+// Which experts an adapter merges into: both, or the one whose component folder the recipe names
+// (transformer: the first, transformer_2: the second of a two-expert checkpoint).
+enum class LoraTarget : uint8_t { kBoth, kFirstExpert, kSecondExpert };
+inline constexpr Named<LoraTarget> kLoraTargetNames[] = {
+    {LoraTarget::kFirstExpert, "transformer"}, {LoraTarget::kSecondExpert, "transformer_2"}, {LoraTarget::kBoth, "both"}};
+inline const char* lora_target_name(LoraTarget t) { return name_in(kLoraTargetNames, t); }
+// Whether an adapter of `target` merges into expert `expert` (0 the first, 1 the second).
+inline bool lora_targets_expert(LoraTarget target, int expert) {
+  return target == LoraTarget::kBoth || int(target) - int(LoraTarget::kFirstExpert) == expert;
+}
+
 // One LoRA adapter merged into the DiT weights at load (model/wan/dit/lora.h): W += scale·(alpha/rank)·B·A.
 struct LoraEntry {
-  std::string path;             // safetensors file (diffusers/PEFT or original Wan names)
-  double scale = 1.0;           // the user strength (diffusers' set_adapters weight)
-  std::string target = "both";  // transformer | transformer_2 | both (Wan 2.2 experts)
+  std::string path;    // safetensors file (diffusers/PEFT or original Wan names)
+  double scale = 1.0;  // the user strength (diffusers' set_adapters weight)
+  LoraTarget target = LoraTarget::kBoth;
 };
+
+inline constexpr Named<Device> kRecipeDeviceNames[] = {{Device::kCPU, "cpu"}, {Device::kCUDA, "cuda"}};
 
 struct Recipe {
   std::string model;
-  std::string device = "cpu";     // cpu | cuda
-  std::string precision = "fp32"; // fp32 | bf16 | fp8
+  Device device = Device::kCPU;
+  Precision precision = Precision::kFp32;
   GenerationConfig generation;
   ParallelConfig parallel;
   AttentionConfig attention;
@@ -84,15 +103,15 @@ struct Recipe {
   std::string source_path;  // the recipe file ("" for the built-in default)
   Json resolved;            // the recipe after overrides, as JSON, for timing.json
 
-  bool is_cuda() const { return device == "cuda"; }
+  bool is_cuda() const { return device == Device::kCUDA; }
   // The text encoder runs on the GPU: device cuda and text.device auto.
-  bool text_on_cuda() const { return is_cuda() && text.device != "cpu"; }
-  bool is_fp8() const { return precision == "fp8"; }
+  bool text_on_cuda() const { return is_cuda() && text.device != TextDevice::kCpu; }
+  bool is_fp8() const { return precision == Precision::kFp8; }
+  bool is_bf16() const { return precision == Precision::kBf16; }
+  bool is_fp32() const { return precision == Precision::kFp32; }
   // The dtype between ops: bf16 for precision bf16, and for fp8 on the GPU (bf16 outside the fp8
   // GEMMs and attention); fp32 otherwise (the CPU emulates fp8 in fp32 around the quantisation).
-  DType compute_dtype() const {
-    return precision == "bf16" || (is_fp8() && is_cuda()) ? DType::kBF16 : DType::kF32;
-  }
+  DType compute_dtype() const { return is_bf16() || (is_fp8() && is_cuda()) ? DType::kBF16 : DType::kF32; }
 };
 
 // Parses a recipe file with overrides ("a.b=value", value parsed as YAML). Relative paths in the

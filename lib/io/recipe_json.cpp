@@ -14,8 +14,8 @@ Json recipe_to_json(const Recipe& r) {
   const auto& pc = r.parallel;
   Json j;
   j["model"] = r.model;
-  j["device"] = r.device;
-  j["precision"] = r.precision;
+  j["device"] = device_name(r.device);
+  j["precision"] = precision_name(r.precision);
   j["generation"] = {{"height", g.height},
                      {"width", g.width},
                      {"num_frames", g.num_frames},
@@ -23,7 +23,7 @@ Json recipe_to_json(const Recipe& r) {
                      {"guidance_scale", g.guidance_scale},
                      {"guidance_scale_2", opt_json(g.guidance_scale_2)},
                      {"boundary_ratio", opt_json(g.boundary_ratio)},
-                     {"scheduler", g.scheduler},
+                     {"scheduler", scheduler_kind_name(g.scheduler)},
                      {"flow_shift", opt_json(g.flow_shift)},
                      {"negative_prompt", g.negative_prompt},
                      {"max_sequence_length", g.max_sequence_length},
@@ -36,10 +36,10 @@ Json recipe_to_json(const Recipe& r) {
                           {"attn2d_size", {pc.attn2d_size[0], pc.attn2d_size[1]}},
                           {"async_ulysses", pc.async_ulysses},
                           {"parallel_vae_size", pc.parallel_vae_size},
-                          {"parallel_vae_split_dim", pc.parallel_vae_split_dim},
+                          {"parallel_vae_split_dim", vae_split_dim_name(pc.parallel_vae_split_dim)},
                           {"dwdp_size", pc.dwdp_size},
                           {"auto", pc.auto_mesh}};
-  j["attention_config"] = {{"backend", r.attention.backend}};
+  j["attention_config"] = {{"backend", attention_backend_name(r.attention.backend)}};
   j["cache_config"] = {{"first_block_threshold", r.cache.first_block_threshold}};
   j["output"] = {{"dir", r.output.dir},
                  {"fps", r.output.fps ? Json(*r.output.fps) : Json(nullptr)},
@@ -48,19 +48,19 @@ Json recipe_to_json(const Recipe& r) {
                  {"skip_existing", r.output.skip_existing}};
   j["text"] = {{"cache_embeddings", r.text.cache_embeddings},
                {"cache_dir", r.text.cache_dir.empty() ? Json(nullptr) : Json(r.text.cache_dir)},
-               {"device", r.text.device}};
+               {"device", name_in(kTextDeviceNames, r.text.device)}};
   j["runtime"] = {{"collective_timeout_s", r.runtime.collective_timeout_s}};
   j["fp8_config"] = {{"attention", r.fp8.attention},
                      {"gemm", r.fp8.gemm},
-                     {"attention_qk", r.fp8.attention_qk},
-                     {"gemm_format", r.fp8.gemm_format},
+                     {"attention_qk", name_in(kQkFormatNames, r.fp8.attention_qk)},
+                     {"gemm_format", gemm_format_name(r.fp8.gemm_format)},
                      {"bf16_first_steps", r.fp8.bf16_first_steps},
                      {"bf16_last_steps", r.fp8.bf16_last_steps},
                      {"bf16_blocks", r.fp8.bf16_blocks},
                      {"bf16_gemm_blocks", r.fp8.bf16_gemm_blocks},
                      {"bf16_linears", r.fp8.bf16_linears}};
   j["lora"] = Json::array();
-  for (const LoraEntry& l : r.lora) j["lora"].push_back({{"path", l.path}, {"scale", l.scale}, {"target", l.target}});
+  for (const LoraEntry& l : r.lora) j["lora"].push_back({{"path", l.path}, {"scale", l.scale}, {"target", lora_target_name(l.target)}});
   j["lora_strict"] = r.lora_strict;
   j["prompts"] = r.prompts.empty() ? Json(nullptr) : Json(r.prompts);
   return j;

@@ -50,11 +50,11 @@ Tensor gather_seq_tokens(Communicator& seq, const Tensor& local, const SeqLayout
 }
 
 Tensor dit_predict(const Denoiser& model, const Tensor& latents, const Tensor& timestep, const Conditioning& cond,
-                   Communicator& seq, SeqAttention& attention, FirstBlockCache* cache) {
+                   Communicator& seq, SeqAttention& attention, FirstBlockCache* cache, const StepPolicy& step) {
   const int64_t S = model.num_tokens(latents.shape());
   SeqLayout layout = SeqLayout::make(S, seq.size(), seq.rank());
   if (cache) cache->set_group(&seq);
-  Tensor local = model.forward_local(latents, timestep, cond, layout, attention, cache);  // [B, S_loc, P]
+  Tensor local = model.forward_local(latents, timestep, cond, layout, attention, cache, step);  // [B, S_loc, P]
   Tensor tokens = seq.size() == 1 && layout.padded == S ? local : gather_seq_tokens(seq, local, layout);  // [B, S, P]
   Tensor out = model.unpatchify(tokens, latents.dim(2), latents.dim(3), latents.dim(4));  // [B, C_out, T, H, W]
   return out.is_cpu() ? out : out.to(Device::kCPU);  // a device model's prediction comes back as host f32

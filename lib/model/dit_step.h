@@ -15,8 +15,10 @@ namespace vgen {
 // (Denoiser::on_device), `seq` must move device tensors (an NCCL group of
 // dist/device_mesh.h, or a group of one) and the prediction is copied to the host at the end.
 // `cache` (may be null): this stream's first-block cache; its decision is summed over `seq`.
+// `step`: what this denoising step runs in.
 Tensor dit_predict(const Denoiser& model, const Tensor& latents, const Tensor& timestep, const Conditioning& cond,
-                   Communicator& seq, SeqAttention& attention, FirstBlockCache* cache = nullptr);
+                   Communicator& seq, SeqAttention& attention, FirstBlockCache* cache = nullptr,
+                   const StepPolicy& step = {});
 
 // local [B, S_loc, P] of every rank of `seq` → [B, layout.tokens, P] (padding rows dropped).
 // Host f32 tokens or device tokens of any dtype (then `seq` must be a device communicator).

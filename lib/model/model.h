@@ -64,6 +64,12 @@ struct Conditioning {
   virtual ~Conditioning() = default;
 };
 
+// What the denoising loop decides for one step: precision fp8's bf16_first_steps / bf16_last_steps
+// run some steps wholly in bf16 (fp8 false). A model without fp8 ignores it.
+struct StepPolicy {
+  bool fp8 = true;
+};
+
 // One DiT expert written for sequence sharding (docs/architecture.md "One denoising step").
 class Denoiser {
  public:
@@ -76,9 +82,10 @@ class Denoiser {
   // latents [B, C, T, H, W] (identical on every rank), timestep [B] → this rank's output tokens
   // [B, layout.local(), P] for global tokens [layout.begin(), layout.end()); self-attention through
   // `attention`; `cache` (may be null) the first-block cache of this stream.
+  // `step`: what this denoising step runs in.
   virtual Tensor forward_local(const Tensor& latents, const Tensor& timestep, const Conditioning& cond,
-                               const SeqLayout& layout, SeqAttention& attention,
-                               FirstBlockCache* cache = nullptr) const = 0;
+                               const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache = nullptr,
+                               const StepPolicy& step = {}) const = 0;
   // tokens [B, S, P] (padding removed) → [B, C_out, T, H, W].
   virtual Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const = 0;
   // GPU time per phase of later forwards (null detaches); a host model ignores it.

@@ -17,19 +17,6 @@ AttentionBackend parse_attention_backend(const std::string& name) {
              name);
 }
 
-const char* attention_backend_name(AttentionBackend b) {
-  switch (b) {
-    case AttentionBackend::kAuto: return "auto";
-    case AttentionBackend::kNative: return "native";
-    case AttentionBackend::kCudnn: return "cudnn";
-  }
-  return "?";
-}
-
-namespace {
-AttentionBackend g_backend = AttentionBackend::kAuto;
-}  // namespace
-
 namespace {
 constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
 std::atomic<int64_t> g_kv_chunk{kUnset};  // read VGEN_ATTN_KV_CHUNK on first use
@@ -87,8 +74,6 @@ std::vector<std::pair<int64_t, int64_t>> attention_kv_plan(int64_t num_valid, in
   return plan;
 }
 
-void set_attention_backend(AttentionBackend backend) { g_backend = backend; }
-AttentionBackend attention_backend() { return g_backend; }
 
 AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
                                      int64_t num_valid_kv, float scale, const std::string& backend) {

@@ -13,20 +13,14 @@
 #include <utility>
 #include <vector>
 
+#include "config/attention_config.h"
 #include "core/tensor.h"
 
 namespace vgen {
 
-enum class AttentionBackend { kAuto, kNative, kCudnn };
-
-// "auto" | "native" | "cudnn"; anything else is kUsage naming attention_config.backend.
+// "auto" | "native" | "cudnn" (tools and tests; the recipe parser reads attention_config.backend
+// itself); anything else is kUsage naming attention_config.backend.
 AttentionBackend parse_attention_backend(const std::string& name);
-const char* attention_backend_name(AttentionBackend b);
-
-// The process-wide backend of the model's attention calls (self- and cross-attention), set once
-// from the recipe's attention_config.backend (default auto).
-void set_attention_backend(AttentionBackend backend);
-AttentionBackend attention_backend();
 
 // Key chunking of cuDNN attention calls (device, bf16). cuDNN's SDPA runs ~7% slower per FLOP when
 // the key count is not a multiple of 128 (H200, cuDNN 9.14/9.19: 569 vs 611 TFLOP/s at 75,600 vs

@@ -1,4 +1,4 @@
-// precision fp8: the per-thread switches, the host quantisation and the CPU emulation of a Linear
+// precision fp8: the block lists, the host quantisation and the CPU emulation of a Linear
 // (ops/fp8.h); the device calls are in fp8_cuda.cpp (in a CPU-only build they throw kUsage, below).
 #include "ops/fp8.h"
 
@@ -8,13 +8,6 @@
 #include "kernels/quant/quant_ref.h"
 
 namespace vgen {
-namespace {
-// Per thread: a forward runs on one thread (threads stand for ranks in some tests), and every op
-// that reads the switches runs on the thread of its forward.
-thread_local Fp8Switches t_switches;
-thread_local bool t_step_fp8 = true;
-}  // namespace
-
 bool fp8_bf16_block(const std::vector<int>& blocks, int64_t i, int64_t n) {
   for (int b : blocks)
     if ((b < 0 ? b + n : b) == i) return true;
@@ -28,17 +21,7 @@ void fp8_check_bf16_blocks(const std::vector<int>& blocks, int64_t n, const char
                blocks[j], n, n - 1, n);
 }
 
-Fp8Switches fp8_switches() { return t_switches; }
-Fp8Scope::Fp8Scope(Fp8Switches s) : prev_(t_switches) { t_switches = s; }
-Fp8Scope::~Fp8Scope() { t_switches = prev_; }
-
-bool fp8_step_enabled() { return t_step_fp8; }
-Fp8StepScope::Fp8StepScope(bool fp8) : prev_(t_step_fp8) { t_step_fp8 = fp8; }
-Fp8StepScope::~Fp8StepScope() { t_step_fp8 = prev_; }
-
 int64_t fp8_padded_k(int64_t K) { return (K + 15) / 16 * 16; }
-
-const char* gemm_format_name(GemmFormat f) { return f == GemmFormat::kInt8 ? "int8" : "e4m3"; }
 
 Fp8Weight fp8_quantize_weight(const Tensor& w, GemmFormat f) {
   VGEN_ASSERT(w.defined() && w.ndim() == 2, "fp8_quantize_weight: w must be [N, K], got {}",

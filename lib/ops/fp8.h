@@ -1,5 +1,5 @@
-// precision fp8 at the Tensor level (docs/fp8.md): the per-thread switches of the forward running
-// on this thread, the per-output-channel e4m3 weights of a Linear, the CPU emulation (the same
+// precision fp8 at the Tensor level (docs/fp8.md): a block's switches (passed down by the model),
+// the per-output-channel e4m3 weights of a Linear, the CPU emulation (the same
 // quantisation, then fp32 math: kernels/gemm/gemm_fp8_ref.h, kernels/attention/attention_fp8_ref.h)
 // and the device calls (kernels/quant/quant.cuh, kernels/gemm/gemm_fp8.cuh,
 // kernels/attention/attention_fp8.cuh). In a CPU-only build the cuda_* functions throw kUsage.
@@ -13,18 +13,10 @@
 
 namespace vgen {
 
-// The byte format of the block linears' GEMMs under precision fp8 (fp8_config.gemm_format), both
-// with per-token activation and per-output-channel weight scales: e4m3 (cuBLASLt's FP8 GEMM, 3
-// mantissa bits a value) or INT8 (kern::linear_int8: 127 steps over each row's range). A quantised
-// tensor says its format by its dtype: u8 e4m3, i8 INT8.
-enum class GemmFormat : uint8_t { kE4m3, kInt8 };
 inline DType gemm_format_dtype(GemmFormat f) { return f == GemmFormat::kInt8 ? DType::kI8 : DType::kU8; }
-const char* gemm_format_name(GemmFormat f);  // "e4m3", "int8"
 
-// What the forward running on this thread computes in fp8. A model sets them for the duration of
-// its forward (Fp8Scope) from its own configuration and the denoising step's switch below; the ops
-// read them: block_attention (the self-attention of every SeqAttention), the blocks' linears.
-// Default (no scope): nothing in fp8.
+// What one transformer block of a forward computes in fp8 (the model resolves it per block and
+// step from its fp8 options and passes it down; the ops take it as an argument).
 struct Fp8Switches {
   bool attention = false;  // self-attention through attention_fp8 / attention_fp8_ref
   bool gemm = false;       // the block linears through their e4m3 weights
@@ -37,33 +29,6 @@ struct Fp8Switches {
   GemmFormat gemm_format = GemmFormat::kE4m3;
   bool any() const { return attention || gemm; }
   bool linear_in_fp8(int i) const { return gemm && !((bf16_linears >> i) & 1u); }
-};
-Fp8Switches fp8_switches();
-
-class Fp8Scope {
- public:
-  explicit Fp8Scope(Fp8Switches s);
-  ~Fp8Scope();
-  Fp8Scope(const Fp8Scope&) = delete;
-  Fp8Scope& operator=(const Fp8Scope&) = delete;
-
- private:
-  Fp8Switches prev_;
-};
-
-// The denoising loop's switch for the step it runs on this thread: false while the step is one of
-// fp8_config.bf16_first_steps / bf16_last_steps (the model then runs it wholly in bf16). Default true.
-bool fp8_step_enabled();
-
-class Fp8StepScope {
- public:
-  explicit Fp8StepScope(bool fp8);
-  ~Fp8StepScope();
-  Fp8StepScope(const Fp8StepScope&) = delete;
-  Fp8StepScope& operator=(const Fp8StepScope&) = delete;
-
- private:
-  bool prev_;
 };
 
 // fp8_config.bf16_blocks / bf16_gemm_blocks: whether block i of a model of n blocks is listed

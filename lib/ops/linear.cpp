@@ -4,15 +4,7 @@
 
 namespace vgen {
 
-namespace {
-thread_local bool t_rows = false;
-}  // namespace
-
-bool linear_rows() { return t_rows; }
-LinearRowsScope::LinearRowsScope(bool on) : prev_(t_rows) { t_rows = on; }
-LinearRowsScope::~LinearRowsScope() { t_rows = prev_; }
-
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, LinearRows rows) {
   int64_t K = x.dim(-1), N = w.dim(0);
   VGEN_ASSERT(w.dim(1) == K, "linear: x {} vs w {}", x.str(), w.str());
   VGEN_ASSERT(x.is_cpu() && x.dtype() == DType::kF32 && w.dtype() == DType::kF32, "linear: CPU f32 path only, got {} {}",
@@ -20,7 +12,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   Shape os = x.shape();
   os.back() = N;
   Tensor y = Tensor::empty(os, DType::kF32);
-  (t_rows ? kern::linear_rows_ref : kern::linear_ref)(x.f32(), w.f32(), b.defined() ? b.f32() : nullptr, y.f32(),
+  (rows == LinearRows::kRowByRow ? kern::linear_rows_ref : kern::linear_ref)(x.f32(), w.f32(), b.defined() ? b.f32() : nullptr, y.f32(),
                                                      x.numel() / K, N, K);
   return y;
 }

@@ -20,7 +20,8 @@ Attention2D::Attention2D(std::shared_ptr<Communicator> row, std::shared_ptr<Comm
   VGEN_ASSERT(row_ != nullptr && col_ != nullptr, "Attention2D needs row and column communicators");
 }
 
-Tensor Attention2D::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) {
+Tensor Attention2D::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                                const AttentionPolicy& policy) {
   check_seq_inputs(q, k, v, layout, "Attention2D");
   const int R = col_->size(), C = row_->size(), r = col_->rank(), c = row_->rank();
   VGEN_ASSERT(layout.degree == R * C && layout.seq_rank == r * C + c,
@@ -59,7 +60,7 @@ Tensor Attention2D::forward(const Tensor& q, const Tensor& k, const Tensor& v, c
   const DType part_dt = !q.is_cpu() && dt == DType::kBF16 ? DType::kBF16 : DType::kF32;
   Tensor o = Tensor::empty({B, C * L, H, D}, part_dt, dev);  // partial over this column's keys
   Tensor lse = Tensor::empty({B, H, C * L}, DType::kF32, dev);
-  block_attention(qrow, kcol, vcol, valid, o, &lse);
+  block_attention(qrow, kcol, vcol, valid, o, &lse, policy);
   if (C == 1) return o;
   if (part_dt != DType::kF32) o = cast(o, DType::kF32);
 

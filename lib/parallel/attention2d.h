@@ -16,7 +16,8 @@ class Attention2D : public SeqAttention {
   // (group rank = row). cp_rank = row·C + col.
   Attention2D(std::shared_ptr<Communicator> row, std::shared_ptr<Communicator> col);
   // layout: degree = R·C, seq_rank = cp_rank.
-  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) override;
+  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                 const AttentionPolicy& policy) override;
 
  private:
   std::shared_ptr<Communicator> row_, col_;

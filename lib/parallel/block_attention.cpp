@@ -20,19 +20,16 @@ void check_host_f32(const Tensor& t, const char* what) {
 }  // namespace
 
 void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t num_valid_kv, Tensor& out,
-                     Tensor* lse) {
-  // precision fp8 (ops/fp8.h): the self-attention of a forward that runs it in fp8 — every
-  // SeqAttention comes here, and the FP8 kernels give the LSE of the true scores, so the Ring and
-  // Attention2D merges are unchanged. Cross-attention runs outside that scope.
-  const bool fp8 = fp8_switches().attention;
-  const kern::Fp8Qk qk = fp8_switches().qk_int8 ? kern::Fp8Qk::kInt8 : kern::Fp8Qk::kE4m3;
+                     Tensor* lse, const AttentionPolicy& policy) {
+  const bool fp8 = policy.fp8;
+  const kern::Fp8Qk qk = policy.qk == QkFormat::kInt8 ? kern::Fp8Qk::kInt8 : kern::Fp8Qk::kE4m3;
   if (q.defined() && !q.is_cpu()) {  // device: flash attention (bf16 or f32), same contract
     VGEN_ASSERT(q.ndim() == 4, "block attention: q {}", q.str());
     const float scale = float(1.0 / std::sqrt(double(q.dim(3))));
     if (fp8)
       cuda_attention_fp8(q, k, v, out, lse, num_valid_kv, scale, qk == kern::Fp8Qk::kInt8);
     else
-      cuda_attention_auto(q, k, v, out, lse, num_valid_kv, scale, attention_backend());
+      cuda_attention_auto(q, k, v, out, lse, num_valid_kv, scale, policy.backend);
     return;
   }
   check_host_f32(q, "q");

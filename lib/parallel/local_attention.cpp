@@ -7,14 +7,15 @@
 
 namespace vgen {
 
-Tensor LocalAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) {
+Tensor LocalAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                                const AttentionPolicy& policy) {
   VGEN_ASSERT(layout.degree == 1, "LocalAttention used with sequence-parallel degree {} (rank {})", layout.degree,
               layout.seq_rank);
   VGEN_ASSERT(q.ndim() == 4 && q.dim(1) == layout.local() && k.shape() == q.shape() && v.shape() == q.shape(),
               "LocalAttention: q {}, k {}, v {} for {} local tokens", q.str(), k.str(), v.str(), layout.local());
   const int64_t valid = std::clamp<int64_t>(layout.tokens - layout.begin(), 0, layout.local());
   Tensor out = Tensor::empty(q.shape(), q.is_cpu() ? DType::kF32 : q.dtype(), q.device());  // [B, S, H, Dh]
-  block_attention(q, k, v, valid, out, nullptr);
+  block_attention(q, k, v, valid, out, nullptr, policy);
   return out;
 }
 

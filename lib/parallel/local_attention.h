@@ -14,7 +14,8 @@ struct Mesh;
 // layout.tokens) get zero weight.
 class LocalAttention : public SeqAttention {
  public:
-  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) override;
+  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                 const AttentionPolicy& policy) override;
 };
 
 std::unique_ptr<SeqAttention> make_local_attention();

@@ -16,7 +16,8 @@ RingAttention::RingAttention(std::shared_ptr<Communicator> ring) : comm_(std::mo
   VGEN_ASSERT(comm_ != nullptr, "Ring attention needs a communicator");
 }
 
-Tensor RingAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) {
+Tensor RingAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                                const AttentionPolicy& policy) {
   check_seq_inputs(q, k, v, layout, "Ring attention");
   const int P = comm_->size(), me = comm_->rank();
   VGEN_ASSERT(layout.degree == P && layout.seq_rank == me,
@@ -51,17 +52,17 @@ Tensor RingAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
     if (valid > 0) {  // an all-padding block has lse = -inf everywhere: merging it is a no-op
       const Tensor kb = kv[cur][0], vb = kv[cur][1];  // [B, L, H, D]
       if (!have && part_dt == DType::kF32) {
-        block_attention(q, kb, vb, valid, out, &lse);
+        block_attention(q, kb, vb, valid, out, &lse, policy);
       } else if (!have) {
         Tensor first = Tensor::empty({B, L, H, D}, part_dt, dev);  // [B, L, H, D]
-        block_attention(q, kb, vb, valid, first, &lse);
+        block_attention(q, kb, vb, valid, first, &lse, policy);
         out = cast(first, DType::kF32);
       } else {
         if (!part_out.defined()) {
           part_out = Tensor::empty({B, L, H, D}, part_dt, dev);
           part_lse = Tensor::empty({B, H, L}, DType::kF32, dev);
         }
-        block_attention(q, kb, vb, valid, part_out, &part_lse);
+        block_attention(q, kb, vb, valid, part_out, &part_lse, policy);
         block_attention_merge(out, lse, part_out, part_lse);
       }
       have = true;

@@ -13,7 +13,8 @@ class RingAttention : public SeqAttention {
  public:
   explicit RingAttention(std::shared_ptr<Communicator> ring);
   // layout: degree = ring size, seq_rank = ring rank (the CP block index).
-  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) override;
+  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                 const AttentionPolicy& policy) override;
 
  private:
   std::shared_ptr<Communicator> comm_;

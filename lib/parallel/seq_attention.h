@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "config/attention_config.h"
+#include "config/fp8_config.h"
 #include "core/tensor.h"
 
 namespace vgen {
@@ -28,12 +30,22 @@ struct SeqLayout {
   }
 };
 
+// How one attention call computes, passed down with every call (no process or thread state): the
+// device kernels' backend (attention_config.backend) and, for a self-attention under precision fp8,
+// the FP8 kernel with its Q·Kᵀ format. The host runs the fp32 reference (fp8: its emulation).
+struct AttentionPolicy {
+  AttentionBackend backend = AttentionBackend::kAuto;
+  bool fp8 = false;
+  QkFormat qk = QkFormat::kE4m3;
+};
+
 class SeqAttention {
  public:
   virtual ~SeqAttention() = default;
   // q, k, v: [B, S_loc, H, Dh], this rank's tokens with all heads. Returns [B, S_loc, H, Dh].
   // Keys whose global token index is >= layout.tokens are padding and get zero weight.
-  virtual Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) = 0;
+  virtual Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                         const AttentionPolicy& policy) = 0;
 };
 
 }  // namespace vgen

@@ -34,14 +34,14 @@ UlyssesAttention::UlyssesAttention(std::shared_ptr<Communicator> ulysses, std::u
 
 // Attention of one head shard [B, U·L, Hg, D] on the CP block (inner) or locally.
 Tensor UlyssesAttention::shard_attention(const Tensor& qh, const Tensor& kh, const Tensor& vh,
-                                         const SeqLayout& layout) {
+                                         const SeqLayout& layout, const AttentionPolicy& policy) {
   const int U = comm_->size();
   const SeqLayout inner_layout = ulysses_inner_layout(layout, U);
-  if (inner_) return inner_->forward(qh, kh, vh, inner_layout);
+  if (inner_) return inner_->forward(qh, kh, vh, inner_layout, policy);
   VGEN_ASSERT(inner_layout.degree == 1, "Ulysses without a CP attention needs degree SP == U ({} != {})",
               layout.degree, U);
   Tensor oh = Tensor::empty(qh.shape(), qh.dtype(), qh.device());  // [B, U·L, Hg, D]
-  block_attention(qh, kh, vh, std::min(layout.tokens, qh.dim(1)), oh, nullptr);
+  block_attention(qh, kh, vh, std::min(layout.tokens, qh.dim(1)), oh, nullptr, policy);
   return oh;
 }
 
@@ -50,7 +50,7 @@ Tensor UlyssesAttention::shard_attention(const Tensor& qh, const Tensor& kh, con
 // has arrived, and its output all-to-all overlaps the attention of group g+1. The same head
 // ranges and collectives run in the same order on every rank (on the host they complete at once).
 Tensor UlyssesAttention::forward_pipelined(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
-                                           int G) {
+                                           int G, const AttentionPolicy& policy) {
   const int U = comm_->size();
   const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3), Hu = H / U;
   const Device dev = q.device();
@@ -75,7 +75,7 @@ Tensor UlyssesAttention::forward_pipelined(const Tensor& q, const Tensor& k, con
     Tensor vh = Tensor::empty({B, U * L, Hg, D}, dt, dev);
     ulysses_unpack_qkv(recv[size_t(g)], U, qh, kh, vh);
     recv[size_t(g)] = Tensor();
-    Tensor oh = shard_attention(qh, kh, vh, layout);  // [B, U·L, Hg, D]
+    Tensor oh = shard_attention(qh, kh, vh, layout, policy);  // [B, U·L, Hg, D]
     odt = oh.dtype();
     Tensor osend = Tensor::empty({U, B, L, Hg, D}, odt, dev);
     orecv[size_t(g)] = Tensor::empty({U, B, L, Hg, D}, odt, dev);
@@ -90,7 +90,8 @@ Tensor UlyssesAttention::forward_pipelined(const Tensor& q, const Tensor& k, con
   return out;
 }
 
-Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) {
+Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                                const AttentionPolicy& policy) {
   check_seq_inputs(q, k, v, layout, "Ulysses attention");
   const int U = comm_->size();
   const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3);
@@ -107,7 +108,7 @@ Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor&
   // On the device an inner Ring/Attention2D would run its NCCL communicator concurrently with the
   // Ulysses side stream, which NCCL does not guarantee to be deadlock-free: one group there.
   const int G = inner_ && !q.is_cpu() ? 1 : int(std::min<int64_t>(head_groups_, Hu));
-  if (G > 1) return forward_pipelined(q, k, v, layout, G);
+  if (G > 1) return forward_pipelined(q, k, v, layout, G, policy);
 
   // Sequence shards -> head shards: [B, L, H, D] x3 -> [B, U·L, H/U, D] x3, one collective.
   Tensor send = Tensor::empty({U, 3, B, L, Hu, D}, dt, dev);
@@ -119,7 +120,7 @@ Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor&
   Tensor vh = Tensor::empty({B, U * L, Hu, D}, dt, dev);
   ulysses_unpack_qkv(recv, U, qh, kh, vh);
 
-  Tensor oh = shard_attention(qh, kh, vh, layout);  // [B, U·L, H/U, D]
+  Tensor oh = shard_attention(qh, kh, vh, layout, policy);  // [B, U·L, H/U, D]
 
   // Head shards -> sequence shards.
   Tensor osend = Tensor::empty({U, B, L, Hu, D}, oh.dtype(), dev);

@@ -18,11 +18,14 @@ class UlyssesAttention : public SeqAttention {
   // result is the same as with one group. On the device only without an inner CP attention (two
   // NCCL communicators running concurrently are not guaranteed deadlock-free).
   UlyssesAttention(std::shared_ptr<Communicator> ulysses, std::unique_ptr<SeqAttention> inner, int head_groups = 1);
-  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) override;
+  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                 const AttentionPolicy& policy) override;
 
  private:
-  Tensor shard_attention(const Tensor& qh, const Tensor& kh, const Tensor& vh, const SeqLayout& layout);
-  Tensor forward_pipelined(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout, int G);
+  Tensor shard_attention(const Tensor& qh, const Tensor& kh, const Tensor& vh, const SeqLayout& layout,
+                         const AttentionPolicy& policy);
+  Tensor forward_pipelined(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout, int G,
+                           const AttentionPolicy& policy);
 
   std::shared_ptr<Communicator> comm_;
   std::unique_ptr<SeqAttention> inner_;

@@ -111,7 +111,7 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     const Denoiser& model = *models.experts[size_t(expert)];
     const double g = expert ? settings.guidance_scale_2.value_or(settings.guidance_scale) : settings.guidance_scale;
     Tensor tvec = Tensor::from_vector(std::vector<float>(size_t(B), float(t)), {B});  // [B]
-    const Fp8StepScope fp8_step(settings.fp8.step_in_fp8(i, int(timesteps.size())));  // the step's precision
+    const StepPolicy step{settings.fp8.step_in_fp8(i, int(timesteps.size()))};  // the step's precision
 
     const Denoiser* dm = profile && model.on_device() ? &model : nullptr;
     std::optional<DitPhaseProfiler> prof;  // CUDA events: made only for a device model
@@ -124,17 +124,17 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
     if (cfg_parallel) {
       const int stream = mesh.coord.cfg;  // 0 cond, 1 uncond
       Tensor mine =
-          dit_predict(model, latents, tvec, context(expert, stream), *mesh.seq, *attention, cache(expert, stream));
+          dit_predict(model, latents, tvec, context(expert, stream), *mesh.seq, *attention, cache(expert, stream), step);
       Shape both = mine.shape();
       both.insert(both.begin(), 2);
       Tensor gathered = Tensor::empty(both, DType::kF32);  // [2, B, C, T, H, W]: cond, uncond
       mesh.cfg->all_gather(mine, gathered);
       v = cfg_combine(gathered[0], gathered[1], float(g));
     } else {
-      Tensor cond = dit_predict(model, latents, tvec, context(expert, 0), *mesh.seq, *attention, cache(expert, 0));
+      Tensor cond = dit_predict(model, latents, tvec, context(expert, 0), *mesh.seq, *attention, cache(expert, 0), step);
       if (run_uncond) {
         Tensor uncond =
-            dit_predict(model, latents, tvec, context(expert, 1), *mesh.seq, *attention, cache(expert, 1));
+            dit_predict(model, latents, tvec, context(expert, 1), *mesh.seq, *attention, cache(expert, 1), step);
         v = cfg_combine(cond, uncond, float(g));
       } else {
         v = cond;

@@ -25,7 +25,7 @@ struct DenoiseSettings {
   // First-block cache (model/first_block_cache.h), one per stream and expert; 0: off.
   double first_block_threshold = 0.0;
   // precision fp8 (ops/fp8.h): the steps fp8_config.bf16_first_steps / bf16_last_steps name run
-  // wholly in bf16 (Fp8StepScope false around them); the others as the models' fp8 options say.
+  // wholly in bf16 (StepPolicy::fp8 false); the others as the models' fp8 options say.
   // No effect on models without fp8.
   Fp8Config fp8;
 };

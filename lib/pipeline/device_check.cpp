@@ -6,22 +6,22 @@ namespace vgen {
 
 void preflight_device(const Recipe& recipe, bool will_run) {
 #ifndef VGEN_WITH_CUDA
-  if (recipe.device == "cuda" && !will_run)
+  if (recipe.is_cuda() && !will_run)
     log_warn("{}: device: cuda: this vgen was built without the CUDA backend (VGEN_CUDA=OFF) and cannot run it",
              recipe.source_path);
-  VGEN_CHECK(recipe.device != "cuda" || !will_run, ExitCode::kRecipe,
+  VGEN_CHECK(!recipe.is_cuda() || !will_run, ExitCode::kRecipe,
              "{}: device: cuda, but this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu "
              "or a CUDA build", recipe.source_path);
 #else
   (void)will_run;
 #endif
-  if (recipe.device == "cpu") {
-    if (recipe.precision == "bf16")
+  if (!recipe.is_cuda()) {
+    if (recipe.is_bf16())
       log_warn("{}: precision bf16 on device: cpu: the models compute in fp32; only the latents between "
                "denoising steps are rounded to bf16", recipe.source_path);
-    if (recipe.attention.backend != "auto")
+    if (recipe.attention.backend != AttentionBackend::kAuto)
       log_warn("{}: attention_config.backend {} has no effect on device: cpu", recipe.source_path,
-               recipe.attention.backend);
+               attention_backend_name(recipe.attention.backend));
   }
 }
 

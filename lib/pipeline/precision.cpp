@@ -56,7 +56,7 @@ void refuse_fp8_without_device(const Recipe& recipe, Communicator& world) {
 
 Json precision_report(const Recipe& recipe) {
   Json j;
-  j["precision"] = recipe.precision;
+  j["precision"] = precision_name(recipe.precision);
   j["compute"] = dtype_name(recipe.compute_dtype());
   if (!recipe.is_fp8()) return j;
   const Fp8Config& f = recipe.fp8;

@@ -130,7 +130,7 @@ Json prediction_json(const Prediction& p) {
             {"async_ulysses", p.pc.async_ulysses},
             {"parallel_vae_size", p.pc.parallel_vae_size},
             {"dwdp_size", p.pc.dwdp_size}}},
-          {"precision", p.precision},
+          {"precision", precision_name(p.precision)},
           {"forward_s", p.forward_s},
           {"forward_parts_s", parts},
           {"step_s", p.step_s},

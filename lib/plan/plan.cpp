@@ -54,7 +54,7 @@ std::string bf16_steps_text(const Recipe& r) {
 // The precision line of the plan: what runs in which format.
 std::string precision_text(const Recipe& r) {
   const char* rest = r.compute_dtype() == DType::kBF16 ? "bf16" : "fp32";
-  if (!r.is_fp8()) return fmt::format("{} (norms, modulation and softmax statistics fp32)", r.precision);
+  if (!r.is_fp8()) return fmt::format("{} (norms, modulation and softmax statistics fp32)", precision_name(r.precision));
   const Fp8Config& f = r.fp8;
   auto list = [](const std::vector<int>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
   return fmt::format("fp8{}: self-attention {}, block GEMMs {}, cross-attention and the rest {} (norms, modulation "
@@ -354,7 +354,7 @@ std::string format_plan(const Recipe& recipe, const Plan& p) {
     int64_t valid = std::clamp<int64_t>(t.tokens - b, 0, t.per_rank);
     fmt::format_to(out, "  seq rank {:>3}: [{}, {}) valid {}\n", s, b, e, valid);
   }
-  fmt::format_to(out, "\ncommunication per rank per step ({}; {} steps):\n", recipe.precision,
+  fmt::format_to(out, "\ncommunication per rank per step ({}; {} steps):\n", precision_name(recipe.precision),
                  g.num_inference_steps);
   double total = 0;
   for (auto& c : p.comm) {

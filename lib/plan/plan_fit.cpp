@@ -134,7 +134,7 @@ DeviceOomAdvice plan_fit_advice(const Recipe& recipe, int world, const PlanModel
                           set_args(recipe.parallel, best->pc), best->world);
   } else if (a.estimate_bytes > budget) {
     std::string hints;
-    if (recipe.precision == "fp32") hints += "precision bf16, ";
+    if (recipe.is_fp32()) hints += "precision bf16, ";
     if (recipe.text_on_cuda())
       hints += fmt::format("text.device cpu (the text encoder's {} off the GPU), ", size_text(double(model.te_bytes)));
     a.text += fmt::format(" No mesh of up to {} ranks fits it; try {}a smaller generation size or a GPU with more "

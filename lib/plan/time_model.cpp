@@ -60,8 +60,8 @@ struct Forward {
 
 // What --predict cannot price: kRecipe naming it.
 void check_priceable(const Recipe& recipe, const HardwareProfile& hw) {
-  VGEN_CHECK(recipe.precision == "bf16" || recipe.precision == "fp32" || recipe.is_fp8(), ExitCode::kRecipe,
-             "vgen plan --predict: precision {} cannot be priced (fp32, bf16 or fp8)", recipe.precision);
+  VGEN_CHECK(recipe.is_bf16() || recipe.is_fp32() || recipe.is_fp8(), ExitCode::kRecipe,
+             "vgen plan --predict: precision {} cannot be priced (fp32, bf16 or fp8)", precision_name(recipe.precision));
   const bool fp8 = recipe.is_fp8();
   VGEN_CHECK(!fp8 || hw.fp8, ExitCode::kRecipe,
              "vgen plan --predict: hardware profile {} ({}) has no fp8 section, so precision fp8 is not priced on "
@@ -155,13 +155,13 @@ TimeModel::TimeModel(const Recipe& recipe_in, const Plan& plan_in, const Hardwar
       g(recipe.generation),
       fp8(recipe.is_fp8()),
       int8_gemm(fp8 && recipe.fp8.gemm && recipe.fp8.gemm_int8()),
-      lowp(recipe.precision != "fp32"),
+      lowp(!recipe.is_fp32()),
       b(lowp ? 2 : 4),
       peak((lowp ? hw.bf16_tflops : hw.fp32_tflops) * 1e12),
       peak8(hw.fp8_tflops * 1e12),
       hbm_peak(hw.hbm_tbps * 1e12),
       hbm(hbm_peak * hw.elementwise_efficiency),
-      att_curve(recipe.attention.backend == "cudnn" ? hw.attention_cudnn : hw.attention),
+      att_curve(recipe.attention.backend == AttentionBackend::kCudnn ? hw.attention_cudnn : hw.attention),
       fab{hw},
       L(md.layers),
       D(md.dim()),
@@ -378,7 +378,7 @@ double TimeModel::text_seconds() const {
 void TimeModel::vae_and_mp4(Prediction& p) const {
   const int P = m.vae;
   const double frames = g.num_frames, pixels = frames * g.height * g.width;
-  const bool split_w = recipe.parallel.parallel_vae_split_dim != "height";
+  const bool split_w = recipe.parallel.parallel_vae_split_dim != VaeSplitDim::kHeight;
   const double lat_side = split_w ? plan.tokens.latent_w : plan.tokens.latent_h;
   VGEN_CHECK(bool(md.vae_work), ExitCode::kInternal, "the {} family gives no VAE work for the time model", md.family);
   const VaeWork vw = md.vae_work(plan.tokens.latent_t, plan.tokens.latent_h, plan.tokens.latent_w, b, split_w);
@@ -458,7 +458,7 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
   for (auto& [what, sec] : p.forward_parts)
     if (sec > 0) fmt::format_to(out, " {} {:.3f}", what, sec);
   fmt::format_to(out, "\n");
-  if (p.precision == "fp8") {
+  if (p.precision == Precision::kFp8) {
     const int steps = g.num_inference_steps;
     const char* attn = !recipe.fp8.attention ? "bf16"
                        : recipe.fp8.qk_int8()
@@ -478,7 +478,7 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
       fmt::format_to(out, "; in bf16 in every block (bf16_linears): {}", fmt::join(recipe.fp8.bf16_linears, ", "));
     fmt::format_to(out, "\n");
   }
-  fmt::format_to(out, "  {:<24} {:>9.3f} s\n", p.precision == "fp8" ? "per fp8 step" : "per step", p.step_s);
+  fmt::format_to(out, "  {:<24} {:>9.3f} s\n", p.precision == Precision::kFp8 ? "per fp8 step" : "per step", p.step_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  ({} steps)\n", "denoise", p.denoise_s, g.num_inference_steps);
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "text encode", p.text_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  (parallel_vae_size {}: decode {:.3f} + frames to the host {:.3f})\n",

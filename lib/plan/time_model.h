@@ -22,7 +22,7 @@ struct Prediction {
   double forward_s = 0;   // one DiT forward of one stream on one rank, with its exposed collectives
                           // (precision fp8: of a step that runs in fp8)
   double step_s = 0;      // one denoising step (all forwards of the rank, CFG and proj_out gathers)
-  std::string precision;  // the recipe's
+  Precision precision = Precision::kFp32;  // the recipe's
   int fp8_steps = 0;      // precision fp8: the steps that run in fp8 (the others are bf16 steps)
   int fp8_bf16_blocks = 0;  // precision fp8: blocks of fp8_config.bf16_blocks (wholly bf16, forward_s counts them)
   int fp8_bf16_gemm_blocks = 0;  // and of bf16_gemm_blocks not also in bf16_blocks (bf16 linears)

@@ -27,18 +27,14 @@ Kind kind_of_class(const std::string& class_name) {
              class_name);
 }
 
-Kind kind_of_name(const std::string& name) {
-  if (name == "unipc") return Kind::kUniPC;
-  if (name == "euler") return Kind::kEuler;
-  VGEN_THROW(ExitCode::kRecipe, "generation.scheduler: expected 'unipc' or 'euler', got '{}'", name);
-}
+Kind kind_of(SchedulerKind k) { return k == SchedulerKind::kEuler ? Kind::kEuler : Kind::kUniPC; }
 
 }  // namespace
 
 std::unique_ptr<Scheduler> make_scheduler(const std::string& class_name, const Json& config,
                                           const SchedulerOverrides& ov) {
   const Kind native = kind_of_class(class_name);
-  const Kind kind = ov.kind ? kind_of_name(*ov.kind) : native;
+  const Kind kind = ov.kind ? kind_of(*ov.kind) : native;
   const std::string source = "scheduler config (" + class_name + ")";
   if (ov.flow_shift)
     VGEN_CHECK(*ov.flow_shift > 0, ExitCode::kRecipe, "generation.flow_shift must be > 0, got {}", *ov.flow_shift);

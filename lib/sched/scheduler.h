@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "config/scheduler_kind.h"
 #include "core/json.h"
 #include "core/tensor.h"
 
@@ -44,7 +45,7 @@ class Scheduler {
 
 // Recipe-level choices that override the checkpoint's scheduler_config.json.
 struct SchedulerOverrides {
-  std::optional<std::string> kind;   // "unipc" | "euler" (generation.scheduler)
+  std::optional<SchedulerKind> kind;  // generation.scheduler
   std::optional<double> flow_shift;  // generation.flow_shift
 };
 

@@ -25,7 +25,7 @@ void golden_pipeline(GoldenCase& c) {
   g.max_sequence_length = p.at("max_sequence_length").get<int>();
   g.negative_prompt = p.value("negative_prompt", "");
   std::string sched = p.value("scheduler", "UniPCMultistepScheduler");
-  g.scheduler = sched.find("Euler") != std::string::npos ? "euler" : "unipc";
+  g.scheduler = sched.find("Euler") != std::string::npos ? SchedulerKind::kEuler : SchedulerKind::kUniPC;
   if (p.contains("flow_shift") && !p["flow_shift"].is_null()) g.flow_shift = p["flow_shift"].get<double>();
   g.boundary_ratio.reset();  // from model_index.json
   g.initial_latents.clear();

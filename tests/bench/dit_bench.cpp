@@ -285,7 +285,6 @@ int main(int argc, char** argv) {
   if (multi) env = dist_init(&argc, &argv);
   const bool root = env.world_rank == 0;
   try {
-    set_attention_backend(parse_attention_backend(a.attention));
     if (cuda_device_count() == 0) {
       std::printf("# no CUDA device: nothing to measure\n");
       if (multi) dist_finalize();
@@ -322,6 +321,7 @@ int main(int argc, char** argv) {
       stream.run();
       load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
+    model->set_attention_backend(parse_attention_backend(a.attention));
     const WanTransformerConfig& cfg = model->config();
     const int layers = cfg.num_layers;
     if (!a.fp8.empty())  // every forward in fp8; the bf16 weights of the quantised linears are freed

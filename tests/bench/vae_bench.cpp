@@ -49,7 +49,7 @@ namespace {
 struct Args {
   std::vector<std::string> shapes = {"480p", "720p"};
   std::string dtype = "bf16", backend = "auto", out, tag;  // tag: "single" or "parallel_vae_N" unless given
-  std::string split_dim = ParallelConfig{}.parallel_vae_split_dim;  // the recipe default
+  std::string split_dim = vae_split_dim_name(ParallelConfig{}.parallel_vae_split_dim);  // the recipe default
   int reps = 3, frames = 81;
   bool cache_copy = false, autotune = false, conv_profile = false;
 };
@@ -227,14 +227,14 @@ int main(int argc, char** argv) {
     // DiT is not built) spans the world to let P = N.
     ParallelConfig pc;
     pc.ulysses_size = pc.parallel_vae_size = env.world_size;
-    pc.parallel_vae_split_dim = args.split_dim;
+    pc.parallel_vae_split_dim = args.split_dim == "height" ? VaeSplitDim::kHeight : VaeSplitDim::kWidth;
     Mesh host_mesh = make_mesh(pc, env);  // self communicators for one rank
     Communicator& world = *host_mesh.world;
     // NCCL over the VAE group (= the world), as the pipeline builds it; selects this rank's GPU.
     // Only the VAE group is needed, so no device_mesh (its sequence NCCL groups would sit idle).
     std::shared_ptr<Communicator> vae;
     if (multi) vae = device_vae_communicator(host_mesh);
-    const VaeSplitDim split = parse_vae_split_dim(args.split_dim);
+    const VaeSplitDim split = pc.parallel_vae_split_dim;
     cudaDeviceProp prop{};
     VGEN_CUDA_CHECK(cudaGetDeviceProperties(&prop, cuda_current_device()));
     const char* commit = std::getenv("VGEN_COMMIT");

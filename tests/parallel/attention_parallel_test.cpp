@@ -60,7 +60,7 @@ double run_case(Mesh& mesh, SeqAttention& attn, const Case& c, uint64_t seed) {
   Tensor qp = test::pad_seq(q, layout.padded, rng, kPadScale), kp = test::pad_seq(k, layout.padded, rng, kPadScale),
          vp = test::pad_seq(v, layout.padded, rng, kPadScale);
   Tensor out = attn.forward(shard_seq(qp, layout.begin(), L), shard_seq(kp, layout.begin(), L),
-                            shard_seq(vp, layout.begin(), L), layout);
+                            shard_seq(vp, layout.begin(), L), layout, AttentionPolicy{});
   const std::string what = fmt::format("B={} S={} H={} D={} (padded {}, seq rank {}/{})", B, S, H, D, layout.padded,
                                        layout.seq_rank, SP);
   if (out.shape() != Shape({B, L, H, D})) fail(what + ": output " + out.str());
@@ -85,7 +85,7 @@ void check_head_error(Mesh& mesh, SeqAttention& attn) {
   const SeqLayout layout = SeqLayout::make(7, mesh.shape.seq(), mesh.seq_rank());
   Tensor x = Tensor::zeros({1, layout.local(), U + 1, 4}, DType::kF32);
   try {
-    attn.forward(x, x, x, layout);
+    attn.forward(x, x, x, layout, AttentionPolicy{});
   } catch (const Error& e) {
     if (e.code() != ExitCode::kRecipe || e.message().find("parallel_config.ulysses_size") == std::string::npos)
       fail("head-count error has the wrong code or text: " + e.message());

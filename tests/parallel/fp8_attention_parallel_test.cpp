@@ -80,9 +80,10 @@ Result run_case(Mesh& mesh, SeqAttention& attn, const Case& c, uint64_t seed, ke
          vp = test::pad_seq(v, layout.padded, rng, kPadScale);
   Tensor out;
   {
-    const Fp8Scope fp8({/*attention=*/true, /*gemm=*/false, /*qk_int8=*/qk == kern::Fp8Qk::kInt8});
+    const AttentionPolicy fp8{AttentionBackend::kAuto, /*fp8=*/true,
+                              qk == kern::Fp8Qk::kInt8 ? QkFormat::kInt8 : QkFormat::kE4m3};
     out = attn.forward(shard_seq(qp, layout.begin(), L), shard_seq(kp, layout.begin(), L),
-                       shard_seq(vp, layout.begin(), L), layout);
+                       shard_seq(vp, layout.begin(), L), layout, fp8);
   }
   const std::string what = fmt::format("{} Q·Kᵀ, B={} S={} H={} D={} (padded {}, seq rank {}/{})",
                                        qk == kern::Fp8Qk::kInt8 ? "int8" : "e4m3", B, S, H, D, layout.padded,

@@ -22,11 +22,12 @@ namespace vgen::test {
 inline std::string golden_dir() { return std::string(VGEN_SOURCE_DIR) + "/tests/golden"; }
 
 // One dit_predict on a single rank (self group, local attention).
-inline Tensor predict_one_rank(const WanTransformer& m, const Tensor& x, const Tensor& t, const Tensor& ctx) {
+inline Tensor predict_one_rank(const WanTransformer& m, const Tensor& x, const Tensor& t, const Tensor& ctx,
+                               const StepPolicy& step = {}) {
   auto seq = make_self_communicator();
   auto attn = make_local_attention();
   TextContext text = m.prepare_text(ctx);
-  return dit_predict(m, x, t, text, *seq, *attn);
+  return dit_predict(m, x, t, text, *seq, *attn, nullptr, step);
 }
 
 // Shared state of one group of `n` threads.
@@ -87,7 +88,8 @@ class ThreadComm : public Communicator {
 class GatherKvAttention : public SeqAttention {
  public:
   explicit GatherKvAttention(std::shared_ptr<Communicator> comm) : comm_(std::move(comm)) {}
-  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) override {
+  Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                 const AttentionPolicy& policy) override {
     const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3), N = layout.degree;
     auto full = [&](const Tensor& x) {
       Tensor g = Tensor::empty({N, B, L, H, D}, DType::kF32);
@@ -101,7 +103,7 @@ class GatherKvAttention : public SeqAttention {
     };
     Tensor kf = full(k), vf = full(v);
     Tensor out = Tensor::empty(q.shape(), DType::kF32);
-    block_attention(q, kf, vf, layout.tokens, out, nullptr);
+    block_attention(q, kf, vf, layout.tokens, out, nullptr, policy);
     return out;
   }
 

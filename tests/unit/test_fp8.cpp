@@ -29,32 +29,6 @@
 namespace vgen {
 namespace {
 
-// ---- switches --------------------------------------------------------------------------------
-
-TEST(Fp8Switches, ScopesNestAndArePerThread) {
-  EXPECT_FALSE(fp8_switches().any());
-  EXPECT_TRUE(fp8_step_enabled());
-  {
-    const Fp8Scope a({true, false});
-    EXPECT_TRUE(fp8_switches().attention);
-    EXPECT_FALSE(fp8_switches().gemm);
-    {
-      const Fp8Scope b({false, true});
-      EXPECT_FALSE(fp8_switches().attention);
-      EXPECT_TRUE(fp8_switches().gemm);
-      const Fp8StepScope s(false);
-      EXPECT_FALSE(fp8_step_enabled());
-      bool other_thread = true, other_step = false;
-      std::thread([&] { other_thread = fp8_switches().any(), other_step = fp8_step_enabled(); }).join();
-      EXPECT_FALSE(other_thread);  // a thread standing for another rank is not affected
-      EXPECT_TRUE(other_step);
-    }
-    EXPECT_TRUE(fp8_switches().attention);
-    EXPECT_TRUE(fp8_step_enabled());
-  }
-  EXPECT_FALSE(fp8_switches().any());
-}
-
 // ---- the CPU emulation -----------------------------------------------------------------------
 
 std::string tiny_dir() { return test::golden_dir() + "/wan21-tiny/transformer"; }
@@ -147,9 +121,8 @@ TEST(Fp8Emulation, BlockEqualsTheReferences) {
     Tensor want = x0.clone(), got = x0.clone();
     ref_block(cfg, m->weights().blocks[0], want, tproj, cos, sin, tk, tv, sw);
     {
-      const Fp8Scope scope(sw);
       LocalAttention attn;
-      wan_block_forward(cfg, m->weights().blocks[0], got, tproj, cos, sin, tk, tv, layout, attn);
+      wan_block_forward(cfg, m->weights().blocks[0], got, tproj, cos, sin, tk, tv, layout, attn, WanBlockPolicy{sw});
     }
     const std::string what = fmt::format("attention {} gemm {} {}", sw.attention, sw.gemm,
                                          gemm_format_name(sw.gemm_format));
@@ -183,11 +156,9 @@ TEST(Fp8Emulation, ForwardWiring) {
   WeightStore ws = WeightStore::open(test::golden_dir() + "/cases/dit_forward.safetensors");
   const Tensor x = ws.get_f32("hidden_states_b2"), t = ws.get_f32("timestep_b2"),
                ctx = ws.get_f32("encoder_hidden_states_b2"), ref = ws.get_f32("output_b2");
-  TextContext a;
-  {
-    const LinearRowsScope rows(true);  // as the fp8 model's linears run
-    a = fp32->prepare_text(ctx);
-  }
+  fp32->set_row_wise_linears(true);  // as the fp8 model's linears run
+  const TextContext a = fp32->prepare_text(ctx);
+  fp32->set_row_wise_linears(false);
   const TextContext b = fp8->prepare_text(ctx);
   EXPECT_TRUE(test::bitwise_equal(a.k[1], b.k[1]));  // computed once per prompt, in fp32
   const Tensor y32 = fp32->forward(x, t, ctx), y8 = fp8->forward(x, t, ctx);
@@ -196,13 +167,10 @@ TEST(Fp8Emulation, ForwardWiring) {
   {
     // A bf16 step of the loop: the plain fp32 forward, with the row-wise linears of a model that
     // quantises (so that a mesh's bf16 steps round as one rank's).
-    Tensor y32_rows;
-    {
-      const LinearRowsScope rows(true);
-      y32_rows = fp32->forward(x, t, ctx);
-    }
-    const Fp8StepScope bf16_step(false);
-    EXPECT_TRUE(test::bitwise_equal(fp8->forward(x, t, ctx), y32_rows));
+    fp32->set_row_wise_linears(true);
+    const Tensor y32_rows = fp32->forward(x, t, ctx);
+    fp32->set_row_wise_linears(false);
+    EXPECT_TRUE(test::bitwise_equal(fp8->forward(x, t, ctx, StepPolicy{/*fp8=*/false}), y32_rows));
   }
   // The same model with gemm off / attention off: each part alone changes the output.
   auto att = WanTransformer::load(tiny_dir());
@@ -266,25 +234,20 @@ TEST(Fp8Emulation, ForwardWiring) {
   EXPECT_LT(test::rel_l2(yg, ref), 5e-2);
 }
 
-// Under LinearRowsScope a row's result does not depend on the rows computed with it: the rows of
-// any split, computed apart, are the whole call's bytes (OpenBLAS's Haswell and Zen sgemm round a
-// row by its place in the call, which the mesh tests' fp8 emulation would amplify). The scope nests.
+// With LinearRows::kRowByRow a row's result does not depend on the rows computed with it: the rows
+// of any split, computed apart, are the whole call's bytes (OpenBLAS's Haswell and Zen sgemm round
+// a row by its place in the call, which the mesh tests' fp8 emulation would amplify).
 TEST(Fp8Emulation, LinearRowsIndependentOfTheSplit) {
   const int64_t M = 150, K = 64, N = 192;
   const Tensor x = randn({M, K}, 11), w = randn({N, K}, 12), b = randn({N}, 13);
-  const LinearRowsScope rows(true);
-  const Tensor whole = linear(x, w, b);  // [M, N]
+  constexpr LinearRows kRows = LinearRows::kRowByRow;
+  const Tensor whole = linear(x, w, b, kRows);  // [M, N]
   for (int64_t cut : {int64_t(1), int64_t(37), int64_t(75), M - 1}) {
-    EXPECT_TRUE(test::bitwise_equal(whole.narrow(0, cut), linear(x.narrow(0, cut), w, b))) << cut;
-    EXPECT_TRUE(test::bitwise_equal(whole.narrow(cut, M - cut), linear(x.narrow(cut, M - cut), w, b))) << cut;
+    EXPECT_TRUE(test::bitwise_equal(whole.narrow(0, cut), linear(x.narrow(0, cut), w, b, kRows))) << cut;
+    EXPECT_TRUE(test::bitwise_equal(whole.narrow(cut, M - cut), linear(x.narrow(cut, M - cut), w, b, kRows))) << cut;
   }
-  Tensor plain;
-  {
-    const LinearRowsScope off(false);
-    plain = linear(x, w, b);  // one sgemm: the same values up to rounding
-  }
+  const Tensor plain = linear(x, w, b);  // one sgemm: the same values up to rounding
   EXPECT_LT(test::rel_l2(whole, plain), 1e-6);
-  EXPECT_TRUE(test::bitwise_equal(linear(x, w, b), whole));  // the outer scope is back
 }
 
 // ---- the denoising loop's per-step switch ----------------------------------------------------
@@ -307,11 +270,8 @@ TEST(Fp8Denoise, Bf16FirstAndLastSteps) {
   auto fp32 = WanTransformer::load(tiny_dir());
   auto fp8 = WanTransformer::load(tiny_dir());
   fp8->enable_fp8({true, true, true});
-  std::vector<Tensor> plain;  // the fp32 loop with the row-wise linears of a model that quantises
-  {
-    const LinearRowsScope rows(true);
-    plain = loop(*fp32, {});
-  }
+  fp32->set_row_wise_linears(true);  // the fp32 loop with the row-wise linears of a model that quantises
+  const std::vector<Tensor> plain = loop(*fp32, {});
   const std::vector<Tensor> all = loop(*fp8, {});
   Fp8Config every;
   every.bf16_first_steps = 4;
@@ -329,7 +289,6 @@ TEST(Fp8Denoise, Bf16FirstAndLastSteps) {
   EXPECT_TRUE(test::bitwise_equal(f1[0], plain[0]));  // the first step without fp8...
   EXPECT_FALSE(test::bitwise_equal(f1[1], plain[1]));  // ...the second with it
   EXPECT_FALSE(test::bitwise_equal(f1[1], all[1]));
-  EXPECT_TRUE(fp8_step_enabled());  // the loop leaves no switch behind
 }
 
 // ---- refusal and reports ---------------------------------------------------------------------

@@ -243,9 +243,9 @@ TEST(Fp8Gpu, Bf16WeightsFreedOrKept) {
   const Tensor yb = predict_one_rank(*mb, c.x, c.t, c.ctx);
   EXPECT_EQ(rel_l2(predict_one_rank(*mf, c.x, c.t, c.ctx), predict_one_rank(*mk, c.x, c.t, c.ctx)), 0.0);
   {
-    const Fp8StepScope bf16_step(false);  // a bf16 step: the kept weights, exactly the bf16 model
-    EXPECT_EQ(rel_l2(predict_one_rank(*mk, c.x, c.t, c.ctx), yb), 0.0);
-    EXPECT_THROW(predict_one_rank(*mf, c.x, c.t, c.ctx), Error);  // no bf16 weights left to run it
+    const StepPolicy bf16_step{/*fp8=*/false};  // a bf16 step: the kept weights, exactly the bf16 model
+    EXPECT_EQ(rel_l2(predict_one_rank(*mk, c.x, c.t, c.ctx, bf16_step), yb), 0.0);
+    EXPECT_THROW(predict_one_rank(*mf, c.x, c.t, c.ctx, bf16_step), Error);  // no bf16 weights left to run it
   }
 }
 

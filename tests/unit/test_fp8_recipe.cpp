@@ -30,9 +30,9 @@ TEST(Fp8Recipe, KeysAndDefaults) {
   EXPECT_TRUE(d.fp8.gemm);
   EXPECT_EQ(d.fp8.bf16_first_steps, 0);
   EXPECT_EQ(d.fp8.bf16_last_steps, 0);
-  EXPECT_EQ(d.fp8.attention_qk, "e4m3");
+  EXPECT_EQ(d.fp8.attention_qk, QkFormat::kE4m3);
   EXPECT_FALSE(wan_fp8_options(d).qk_int8);
-  EXPECT_EQ(d.fp8.gemm_format, "int8");
+  EXPECT_EQ(d.fp8.gemm_format, GemmFormat::kInt8);
   EXPECT_EQ(wan_fp8_options(d).gemm_format, GemmFormat::kInt8);
   EXPECT_EQ(wan_fp8_options(parse_recipe("precision: fp8\nfp8_config: {gemm_format: e4m3}\n", "r.yaml", {})).gemm_format,
             GemmFormat::kE4m3);
@@ -55,7 +55,7 @@ generation: {num_inference_steps: 10}
   EXPECT_EQ(r.fp8.bf16_first_steps, 2);
   EXPECT_EQ(r.fp8.bf16_last_steps, 3);
   EXPECT_TRUE(r.fp8.has_bf16_steps());
-  EXPECT_EQ(r.fp8.attention_qk, "int8");
+  EXPECT_EQ(r.fp8.attention_qk, QkFormat::kInt8);
   EXPECT_TRUE(wan_fp8_options(r).qk_int8);
   EXPECT_EQ(wan_fp8_options(r).gemm_format, GemmFormat::kInt8);
   const Json& j = r.resolved.at("fp8_config");  // timing.json's resolved recipe

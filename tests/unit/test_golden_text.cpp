@@ -17,8 +17,8 @@ const std::string kFixtures = test::golden_dir();
 TEST(GoldenText, RunGoldenPasses) {
   Mesh mesh = test::single_rank_mesh();
   Recipe recipe;
-  recipe.device = "cpu";
-  recipe.precision = "fp32";
+  recipe.device = Device::kCPU;
+  recipe.precision = Precision::kFp32;
   EXPECT_EQ(run_golden(kFixtures, recipe, mesh, "text_encode"), 0);
 }
 

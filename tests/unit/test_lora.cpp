@@ -325,9 +325,9 @@ TEST(LoraRecipe, ParsesListsShorthandsAndOverrides) {
   ASSERT_EQ(r.lora.size(), 2u);
   EXPECT_EQ(r.lora[0].path, fs::absolute("a.safetensors").lexically_normal().string());
   EXPECT_DOUBLE_EQ(r.lora[0].scale, 0.7);
-  EXPECT_EQ(r.lora[0].target, "both");
+  EXPECT_EQ(r.lora[0].target, LoraTarget::kBoth);
   EXPECT_DOUBLE_EQ(r.lora[1].scale, 1.0);
-  EXPECT_EQ(r.lora[1].target, "transformer");
+  EXPECT_EQ(r.lora[1].target, LoraTarget::kFirstExpert);
   EXPECT_FALSE(r.lora_strict);
   EXPECT_EQ(r.resolved["lora"][0]["scale"].get<double>(), 0.7);
   EXPECT_FALSE(r.resolved["lora_strict"].get<bool>());

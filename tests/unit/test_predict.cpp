@@ -393,7 +393,7 @@ TEST(Predict, AutoWithFp8) {
   const auto ranked = rank_meshes(r, 8, md, hw, {});
   ASSERT_FALSE(ranked.empty());
   for (const Prediction& p : ranked) {
-    EXPECT_EQ(p.precision, "fp8");
+    EXPECT_EQ(p.precision, Precision::kFp8);
     EXPECT_EQ(p.pc.dwdp_size, 1) << p.mesh;
   }
   Recipe b = recipe_for("wan2.2-t2v-a14b", {"parallel_config.auto=true"});

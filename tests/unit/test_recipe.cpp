@@ -69,7 +69,7 @@ prompts: p.txt
 
 TEST(Recipe, FullRecipe) {
   Recipe r = parse_recipe(kFull, "r.yaml", {});
-  EXPECT_EQ(r.device, "cuda");
+  EXPECT_EQ(r.device, Device::kCUDA);
   EXPECT_TRUE(r.is_cuda());
   EXPECT_EQ(r.compute_dtype(), DType::kBF16);
   EXPECT_EQ(r.generation.height, 720);
@@ -79,7 +79,7 @@ TEST(Recipe, FullRecipe) {
   EXPECT_DOUBLE_EQ(r.generation.guidance_scale, 4.0);
   EXPECT_DOUBLE_EQ(*r.generation.guidance_scale_2, 3.0);
   EXPECT_DOUBLE_EQ(*r.generation.boundary_ratio, 0.875);
-  EXPECT_EQ(r.generation.scheduler, "euler");
+  EXPECT_EQ(r.generation.scheduler, SchedulerKind::kEuler);
   EXPECT_DOUBLE_EQ(*r.generation.flow_shift, 5.0);
   EXPECT_EQ(r.generation.negative_prompt, "blurry");
   EXPECT_EQ(r.generation.max_sequence_length, 256);
@@ -91,10 +91,10 @@ TEST(Recipe, FullRecipe) {
   EXPECT_EQ(r.parallel.attn2d_size[1], 3);
   EXPECT_TRUE(r.parallel.async_ulysses);
   EXPECT_EQ(r.parallel.parallel_vae_size, 4);
-  EXPECT_EQ(r.parallel.parallel_vae_split_dim, "height");
+  EXPECT_EQ(r.parallel.parallel_vae_split_dim, VaeSplitDim::kHeight);
   EXPECT_EQ(r.parallel.dwdp_size, 2);
   EXPECT_EQ(r.parallel.world_size(), 72);
-  EXPECT_EQ(r.attention.backend, "cudnn");
+  EXPECT_EQ(r.attention.backend, AttentionBackend::kCudnn);
   EXPECT_EQ(*r.output.fps, 24);
   EXPECT_EQ(r.output.crf, 20);
   EXPECT_TRUE(r.output.save_tensors);
@@ -158,7 +158,7 @@ TEST(Recipe, UnknownKeysNameFullPath) {
 // text.device: auto follows the recipe's device; cpu keeps the text encoder on the host.
 TEST(Recipe, TextDevice) {
   Recipe r = parse_recipe("device: cuda\n", "r.yaml", {});
-  EXPECT_EQ(r.text.device, "auto");
+  EXPECT_EQ(r.text.device, TextDevice::kAuto);
   EXPECT_TRUE(r.text_on_cuda());
   r = parse_recipe("device: cuda\ntext:\n  device: cpu\n", "r.yaml", {});
   EXPECT_FALSE(r.text_on_cuda());
@@ -282,7 +282,7 @@ TEST(Recipe, Overrides) {
   EXPECT_EQ(r.generation.height, 128);
   EXPECT_EQ(r.parallel.attn2d_size[0], 2);
   EXPECT_EQ(r.parallel.attn2d_size[1], 1);
-  EXPECT_EQ(r.device, "cuda");
+  EXPECT_EQ(r.device, Device::kCUDA);
   EXPECT_EQ(*r.output.fps, 8);
   EXPECT_DOUBLE_EQ(*r.generation.guidance_scale_2, 2.5);
   EXPECT_EQ(r.generation.negative_prompt, "no cats");

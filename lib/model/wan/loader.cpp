@@ -17,13 +17,13 @@
 #include "model/wan/family.h"
 #include "model/wan/text/text_encoder.h"
 #include "model/wan/vae/autoencoder.h"
-#include "ops/attention_backend.h"
 
 namespace vgen {
 namespace {
 
 // One load: the checkpoint's stores registered with one stream, and what it has built so far.
 struct WanLoad {
+  WanLoad(const Recipe& r, Mesh& m) : recipe(r), mesh(m), dir(r.model) {}
   const Recipe& recipe;
   Mesh& mesh;
   DiffusersDir dir;
@@ -85,7 +85,7 @@ void open(WanLoad& l) {
   if (!decodes) return;
   WanAutoencoderPlacement p;
   p.mesh = l.mesh;
-  p.split = parse_vae_split_dim(l.recipe.parallel.parallel_vae_split_dim);
+  p.split = l.recipe.parallel.parallel_vae_split_dim;
   p.cuda = l.cuda;
   p.dtype = l.recipe.compute_dtype();
   p.height = l.recipe.generation.height;
@@ -106,7 +106,6 @@ std::unique_ptr<TextEncoder> make_text_encoder(const WanLoad& l) {
 // Stream to the GPU: the weights go straight to this rank's device, requested now and in place
 // after the stream's run; the adapters are read and packed beside it and merged after it.
 void stream_to_device(WanLoad& l) {
-  set_attention_backend(parse_attention_backend(l.recipe.attention.backend));
   if (!l.recipe.text_on_cuda()) {  // text.device cpu: the encoder's weights into host memory first
     if (l.leader) l.stream->request_host(l.c_te);
     l.stream->run();
@@ -158,6 +157,8 @@ void stream_to_host(WanLoad& l) {
 // over the world, as on the GPU, whose DWDP placed the blocks while streaming).
 void finalize(WanLoad& l) {
   for (auto& e : l.experts)
+    if (e) e->set_attention_backend(l.recipe.attention.backend);
+  for (auto& e : l.experts)
     if (e && l.recipe.is_fp8()) e->enable_fp8(wan_fp8_options(l.recipe));
   if (!l.cuda && l.recipe.parallel.dwdp_size > 1)
     for (auto& e : l.experts)
@@ -172,7 +173,7 @@ void finalize(WanLoad& l) {
 }  // namespace
 
 LoadedModel WanFamily::load(const Recipe& recipe, Mesh& mesh) const {
-  WanLoad l{recipe, mesh, DiffusersDir(recipe.model)};
+  WanLoad l(recipe, mesh);
   l.leader = mesh.is_replica_leader();
   l.cuda = recipe.is_cuda();
   l.two = l.dir.has_component("transformer_2");

@@ -16,11 +16,11 @@ std::vector<PlanLora> WanFamily::plan_loras(const Recipe& recipe) const {
   const bool two = dir.has_component("transformer_2");
   for (size_t i = 0; i < recipe.lora.size(); ++i) {
     const LoraEntry& e = recipe.lora[i];
-    VGEN_CHECK(two || e.target != "transformer_2", ExitCode::kRecipe,
+    VGEN_CHECK(two || e.target != LoraTarget::kSecondExpert, ExitCode::kRecipe,
                "lora[{}].target: transformer_2, but the model has no transformer_2 ({})", i, e.path);
-    for (const char* component : {"transformer", "transformer_2"}) {
-      if (e.target != "both" && e.target != component) continue;
-      if (std::string(component) == "transformer_2" && !two) continue;
+    for (int expert = 0; expert < (two ? 2 : 1); ++expert) {
+      if (!lora_targets_expert(e.target, expert)) continue;
+      const char* component = expert ? "transformer_2" : "transformer";
       const WanTransformerConfig cfg = WanTransformerConfig::load(dir.component_path(component));
       const LoraAdapter a = load_lora(e.path, e.scale, cfg, recipe.lora_strict, /*with_data=*/false);
       out.push_back({int(i), e.path, e.scale, component, a.num_tensors(), a.max_rank(), a.skipped_keys});

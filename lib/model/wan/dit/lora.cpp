@@ -200,11 +200,14 @@ LoraAdapter load_lora(const std::string& path, double scale, const WanTransforme
   return a;
 }
 
+// The expert a component folder holds: transformer_2 is the second.
+static int expert_of(const std::string& component) { return component == "transformer_2" ? 1 : 0; }
+
 std::vector<LoraAdapter> load_lora_for(const Recipe& recipe, const std::string& component,
                                        const WanTransformerConfig& cfg, bool with_data) {
   std::vector<LoraAdapter> out;
   for (const LoraEntry& e : recipe.lora)
-    if (e.target == "both" || e.target == component)
+    if (lora_targets_expert(e.target, expert_of(component)))
       out.push_back(load_lora(e.path, e.scale, cfg, recipe.lora_strict, with_data));
   return out;
 }
@@ -295,7 +298,7 @@ void merge_lora(WanTransformer& model, const LoraSet& set) {
 
 static void check_lora_targets(const Recipe& recipe, const WanTransformer* transformer_2) {
   for (size_t i = 0; i < recipe.lora.size(); ++i)
-    VGEN_CHECK(transformer_2 || recipe.lora[i].target != "transformer_2", ExitCode::kRecipe,
+    VGEN_CHECK(transformer_2 || recipe.lora[i].target != LoraTarget::kSecondExpert, ExitCode::kRecipe,
                "lora[{}].target: transformer_2, but the model has no transformer_2 ({})", i, recipe.lora[i].path);
 }
 
@@ -387,7 +390,7 @@ void pack_lora_factors(LoraSet& set) {
 std::future<LoraSet> read_recipe_lora_async(const Recipe& recipe, const std::string& component,
                                             const WanTransformerConfig& cfg, bool pack) {
   const bool any = std::any_of(recipe.lora.begin(), recipe.lora.end(),
-                               [&](const LoraEntry& e) { return e.target == "both" || e.target == component; });
+                               [&](const LoraEntry& e) { return lora_targets_expert(e.target, expert_of(component)); });
   if (!any) {
     std::promise<LoraSet> none;
     none.set_value(LoraSet{});

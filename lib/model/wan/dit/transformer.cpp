@@ -14,7 +14,7 @@
 namespace vgen {
 namespace {
 
-Tensor apply(const WanLinear& l, const Tensor& x) { return linear(x, l.w, l.b); }
+Tensor apply(const WanLinear& l, const Tensor& x, LinearRows rows) { return linear(x, l.w, l.b, rows); }
 
 Tensor as_f32(const Tensor& t) { return t.dtype() == DType::kF32 ? t : t.to(DType::kF32); }
 
@@ -59,7 +59,7 @@ int64_t WanTransformer::num_tokens(const Shape& s) const {
   return (s[2] / p[0]) * (s[3] / p[1]) * (s[4] / p[2]);
 }
 
-// When some block quantises at some step, the model's fp32 linears run row by row (LinearRowsScope):
+// When some block quantises at some step, the model's fp32 linears run row by row (LinearRows):
 // meshes splitting the tokens then round what is quantised as one rank does on any BLAS, the bf16
 // steps' too (bf16_first_steps), whose last bits the next fp8 step would round. A model that never
 // quantises (none enabled, every block in bf16_blocks) keeps the plain GEMM.
@@ -70,17 +70,21 @@ bool WanTransformer::fp8_quantises() const {
   return false;
 }
 
+LinearRows WanTransformer::linear_rows() const {
+  return fp8_quantises() || row_wise_linears_ ? LinearRows::kRowByRow : LinearRows::kBatched;
+}
+
 TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states) const {
   if (device_) return device_->prepare_text(encoder_hidden_states);
-  const LinearRowsScope rows(fp8_quantises() || linear_rows());
+  const LinearRows rows = linear_rows();
   Tensor e = as_f32(encoder_hidden_states);
   VGEN_CHECK(e.ndim() == 3 && e.dim(2) == cfg_.text_dim, ExitCode::kInput,
              "encoder_hidden_states must be [B, L, {}], got {}", cfg_.text_dim, e.str());
   const int64_t B = e.dim(0), L = e.dim(1), H = cfg_.num_attention_heads, Dh = cfg_.attention_head_dim;
   const float eps = float(cfg_.eps);
-  Tensor h = apply(w_.text_linear_1, e);  // [B, L, D]
+  Tensor h = apply(w_.text_linear_1, e, rows);  // [B, L, D]
   gelu_tanh_(h);
-  Tensor ctx = apply(w_.text_linear_2, h);  // [B, L, D]
+  Tensor ctx = apply(w_.text_linear_2, h, rows);  // [B, L, D]
   TextContext tc;
   tc.batch = B;
   tc.length = L;
@@ -89,8 +93,8 @@ TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states) co
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
     const WanBlockWeights& b = host_block_begin(i);
     OnUnwind end_on_error([&] { host_block_end(i); });  // a DWDP slot stays usable after an error
-    tc.k.push_back(rms_norm(apply(b.attn2.k, ctx), b.attn2.norm_k, eps).reshape({B, L, H, Dh}));  // [B, L, H, Dh]
-    tc.v.push_back(apply(b.attn2.v, ctx).reshape({B, L, H, Dh}));                                // [B, L, H, Dh]
+    tc.k.push_back(rms_norm(apply(b.attn2.k, ctx, rows), b.attn2.norm_k, eps).reshape({B, L, H, Dh}));  // [B, L, H, Dh]
+    tc.v.push_back(apply(b.attn2.v, ctx, rows).reshape({B, L, H, Dh}));                                // [B, L, H, Dh]
     host_block_end(i);
   }
   return tc;
@@ -100,16 +104,22 @@ std::unique_ptr<Conditioning> WanTransformer::prepare(const Tensor& prompt_embed
   return std::make_unique<TextContext>(prepare_text(prompt_embeds));
 }
 
+void WanTransformer::set_attention_backend(AttentionBackend backend) {
+  backend_ = backend;
+  if (device_) device_->set_attention_backend(backend);
+}
+
 void WanTransformer::set_profiler(DitPhaseProfiler* profiler) const {
   if (device_) device_->set_profiler(profiler);
 }
 
 Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& timestep0, const Conditioning& cond,
-                                     const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache) const {
+                                     const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache,
+                                     const StepPolicy& step) const {
   const auto* text_ptr = dynamic_cast<const TextContext*>(&cond);
   VGEN_ASSERT(text_ptr != nullptr, "WanTransformer::forward_local: the conditioning is not a Wan TextContext");
   const TextContext& text = *text_ptr;
-  if (device_) return device_->forward_local(latents0, timestep0, text, layout, attention, cache);
+  if (device_) return device_->forward_local(latents0, timestep0, text, layout, attention, cache, step);
   Tensor latents = as_f32(latents0);
   Tensor timestep = as_f32(timestep0);
   const int64_t S = num_tokens(latents.shape());
@@ -127,13 +137,12 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
   const int64_t begin = layout.begin(), S_loc = layout.local();
   const float eps = float(cfg_.eps);
   // precision fp8 (the CPU emulation): what this forward's blocks run in e4m3 (none on a bf16 step).
-  const bool step_fp8 = fp8_step_enabled();
-  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8, fp8_.qk_int8, 0, fp8_.gemm_format});
-  const LinearRowsScope rows(fp8_quantises() || linear_rows());
+  const Fp8Switches fwd{fp8_.attention && step.fp8, fp8_.gemm && step.fp8, fp8_.qk_int8, 0, fp8_.gemm_format};
+  const LinearRows rows = linear_rows();
 
   // Patch embedding of the local tokens only.
   Tensor patches = patchify(latents, p, begin, S_loc);  // [B, S_loc, C_in·pt·ph·pw]
-  Tensor x = apply(w_.patch_embedding, patches);         // [B, S_loc, D]
+  Tensor x = apply(w_.patch_embedding, patches, rows);   // [B, S_loc, D]
 
   // RoPE rows of the shard, from global token positions.
   Tensor cos, sin;  // [S_loc, Dh]
@@ -141,10 +150,10 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
 
   // Condition embedder: sinusoid → time MLP → temb; time_proj(SiLU(temb)) → per-sample modulation.
   Tensor sinus = timestep_embedding(timestep, cfg_.freq_dim, /*flip_sin_to_cos=*/true, /*freq_shift=*/0.0f);  // [B, F]
-  Tensor t1 = apply(w_.time_linear_1, sinus);  // [B, D]
+  Tensor t1 = apply(w_.time_linear_1, sinus, rows);  // [B, D]
   silu_(t1);
-  Tensor temb = apply(w_.time_linear_2, t1);                                  // [B, D]
-  Tensor tproj = apply(w_.time_proj, silu(temb)).reshape({B, 6, D});          // [B, 6, D]
+  Tensor temb = apply(w_.time_linear_2, t1, rows);                            // [B, D]
+  Tensor tproj = apply(w_.time_proj, silu(temb), rows).reshape({B, 6, D});    // [B, 6, D]
 
   const bool caching = cache && cache->enabled();
   VGEN_CHECK(!caching || !host_dwdp_, ExitCode::kUsage,
@@ -155,8 +164,8 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
     if (i == 1 && caching && cache->try_skip(x, layout)) break;
     const WanBlockWeights& w = host_block_begin(i);
     OnUnwind end_on_error([&] { host_block_end(i); });
-    const Fp8Scope block_fp8(fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), fp8_switches()));
-    wan_block_forward(cfg_, w, x, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+    const WanBlockPolicy policy{fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), fwd), rows, backend_};
+    wan_block_forward(cfg_, w, x, tproj, cos, sin, text.k[i], text.v[i], layout, attention, policy);
     host_block_end(i);
   }
   if (caching) cache->end(x);
@@ -168,7 +177,7 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
     dst.copy_from(add_row(w_.scale_shift_table, temb[b]));
   }
   Tensor y = layer_norm_modulate(x, head_mod, 0, 1, eps);  // [B, S_loc, D]
-  return apply(w_.proj_out, y);                            // [B, S_loc, pt·ph·pw·C_out]
+  return apply(w_.proj_out, y, rows);                      // [B, S_loc, pt·ph·pw·C_out]
 }
 
 Tensor WanTransformer::unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const {
@@ -176,13 +185,13 @@ Tensor WanTransformer::unpatchify(const Tensor& tokens, int64_t T, int64_t H, in
   return vgen::unpatchify(as_f32(tokens), cfg_.patch_size, cfg_.out_channels, T, H, W);
 }
 
-Tensor WanTransformer::forward(const Tensor& latents, const Tensor& timestep,
-                               const Tensor& encoder_hidden_states) const {
+Tensor WanTransformer::forward(const Tensor& latents, const Tensor& timestep, const Tensor& encoder_hidden_states,
+                               const StepPolicy& step) const {
   const int64_t S = num_tokens(latents.shape());
   TextContext text = prepare_text(encoder_hidden_states);
   SeqLayout layout = SeqLayout::make(S, 1, 0);
   auto attention = make_local_attention();
-  Tensor tokens = forward_local(latents, timestep, text, layout, *attention);  // [B, S, P·C_out]
+  Tensor tokens = forward_local(latents, timestep, text, layout, *attention, nullptr, step);  // [B, S, P·C_out]
   return unpatchify(tokens, latents.dim(2), latents.dim(3), latents.dim(4));
 }
 
@@ -208,6 +217,7 @@ void WanTransformer::enable_fp8(const WanFp8Options& options) {
 void WanTransformer::to_device(const WanDeviceOptions& options, bool keep_host_weights) {
   if (!device_) {
     device_ = WanDeviceModel::upload(cfg_, w_, options);
+    device_->set_attention_backend(backend_);
     if (fp8_.any()) device_->enable_fp8(fp8_);
   }
   if (!keep_host_weights) {

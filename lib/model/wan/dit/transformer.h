@@ -11,6 +11,7 @@
 #include "core/tensor.h"
 #include "model/first_block_cache.h"
 #include "model/model.h"
+#include "model/wan/dit/block_policy.h"
 #include "model/wan/dit/rope_tables.h"
 #include "model/wan/dit/transformer_config.h"
 #include "model/wan/dit/transformer_device.h"
@@ -55,16 +56,25 @@ class WanTransformer final : public Denoiser {
   // [layout.begin(), layout.end()); rows of padding tokens (>= layout.tokens) are meaningless.
   // `cache` (may be null): the first-block cache of this stream (first_block_cache.h); enabled, it
   // may skip every block after the first.
-  // `cond` is a TextContext of prepare_text.
+  // `cond` is a TextContext of prepare_text; `step.fp8` false runs the step wholly in bf16.
   Tensor forward_local(const Tensor& latents, const Tensor& timestep, const Conditioning& cond,
-                       const SeqLayout& layout, SeqAttention& attention,
-                       FirstBlockCache* cache = nullptr) const override;
+                       const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache = nullptr,
+                       const StepPolicy& step = {}) const override;
 
   // tokens [B, S, pt·ph·pw·C_out] (padding removed) → [B, C_out, T, H, W] (latent frame/size).
   Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const override;
 
   // Single rank: forward_local over all tokens with local attention, then unpatchify.
-  Tensor forward(const Tensor& latents, const Tensor& timestep, const Tensor& encoder_hidden_states) const;
+  Tensor forward(const Tensor& latents, const Tensor& timestep, const Tensor& encoder_hidden_states,
+                 const StepPolicy& step = {}) const;
+
+  // The device kernels of this model's attention calls (attention_config.backend; the host runs
+  // the reference). Set at load; a later to_device carries it over.
+  void set_attention_backend(AttentionBackend backend);
+  AttentionBackend attention_backend() const { return backend_; }
+  // The host's fp32 linears row by row even when this model quantises nothing (a model that
+  // quantises always runs them so): for an fp32 reference that rounds as the fp8 model's bf16 steps.
+  void set_row_wise_linears(bool on) { row_wise_linears_ = on; }
 
   // GPU execution (transformer_device.h). to_device uploads the weights once to the current CUDA
   // device (bf16: wan_spec §1.3 dtypes; f32: all fp32); from then on prepare_text, forward_local and
@@ -106,6 +116,9 @@ class WanTransformer final : public Denoiser {
   WanFp8Options fp8_;                           // precision fp8 (enable_fp8); none by default
   WanBlockWeights host_staged_[2];              // views of its staging slots
   bool fp8_quantises() const;  // whether some block runs some part in fp8 (at the steps that do)
+  LinearRows linear_rows() const;  // how the host's fp32 linears run (fp8_quantises, row_wise_linears_)
+  AttentionBackend backend_ = AttentionBackend::kAuto;
+  bool row_wise_linears_ = false;
   const WanBlockWeights& host_block_begin(size_t i) const;
   void host_block_end(size_t i) const;
 };
@@ -114,6 +127,6 @@ class WanTransformer final : public Denoiser {
 // tproj [B, 6, D] (time_proj output, before the block's table is added); cos/sin [S_loc, Dh].
 void wan_block_forward(const WanTransformerConfig& cfg, const WanBlockWeights& w, Tensor& x, const Tensor& tproj,
                        const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
-                       const SeqLayout& layout, SeqAttention& attention);
+                       const SeqLayout& layout, SeqAttention& attention, const WanBlockPolicy& policy);
 
 }  // namespace vgen

@@ -123,16 +123,17 @@ Tensor WanDeviceModel::linear(const WanLinear& l, const Tensor& x, bool gelu) co
   });
 }
 
-bool WanDeviceModel::fp8_gemm(const WanLinear& l) const {
-  if (fp8_switches().gemm && l.w8.defined()) return true;
+bool WanDeviceModel::fp8_gemm(const WanLinear& l, const Fp8Switches& sw) const {
+  if (sw.gemm && l.w8.defined()) return true;
   VGEN_CHECK(l.w.defined(), ExitCode::kInternal,
              "a block linear runs in bf16 but only its quantised weight is on the device (precision fp8 freed the bf16 "
              "weights: WanFp8Options::keep_weights false, yet this step runs in bf16)");
   return false;
 }
 
-Tensor WanDeviceModel::block_linear(const WanLinear& l, const Tensor& x, bool gelu, const Fp8Activation* xq) const {
-  if (!fp8_gemm(l)) return linear(l, x, gelu);
+Tensor WanDeviceModel::block_linear(const WanLinear& l, const Tensor& x, const Fp8Switches& sw, bool gelu,
+                                    const Fp8Activation* xq) const {
+  if (!fp8_gemm(l, sw)) return linear(l, x, gelu);
   return timed(P::kGemm, [&] {
     const Activation act = gelu ? Activation::kGeluTanh : Activation::kNone;
     const Fp8Weight w{l.w8, l.w_scale};
@@ -141,8 +142,8 @@ Tensor WanDeviceModel::block_linear(const WanLinear& l, const Tensor& x, bool ge
   });
 }
 
-void WanDeviceModel::linear_add(const WanLinear& l, const Tensor& in, Tensor& x) const {
-  if (fp8_gemm(l)) {
+void WanDeviceModel::linear_add(const WanLinear& l, const Tensor& in, Tensor& x, const Fp8Switches& sw) const {
+  if (fp8_gemm(l, sw)) {
     timed(P::kGemm, [&] { cuda_linear_fp8_add_(x, in, l.w8, l.w_scale, l.b); });
     return;
   }
@@ -150,7 +151,7 @@ void WanDeviceModel::linear_add(const WanLinear& l, const Tensor& in, Tensor& x)
 }
 
 bool WanDeviceModel::gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx,
-                                      bool same_gates, Tensor& x) const {
+                                      bool same_gates, Tensor& x, const Fp8Switches& sw) const {
   const int64_t B = x.dim(0), S = x.dim(1), N = x.dim(2), K = in.dim(-1);
   const Tensor& w = l.w.defined() ? l.w : l.w8;  // precision fp8 may have freed the bf16 weight
   VGEN_ASSERT(mod.ndim() == 3 && mod.dim(0) == B && gate_idx >= 0 && gate_idx < mod.dim(1) && mod.dim(2) == N &&
@@ -158,7 +159,7 @@ bool WanDeviceModel::gated_linear_add(const WanLinear& l, const Tensor& in, cons
               "gated_linear_add: mod {} gate {} for x {} and w {}", mod.str(), gate_idx, x.str(),
               w.defined() ? w.str() : "undefined");
   const int64_t copies = same_gates ? 1 : B;
-  if (fp8_gemm(l)) {
+  if (fp8_gemm(l, sw)) {
     // e4m3 or INT8: the gate folds into the per-channel weight scale and the bias ([N] each, so always).
     for (int64_t c = 0; c < copies; ++c) {
       const Tensor gate = mod[c][gate_idx];  // [N] f32
@@ -235,7 +236,8 @@ TextContext WanDeviceModel::prepare_text(const Tensor& encoder_hidden_states) co
 }
 
 Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& timestep0, const TextContext& text,
-                                     const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache) const {
+                                     const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache,
+                                     const StepPolicy& step) const {
   const auto& p = cfg_.patch_size;
   const Shape& ls = latents0.shape();
   VGEN_CHECK(ls.size() == 5 && ls[1] == cfg_.in_channels && ls[2] % p[0] == 0 && ls[3] % p[1] == 0 &&
@@ -260,8 +262,7 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   const int64_t begin = layout.begin(), S_loc = layout.local();
   const float eps = float(cfg_.eps);
   // precision fp8: what this forward runs in e4m3 (none on a bf16 step of the denoising loop).
-  const bool step_fp8 = fp8_step_enabled();
-  const Fp8Scope fp8_scope({fp8_.attention && step_fp8, fp8_.gemm && step_fp8, fp8_.qk_int8, 0, fp8_.gemm_format});
+  const Fp8Switches fwd{fp8_.attention && step.fp8, fp8_.gemm && step.fp8, fp8_.qk_int8, 0, fp8_.gemm_format};
 
   // Patch embedding of the local tokens (the gather rounds the latents to the compute dtype, as
   // diffusers' latents.to(bf16) before the Conv3d).
@@ -308,8 +309,9 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
     }
     const WanBlockWeights& w = block_begin(i);
     OnUnwind end_on_error([&] { block_end(i); });
-    const Fp8Scope block_fp8(fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), fp8_switches()));
-    block_forward(w, x, ffn_out, ffn_mod, same_gates, tproj, cos, sin, text.k[i], text.v[i], layout, attention);
+    const WanBlockPolicy policy{fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), fwd), LinearRows::kBatched,
+                                backend_};
+    block_forward(w, x, ffn_out, ffn_mod, same_gates, tproj, cos, sin, text.k[i], text.v[i], layout, attention, policy);
     block_end(i);
   }
   if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });
@@ -332,7 +334,7 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
 void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& ffn_out, Tensor& ffn_mod,
                                    bool same_gates, const Tensor& tproj, const Tensor& cos, const Tensor& sin,
                                    const Tensor& text_k, const Tensor& text_v, const SeqLayout& layout,
-                                   SeqAttention& attention) const {
+                                   SeqAttention& attention, const WanBlockPolicy& p) const {
   const int64_t B = x.dim(0), S = x.dim(1), D = x.dim(2);
   const int64_t H = cfg_.num_attention_heads, Dh = cfg_.attention_head_dim;
   const float eps = float(cfg_.eps);
@@ -348,7 +350,7 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
     // The previous block's gated FFN residual is added by the same pass that normalises x. fp8
     // GEMMs: n quantised once per token for q, k and v, by that pass where it can (n never written).
     // fp8_config.bf16_linears may leave some of q/k/v in bf16: then n is written in bf16 as well.
-    const int qkv8 = int(fp8_gemm(w.attn1.q)) + int(fp8_gemm(w.attn1.k)) + int(fp8_gemm(w.attn1.v));
+    const int qkv8 = int(fp8_gemm(w.attn1.q, p.fp8)) + int(fp8_gemm(w.attn1.k, p.fp8)) + int(fp8_gemm(w.attn1.v, p.fp8));
     std::optional<Fp8Activation> nq;
     if (qkv8 == 3)
       nq = timed(P::kOther, [&] {
@@ -366,21 +368,21 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
     }
     ffn_out = ffn_mod = Tensor();
     const Fp8Activation* nqp = nq ? &*nq : nullptr;
-    Tensor q0 = block_linear(w.attn1.q, n, false, nqp).reshape({B, S, H, Dh});
-    Tensor k0 = block_linear(w.attn1.k, n, false, nqp).reshape({B, S, H, Dh});
-    Tensor v = block_linear(w.attn1.v, n, false, nqp).reshape({B, S, H, Dh});  // [B, S, H, Dh]
+    Tensor q0 = block_linear(w.attn1.q, n, p.fp8, false, nqp).reshape({B, S, H, Dh});
+    Tensor k0 = block_linear(w.attn1.k, n, p.fp8, false, nqp).reshape({B, S, H, Dh});
+    Tensor v = block_linear(w.attn1.v, n, p.fp8, false, nqp).reshape({B, S, H, Dh});  // [B, S, H, Dh]
     n = Tensor();
     nq.reset();
     Tensor q = timed(P::kOther, [&] { return rms_norm_rope(q0, w.attn1.norm_q, cos, sin, eps); });
     q0 = Tensor();
     Tensor k = timed(P::kOther, [&] { return rms_norm_rope(k0, w.attn1.norm_k, cos, sin, eps); });
     k0 = Tensor();
-    Tensor o = timed(P::kSelfAttention, [&] { return attention.forward(q, k, v, layout); });  // [B, S, H, Dh]
+    Tensor o = timed(P::kSelfAttention, [&] { return attention.forward(q, k, v, layout, p.self_attention()); });  // [B, S, H, Dh]
     q = k = v = Tensor();
     if (o.dtype() != dt) o = timed(P::kOther, [&] { return cast(o, dt); });  // Ring/Attention2D merge in fp32
     // x += gate2 ⊙ (o·Woᵀ + bo) in the GEMM epilogue, or the update for the cross-attention norm.
-    if (!opt_.fused_residual_gemm || !gated_linear_add(w.attn1.o, o.reshape({B, S, D}), mod, 2, same_gates, x))
-      self_out = block_linear(w.attn1.o, o.reshape({B, S, D}));  // [B, S, D]
+    if (!opt_.fused_residual_gemm || !gated_linear_add(w.attn1.o, o.reshape({B, S, D}), mod, 2, same_gates, x, p.fp8))
+      self_out = block_linear(w.attn1.o, o.reshape({B, S, D}), p.fp8);  // [B, S, D]
     o = Tensor();
   }
   // Cross-attention: local queries against every text position (no mask), plain residual add. The
@@ -389,7 +391,7 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
   {
     // fp8 GEMMs with the residual already in x: the norm writes the e4m3/INT8 input of attn2.q directly.
     Fp8Activation nq;
-    const bool fused8 = !self_out.defined() && cfg_.cross_attn_norm && fp8_gemm(w.attn2.q) &&
+    const bool fused8 = !self_out.defined() && cfg_.cross_attn_norm && fp8_gemm(w.attn2.q, p.fp8) &&
                         timed(P::kOther, [&] {
                           return cuda_layer_norm_fp8(x, w.norm2_w, w.norm2_b, eps, nq, fp8_.gemm_format);
                         });
@@ -402,27 +404,27 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
         return cfg_.cross_attn_norm ? layer_norm(x, w.norm2_w, w.norm2_b, eps) : x;
       });
     self_out = Tensor();
-    Tensor q0 = block_linear(w.attn2.q, n, false, fused8 ? &nq : nullptr);  // [B, S, D]
+    Tensor q0 = block_linear(w.attn2.q, n, p.fp8, false, fused8 ? &nq : nullptr);  // [B, S, D]
     n = Tensor();
     Tensor q = timed(P::kOther, [&] { return rms_norm(q0, w.attn2.norm_q, eps); }).reshape({B, S, H, Dh});
     q0 = Tensor();
     Tensor o = Tensor::empty({B, S, H, Dh}, dt, Device::kCUDA);
     timed(P::kCrossAttention, [&] {
       cuda_attention_auto(q, text_k, text_v, o, nullptr, text_k.dim(1), float(1.0 / std::sqrt(double(Dh))),
-                          attention_backend());
+                          p.backend);
     });
     q = Tensor();
     if (opt_.fused_residual_gemm)
-      linear_add(w.attn2.o, o.reshape({B, S, D}), x);  // x += o·Woᵀ + bo
+      linear_add(w.attn2.o, o.reshape({B, S, D}), x, p.fp8);  // x += o·Woᵀ + bo
     else
-      cross_out = block_linear(w.attn2.o, o.reshape({B, S, D}));  // [B, S, D]
+      cross_out = block_linear(w.attn2.o, o.reshape({B, S, D}), p.fp8);  // [B, S, D]
     o = Tensor();
   }
   // Feed-forward (GELU-tanh); its gated residual runs in ffn2's epilogue, or is left to the next norm
   // (ffn_out).
   {
     std::optional<Fp8Activation> nq;  // fp8 GEMMs: the norm writes ffn1's quantised input where it can
-    if (fp8_gemm(w.ffn1))
+    if (fp8_gemm(w.ffn1, p.fp8))
       nq = timed(P::kOther, [&] {
         return norm_modulate_fp8(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps,
                                  fp8_.gemm_format);
@@ -435,13 +437,13 @@ void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& 
                    : layer_norm_modulate(x, mod, 3, 4, eps);
       });
     cross_out = Tensor();
-    Tensor h = block_linear(w.ffn1, n, opt_.fused_gelu, nq ? &*nq : nullptr);  // [B, S, ffn]
+    Tensor h = block_linear(w.ffn1, n, p.fp8, opt_.fused_gelu, nq ? &*nq : nullptr);  // [B, S, ffn]
     n = Tensor();
     nq.reset();
     if (!opt_.fused_gelu) timed(P::kOther, [&] { gelu_tanh_(h); });
     // x += gate5 ⊙ (h·W2ᵀ + b2) in the GEMM epilogue, or the update for the next norm.
-    if (!opt_.fused_residual_gemm || !gated_linear_add(w.ffn2, h, mod, 5, same_gates, x)) {
-      ffn_out = block_linear(w.ffn2, h);  // [B, S, D]
+    if (!opt_.fused_residual_gemm || !gated_linear_add(w.ffn2, h, mod, 5, same_gates, x, p.fp8)) {
+      ffn_out = block_linear(w.ffn2, h, p.fp8);  // [B, S, D]
       ffn_mod = mod;
     }
     h = Tensor();

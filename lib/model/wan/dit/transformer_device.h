@@ -19,7 +19,9 @@
 #include "core/cuda_stream.h"
 #include "core/tensor.h"
 #include "model/first_block_cache.h"
+#include "model/model.h"
 #include "model/phase_profiler.h"
+#include "model/wan/dit/block_policy.h"
 #include "model/wan/dit/rope_tables.h"
 #include "model/wan/dit/transformer_config.h"
 #include "model/wan/dit/transformer_weights.h"
@@ -34,7 +36,7 @@ struct TextContext;  // model/wan/dit/transformer.h
 class WeightStream;  // dist/weight_stream.h
 
 // precision fp8 of a DiT (docs/fp8.md, ops/fp8.h): what its forwards run in e4m3 on the denoising
-// steps where fp8_step_enabled(); everything else as the compute dtype says.
+// steps that run in fp8 (StepPolicy); everything else as the compute dtype says.
 struct WanFp8Options {
   bool attention = false;  // self-attention (cross-attention stays in the compute dtype)
   bool gemm = false;       // the block linears of for_each_fp8_linear, weights quantised at enable_fp8
@@ -129,12 +131,15 @@ class WanDeviceModel {
   // compute dtype; unpatchify → [B, C_out, T, H, W] f32.
   TextContext prepare_text(const Tensor& encoder_hidden_states) const;
   Tensor forward_local(const Tensor& latents, const Tensor& timestep, const TextContext& text,
-                       const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache = nullptr) const;
+                       const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache = nullptr,
+                       const StepPolicy& step = {}) const;
+  // The device kernels of the attention calls (attention_config.backend).
+  void set_attention_backend(AttentionBackend backend) { backend_ = backend; }
   Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const;
 
   // precision fp8 (WanTransformer::enable_fp8): quantises the block linears on the device when
   // options.gemm (refused with DWDP: the slices hold no e4m3 copy), frees their weights unless
-  // options.keep_weights; later forwards run per options on the steps where fp8_step_enabled().
+  // options.keep_weights; later forwards run per options on the steps that run in fp8 (StepPolicy).
   void enable_fp8(const WanFp8Options& options);
   const WanFp8Options& fp8_options() const { return fp8_; }
 
@@ -153,14 +158,15 @@ class WanDeviceModel {
   void block_forward(const WanBlockWeights& w, Tensor& x, Tensor& ffn_out, Tensor& ffn_mod, bool same_gates,
                      const Tensor& tproj,
                      const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
-                     const SeqLayout& layout, SeqAttention& attention) const;
+                     const SeqLayout& layout, SeqAttention& attention, const WanBlockPolicy& p) const;
   Tensor linear(const WanLinear& l, const Tensor& x, bool gelu = false) const;
   // A block linear (for_each_fp8_linear): through its e4m3 or INT8 weight when this forward runs its
-  // GEMMs in fp8 (fp8_switches().gemm), else linear(). `xq`: x already quantised (ops/fp8.h), or null.
-  Tensor block_linear(const WanLinear& l, const Tensor& x, bool gelu = false, const Fp8Activation* xq = nullptr) const;
-  bool fp8_gemm(const WanLinear& l) const;
+  // GEMMs in fp8 (sw.gemm), else linear(). `xq`: x already quantised (ops/fp8.h), or null.
+  Tensor block_linear(const WanLinear& l, const Tensor& x, const Fp8Switches& sw, bool gelu = false,
+                      const Fp8Activation* xq = nullptr) const;
+  bool fp8_gemm(const WanLinear& l, const Fp8Switches& sw) const;
   // x += in·wᵀ + b in the GEMM's epilogue; x [B, S, N], in [B, S, K].
-  void linear_add(const WanLinear& l, const Tensor& in, Tensor& x) const;
+  void linear_add(const WanLinear& l, const Tensor& in, Tensor& x, const Fp8Switches& sw) const;
   // x += g ⊙ (in·wᵀ + b) with g = mod[b, gate_idx] (f32 [B, 6, N]) per sample b: the gate scales a
   // copy of w's rows and b (once when `same_gates`, else per sample), the add runs in the GEMM's
   // epilogue. The copy reads and writes w ([N, K]) per distinct gate and the epilogue saves about two
@@ -169,7 +175,7 @@ class WanDeviceModel {
   // With fp8 GEMMs (block_linear) g folds into the per-channel weight scale and the bias instead
   // ([N] each), so then it always runs.
   bool gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx, bool same_gates,
-                        Tensor& x) const;
+                        Tensor& x, const Fp8Switches& sw) const;
   void rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
                  Tensor& sin) const;
   template <typename F> auto timed(DitPhaseProfiler::Phase p, F&& f) const;
@@ -186,6 +192,7 @@ class WanDeviceModel {
   std::shared_ptr<DwdpDeviceWeights> dwdp_;  // null without DWDP
   WanBlockWeights staged_[2];                 // views of the DWDP staging slots
   WanFp8Options fp8_;
+  AttentionBackend backend_ = AttentionBackend::kAuto;
   mutable DitPhaseProfiler* prof_ = nullptr;
   // Device RoPE rows of the last shard (the same every denoising step).
   mutable std::mutex rope_mu_;

@@ -56,7 +56,7 @@ void golden_vae_decode(GoldenCase& c) {
   ExitCode decode_code = ExitCode::kInternal;
   if (decoder_rank) {
     try {
-      VaeSplitDim dim = parse_vae_split_dim(c.recipe->parallel.parallel_vae_split_dim);
+      VaeSplitDim dim = c.recipe->parallel.parallel_vae_split_dim;
       if (cuda) {
         std::shared_ptr<Communicator> dvae = device_vae_communicator(mesh);  // NCCL over the VAE group
         video = vae_group_decode_device(*ddec, latents, dvae.get(), dim).to(Device::kCPU);

@@ -61,12 +61,6 @@ void shift(Communicator& comm, const Tensor* send, int dst, Tensor* recv, int sr
 }
 }  // namespace
 
-VaeSplitDim parse_vae_split_dim(const std::string& s) {
-  if (s == "width") return VaeSplitDim::kWidth;
-  if (s == "height") return VaeSplitDim::kHeight;
-  VGEN_THROW(ExitCode::kRecipe, "parallel_config.parallel_vae_split_dim: expected 'width' or 'height', got '{}'", s);
-}
-
 std::vector<int64_t> vae_split_sizes(int64_t extent, int parts) {
   VGEN_ASSERT(parts >= 1, "vae_split_sizes: {} parts", parts);
   std::vector<int64_t> sizes(size_t(parts), extent / parts);

@@ -10,15 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "config/parallel_config.h"
 #include "dist/communicator.h"
 #include "model/wan/vae/vae_decoder.h"
 
 namespace vgen {
 
-enum class VaeSplitDim { kHeight, kWidth };
-
-// "width" | "height" (recipe key parallel_config.parallel_vae_split_dim); kRecipe otherwise.
-VaeSplitDim parse_vae_split_dim(const std::string& s);
+// VaeSplitDim: config/parallel_config.h (parallel_config.parallel_vae_split_dim).
 
 // Near-equal parts of `extent` over `parts` ranks: the first extent % parts get one more.
 std::vector<int64_t> vae_split_sizes(int64_t extent, int parts);
