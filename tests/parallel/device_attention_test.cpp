@@ -64,7 +64,7 @@ void run_case(Mesh& dmesh, SeqAttention& attn, int64_t B, int64_t S, int64_t hea
                       float(1.0 / std::sqrt(double(D))));
   const int64_t L = layout.local(), begin = layout.begin();
   Tensor out = attn.forward(device_shard(q, begin, L, dt), device_shard(k, begin, L, dt), device_shard(v, begin, L, dt),
-                            layout);
+                            layout, AttentionPolicy{});
   const std::string what = fmt::format("{} B={} S={} H={} D={} (padded {}, seq rank {}/{})", dtype_name(dt), B, S, H,
                                        D, layout.padded, layout.seq_rank, SP);
   if (out.is_cpu() || out.shape() != Shape({B, L, H, D})) fail(what + ": output " + out.str());

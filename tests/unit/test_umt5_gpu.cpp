@@ -249,16 +249,16 @@ TEST(T5EncoderGpu, TextEncoderOnDevice) {
 TEST(T5EncoderGpu, GoldenTextEncodeOnDevice) {
   VGEN_REQUIRE_GPU();
   const std::string fixtures = std::string(VGEN_SOURCE_DIR) + "/tests/golden";
-  for (const char* precision : {"fp32", "bf16"}) {
-    SCOPED_TRACE(precision);
+  for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
+    SCOPED_TRACE(precision_name(precision));
     Recipe recipe;
-    recipe.device = "cuda";
+    recipe.device = Device::kCUDA;
     recipe.precision = precision;
     GoldenCase c;
     c.name = "text_encode";
     c.fixtures_dir = fixtures;
     c.recipe = &recipe;
-    c.bf16 = recipe.precision == "bf16";
+    c.bf16 = recipe.is_bf16();
     c.params = read_json_file(fixtures + "/cases/text_encode.json", ExitCode::kInput);
     c.tensors = WeightStore::open(fixtures + "/cases/text_encode.safetensors");
     golden_text_encode(c);

@@ -73,12 +73,12 @@ TEST(VaeDecodeGpu, GoldenVideo) {
 
 TEST(VaeDecodeGpu, GoldenCaseThroughTheRunner) {
   VGEN_REQUIRE_GPU();
-  for (const char* precision : {"fp32", "bf16"}) {
+  for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
     Recipe recipe;
-    recipe.device = "cuda";
+    recipe.device = Device::kCUDA;
     recipe.precision = precision;
     Mesh mesh = test::single_rank_mesh();
-    EXPECT_EQ(run_golden(kFixtures, recipe, mesh, "vae_decode"), 0) << precision;
+    EXPECT_EQ(run_golden(kFixtures, recipe, mesh, "vae_decode"), 0) << precision_name(precision);
   }
 }
 
