@@ -13,6 +13,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   bool retry_failed = false;
   bool load_only = false;
+  bool no_overwrite = false;
 };
 
 struct GoldenArgs {

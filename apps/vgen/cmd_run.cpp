@@ -31,6 +31,7 @@ int cmd_run(const RunArgs& a, const DistEnv& env) {
   opts.out_override = abs(a.out);
   opts.retry_failed = a.retry_failed;
   opts.load_only = a.load_only;
+  opts.no_overwrite = a.no_overwrite;
   // Every rank validates the same inputs, so a bad input ends all ranks with the same message
   // before any collective could leave a peer waiting.
   PreflightResult pre = preflight_run(recipe, opts, env.world_size);

@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
   c_run->add_option("--set", run.sets, "override a recipe key: key.path=value (value parsed as YAML)");
   c_run->add_flag("--retry-failed", run.retry_failed, "render only the prompts the previous timing.json marks failed");
   c_run->add_flag("--load-only", run.load_only, "load the model, write <out>/load.json with the load times, render nothing");
+  c_run->add_flag("--no-overwrite", run.no_overwrite,
+                  "refuse (exit 5) when an existing video would be rendered again (stale, damaged or unverifiable)");
 
   CLI::App* c_golden = app.add_subcommand("golden", "run the golden fixture cases and compare");
   c_golden->add_option("--fixtures", golden.fixtures, "fixture set (holds cases/ and the model dirs)")->required();

@@ -1,8 +1,10 @@
 #include "batch/batch.h"
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "core/device_fault.h"
 #include "core/device_memory.h"
@@ -16,8 +18,10 @@
 #include "io/report.h"
 #include "io/safetensors.h"
 #include "batch/batch_reports.h"
+#include "batch/fingerprint.h"
 #include "batch/preflight.h"
 #include "batch/progress.h"
+#include "batch/resume.h"
 #include "pipeline/precision.h"
 #include "pipeline/video_pipeline.h"
 #include "batch/video_sink.h"
@@ -44,47 +48,40 @@ int64_t peak_rss_bytes() {
   return rss_bytes("VmHWM:");
 }
 
-// vgen's own temporaries only: "<stem>.tmp.mp4" (the MP4 being encoded) and "<name>.tmp.<pid>" (raw
-// frames, JSON reports); a user's "notes.tmp.txt" stays.
-bool is_vgen_temporary(const std::string& n) {
-  const size_t p = n.rfind(".tmp.");
-  if (p == std::string::npos || p == 0) return false;
-  const std::string tail = n.substr(p + 5);
-  return tail == "mp4" || (!tail.empty() && tail.find_first_not_of("0123456789") == std::string::npos);
-}
-
-void remove_stale_temporaries(const std::string& dir) {
-  for (auto& e : fs::directory_iterator(dir)) {
-    std::string n = e.path().filename().string();
-    if (e.is_regular_file() && is_vgen_temporary(n)) {
-      std::error_code ec;
-      fs::remove(e.path(), ec);
-      if (!ec) log_info("removed stale temporary file {}", e.path().string());
-    }
-  }
-}
-
 std::string video_path(const std::string& out_dir, const PromptItem& item) {
   return (fs::path(out_dir) / (item.stem() + ".mp4")).string();
 }
 
-bool output_exists(const std::string& mp4) {
-  if (fs::exists(mp4)) return true;
-  fs::path raw = fs::path(mp4).replace_extension(".rgb");
-  return !mp4_supported() && fs::exists(raw);
+std::string tensors_path_in(const std::string& out_dir, const PromptItem& item) {
+  return (fs::path(out_dir) / (item.stem() + ".safetensors")).string();
+}
+
+bool output_exists(const std::string& mp4) { return fs::exists(video_file(mp4)); }
+
+// The same text on every rank of `comm` (root's).
+void broadcast_text(Communicator& comm, std::string& text, int root) {
+  Tensor len = Tensor::zeros({1}, DType::kI64);
+  len.data<int64_t>()[0] = int64_t(text.size());
+  comm.broadcast(len, root);
+  Tensor bytes = Tensor::zeros({len.data<int64_t>()[0]}, DType::kU8);
+  if (comm.rank() == root && !text.empty()) std::memcpy(bytes.raw(), text.data(), text.size());
+  comm.broadcast(bytes, root);
+  text.assign(static_cast<const char*>(bytes.raw()), size_t(bytes.numel()));
 }
 
 // What the replica leader hands to its writer after a render: the frames (and the tensors of
 // output.save_tensors, on the CPU) of a video that rendered, nothing but the report otherwise.
 FinishedVideo finished_video(VideoReport vr, const Timer& started, VideoOutput& out, const std::string& out_dir,
-                             const PromptItem& item, bool save_tensors) {
+                             const PromptItem& item, bool save_tensors, Json sidecar) {
   FinishedVideo v;
   v.started = started;
   v.mp4_path = video_path(out_dir, item);
   if (vr.status == "ok") {
+    vr.fingerprint = sidecar.value("fingerprint", "");
+    v.sidecar = std::move(sidecar);
     v.frames = std::move(out.frames);
     if (save_tensors) {
-      v.tensors_path = (fs::path(out_dir) / (item.stem() + ".safetensors")).string();
+      v.tensors_path = tensors_path_in(out_dir, item);
       v.latents = out.latents.to(Device::kCPU);  // device copies stay on this (the main) thread
       v.video = out.video.to(Device::kCPU);
     }
@@ -163,8 +160,12 @@ struct BatchRun {
   const bool leader = mesh.is_replica_leader();
   const std::vector<PromptItem>& prompts;
   const int n;
-  Tensor plan = Tensor::zeros({n}, DType::kI64);  // per prompt: kTodo, kSkipExisting or kSkipNotFailed
-  std::vector<int> todo;                            // the prompts to render (indices into `prompts`)
+  // Per prompt kTodo, kSkipExisting or kSkipNotFailed; then 1 when --no-overwrite refuses the job.
+  Tensor plan = Tensor::zeros({n + 1}, DType::kI64);
+  std::vector<int> todo;  // the prompts to render (indices into `prompts`)
+  bool refused = false;   // --no-overwrite: nothing is loaded or rendered
+  std::optional<VideoFingerprints> prints;  // every rank, after decide_work
+  std::vector<std::string> disk_fingerprint;  // world rank 0: per prompt, its existing sidecar's
   const std::string timing_path = (fs::path(pf.out_dir) / "timing.json").string();
 
   // The seed and frame count a prompt renders with.
@@ -173,6 +174,12 @@ struct BatchRun {
     return it.seed.value_or(int64_t(uint64_t(recipe.generation.seed) + uint64_t(it.index)));
   }
   auto frames_of(const PromptItem& it) const { return it.num_frames.value_or(recipe.generation.num_frames); }
+  std::string tensors_path(const PromptItem& it) const { return tensors_path_in(pf.out_dir, it); }
+  // What the video of a valid prompt is made from (batch/fingerprint.h).
+  Json sidecar_of(const PromptItem& it) const {
+    return prints->sidecar(prints->video_inputs(
+        it.prompt, it.negative_prompt.value_or(recipe.generation.negative_prompt), seed_of(it), frames_of(it)));
+  }
 
   void decide_work();
   void decide_on_root();
@@ -186,51 +193,62 @@ struct BatchRun {
   int finish(RunReport& report, const QueueResult& queue);
 };
 
-// What to render is decided once, on world rank 0, and broadcast (one view of the file system).
-// Collective over the world.
+// What to render is decided once, on world rank 0, and broadcast (one view of the file system),
+// with the job's fingerprint inputs (its files are read once). Collective over the world.
 void BatchRun::decide_work() {
-  if (world_root) decide_on_root();
+  std::string job_inputs;
+  if (world_root) {
+    job_inputs = job_fingerprint_inputs(recipe).dump();
+    prints.emplace(recipe, Json::parse(job_inputs));
+    decide_on_root();
+  }
   mesh.world->broadcast(plan, 0);
+  refused = plan.data<int64_t>()[n] != 0;
+  if (refused) return;
+  broadcast_text(*mesh.world, job_inputs, 0);
+  if (!world_root) prints.emplace(recipe, Json::parse(job_inputs));
   for (int i = 0; i < n; ++i)
     if (plan.data<int64_t>()[i] == kTodo) todo.push_back(i);
   log_info("{} prompts: {} to render, {} skipped; mesh {} replica(s) of {} rank(s)", n, todo.size(),
            n - int(todo.size()), mesh.shape.dp, mesh.shape.replica_size());
 }
 
-// World rank 0: what the previous run (--retry-failed, output.skip_existing) leaves to do, into `plan`.
+// World rank 0: what the output directory and the previous run (--retry-failed) leave to do, into
+// `plan`. A video is reused only when its sidecar holds this run's fingerprint and its file is whole.
 void BatchRun::decide_on_root() {
   remove_stale_temporaries(pf.out_dir);
   PreviousRun prev;
-  const std::string& prev_path = timing_path;
   if (opts.retry_failed) {
-    VGEN_CHECK(fs::exists(prev_path), ExitCode::kInput, "--retry-failed: no previous {}", prev_path);
-    prev = read_previous_run(prev_path);
-  } else if (recipe.output.skip_existing && fs::exists(prev_path)) {
-    try {
-      prev = read_previous_run(prev_path);
-    } catch (const Error& e) {
-      log_warn("{}; existing videos are kept without checking what they were made from", e.message());
-    }
+    VGEN_CHECK(fs::exists(timing_path), ExitCode::kInput, "--retry-failed: no previous {}", timing_path);
+    prev = read_previous_run(timing_path);
   }
+  disk_fingerprint.assign(size_t(n), "");
+  const bool resume = recipe.output.skip_existing && !opts.retry_failed;
+  ResumeTally tally;
   int64_t* p = plan.data<int64_t>();
   for (int i = 0; i < n; ++i) {
     const PromptItem& it = prompts[size_t(i)];
-    if (opts.retry_failed) {
-      if (!prev.is_failed(it.stem(), it.prompt)) p[i] = kSkipNotFailed;
-    } else if (recipe.output.skip_existing && output_exists(video_path(pf.out_dir, it))) {
-      // A video the previous report says was made from another prompt or other settings (the file
-      // was edited: stems are index + slug) is made again.
-      const auto e = prev.by_name.find(it.stem());
-      const bool stale = e != prev.by_name.end() &&
-                         (e->second.prompt != it.prompt || e->second.seed != seed_of(it) ||
-                          (e->second.frames && e->second.frames != frames_of(it)) ||
-                          (e->second.height && e->second.height != recipe.generation.height) ||
-                          (e->second.width && e->second.width != recipe.generation.width));
-      if (stale)
-        log_info("{}: made again, its prompt or settings differ from the previous {}", it.stem(), prev_path);
-      else
-        p[i] = kSkipExisting;
+    if (opts.retry_failed && !prev.is_failed(it.stem(), it.prompt)) p[i] = kSkipNotFailed;
+    if (!it.ok()) continue;  // rendered as failed: writes nothing
+    ExistingVideo ex = check_existing_video(video_path(pf.out_dir, it), sidecar_of(it));
+    if (ex.verdict == Verdict::kReuse && recipe.output.save_tensors && !fs::exists(tensors_path(it)))
+      ex = {Verdict::kDamaged, "no " + fs::path(tensors_path(it)).filename().string() + " (output.save_tensors)",
+            ex.fingerprint};
+    disk_fingerprint[size_t(i)] = ex.fingerprint;
+    if (p[i] == kSkipNotFailed) continue;
+    if (ex.verdict == Verdict::kNew || (resume && ex.verdict == Verdict::kReuse)) {
+      if (ex.verdict == Verdict::kReuse) p[i] = kSkipExisting;
+      tally.count(ex.verdict);
+    } else {
+      tally.replace(it.stem(), ex.verdict,
+                    resume ? ex.why : opts.retry_failed ? "failed in the previous run" : "output.skip_existing is off");
     }
+  }
+  if (opts.no_overwrite && tally.replaces_any()) {
+    tally.log_refusal();
+    p[n] = 1;
+  } else if (resume) {
+    tally.log();  // --retry-failed and a run without skip_existing render over old files as they always did
   }
 }
 
@@ -250,6 +268,7 @@ RunReport BatchRun::run_report(const VideoPipeline& pipe, double load_seconds) {
   report.load_seconds = load_seconds;
   report.extra["precision"] = precision_report(recipe);  // what ran in fp8 / bf16 / fp32 (pipeline/precision.h)
   report.extra["load"] = load_report(pipe.load_stats(), load_seconds, *mesh.world);  // collective
+  report.extra["fingerprint_inputs"] = prints->job_inputs();  // what every video's fingerprint hashed
   return report;
 }
 
@@ -271,7 +290,10 @@ std::vector<VideoReport> BatchRun::skipped_reports() const {
     r.frames = frames_of(it);
     r.height = recipe.generation.height;
     r.width = recipe.generation.width;
-    if (output_exists(video_path(pf.out_dir, it))) r.output = video_path(pf.out_dir, it);
+    if (output_exists(video_path(pf.out_dir, it))) r.output = video_file(video_path(pf.out_dir, it));
+    // The existing file is kept; its fingerprint is its sidecar's (equal to this run's when reused).
+    r.reused = !r.output.empty();
+    if (world_root && r.reused) r.fingerprint = disk_fingerprint[size_t(i)];
     v.push_back(r);
   }
   return v;
@@ -319,7 +341,7 @@ QueueResult BatchRun::render_queue(VideoPipeline& pipe, const RunReport& report,
     const std::string name = vr.name, status = vr.status;
     // Blocks while one finished video already waits for the writer.
     if (leader) sink->submit(finished_video(std::move(vr), video_timer, out, pf.out_dir, item,
-                                            recipe.output.save_tensors));
+                                            recipe.output.save_tensors, item.ok() ? sidecar_of(item) : Json()));
     progress.video_finished(int(pos), name, status, video_timer.seconds());
     if (res.interrupted) break;
   }
@@ -408,6 +430,7 @@ int run_batch(const Recipe& recipe_in, Mesh& mesh, const RunOptions& opts, const
   Timer load_timer;
   BatchRun run(recipe_in, mesh, opts, pf);
   run.decide_work();  // collective
+  if (run.refused) return int(ExitCode::kInput);  // --no-overwrite: rank 0 said why
 
   VideoPipeline pipe = run.load();  // collective
   const double load_seconds = load_timer.seconds();

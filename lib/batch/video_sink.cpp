@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
 #include "core/log.h"
 #include "io/safetensors.h"
+#include "batch/resume.h"
 
 namespace vgen {
 
@@ -46,15 +48,20 @@ void VideoSink::write(FinishedVideo& v) {
     Timer t_mp4;
     try {
       if (opt_.encode_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(opt_.encode_delay_ms));
+      // A video is never described by another render's sidecar: the old one goes first, the new
+      // one is written after every other file is in place.
+      if (!v.sidecar.is_null()) std::remove(sidecar_path(v.mp4_path).c_str());
       VideoOptions vo = opt_.video;
       if (r.index == opt_.inject_encode_fail) vo.fail_after_frames = 1;
       r.output = write_video(v.mp4_path, v.frames, vo);
       v.frames = Tensor();  // the largest buffer goes before the tensors file is built
       if (!v.tensors_path.empty()) save_safetensors(v.tensors_path, {{"latents", v.latents}, {"video", v.video}});
+      if (!v.sidecar.is_null()) write_sidecar(v.mp4_path, r.output, std::move(v.sidecar));
     } catch (const Error& e) {
       r.status = "failed";
       r.error = e.message();
       r.output.clear();
+      r.fingerprint.clear();
     }
     r.seconds.mp4_encode = t_mp4.seconds();
     r.seconds.total = v.started.seconds();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json.h"
 #include "core/tensor.h"
 #include "core/timer.h"
 #include "io/mp4_writer.h"
@@ -25,6 +26,7 @@ struct FinishedVideo {
   Tensor latents, video;     // CPU tensors for output.save_tensors
   std::string mp4_path;      // the MP4 to write
   std::string tensors_path;  // the .safetensors file to write; empty: none
+  Json sidecar;              // what made it (VideoFingerprints::sidecar), written last; null: none
 };
 
 struct VideoSinkOptions {

@@ -33,6 +33,8 @@ OrderedJson to_json(const VideoReport& v) {
   j["seconds"] = secs;
   j["peak_memory_bytes"] = v.peak_memory_bytes;
   j["rss_bytes"] = v.rss_bytes;
+  j["reused"] = v.reused;
+  j["fingerprint"] = v.fingerprint.empty() ? OrderedJson(nullptr) : OrderedJson(v.fingerprint);
   if (v.cache_forwards > 0)
     j["first_block_cache"] = {{"forwards", v.cache_forwards}, {"hits", v.cache_hits}, {"steps", v.cache_step_hits}};
   return j;
@@ -79,6 +81,8 @@ VideoReport video_report_from_json(const Json& j) {
   v.width = field(j, "width", 0);
   v.peak_memory_bytes = field<int64_t>(j, "peak_memory_bytes", 0);
   v.rss_bytes = field<int64_t>(j, "rss_bytes", 0);
+  v.reused = field(j, "reused", false);
+  v.fingerprint = field<std::string>(j, "fingerprint", "");
   if (j.contains("first_block_cache") && j["first_block_cache"].is_object()) {
     v.cache_forwards = field<int64_t>(j["first_block_cache"], "forwards", 0);
     v.cache_hits = field<int64_t>(j["first_block_cache"], "hits", 0);

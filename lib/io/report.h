@@ -2,7 +2,7 @@
 //   {"recipe": …resolved…, "mesh": …, "device": …, "load_seconds": …, "videos": [{"index", "name",
 //    "prompt", "seed", "status": "ok"|"failed"|"skipped", "error", "output", "frames", "height", "width",
 //    "seconds": {"text_encode", "steps": […], "denoise", "vae_decode", "mp4_encode", "total"},
-//    "peak_memory_bytes"}, …]}
+//    "peak_memory_bytes", "reused", "fingerprint"}, …], "fingerprint_inputs": …}
 #pragma once
 #include <cstdint>
 #include <map>
@@ -40,6 +40,10 @@ struct VideoReport {
   // forwards per step ("first_block_cache": {"forwards", "hits", "steps"} in the JSON, only when it ran).
   int64_t cache_forwards = 0, cache_hits = 0;
   std::vector<int64_t> cache_step_hits;  // per denoising step, both streams ("steps")
+  // Resume: the existing file was kept instead of rendered, and the fingerprint of what made the
+  // file `output` names (batch/fingerprint.h; empty: no output or unknown).
+  bool reused = false;
+  std::string fingerprint;
 };
 
 struct RunReport {
