@@ -15,6 +15,7 @@
 #include "core/device_fault.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/version.h"
 
 namespace {
 
@@ -87,6 +88,12 @@ vgen::LogLevel parse_level(const std::string& s) {
 int main(int argc, char** argv) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // --version needs no MPI and no recipe: answered before anything starts.
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--version") {
+      std::fputs(vgen::vgen_version_text().c_str(), stdout);
+      return 0;
+    }
   vgen::DistEnv env;
   try {
     env = vgen::dist_init(&argc, &argv);
@@ -108,6 +115,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "debug | info | warn | error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   app.add_flag("--log-all-ranks", log_all, "print info lines from every rank, not only rank 0");
+  app.set_version_flag("--version", vgen::vgen_version_text(), "print the version, commit, build options and GPU library versions");
 
   CLI::App* c_run = app.add_subcommand("run", "generate every prompt of the recipe (also: vgen --recipe R.yaml)");
   c_run->add_option("--recipe", run.recipe, "recipe YAML")->required();

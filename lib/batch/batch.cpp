@@ -1,5 +1,6 @@
 #include "batch/batch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "core/device_memory.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "core/version.h"
 #include "dist/bootstrap.h"
 #include "dist/watchdog.h"
 #include "dist/work_queue.h"
@@ -90,6 +92,22 @@ FinishedVideo finished_video(VideoReport vr, const Timer& started, VideoOutput& 
   return v;
 }
 
+// The hosts of the world's ranks, each once, in rank order (collective over `world`).
+Json world_hosts(Communicator& world) {
+  constexpr int64_t kName = 256;
+  Tensor mine = Tensor::zeros({kName}, DType::kU8);
+  const std::string& host = process_host();
+  std::memcpy(mine.raw(), host.data(), std::min<size_t>(host.size(), kName - 1));
+  Tensor all = Tensor::empty({kName * int64_t(world.size())}, DType::kU8);
+  world.all_gather(mine, all);
+  Json hosts = Json::array();
+  for (int r = 0; r < world.size(); ++r) {
+    const std::string h(static_cast<const char*>(all.raw()) + r * kName);
+    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+  }
+  return hosts;
+}
+
 // World rank 0's rewrite of the partial timing.json after each recorded video (on the writer
 // thread), so a crash still leaves one: `base` is the run's report without its videos.
 RecordsHook partial_report_writer(RunReport base, std::vector<VideoReport> skipped, std::string timing_path) {
@@ -167,6 +185,8 @@ struct BatchRun {
   std::optional<VideoFingerprints> prints;  // every rank, after decide_work
   std::vector<std::string> disk_fingerprint;  // world rank 0: per prompt, its existing sidecar's
   const std::string timing_path = (fs::path(pf.out_dir) / "timing.json").string();
+  const std::string started_at = utc_timestamp();  // the batch's start, and its wall clock
+  const Timer wall;
 
   // The seed and frame count a prompt renders with.
   auto seed_of(const PromptItem& it) const {
@@ -269,6 +289,9 @@ RunReport BatchRun::run_report(const VideoPipeline& pipe, double load_seconds) {
   report.extra["precision"] = precision_report(recipe);  // what ran in fp8 / bf16 / fp32 (pipeline/precision.h)
   report.extra["load"] = load_report(pipe.load_stats(), load_seconds, *mesh.world);  // collective
   report.extra["fingerprint_inputs"] = prints->job_inputs();  // what every video's fingerprint hashed
+  report.extra["vgen"] = {{"version", vgen_version()}, {"commit", vgen_commit()}, {"build", vgen_build_options()}};
+  report.extra["started_at"] = started_at;
+  report.extra["hosts"] = world_hosts(*mesh.world);  // collective
   return report;
 }
 
@@ -415,6 +438,8 @@ int BatchRun::finish(RunReport& report, const QueueResult& queue) {
   if (world_root) {
     report.videos = videos;
     report.extra["complete"] = !interrupted && int(all.size()) == int(todo.size());
+    report.extra["finished_at"] = utc_timestamp();
+    report.extra["wall_seconds"] = wall.seconds();  // the whole batch (per-video totals overlap)
     write_run_report(timing_path, report);
     log_info("wrote {} ({} videos, {} failed{})", timing_path, videos.size(), failed,
              interrupted ? ", interrupted" : "");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/hash.h"
+#include "core/version.h"
 #include "io/diffusers_dir.h"
 
 namespace vgen {
@@ -83,14 +84,6 @@ Json lora_identity(const std::vector<LoraEntry>& loras) {
 }
 
 }  // namespace
-
-const char* vgen_version() {
-#ifdef VGEN_VERSION_STRING
-  return VGEN_VERSION_STRING;
-#else
-  return "dev";
-#endif
-}
 
 Json job_fingerprint_inputs(const Recipe& recipe) {
   const std::string& lat = recipe.generation.initial_latents;

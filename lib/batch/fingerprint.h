@@ -10,9 +10,6 @@
 
 namespace vgen {
 
-// The version recorded in every fingerprint: VGEN_VERSION_STRING when the build defines it, else "dev".
-const char* vgen_version();
-
 // The job part, read once per job (world rank 0): vgen's version; the model's identity
 // (model_index.json, and per component folder every file: safetensors by name, size and a hash of
 // the header bytes, never tensor data; other files by content, or by size alone above 64 MiB);

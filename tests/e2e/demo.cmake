@@ -3,3 +3,8 @@
 add_test(NAME e2e_demo_cpu
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/demo_check.sh $<TARGET_FILE:vgen> ${PROJECT_SOURCE_DIR} ${VGEN_MPIRUN})
 set_tests_properties(e2e_demo_cpu PROPERTIES LABELS e2e ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 900)
+
+# `vgen --version` answers without MPI or a recipe: version, commit, build options, runtime libraries.
+add_test(NAME e2e_version COMMAND $<TARGET_FILE:vgen> --version)
+set_tests_properties(e2e_version PROPERTIES LABELS e2e ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "^vgen [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [^)]+\\)\nbuild: [^\n]+\nruntime: ")

@@ -44,8 +44,16 @@ for i, f in enumerate(mp4s):
     assert int(s["nb_read_frames"]) == frames, f"{f}: {s['nb_read_frames']} frames, expected {frames}"
     assert (s["width"], s["height"]) == (width, height), f"{f}: {s['width']}x{s['height']}"
 t = json.load(open(os.path.join(out, "timing.json")))
-for k in ("recipe", "mesh", "device", "load_seconds", "videos"):
+for k in ("recipe", "mesh", "device", "load_seconds", "videos", "vgen", "started_at", "finished_at", "wall_seconds",
+          "hosts"):
     assert k in t, f"timing.json lacks {k}"
+import re, time
+assert re.fullmatch(r"\d+\.\d+\.\d+", t["vgen"]["version"]) and t["vgen"]["commit"], t["vgen"]
+for k in ("started_at", "finished_at"):  # ISO 8601 UTC, in order
+    time.strptime(t[k], "%Y-%m-%dT%H:%M:%SZ")
+assert t["started_at"] <= t["finished_at"], (t["started_at"], t["finished_at"])
+assert t["wall_seconds"] >= max(v["seconds"]["total"] for v in t["videos"]), t["wall_seconds"]
+assert isinstance(t["hosts"], list) and len(t["hosts"]) >= 1, t["hosts"]
 assert len(t["videos"]) == n_prompts, t["videos"]
 for v in t["videos"]:
     assert v["status"] == "ok", v

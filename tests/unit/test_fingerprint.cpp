@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "batch/fingerprint.h"
+#include "core/version.h"
 #include "batch/resume.h"
 #include "io/mp4_writer.h"
 #include "io/report.h"
