@@ -45,6 +45,8 @@ void check_launched_for(const ParallelConfig& pc, const DistEnv& env);
 // Logs an error caught from a subcommand (a vgen::Error carries its rank and host) and returns its
 // exit code (kInternal for anything else).
 int report_error(std::exception_ptr e);
+// The exit code of an error, without logging it (a vgen::Error's code, else kInternal).
+int error_code_of(std::exception_ptr e);
 
 int cmd_run(const RunArgs& a, const DistEnv& env);
 int cmd_golden(const GoldenArgs& a, const DistEnv& env);

@@ -19,11 +19,13 @@ void check_launched_for(const ParallelConfig& pc, const DistEnv& env) {
              n, pc.dp_size, pc.cfg_size, pc.cp_size(), pc.ulysses_size, n, n);
 }
 
-int cmd_run(const RunArgs& a, const DistEnv& env) {
+namespace {
+
+// The checks every rank runs alike before any collective: recipe, mesh, model, prompts, output.
+Recipe checked_recipe(const RunArgs& a, const DistEnv& env, RunOptions& opts, PreflightResult& pre) {
   Recipe recipe = load_recipe(a.recipe, a.sets);
   if (recipe.parallel.auto_mesh) resolve_auto_mesh(recipe, env.world_size);
   check_launched_for(recipe.parallel, env);
-  RunOptions opts;
   auto abs = [](const std::string& p) {
     return p.empty() ? p : std::filesystem::absolute(p).lexically_normal().string();
   };
@@ -32,9 +34,30 @@ int cmd_run(const RunArgs& a, const DistEnv& env) {
   opts.retry_failed = a.retry_failed;
   opts.load_only = a.load_only;
   opts.no_overwrite = a.no_overwrite;
-  // Every rank validates the same inputs, so a bad input ends all ranks with the same message
-  // before any collective could leave a peer waiting.
-  PreflightResult pre = preflight_run(recipe, opts, env.world_size);
+  pre = preflight_run(recipe, opts, env.world_size);
+  return recipe;
+}
+
+}  // namespace
+
+int cmd_run(const RunArgs& a, const DistEnv& env) {
+  // Every rank validates the same inputs, then the ranks agree: a bad input ends every rank with the
+  // one message of the lowest rank that found it, and a normal exit (no abort) with its code.
+  RunOptions opts;
+  PreflightResult pre;
+  Recipe recipe;
+  std::exception_ptr error;
+  try {
+    recipe = checked_recipe(a, env, opts, pre);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (env.world_size == 1 && error) std::rethrow_exception(error);
+  const WorldVerdict verdict = agree_on_failure(error ? error_code_of(error) : 0);  // collective
+  if (verdict.code) {
+    if (error && verdict.rank == env.world_rank) report_error(error);
+    return verdict.code;
+  }
   log_info("recipe {}: {} prompts from {}, output {}, {} rank(s)", recipe.source_path, pre.prompts.size(),
            pre.prompts_path, pre.out_dir, env.world_size);
   // An out-of-memory names the plan's estimate and a mesh that fits (plan/plan_fit.h).

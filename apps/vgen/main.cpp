@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -26,6 +27,16 @@ extern "C" void on_signal(int) { _exit(int(ExitCode::kInterrupted)); }
 }  // namespace
 
 namespace vgen::cli {
+
+int error_code_of(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& err) {
+    return int(err.code());
+  } catch (...) {
+    return int(ExitCode::kInternal);
+  }
+}
 
 int report_error(std::exception_ptr e) {
   int code = int(ExitCode::kInternal);
@@ -90,7 +101,7 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, on_signal);
   // --version needs no MPI and no recipe: answered before anything starts.
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--version") {
+    if (std::strcmp(argv[i], "--version") == 0) {
       std::fputs(vgen::vgen_version_text().c_str(), stdout);
       return 0;
     }

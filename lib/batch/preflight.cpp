@@ -34,6 +34,7 @@ void preflight_model(const Recipe& recipe, int world_size, int* num_heads) {
   const int heads = family.check_configs(dir);
   validate_mesh(recipe.parallel, world_size, heads);
   family.check_weights(dir);
+  family.check_recipe(recipe, dir);  // e.g. fp8_config's block lists against the model's blocks
   if (num_heads) *num_heads = heads;
 }
 

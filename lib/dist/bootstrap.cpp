@@ -207,6 +207,23 @@ Mesh make_mesh(const ParallelConfig& pc, const DistEnv& env) {
   return mesh;
 }
 
+WorldVerdict agree_on_failure(int local_code) {
+  if (!mpi_live()) return local_code ? WorldVerdict{local_code, 0} : WorldVerdict{};
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // The lowest failing rank: MINLOC over (rank if failed else size, rank).
+  struct {
+    int key, rank;
+  } mine{local_code ? process_rank() : size, process_rank()}, first{};
+  VGEN_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD) == MPI_SUCCESS,
+             ExitCode::kDistributed, "agreeing on the ranks' checks failed (MPI_Allreduce)");
+  if (first.key >= size) return {};
+  int code = local_code;
+  VGEN_CHECK(MPI_Bcast(&code, 1, MPI_INT, first.key, MPI_COMM_WORLD) == MPI_SUCCESS, ExitCode::kDistributed,
+             "agreeing on the ranks' checks failed (MPI_Bcast)");
+  return {code, first.key};
+}
+
 bool any_rank_failed(Communicator& comm, bool local_failed) {
   Tensor flag = Tensor::empty({1}, DType::kI64);
   flag.data<int64_t>()[0] = local_failed ? 1 : 0;

@@ -25,6 +25,15 @@ bool dist_initialized();
 // Collective over MPI_COMM_WORLD.
 Mesh make_mesh(const ParallelConfig& pc, const DistEnv& env);
 
+// Before any other collective: every rank of MPI_COMM_WORLD says whether its own checks failed (its
+// exit code, 0 = none); every rank learns the lowest failing rank and its code ({0, -1}: none failed).
+// Lets the job end with one message (the failing rank's) and a normal exit instead of an abort.
+struct WorldVerdict {
+  int code = 0;
+  int rank = -1;
+};
+WorldVerdict agree_on_failure(int local_code);
+
 // True on every rank if any rank of `comm` passes local_failed = true (agreement before collectives,
 // so one rank's failure never leaves the others inside a collective).
 bool any_rank_failed(Communicator& comm, bool local_failed);

@@ -113,4 +113,11 @@ if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "FAIL: vgen did not exit within
 if [ $rc -ne "$code" ]; then echo "FAIL: exit code $rc, expected $code"; exit 1; fi
 if ! grep -qF -- "$msg" "$work/log"; then echo "FAIL: the output does not name the problem ('$msg')"; exit 1; fi
 if [ -n "${msg2:-}" ] && ! grep -qF -- "$msg2" "$work/log"; then echo "FAIL: the output lacks '$msg2'"; exit 1; fi
+# A problem every rank finds before the first collective is said once (by the lowest rank that found
+# it), not once per rank.
+case $case_name in
+  timing_unwritable|reader_fails) ;;
+  *) n=$(grep -cF -- "$msg" "$work/log")
+     if [ "$n" -ne 1 ]; then echo "FAIL: the message appears $n times, expected once"; exit 1; fi ;;
+esac
 echo PASS
