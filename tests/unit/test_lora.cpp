@@ -288,7 +288,21 @@ TEST(LoraErrors, StrictNamesKeyAndFile) {
   const std::string odd = write("odd", {{"transformer.blocks.0.attn1.to_q.weight", randn({D, D}, 1)}});
   expect_error([&] { load_lora(odd, 1.0, cfg, true); }, ExitCode::kModel,
                {odd, "transformer.blocks.0.attn1.to_q.weight", "not a LoRA tensor"});
-  for (const auto& p : {unmatched, shape, rank, lone, odd}) fs::remove(p);
+  // A key renamed to fit no weight: named first, before the partner it left unpaired, and both named.
+  const std::string renamed = write("renamed", {{"blocks.0.attn1.to_zz.lora_A.weight", randn({4, D}, 1)},
+                                                {"blocks.0.attn1.to_q.lora_B.weight", randn({D, 4}, 2)}});
+  try {
+    load_lora(renamed, 1.0, cfg, true);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.message();
+    const size_t zz = m.find("blocks.0.attn1.to_zz.lora_A.weight"), q = m.find("blocks.0.attn1.to_q.lora_B.weight");
+    EXPECT_NE(zz, std::string::npos) << m;
+    EXPECT_NE(q, std::string::npos) << m;
+    EXPECT_LT(zz, q) << m;
+    EXPECT_NE(m.find("2 problem(s)"), std::string::npos) << m;
+  }
+  for (const auto& p : {unmatched, shape, rank, lone, odd, renamed}) fs::remove(p);
 }
 
 TEST(LoraErrors, NonStrictWarnsAndAppliesTheRest) {

@@ -134,9 +134,11 @@ LoraAdapter load_lora(const std::string& path, double scale, const WanTransforme
   for (auto& [k, info] : file.infos()) names.push_back(k);
   const bool wan = lora_file_uses_wan_names(names);
 
-  std::vector<std::string> problems;  // "key 'K' reason"
-  auto problem = [&](const std::string& key, const std::string& why) {
-    problems.push_back(fmt::format("LoRA key '{}' {}", key, why));
+  // "LoRA key 'K' reason"; a key that matches no weight (rank 0) is listed before the problems it
+  // causes elsewhere (a renamed key leaves its partner unpaired).
+  std::vector<std::pair<int, std::string>> problems;
+  auto problem = [&](const std::string& key, const std::string& why, int rank = 1) {
+    problems.emplace_back(rank, fmt::format("LoRA key '{}' {}", key, why));
   };
   std::map<std::string, ModuleKeys> modules;
   for (const std::string& k : names) {
@@ -153,7 +155,7 @@ LoraAdapter load_lora(const std::string& path, double scale, const WanTransforme
     std::string bad;
     const std::string why = check_module(module, mk, file.infos(), cfg, &bad);
     if (!why.empty()) {
-      problem(bad, why);
+      problem(bad, why, why.rfind("matches no weight", 0) == 0 ? 0 : 1);
       a.skipped_keys += mk.keys.size();
       continue;
     }
@@ -190,11 +192,17 @@ LoraAdapter load_lora(const std::string& path, double scale, const WanTransforme
     a.updates.push_back(std::move(u));
   }
   if (!problems.empty()) {
-    if (strict)
-      VGEN_THROW(ExitCode::kModel, "{}: {}{} (lora_strict: false skips such keys with a warning)", path, problems[0],
-                 problems.size() > 1 ? fmt::format("; and {} more problem(s)", problems.size() - 1) : "");
-    for (size_t i = 0; i < problems.size() && i < 8; ++i) log_warn("{}: {}: skipped", path, problems[i]);
-    if (problems.size() > 8) log_warn("{}: {} more LoRA key problem(s) skipped", path, problems.size() - 8);
+    std::stable_sort(problems.begin(), problems.end(), [](auto& x, auto& y) { return x.first < y.first; });
+    constexpr size_t kListed = 10;  // each problem named up to this many, then counted (docs/recipe.md)
+    if (strict) {
+      std::string list;
+      for (size_t i = 0; i < problems.size() && i < kListed; ++i) list += (i ? "; " : "") + problems[i].second;
+      if (problems.size() > kListed) list += fmt::format("; and {} more", problems.size() - kListed);
+      VGEN_THROW(ExitCode::kModel, "{}: {} problem(s): {} (lora_strict: false skips such keys with a warning)", path,
+                 problems.size(), list);
+    }
+    for (size_t i = 0; i < problems.size() && i < kListed; ++i) log_warn("{}: {}: skipped", path, problems[i].second);
+    if (problems.size() > kListed) log_warn("{}: {} more LoRA key problem(s) skipped", path, problems.size() - kListed);
   }
   if (a.updates.empty()) log_warn("{}: the LoRA changes no weight of the transformer", path);
   return a;
