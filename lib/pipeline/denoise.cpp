@@ -33,7 +33,7 @@ class DenoiseLoop {
               const Tensor& negative_prompt_embeds, const DenoiseSettings& settings, Mesh& mesh)
       : models_(models), scheduler_(scheduler), prompt_(prompt_embeds), negative_(negative_prompt_embeds),
         settings_(settings), mesh_(mesh), do_cfg_(settings.guidance_scale > 1.0),
-        cfg_parallel_(do_cfg_ && mesh.shape.cfg == 2),
+        cfg_parallel_(do_cfg_ && mesh.shape.cfg == 2), profile_(profile_steps()),
         caches_{{FirstBlockCache(settings.first_block_threshold), FirstBlockCache(settings.first_block_threshold)},
                 {FirstBlockCache(settings.first_block_threshold), FirstBlockCache(settings.first_block_threshold)}} {}
 
@@ -66,6 +66,7 @@ class DenoiseLoop {
   const DenoiseSettings& settings_;
   Mesh& mesh_;
   const bool do_cfg_, cfg_parallel_;
+  const bool profile_;  // VGEN_PROFILE_STEPS, read once per loop
   // Conditioning per expert and stream, prepared on first use and reused by every step.
   std::unique_ptr<Conditioning> conds_[2][2];  // [expert][0 cond, 1 uncond]
   // A fresh cache per stream and expert: each compares only with its own earlier steps.
@@ -157,7 +158,7 @@ Tensor DenoiseLoop::step(int i, const Tensor& latents, SeqAttention& attention) 
   Tensor tvec = Tensor::from_vector(std::vector<float>(size_t(B), float(t)), {B});  // [B]
   const StepPolicy policy{settings_.fp8.step_in_fp8(i, n)};                       // the step's precision
 
-  const Denoiser* dm = profile_steps() && model.on_device() ? &model : nullptr;
+  const Denoiser* dm = profile_ && model.on_device() ? &model : nullptr;
   std::optional<DitPhaseProfiler> prof;  // CUDA events: made only for a device model
   if (dm) dm->set_profiler(&prof.emplace());
   OnUnwind detach([dm] {  // a failed step (the batch goes on) must not leave a dangling profiler
@@ -169,7 +170,7 @@ Tensor DenoiseLoop::step(int i, const Tensor& latents, SeqAttention& attention) 
   const double predict_s = predict_timer.seconds();  // the forwards end in a copy to the host
   Timer sched_timer;
   Tensor next = scheduler_.step(v, latents);
-  if (profile_steps())
+  if (profile_)
     log_step_profile(i, n, step_timer.seconds(), predict_s, sched_timer.seconds(), prof ? &*prof : nullptr);
 
   DenoiseStepInfo info;

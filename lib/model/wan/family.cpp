@@ -31,6 +31,10 @@ std::vector<std::string> wan_expert_components(const DiffusersDir& dir) {
   return c;
 }
 
+std::string wan_variant(const DiffusersDir& dir) {
+  return dir.has_component("transformer_2") ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
+}
+
 bool WanFamily::accepts(const DiffusersDir& dir) const {
   const Json& idx = dir.model_index();
   return idx.contains("_class_name") && idx["_class_name"].is_string() &&
@@ -44,7 +48,7 @@ ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
   const WanTransformerConfig tc = WanTransformerConfig::from_json(dir.component_config("transformer"), tsrc);
   const WanVaeConfig vc = parse_wan_vae_config(dir.component_config("vae"), dir.component_path("vae") + "/config.json");
   t.num_experts = int(wan_expert_components(dir).size());
-  t.variant = t.num_experts == 2 ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
+  t.variant = wan_variant(dir);
   t.latent_channels = tc.in_channels;
   t.patch = {int(tc.patch_size[0]), int(tc.patch_size[1]), int(tc.patch_size[2])};
   t.attention_heads = tc.num_attention_heads;

@@ -27,6 +27,8 @@ class WanFamily final : public ModelFamily {
 // The expert components of a Wan checkpoint in order: "transformer", then "transformer_2" when
 // model_index.json lists it.
 std::vector<std::string> wan_expert_components(const DiffusersDir& dir);
+// What a user reads of the checkpoint (ModelTraits::variant, PlanModel::variant).
+std::string wan_variant(const DiffusersDir& dir);
 
 // Golden case runners of the Wan components (tests/golden/README.md).
 void golden_text_encode(GoldenCase& c);

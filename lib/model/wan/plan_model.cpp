@@ -189,7 +189,7 @@ PlanModel WanFamily::plan_model(const Recipe& recipe, bool headers) const {
   const size_t run_bytes = recipe.compute_dtype() == DType::kBF16 ? 2 : 4;  // precision fp8 on the GPU: bf16
   PlanModel m;
   m.family = name();
-  m.variant = dir.has_component("transformer_2") ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
+  m.variant = wan_variant(dir);
   Json tc = dir.component_config("transformer");
   m.heads = json_get_or(tc, "num_attention_heads", 40);
   m.head_dim = json_get_or(tc, "attention_head_dim", 128);
