@@ -31,7 +31,7 @@ struct PlanArgs {
   int world = 0;
   std::vector<std::string> sets;
   bool predict = false;       // --predict: the time model (plan/time_model.h)
-  std::string hardware = "h200";
+  std::string hardware;       // --hardware: else the recipe's `hardware`, else the detected GPU
   bool rank = false;          // --rank: every valid mesh of --world ranks, best first
   std::string json;           // --json FILE
   bool no_weights = false;    // --no-weights: configs only, no safetensors headers

@@ -1,19 +1,55 @@
 // `vgen plan`: validates a recipe for --world ranks and prints the mesh, shards and estimates;
 // with --predict the calibrated time model for this mesh, or with --rank for every valid mesh.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli.h"
 #include "core/error.h"
+#include "core/gpu_info.h"
+#include "plan/hardware_choice.h"
 #include "plan/plan.h"
 #include "plan/mesh_ranking.h"
 
 namespace vgen::cli {
+namespace {
+
+// A recipe whose model is not on this machine (the shipped recipes name /models/...): kModel with
+// the way to plan it from the config-only copies of recipes/models/ (next to recipes/hardware/).
+void check_model_here(const Recipe& recipe) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(recipe.model)) return;
+  const fs::path models = fs::proximate(fs::path(hardware_dir()).parent_path() / "models");
+  std::vector<std::string> copies;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(models, ec))
+    if (fs::is_regular_file(e.path() / "model_index.json")) copies.push_back(e.path().filename().string());
+  std::sort(copies.begin(), copies.end());
+  std::string name = fs::path(recipe.model).filename().string();
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  std::string pick = "<name>";  // the copy whose folder name begins the model's, e.g. wan2.1-t2v-14b
+  for (const std::string& c : copies)
+    if (name.starts_with(c) && (pick == "<name>" || c.size() > pick.size())) pick = c;
+  VGEN_THROW(ExitCode::kModel,
+             "model directory {} does not exist here (`model` of {}); to plan without the checkpoint, use its "
+             "config-only copy: --no-weights --set model={} ({}: {})",
+             recipe.model, recipe.source_path.empty() ? std::string("the recipe") : recipe.source_path,
+             (models / pick).string(), models.string(),
+             copies.empty() ? std::string("none found") : fmt::format("{}", fmt::join(copies, ", ")));
+}
+
+}  // namespace
 
 int cmd_plan(const PlanArgs& a, const DistEnv& env) {
   Recipe recipe = load_recipe(a.recipe, a.sets);
   VGEN_CHECK(a.predict || (!a.rank && a.json.empty()), ExitCode::kUsage, "--rank and --json need --predict");
   const bool no_weights = a.no_weights;
+  check_model_here(recipe);
   if (!a.predict) {
     Recipe r = recipe;
     Plan plan = no_weights ? make_plan(r, a.world, read_plan_model_configs(r)) : make_plan(r, a.world);
@@ -21,7 +57,8 @@ int cmd_plan(const PlanArgs& a, const DistEnv& env) {
     std::fflush(stdout);
     return 0;
   }
-  const HardwareProfile hw = load_hardware_profile(a.hardware);
+  const HardwareChoice choice = choose_hardware(a.hardware, "--hardware", recipe, first_gpu_name());
+  const HardwareProfile& hw = choice.profile;
   const PlanModel model = no_weights ? read_plan_model_configs(recipe) : read_plan_model(recipe);
   if (recipe.parallel.auto_mesh) {
     recipe.parallel = choose_mesh(recipe, a.world, model, hw, a.videos);
@@ -44,7 +81,9 @@ int cmd_plan(const PlanArgs& a, const DistEnv& env) {
     text = format_plan(recipe, plan) + format_prediction(recipe, hw, p);
     json = {{"hardware", hw.name}, {"world", a.world}, {"meshes", Json::array({prediction_json(p)})}};
   }
+  json["hardware_from"] = choice.source;
   if (env.world_rank == 0) {
+    std::printf("hardware profile: %s (from %s)\n", hw.name.c_str(), choice.source.c_str());
     std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
     if (!a.json.empty()) {

@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
           "RANKS >= 1"));
   c_plan->add_option("--set", plan.sets, "override a recipe key: key.path=value");
   c_plan->add_flag("--predict", plan.predict, "add the predicted times of the calibrated cost model");
-  c_plan->add_option("--hardware", plan.hardware, "hardware profile of recipes/hardware/ (default h200) or a .yaml path");
+  c_plan->add_option("--hardware", plan.hardware, "hardware profile of recipes/hardware/ or a .yaml path (default: the recipe's `hardware`, else the GPU found here)");
   c_plan->add_flag("--rank", plan.rank, "with --predict: every valid mesh of --world ranks, best first");
   c_plan->add_option("--json", plan.json, "with --predict: write the prediction(s) as JSON to this file");
   c_plan->add_flag("--no-weights", plan.no_weights, "read only the model's configs (no safetensors headers)");

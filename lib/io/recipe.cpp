@@ -369,6 +369,7 @@ std::vector<Key> top_keys(const Ctx& c, Recipe& r) {
       {"device", [&](auto& n, auto& p) { r.device = get_enum(c, n, p, kRecipeDeviceNames); }},
       {"precision", [&](auto& n, auto& p) { r.precision = get_enum(c, n, p, kPrecisionNames); }},
       {"prompts", [&](auto& n, auto& p) { r.prompts = get_string(c, n, p, true); }},
+      {"hardware", [&](auto& n, auto& p) { r.hardware = get_string(c, n, p, true); }},
       {"lora", [&](auto& n, auto& p) { parse_lora(c, n, p, r.lora); }},
       {"lora_strict", [&](auto& n, auto& p) { r.lora_strict = get_bool(c, n, p); }},
   };

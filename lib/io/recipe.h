@@ -100,6 +100,9 @@ struct Recipe {
   std::vector<LoraEntry> lora;  // merged in the listed order
   bool lora_strict = true;      // false: keys that match no weight only warn
   std::string prompts;
+  // The hardware profile that prices this recipe (`vgen plan --predict`, parallel_config.auto): a
+  // name of recipes/hardware/ or a .yaml path; "" lets the machine's GPU pick (plan/hardware_choice.h).
+  std::string hardware;
   std::string source_path;  // the recipe file ("" for the built-in default)
   Json resolved;            // the recipe after overrides, as JSON, for timing.json
 

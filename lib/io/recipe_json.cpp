@@ -16,6 +16,7 @@ Json recipe_to_json(const Recipe& r) {
   j["model"] = r.model;
   j["device"] = device_name(r.device);
   j["precision"] = precision_name(r.precision);
+  j["hardware"] = r.hardware.empty() ? Json(nullptr) : Json(r.hardware);
   j["generation"] = {{"height", g.height},
                      {"width", g.width},
                      {"num_frames", g.num_frames},

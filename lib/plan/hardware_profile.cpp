@@ -59,6 +59,19 @@ struct Reader {
                path, key, v);
     return v;
   }
+  // An optional list of strings (empty when absent).
+  std::vector<std::string> texts(const std::string& key) const {
+    const YAML::Node n = static_cast<const YAML::Node&>(root)[key];
+    if (!n) return {};
+    VGEN_CHECK(n.IsSequence(), ExitCode::kRecipe, "hardware profile {}: {}: expected a list of strings", path, key);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n.size(); ++i) {
+      VGEN_CHECK(n[i].IsScalar() && !n[i].as<std::string>().empty(), ExitCode::kRecipe,
+                 "hardware profile {}: {}[{}]: expected a non-empty string", path, key, i);
+      out.push_back(n[i].as<std::string>());
+    }
+    return out;
+  }
   std::string text(const std::string& key) const {
     YAML::Node n = node(key);
     VGEN_CHECK(n.IsScalar(), ExitCode::kRecipe, "hardware profile {}: {}: expected a string", path, key);
@@ -152,6 +165,7 @@ HardwareProfile parse_hardware_profile(const std::string& yaml_text, const std::
   h.source_path = path;
   h.name = r.text("name");
   h.gpu = r.text("gpu");
+  h.detect = r.texts("detect");
   const double domain = r.number("nvlink_domain");
   VGEN_CHECK(domain == std::floor(domain) && domain <= 1e6, ExitCode::kRecipe,
              "hardware profile {}: nvlink_domain: expected a whole number of GPUs, got {}", path, domain);

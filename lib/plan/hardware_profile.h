@@ -42,6 +42,9 @@ struct Fp8Profile {
 
 struct HardwareProfile {
   std::string name, gpu, source_path;
+  // Words of a GPU's name (as the CUDA driver reports it) that select this profile on a machine whose
+  // recipe names none (`detect`, optional; plan/hardware_choice.h).
+  std::vector<std::string> detect;
   int nvlink_domain = 1;  // GPUs that share the NVLink fabric (a node, or a whole NVL72 rack)
   double memory_gib = 0;
   double bf16_tflops = 0, fp8_tflops = 0, fp32_tflops = 0, hbm_tbps = 0;

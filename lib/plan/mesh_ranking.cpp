@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "core/error.h"
+#include "core/gpu_info.h"
 #include "core/log.h"
 #include "dist/mesh.h"
+#include "plan/hardware_choice.h"
 
 namespace vgen {
 namespace {
@@ -150,23 +153,62 @@ Json prediction_json(const Prediction& p) {
           {"fits", p.fits}};
 }
 
+namespace {
+
+// One row of the --rank table: the best-placed mesh and those equal to it but for dwdp_size.
+struct RankRow {
+  const Prediction* first = nullptr;
+  std::vector<const Prediction*> dwdp;  // ascending dwdp_size
+};
+
+std::string mesh_without_dwdp(const ParallelConfig& pc) {
+  std::string s = mesh_label(pc);
+  const std::string tag = fmt::format(", dwdp {}", pc.dwdp_size);
+  if (const size_t at = s.find(tag); at != std::string::npos) s.erase(at, tag.size());
+  return s;
+}
+
+// Rows in the order of their best mesh; a mesh joins a row of the same mesh but dwdp_size with the
+// same fit and times (to 9 digits: equal in the model, which prices DWDP's prefetch as hidden).
+std::vector<RankRow> group_rows(const std::vector<Prediction>& ranked) {
+  std::vector<RankRow> rows;
+  std::unordered_map<std::string, size_t> index;
+  for (const Prediction& p : ranked) {
+    const std::string key = fmt::format("{}|{}|{:.9g}|{:.9g}|{:.9g}", mesh_without_dwdp(p.pc), p.fits, p.e2e_s,
+                                        p.step_s, p.vae_s);
+    auto [it, added] = index.try_emplace(key, rows.size());
+    if (added) rows.push_back(RankRow{&p, {}});
+    rows[it->second].dwdp.push_back(&p);
+  }
+  for (RankRow& r : rows)
+    std::sort(r.dwdp.begin(), r.dwdp.end(), [](auto* x, auto* y) { return x->pc.dwdp_size < y->pc.dwdp_size; });
+  return rows;
+}
+
+}  // namespace
+
 std::string format_ranking(const Recipe& recipe, const HardwareProfile& hw, const std::vector<Prediction>& ranked,
                            int world, int videos, size_t limit) {
+  const std::vector<RankRow> rows = group_rows(ranked);
   fmt::memory_buffer o;
   auto out = std::back_inserter(o);
-  fmt::format_to(out, "\n{} valid meshes of {} ranks on {} ({}), {}×{}×{}, {} steps; best first by the time of {} "
-                 "video(s):\n",
-                 ranked.size(), world, hw.name, hw.gpu, recipe.generation.width, recipe.generation.height,
-                 recipe.generation.num_frames, recipe.generation.num_inference_steps, videos);
-  fmt::format_to(out, "{:>4}  {:<58} {:>8} {:>9} {:>7} {:>8} {:>8} {:>6} {:>7}\n", "#", "mesh", "step s", "denoise s",
-                 "vae s", "e2e s", "video/h", "eff", "GiB");
-  for (size_t i = 0; i < ranked.size() && i < limit; ++i) {
-    const Prediction& p = ranked[i];
-    fmt::format_to(out, "{:>4}  {:<58} {:>8.3f} {:>9.2f} {:>7.2f} {:>8.2f} {:>8.1f} {:>6.3f} {:>7.1f}{}\n", i + 1,
-                   p.mesh, p.step_s, p.denoise_s, p.vae_s, p.e2e_s, p.videos_per_hour, p.efficiency, p.memory_gib,
-                   p.fits ? "" : "  does not fit");
+  fmt::format_to(out, "\n{} valid meshes of {} ranks in {} rows (meshes equal but for dwdp_size share one) on {} ({}), {}×{}×{}, {} steps; best first "
+                 "by the time of {} video(s):\n",
+                 ranked.size(), world, rows.size(), hw.name, hw.gpu, recipe.generation.width,
+                 recipe.generation.height, recipe.generation.num_frames, recipe.generation.num_inference_steps, videos);
+  fmt::format_to(out, "{:>4}  {:<50} {:>8} {:>9} {:>7} {:>8} {:>8} {:>6}  {}\n", "#", "mesh", "step s", "denoise s",
+                 "vae s", "e2e s", "video/h", "eff", "GiB per GPU by dwdp_size");
+  for (size_t i = 0; i < rows.size() && i < limit; ++i) {
+    const Prediction& p = *rows[i].first;
+    std::string mem;
+    for (const Prediction* d : rows[i].dwdp)
+      mem += fmt::format("{}{}: {:.1f}", mem.empty() ? "" : "  ", d->pc.dwdp_size, d->memory_gib);
+    fmt::format_to(out, "{:>4}  {:<50} {:>8.3f} {:>9.2f} {:>7.2f} {:>8.2f} {:>8.1f} {:>6.3f}  {}{}\n", i + 1,
+                   mesh_without_dwdp(p.pc), p.step_s, p.denoise_s, p.vae_s, p.e2e_s, p.videos_per_hour, p.efficiency,
+                   mem, p.fits ? "" : "  does not fit");
   }
-  if (ranked.size() > limit) fmt::format_to(out, "  ... {} more (--json FILE lists all)\n", ranked.size() - limit);
+  if (rows.size() > limit)
+    fmt::format_to(out, "  ... {} more rows (--json FILE lists every mesh)\n", rows.size() - limit);
   return fmt::to_string(o);
 }
 
@@ -176,7 +218,8 @@ namespace vgen {
 
 void resolve_auto_mesh(Recipe& recipe, int world) {
   const char* env = std::getenv("VGEN_HARDWARE");
-  const HardwareProfile hw = load_hardware_profile(env && *env ? env : "h200");
+  const HardwareChoice choice = choose_hardware(env ? env : "", "$VGEN_HARDWARE", recipe, first_gpu_name());
+  const HardwareProfile& hw = choice.profile;
   const PlanModel model = read_plan_model(recipe);
   ParallelConfig pc = choose_mesh(recipe, world, model, hw, 1);
   pc.auto_mesh = true;
@@ -188,8 +231,10 @@ void resolve_auto_mesh(Recipe& recipe, int world) {
                                                       {"mesh", p.mesh},
                                                       {"predicted_e2e_s", p.e2e_s},
                                                       {"kept", recipe.parallel.explicit_keys}};
-  log_info("parallel_config.auto: {} for {} rank(s) on {} (predicted {:.1f} s per video; kept {})", p.mesh, world,
-           hw.name, p.e2e_s, recipe.parallel.explicit_keys.empty() ? std::string("none") : fmt::format("{}", fmt::join(recipe.parallel.explicit_keys, ", ")));
+  const auto& kept = recipe.parallel.explicit_keys;
+  log_info("parallel_config.auto: {} for {} rank(s) on {} (from {}; predicted {:.1f} s per video; kept {})", p.mesh,
+           world, hw.name, choice.source, p.e2e_s,
+           kept.empty() ? std::string("none") : fmt::format("{}", fmt::join(kept, ", ")));
 }
 
 }  // namespace vgen

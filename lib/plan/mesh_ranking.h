@@ -30,6 +30,9 @@ double job_seconds(const Prediction& p, int videos);
 ParallelConfig choose_mesh(const Recipe& recipe, int world, const PlanModel& model, const HardwareProfile& hw,
                            int videos);
 
+// The --rank table: meshes that differ only in dwdp_size and predict the same times share a row,
+// their memory per dwdp_size in the last column (DWDP trades memory, not time, in the model);
+// `limit` rows.
 std::string format_ranking(const Recipe& recipe, const HardwareProfile& hw, const std::vector<Prediction>& ranked,
                            int world, int videos, size_t limit);
 Json prediction_json(const Prediction& p);
@@ -39,7 +42,8 @@ Json prediction_json(const Prediction& p);
 namespace vgen {
 
 // `vgen run` with parallel_config.auto: replaces the recipe's sizes by choose_mesh for `world`
-// ranks and one video on the profile named by $VGEN_HARDWARE (default h200), logs the choice and
+// ranks and one video on the profile of choose_hardware ($VGEN_HARDWARE, else the recipe's
+// `hardware`, else the GPU's; plan/hardware_choice.h), logs the choice and
 // re-resolves Recipe::resolved (timing.json's "recipe" then holds the chosen sizes). Every rank
 // computes the same choice from the same files.
 void resolve_auto_mesh(Recipe& recipe, int world);

@@ -252,6 +252,7 @@ TEMPLATE = """# H200 SXM (141 GB, NVLink 4, 700 W cap), derived by scripts/bench
 # and ../shared/device/README.md; do not edit the derived numbers by hand: rerun the script.
 name: h200
 gpu: NVIDIA H200 SXM 141GB
+detect: ["H200"]            # words of the CUDA device name that pick this profile
 nvlink_domain: 8            # HGX H200: 8 GPUs on NVSwitch (NVIDIA HGX H200 specification)
 memory_gib: 140.4           # 143,771 MiB (../shared/device/README.md)
 peak:
