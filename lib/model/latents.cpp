@@ -6,24 +6,6 @@
 #include "io/safetensors.h"
 
 namespace vgen {
-namespace {
-
-const std::vector<float> kWan21Mean = {-0.7571f, -0.7089f, -0.9113f, 0.1075f, -0.1745f, 0.9653f, -0.1517f, 1.5508f,
-                                       0.4134f,  -0.0715f, 0.5517f,  -0.3632f, -0.1922f, -0.9497f, 0.2503f, -0.2921f};
-const std::vector<float> kWan21Std = {2.8184f, 1.4541f, 2.3275f, 2.6558f, 1.2196f, 1.7708f, 2.6052f, 2.0743f,
-                                      3.2687f, 2.1526f, 2.8652f, 1.5579f, 1.6382f, 1.1253f, 2.8251f, 1.9160f};
-
-std::vector<float> float_list(const Json& j, const std::string& key, const std::vector<float>& dflt,
-                              const std::string& source) {
-  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return dflt;
-  try {
-    return j[key].get<std::vector<float>>();
-  } catch (const std::exception&) {
-    VGEN_THROW(ExitCode::kModel, "{}: config key '{}' must be a list of numbers, got {}", source, key, j[key].dump());
-  }
-}
-
-}  // namespace
 
 Shape latent_shape(int64_t batch, int64_t channels, int num_frames, int height, int width, int scale_temporal,
                    int scale_spatial) {
@@ -46,18 +28,6 @@ Tensor make_initial_latents(const Shape& shape, const std::string& path, uint64_
   VGEN_CHECK(t.dtype() == DType::kF32 || t.dtype() == DType::kBF16 || t.dtype() == DType::kF16, ExitCode::kInput,
              "{}: initial_latents has dtype {}, expected a float type", path, dtype_name(t.dtype()));
   return t.to(DType::kF32).clone();  // owned (the file may go away)
-}
-
-LatentStats read_latent_stats(const Json& vae_config, int64_t channels, const std::string& source) {
-  LatentStats s;
-  s.mean = float_list(vae_config, "latents_mean", kWan21Mean, source);
-  s.std = float_list(vae_config, "latents_std", kWan21Std, source);
-  VGEN_CHECK(int64_t(s.mean.size()) == channels && int64_t(s.std.size()) == channels, ExitCode::kModel,
-             "{}: latents_mean/latents_std have {}/{} entries, the latents have {} channels", source, s.mean.size(),
-             s.std.size(), channels);
-  for (float v : s.std)
-    VGEN_CHECK(v != 0.0f, ExitCode::kModel, "{}: latents_std has a zero entry", source);
-  return s;
 }
 
 Tensor denormalize_latents(const Tensor& latents0, const LatentStats& stats) {

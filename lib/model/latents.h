@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "core/json.h"
 #include "core/tensor.h"
 
 namespace vgen {
@@ -18,12 +17,10 @@ Shape latent_shape(int64_t batch, int64_t channels, int num_frames, int height, 
 // `path` is empty, standard normal noise from `seed` (core/random.h). Host f32. Errors: kInput.
 Tensor make_initial_latents(const Shape& shape, const std::string& path, uint64_t seed);
 
+// Per latent channel, from the family's VAE config (no zero std: the family's parser refuses it).
 struct LatentStats {
-  std::vector<float> mean, std;  // per latent channel
+  std::vector<float> mean, std;
 };
-// vae/config.json keys latents_mean, latents_std; absent → the Wan 2.1 values of wan_spec §5.1
-// (16 channels). The sizes must equal `channels` (kModel naming `source`).
-LatentStats read_latent_stats(const Json& vae_config, int64_t channels, const std::string& source);
 // latents [B, C, ...] → latents / (1/std) + mean per channel, in f32 as diffusers computes it.
 Tensor denormalize_latents(const Tensor& latents, const LatentStats& stats);
 

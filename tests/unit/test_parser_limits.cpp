@@ -108,6 +108,13 @@ TEST(ParserLimits, ModelConfigs) {
   v = vae;
   v["latents_mean"] = std::vector<double>(16, 1e39);
   expect_error([&] { parse_wan_vae_config(v, "vae.json"); }, ExitCode::kModel, "'latents_mean'");
+  v = vae;
+  v["latents_std"] = std::vector<double>(16, 1.0);
+  v["latents_std"][3] = 0.0;
+  expect_error([&] { parse_wan_vae_config(v, "vae.json"); }, ExitCode::kModel, "'latents_std' has a zero entry");
+  v = vae;
+  v["latents_std"] = std::vector<double>(48, 1.0);
+  expect_error([&] { parse_wan_vae_config(v, "vae.json"); }, ExitCode::kModel, "'latents_std' has 48 entries");
   EXPECT_EQ(parse_wan_vae_config(vae, "vae.json").decoder_dims().size(), 5u);
 
   expect_error([] { Umt5Config::from_json(Json::parse("[]"), "te.json"); }, ExitCode::kModel, "must be a JSON object");

@@ -78,9 +78,11 @@ void open(WanLoad& l) {
   l.out.schedule.boundary_ratio = boundary_ratio(l.recipe, l.dir, l.two);
   l.vcfg = parse_wan_vae_config(l.dir.component_config("vae"), l.dir.component_path("vae") + "/config.json");
   l.topt.weights = &l.te_store;
-  // Read on every rank, so a bad vae/config.json fails every rank alike.
-  const LatentStats stats = read_latent_stats(l.dir.component_config("vae"), l.out.traits.latent_channels,
-                                              l.dir.root() + "/vae/config.json");
+  // Parsed on every rank, so a bad vae/config.json fails every rank alike.
+  VGEN_CHECK(l.vcfg.z_dim == l.out.traits.latent_channels, ExitCode::kModel,
+             "{}/vae/config.json: z_dim {} but the transformer's latents have {} channels", l.dir.root(),
+             l.vcfg.z_dim, l.out.traits.latent_channels);
+  const LatentStats stats{l.vcfg.latents_mean, l.vcfg.latents_std};
   const bool decodes = l.mesh.in_vae_group() || (!l.cuda && l.leader);
   if (!decodes) return;
   WanAutoencoderPlacement p;

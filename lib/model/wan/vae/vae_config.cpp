@@ -86,6 +86,8 @@ WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
              "{}: key 'latents_mean' has {} entries, expected z_dim = {}", source, c.latents_mean.size(), c.z_dim);
   VGEN_CHECK(int(c.latents_std.size()) == c.z_dim, ExitCode::kModel,
              "{}: key 'latents_std' has {} entries, expected z_dim = {}", source, c.latents_std.size(), c.z_dim);
+  for (float v : c.latents_std)
+    VGEN_CHECK(v != 0.0f, ExitCode::kModel, "{}: key 'latents_std' has a zero entry", source);
   int temporal = 1;
   for (bool t : c.temperal_downsample) temporal *= t ? 2 : 1;
   VGEN_CHECK(c.scale_factor_spatial == c.spatial_upscale(), ExitCode::kModel,
