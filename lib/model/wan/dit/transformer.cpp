@@ -3,6 +3,7 @@
 #include "core/log.h"
 #include "core/on_unwind.h"
 #include "io/safetensors.h"
+#include "model/wan/dit/transformer_block.h"
 #include "ops/activation.h"
 #include "ops/elementwise.h"
 #include "ops/embed.h"
@@ -153,21 +154,27 @@ Tensor WanTransformer::forward_local(const Tensor& latents0, const Tensor& times
   Tensor t1 = apply(w_.time_linear_1, sinus, rows);  // [B, D]
   silu_(t1);
   Tensor temb = apply(w_.time_linear_2, t1, rows);                            // [B, D]
-  Tensor tproj = apply(w_.time_proj, silu(temb), rows).reshape({B, 6, D});    // [B, 6, D]
+  Tensor tproj = apply(w_.time_proj, silu(temb), rows);                      // [B, 6D]
 
   const bool caching = cache && cache->enabled();
   VGEN_CHECK(!caching || !host_dwdp_, ExitCode::kUsage,
              "the first-block cache does not run with DWDP (cache_config.first_block_threshold with "
              "parallel_config.dwdp_size > 1)");
   if (caching) cache->begin(x);
+  const WanBlockRun run{cfg_};  // the oracle: no fusion, no profiler
+  WanPendingResidual pending;   // the last block's feed-forward residual, not yet added to x
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
-    if (i == 1 && caching && cache->try_skip(x, layout)) break;
+    if (i == 1 && caching) {
+      pending.flush(x, nullptr);  // the cache compares and stores whole updates of x
+      if (cache->try_skip(x, layout)) break;
+    }
     const WanBlockWeights& w = host_block_begin(i);
     OnUnwind end_on_error([&] { host_block_end(i); });
     const WanBlockPolicy policy{fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), fwd), rows, backend_};
-    wan_block_forward(cfg_, w, x, tproj, cos, sin, text.k[i], text.v[i], layout, attention, policy);
+    wan_block_forward(run, w, x, pending, tproj, cos, sin, text.k[i], text.v[i], layout, attention, policy);
     host_block_end(i);
   }
+  pending.flush(x, nullptr);
   if (caching) cache->end(x);
 
   // Head: shift/scale = table [2, D] + temb per sample, AdaLN, proj_out on the shard.

@@ -123,10 +123,4 @@ class WanTransformer final : public Denoiser {
   void host_block_end(size_t i) const;
 };
 
-// One transformer block on a token shard (transformer_block.cpp). x [B, S_loc, D] in place;
-// tproj [B, 6, D] (time_proj output, before the block's table is added); cos/sin [S_loc, Dh].
-void wan_block_forward(const WanTransformerConfig& cfg, const WanBlockWeights& w, Tensor& x, const Tensor& tproj,
-                       const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
-                       const SeqLayout& layout, SeqAttention& attention, const WanBlockPolicy& policy);
-
 }  // namespace vgen

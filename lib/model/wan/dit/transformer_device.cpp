@@ -1,16 +1,13 @@
 // Forward pass of the Wan DiT on the device (see transformer_device.h). Built in both
 // configurations: the device ops it calls throw kUsage in a CPU-only build.
 #include "model/wan/dit/transformer_device.h"
-#include "ops/attention_backend.h"
 
 #include <algorithm>
-#include <cmath>
 #include <exception>
-#include <optional>
-#include <type_traits>
 
 #include "core/on_unwind.h"
 #include "model/wan/dit/transformer.h"
+#include "model/wan/dit/transformer_block.h"
 #include "ops/activation.h"
 #include "ops/device_ops.h"
 #include "ops/dit_device_ops.h"
@@ -18,53 +15,12 @@
 #include "ops/embed.h"
 #include "ops/fp8.h"
 #include "ops/norm.h"
-#include "ops/rope.h"
 
 namespace vgen {
-
-template <typename F> auto WanDeviceModel::timed(DitPhaseProfiler::Phase p, F&& f) const {
-  if (!prof_) return f();
-  prof_->start(p);
-  if constexpr (std::is_void_v<decltype(f())>) {
-    f();
-    prof_->stop();
-  } else {
-    auto r = f();
-    prof_->stop();
-    return r;
-  }
-}
 
 namespace {
 
 using P = DitPhaseProfiler;
-
-// x += y·gate (row gate_idx of gate_mod; −1: x += y), then the AdaLN of x — in one pass, or as the
-// two ops (fused false).
-Tensor residual_norm_modulate(bool fused, Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
-                              const Tensor& mod, int shift_idx, int scale_idx, float eps) {
-  if (fused) return cuda_residual_layer_norm_modulate(x, y, gate_mod, gate_idx, mod, shift_idx, scale_idx, eps);
-  if (gate_idx < 0)
-    add_inplace(x, y);
-  else
-    gated_residual_(x, y, gate_mod, gate_idx);
-  return layer_norm_modulate(x, mod, shift_idx, scale_idx, eps);
-}
-
-// residual_norm_modulate (y defined) or the plain AdaLN, straight into the e4m3 or INT8 input of the
-// fp8 GEMMs that read it (cuda_*_fp8: the same values as the op and then cuda_quantize_activation).
-// Nullopt, with nothing done, where the fused kernel does not apply or the residual runs as two ops
-// (fused false).
-std::optional<Fp8Activation> norm_modulate_fp8(bool fused, Tensor& x, const Tensor& y, const Tensor& gate_mod,
-                                               int gate_idx, const Tensor& mod, int shift_idx, int scale_idx,
-                                               float eps, GemmFormat f) {
-  Fp8Activation q;
-  const bool ran = !y.defined() ? cuda_layer_norm_modulate_fp8(x, mod, shift_idx, scale_idx, eps, q, f)
-                   : fused      ? cuda_residual_layer_norm_modulate_fp8(x, y, gate_mod, gate_idx, mod, shift_idx,
-                                                                        scale_idx, eps, q, f)
-                                : false;
-  return ran ? std::optional<Fp8Activation>(std::move(q)) : std::nullopt;
-}
 
 Tensor on_device(const Tensor& t) { return t.is_cpu() ? t.to(Device::kCUDA) : t; }
 
@@ -117,80 +73,8 @@ void WanDeviceModel::block_end(size_t i) const {
   if (dwdp_) dwdp_->release(int(i));
 }
 
-Tensor WanDeviceModel::linear(const WanLinear& l, const Tensor& x, bool gelu) const {
-  return timed(P::kGemm, [&] {
-    return cuda_linear(x, l.w, l.b, x.dtype(), gelu ? Activation::kGeluTanh : Activation::kNone);
-  });
-}
-
-bool WanDeviceModel::fp8_gemm(const WanLinear& l, const Fp8Switches& sw) const {
-  if (sw.gemm && l.w8.defined()) return true;
-  VGEN_CHECK(l.w.defined(), ExitCode::kInternal,
-             "a block linear runs in bf16 but only its quantised weight is on the device (precision fp8 freed the bf16 "
-             "weights: WanFp8Options::keep_weights false, yet this step runs in bf16)");
-  return false;
-}
-
-Tensor WanDeviceModel::block_linear(const WanLinear& l, const Tensor& x, const Fp8Switches& sw, bool gelu,
-                                    const Fp8Activation* xq) const {
-  if (!fp8_gemm(l, sw)) return linear(l, x, gelu);
-  return timed(P::kGemm, [&] {
-    const Activation act = gelu ? Activation::kGeluTanh : Activation::kNone;
-    const Fp8Weight w{l.w8, l.w_scale};
-    // Out in the compute dtype (bf16: enable_fp8 requires it); with xq, x may be undefined (a fused norm).
-    return xq ? cuda_linear_fp8(*xq, w, l.b, opt_.dtype, act) : cuda_linear_fp8(x, w, l.b, opt_.dtype, act);
-  });
-}
-
-void WanDeviceModel::linear_add(const WanLinear& l, const Tensor& in, Tensor& x, const Fp8Switches& sw) const {
-  if (fp8_gemm(l, sw)) {
-    timed(P::kGemm, [&] { cuda_linear_fp8_add_(x, in, l.w8, l.w_scale, l.b); });
-    return;
-  }
-  timed(P::kGemm, [&] { cuda_linear_add_(x, in, l.w, l.b); });
-}
-
-bool WanDeviceModel::gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx,
-                                      bool same_gates, Tensor& x, const Fp8Switches& sw) const {
-  const int64_t B = x.dim(0), S = x.dim(1), N = x.dim(2), K = in.dim(-1);
-  const Tensor& w = l.w.defined() ? l.w : l.w8;  // precision fp8 may have freed the bf16 weight
-  VGEN_ASSERT(mod.ndim() == 3 && mod.dim(0) == B && gate_idx >= 0 && gate_idx < mod.dim(1) && mod.dim(2) == N &&
-                  w.defined() && w.dim(0) == N,
-              "gated_linear_add: mod {} gate {} for x {} and w {}", mod.str(), gate_idx, x.str(),
-              w.defined() ? w.str() : "undefined");
-  const int64_t copies = same_gates ? 1 : B;
-  if (fp8_gemm(l, sw)) {
-    // e4m3 or INT8: the gate folds into the per-channel weight scale and the bias ([N] each, so always).
-    for (int64_t c = 0; c < copies; ++c) {
-      const Tensor gate = mod[c][gate_idx];  // [N] f32
-      // [N]: w_scale·g in f32; b·g rounded to the bias's dtype (bf16), as cuda_scale_rows rounds it on
-      // the bf16 path, so cuBLASLt's fused bias + residual epilogue takes it (an f32 bias has no fused
-      // kernel with bf16 out: an extra f32 pass over the output).
-      Tensor sg, bg;
-      timed(P::kOther, [&] {
-        sg = cuda_fp8_scale_vector(l.w_scale, gate);
-        if (l.b.defined()) bg = cast(cuda_fp8_scale_vector(cast(l.b, DType::kF32), gate), l.b.dtype());
-      });
-      Tensor xr = same_gates ? x.reshape({B * S, N}) : x[c];
-      const Tensor ir = same_gates ? in.reshape({B * S, K}) : in[c];
-      timed(P::kGemm, [&] { cuda_linear_fp8_add_(xr, ir, l.w8, sg, bg); });
-    }
-    return true;
-  }
-  if (!folds_gate(B * S, K, copies)) return false;
-  for (int64_t c = 0; c < copies; ++c) {
-    const Tensor gate = mod[c][gate_idx];  // [N] f32
-    Tensor wg, bg;                         // [N, K], [N]: the gated weight and bias
-    timed(P::kOther, [&] {
-      wg = cuda_scale_rows(l.w, gate);
-      if (l.b.defined()) bg = cuda_scale_rows(l.b, gate);
-    });
-    // Every sample at once (one gate), or sample c alone: [rows, N] views of x, [rows, K] of in.
-    Tensor xr = same_gates ? x.reshape({B * S, N}) : x[c];
-    const Tensor ir = same_gates ? in.reshape({B * S, K}) : in[c];
-    timed(P::kGemm, [&] { cuda_linear_add_(xr, ir, wg, bg); });
-  }
-  return true;
+Tensor WanDeviceModel::linear(const WanLinear& l, const Tensor& x, Activation act) const {
+  return timed(P::kGemm, [&] { return vgen::linear(l, x, LinearMode{}, act); });
 }
 
 void WanDeviceModel::rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
@@ -216,7 +100,7 @@ TextContext WanDeviceModel::prepare_text(const Tensor& encoder_hidden_states) co
   const int64_t H = cfg_.num_attention_heads, Dh = cfg_.attention_head_dim;
   const float eps = float(cfg_.eps);
   Tensor e = timed(P::kOther, [&] { return cast(device_f32(encoder_hidden_states), dt); });  // [B, L, text_dim]
-  Tensor h = linear(w_.text_linear_1, e, opt_.fused_gelu);                                  // [B, L, D]
+  Tensor h = linear(w_.text_linear_1, e, opt_.fused_gelu ? Activation::kGeluTanh : Activation::kNone);  // [B, L, D]
   if (!opt_.fused_gelu) timed(P::kOther, [&] { gelu_tanh_(h); });
   Tensor ctx = linear(w_.text_linear_2, h);  // [B, L, D]
   TextContext tc;
@@ -294,7 +178,9 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
     const Tensor t = timestep0.to(DType::kF32);
     same_gates = std::all_of(t.f32(), t.f32() + B, [&](float v) { return v == t.f32()[0]; });
   }
-  Tensor ffn_out, ffn_mod;  // the last block's feed-forward output, not yet added to x
+  const WanBlockRun run{
+      cfg_, {dt, opt_.fused_gelu, opt_.fused_residual_norm, opt_.fused_residual_gemm, same_gates}, prof_};
+  WanPendingResidual pending;  // the last block's feed-forward residual, not yet added to x
   const bool caching = cache && cache->enabled();
   VGEN_CHECK(!caching || !dwdp_, ExitCode::kUsage,
              "the first-block cache does not run with DWDP (cache_config.first_block_threshold with "
@@ -302,20 +188,17 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   if (caching) timed(P::kOther, [&] { cache->begin(x); });
   for (size_t i = 0; i < w_.blocks.size(); ++i) {
     if (i == 1 && caching) {
-      // Block 0's pending FFN residual first: the cache compares and stores whole updates of x.
-      if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });
-      ffn_out = ffn_mod = Tensor();
+      pending.flush(x, prof_);  // the cache compares and stores whole updates of x
       if (timed(P::kOther, [&] { return cache->try_skip(x, layout); })) break;
     }
     const WanBlockWeights& w = block_begin(i);
     OnUnwind end_on_error([&] { block_end(i); });
     const WanBlockPolicy policy{fp8_.block_switches(int64_t(i), int64_t(w_.blocks.size()), fwd), LinearRows::kBatched,
                                 backend_};
-    block_forward(w, x, ffn_out, ffn_mod, same_gates, tproj, cos, sin, text.k[i], text.v[i], layout, attention, policy);
+    wan_block_forward(run, w, x, pending, tproj, cos, sin, text.k[i], text.v[i], layout, attention, policy);
     block_end(i);
   }
-  if (ffn_out.defined()) timed(P::kOther, [&] { gated_residual_(x, ffn_out, ffn_mod, 5); });
-  ffn_out = Tensor();
+  pending.flush(x, prof_);
   if (caching) timed(P::kOther, [&] { cache->end(x); });
 
   // Head: shift/scale = table [2, D] + float(temb) per sample, AdaLN, proj_out.
@@ -329,125 +212,6 @@ Tensor WanDeviceModel::forward_local(const Tensor& latents0, const Tensor& times
   });
   Tensor y = timed(P::kOther, [&] { return layer_norm_modulate(x, head_mod, 0, 1, eps); });  // [B, S_loc, D]
   return linear(w_.proj_out, y);                                                          // [B, S_loc, P·C_out]
-}
-
-void WanDeviceModel::block_forward(const WanBlockWeights& w, Tensor& x, Tensor& ffn_out, Tensor& ffn_mod,
-                                   bool same_gates, const Tensor& tproj, const Tensor& cos, const Tensor& sin,
-                                   const Tensor& text_k, const Tensor& text_v, const SeqLayout& layout,
-                                   SeqAttention& attention, const WanBlockPolicy& p) const {
-  const int64_t B = x.dim(0), S = x.dim(1), D = x.dim(2);
-  const int64_t H = cfg_.num_attention_heads, Dh = cfg_.attention_head_dim;
-  const float eps = float(cfg_.eps);
-  const DType dt = opt_.dtype;
-
-  // [B, 6, D] f32: shift1, scale1, gate1, shift2, scale2, gate2
-  Tensor mod =
-      timed(P::kOther, [&] { return add_row(tproj, w.scale_shift_table.reshape({6 * D})).reshape({B, 6, D}); });
-
-  Tensor self_out, cross_out;  // [B, S, D] attention outputs before their residual adds
-  // Self-attention: AdaLN, Q/K/V, fused QK RMSNorm + RoPE, the SeqAttention, out-projection, gate.
-  {
-    // The previous block's gated FFN residual is added by the same pass that normalises x. fp8
-    // GEMMs: n quantised once per token for q, k and v, by that pass where it can (n never written).
-    // fp8_config.bf16_linears may leave some of q/k/v in bf16: then n is written in bf16 as well.
-    const int qkv8 = int(fp8_gemm(w.attn1.q, p.fp8)) + int(fp8_gemm(w.attn1.k, p.fp8)) + int(fp8_gemm(w.attn1.v, p.fp8));
-    std::optional<Fp8Activation> nq;
-    if (qkv8 == 3)
-      nq = timed(P::kOther, [&] {
-        return norm_modulate_fp8(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps, fp8_.gemm_format);
-      });
-    Tensor n;  // [B, S, D]
-    if (!nq) {
-      n = timed(P::kOther, [&] {
-        return ffn_out.defined()
-                   ? residual_norm_modulate(opt_.fused_residual_norm, x, ffn_out, ffn_mod, 5, mod, 0, 1, eps)
-                   : layer_norm_modulate(x, mod, 0, 1, eps);
-      });
-      if (qkv8 > 1)  // shared by the fp8 ones
-        nq = timed(P::kGemm, [&] { return cuda_quantize_activation(n, fp8_.gemm_format); });
-    }
-    ffn_out = ffn_mod = Tensor();
-    const Fp8Activation* nqp = nq ? &*nq : nullptr;
-    Tensor q0 = block_linear(w.attn1.q, n, p.fp8, false, nqp).reshape({B, S, H, Dh});
-    Tensor k0 = block_linear(w.attn1.k, n, p.fp8, false, nqp).reshape({B, S, H, Dh});
-    Tensor v = block_linear(w.attn1.v, n, p.fp8, false, nqp).reshape({B, S, H, Dh});  // [B, S, H, Dh]
-    n = Tensor();
-    nq.reset();
-    Tensor q = timed(P::kOther, [&] { return rms_norm_rope(q0, w.attn1.norm_q, cos, sin, eps); });
-    q0 = Tensor();
-    Tensor k = timed(P::kOther, [&] { return rms_norm_rope(k0, w.attn1.norm_k, cos, sin, eps); });
-    k0 = Tensor();
-    Tensor o = timed(P::kSelfAttention, [&] { return attention.forward(q, k, v, layout, p.self_attention()); });  // [B, S, H, Dh]
-    q = k = v = Tensor();
-    if (o.dtype() != dt) o = timed(P::kOther, [&] { return cast(o, dt); });  // Ring/Attention2D merge in fp32
-    // x += gate2 ⊙ (o·Woᵀ + bo) in the GEMM epilogue, or the update for the cross-attention norm.
-    if (!opt_.fused_residual_gemm || !gated_linear_add(w.attn1.o, o.reshape({B, S, D}), mod, 2, same_gates, x, p.fp8))
-      self_out = block_linear(w.attn1.o, o.reshape({B, S, D}), p.fp8);  // [B, S, D]
-    o = Tensor();
-  }
-  // Cross-attention: local queries against every text position (no mask), plain residual add. The
-  // gated self-attention residual (unless a GEMM epilogue added it) is added by the cross-attention
-  // norm's pass when there is one.
-  {
-    // fp8 GEMMs with the residual already in x: the norm writes the e4m3/INT8 input of attn2.q directly.
-    Fp8Activation nq;
-    const bool fused8 = !self_out.defined() && cfg_.cross_attn_norm && fp8_gemm(w.attn2.q, p.fp8) &&
-                        timed(P::kOther, [&] {
-                          return cuda_layer_norm_fp8(x, w.norm2_w, w.norm2_b, eps, nq, fp8_.gemm_format);
-                        });
-    Tensor n;
-    if (!fused8)
-      n = timed(P::kOther, [&] {
-        if (self_out.defined() && cfg_.cross_attn_norm && opt_.fused_residual_norm)
-          return cuda_residual_layer_norm(x, self_out, mod, 2, w.norm2_w, w.norm2_b, eps);
-        if (self_out.defined()) gated_residual_(x, self_out, mod, 2);
-        return cfg_.cross_attn_norm ? layer_norm(x, w.norm2_w, w.norm2_b, eps) : x;
-      });
-    self_out = Tensor();
-    Tensor q0 = block_linear(w.attn2.q, n, p.fp8, false, fused8 ? &nq : nullptr);  // [B, S, D]
-    n = Tensor();
-    Tensor q = timed(P::kOther, [&] { return rms_norm(q0, w.attn2.norm_q, eps); }).reshape({B, S, H, Dh});
-    q0 = Tensor();
-    Tensor o = Tensor::empty({B, S, H, Dh}, dt, Device::kCUDA);
-    timed(P::kCrossAttention, [&] {
-      cuda_attention_auto(q, text_k, text_v, o, nullptr, text_k.dim(1), float(1.0 / std::sqrt(double(Dh))),
-                          p.backend);
-    });
-    q = Tensor();
-    if (opt_.fused_residual_gemm)
-      linear_add(w.attn2.o, o.reshape({B, S, D}), x, p.fp8);  // x += o·Woᵀ + bo
-    else
-      cross_out = block_linear(w.attn2.o, o.reshape({B, S, D}), p.fp8);  // [B, S, D]
-    o = Tensor();
-  }
-  // Feed-forward (GELU-tanh); its gated residual runs in ffn2's epilogue, or is left to the next norm
-  // (ffn_out).
-  {
-    std::optional<Fp8Activation> nq;  // fp8 GEMMs: the norm writes ffn1's quantised input where it can
-    if (fp8_gemm(w.ffn1, p.fp8))
-      nq = timed(P::kOther, [&] {
-        return norm_modulate_fp8(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps,
-                                 fp8_.gemm_format);
-      });
-    Tensor n;  // [B, S, D]
-    if (!nq)
-      n = timed(P::kOther, [&] {
-        return cross_out.defined()
-                   ? residual_norm_modulate(opt_.fused_residual_norm, x, cross_out, Tensor(), -1, mod, 3, 4, eps)
-                   : layer_norm_modulate(x, mod, 3, 4, eps);
-      });
-    cross_out = Tensor();
-    Tensor h = block_linear(w.ffn1, n, p.fp8, opt_.fused_gelu, nq ? &*nq : nullptr);  // [B, S, ffn]
-    n = Tensor();
-    nq.reset();
-    if (!opt_.fused_gelu) timed(P::kOther, [&] { gelu_tanh_(h); });
-    // x += gate5 ⊙ (h·W2ᵀ + b2) in the GEMM epilogue, or the update for the next norm.
-    if (!opt_.fused_residual_gemm || !gated_linear_add(w.ffn2, h, mod, 5, same_gates, x, p.fp8)) {
-      ffn_out = block_linear(w.ffn2, h, p.fp8);  // [B, S, D]
-      ffn_mod = mod;
-    }
-    h = Tensor();
-  }
 }
 
 Tensor WanDeviceModel::unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const {

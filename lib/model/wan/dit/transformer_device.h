@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/cuda_stream.h"
@@ -146,39 +147,14 @@ class WanDeviceModel {
   // Attach a profiler to later calls (null detaches). Not thread-safe with concurrent forwards.
   void set_profiler(DitPhaseProfiler* p) const { prof_ = p; }
 
-  // Whether gated_linear_add folds a gate into a [N, K] weight for `rows` rows of input with `copies`
-  // distinct gates (see there).
-  static bool folds_gate(int64_t rows, int64_t K, int64_t copies) { return rows > K * copies; }
-
  private:
-  // `ffn_out`/`ffn_mod`: the previous block's feed-forward output and modulation, whose gated
-  // residual add (gate 5) this block fuses into its first norm; on return, this block's, or undefined
-  // when ffn2's epilogue already added it (gated_linear_add). `same_gates`: every sample has the same
-  // timestep, so the same modulation.
-  void block_forward(const WanBlockWeights& w, Tensor& x, Tensor& ffn_out, Tensor& ffn_mod, bool same_gates,
-                     const Tensor& tproj,
-                     const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
-                     const SeqLayout& layout, SeqAttention& attention, const WanBlockPolicy& p) const;
-  Tensor linear(const WanLinear& l, const Tensor& x, bool gelu = false) const;
-  // A block linear (for_each_fp8_linear): through its e4m3 or INT8 weight when this forward runs its
-  // GEMMs in fp8 (sw.gemm), else linear(). `xq`: x already quantised (ops/fp8.h), or null.
-  Tensor block_linear(const WanLinear& l, const Tensor& x, const Fp8Switches& sw, bool gelu = false,
-                      const Fp8Activation* xq = nullptr) const;
-  bool fp8_gemm(const WanLinear& l, const Fp8Switches& sw) const;
-  // x += in·wᵀ + b in the GEMM's epilogue; x [B, S, N], in [B, S, K].
-  void linear_add(const WanLinear& l, const Tensor& in, Tensor& x, const Fp8Switches& sw) const;
-  // x += g ⊙ (in·wᵀ + b) with g = mod[b, gate_idx] (f32 [B, 6, N]) per sample b: the gate scales a
-  // copy of w's rows and b (once when `same_gates`, else per sample), the add runs in the GEMM's
-  // epilogue. The copy reads and writes w ([N, K]) per distinct gate and the epilogue saves about two
-  // passes over [rows, N] (the update's write and read and x's write, less the read of C), so it runs
-  // only when rows > K per copy; false: nothing was done (the caller adds the residual in a norm).
-  // With fp8 GEMMs (block_linear) g folds into the per-channel weight scale and the bias instead
-  // ([N] each), so then it always runs.
-  bool gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx, bool same_gates,
-                        Tensor& x, const Fp8Switches& sw) const;
+  // A linear outside the blocks, in the compute dtype of its input.
+  Tensor linear(const WanLinear& l, const Tensor& x, Activation act = Activation::kNone) const;
   void rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
                  Tensor& sin) const;
-  template <typename F> auto timed(DitPhaseProfiler::Phase p, F&& f) const;
+  template <typename F> auto timed(DitPhaseProfiler::Phase p, F&& f) const {
+    return vgen::timed(prof_, p, std::forward<F>(f));
+  }
   // Block i's weights for the kernels queued next (DWDP: staged on the compute stream), and the
   // end of their use (its staging slot may be refilled after the queued kernels).
   const WanBlockWeights& block_begin(size_t i) const;
