@@ -13,8 +13,6 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <utility>
 #include <vector>
 
 #include "core/cuda_stream.h"
@@ -25,6 +23,7 @@
 #include "model/wan/dit/block_policy.h"
 #include "model/wan/dit/rope_tables.h"
 #include "model/wan/dit/transformer_config.h"
+#include "model/wan/dit/transformer_forward.h"
 #include "model/wan/dit/transformer_weights.h"
 #include "dist/communicator.h"
 #include "ops/fp8.h"
@@ -92,7 +91,7 @@ struct WanDeviceOptions {
   std::shared_ptr<Communicator> world = nullptr;
 };
 
-class WanDeviceModel {
+class WanDeviceModel final : private WanBlockSource {
  public:
   // Weights already on the device in the dtypes this class expects (see upload/random).
   WanDeviceModel(const WanTransformerConfig& cfg, WanTransformerWeights device_weights,
@@ -148,32 +147,23 @@ class WanDeviceModel {
   void set_profiler(DitPhaseProfiler* p) const { prof_ = p; }
 
  private:
-  // A linear outside the blocks, in the compute dtype of its input.
-  Tensor linear(const WanLinear& l, const Tensor& x, Activation act = Activation::kNone) const;
-  void rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
-                 Tensor& sin) const;
-  template <typename F> auto timed(DitPhaseProfiler::Phase p, F&& f) const {
-    return vgen::timed(prof_, p, std::forward<F>(f));
-  }
-  // Block i's weights for the kernels queued next (DWDP: staged on the compute stream), and the
-  // end of their use (its staging slot may be refilled after the queued kernels).
-  const WanBlockWeights& block_begin(size_t i) const;
-  void block_end(size_t i) const;
+  // The device's forwards (transformer_forward.h): its dtype and fusions, its phase profiler.
+  WanForwardContext context() const;
+  // WanBlockSource: block i's weights for the kernels queued next (DWDP: staged on the compute
+  // stream), and the end of their use (its staging slot may be refilled after the queued kernels).
+  const WanBlockWeights& block_begin(size_t i) const override;
+  void block_end(size_t i) const override;
 
   WanTransformerConfig cfg_;
   WanTransformerWeights w_;
   WanDeviceOptions opt_;
-  WanRopeTables rope_;
+  WanRopeRows rope_;  // device RoPE rows of the last shard (the same every denoising step)
   size_t weight_bytes_ = 0;
   std::shared_ptr<DwdpDeviceWeights> dwdp_;  // null without DWDP
   WanBlockWeights staged_[2];                 // views of the DWDP staging slots
   WanFp8Options fp8_;
   AttentionBackend backend_ = AttentionBackend::kAuto;
   mutable DitPhaseProfiler* prof_ = nullptr;
-  // Device RoPE rows of the last shard (the same every denoising step).
-  mutable std::mutex rope_mu_;
-  mutable int64_t rope_key_[5] = {-1, -1, -1, -1, -1};
-  mutable Tensor rope_cos_, rope_sin_;
 };
 
 }  // namespace vgen
