@@ -3,6 +3,7 @@
 // forward is slightly slower than an unprofiled one.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "core/cuda_stream.h"
 
@@ -23,5 +24,19 @@ class DitPhaseProfiler {
   Phase current_ = kOther;
   bool running_ = false;
 };
+
+// f() bracketed by phase p of `prof`; null (the host, or no profiler attached): f() alone.
+template <typename F> auto timed(DitPhaseProfiler* prof, DitPhaseProfiler::Phase p, F&& f) {
+  if (!prof) return f();
+  prof->start(p);
+  if constexpr (std::is_void_v<decltype(f())>) {
+    f();
+    prof->stop();
+  } else {
+    auto r = f();
+    prof->stop();
+    return r;
+  }
+}
 
 }  // namespace vgen

@@ -3,6 +3,7 @@
 #include "kernels/embed/patch_ref.h"
 #include "kernels/embed/timestep_embed_ref.h"
 #include "ops/check.h"
+#include "ops/device_ops.h"
 #include "ops/dit_device_ops.h"
 
 namespace vgen {
@@ -18,8 +19,8 @@ Tensor timestep_embedding(const Tensor& t0, int64_t dim, bool flip_sin_to_cos, f
   return out;
 }
 
-Tensor patchify(const Tensor& x, const std::array<int, 3>& patch, int64_t begin, int64_t count) {
-  if (x.defined() && !x.is_cpu()) return cuda_patchify(x, patch, begin, count, x.dtype());
+Tensor patchify(const Tensor& x, const std::array<int, 3>& patch, int64_t begin, int64_t count, DType out_dtype) {
+  if (x.defined() && !x.is_cpu()) return cuda_patchify(x, patch, begin, count, out_dtype);
   check_cpu_f32(x, "patchify", "x");
   VGEN_ASSERT(x.ndim() == 5 && x.dim(2) % patch[0] == 0 && x.dim(3) % patch[1] == 0 && x.dim(4) % patch[2] == 0,
               "patchify: x {} is not [B, C, T, H, W] divisible by the patch [{}, {}, {}]", x.str(), patch[0], patch[1],
@@ -29,11 +30,12 @@ Tensor patchify(const Tensor& x, const std::array<int, 3>& patch, int64_t begin,
   Tensor out = Tensor::empty({x.dim(0), count, P}, DType::kF32);
   kern::patchify_ref(x.f32(), out.f32(), x.dim(0), x.dim(1), x.dim(2), x.dim(3), x.dim(4), patch[0], patch[1],
                      patch[2], begin, count);
-  return out;
+  return cast(out, out_dtype);
 }
 
-Tensor unpatchify(const Tensor& tokens, const std::array<int, 3>& patch, int64_t C, int64_t T, int64_t H, int64_t W) {
-  if (tokens.defined() && !tokens.is_cpu()) return cuda_unpatchify(tokens, patch, C, T, H, W, tokens.dtype());
+Tensor unpatchify(const Tensor& tokens, const std::array<int, 3>& patch, int64_t C, int64_t T, int64_t H, int64_t W,
+                  DType out_dtype) {
+  if (tokens.defined() && !tokens.is_cpu()) return cuda_unpatchify(tokens, patch, C, T, H, W, out_dtype);
   check_cpu_f32(tokens, "unpatchify", "tokens");
   const int64_t S = (T / patch[0]) * (H / patch[1]) * (W / patch[2]);
   VGEN_ASSERT(T % patch[0] == 0 && H % patch[1] == 0 && W % patch[2] == 0 && tokens.ndim() == 3 &&
@@ -42,7 +44,7 @@ Tensor unpatchify(const Tensor& tokens, const std::array<int, 3>& patch, int64_t
               patch[0], patch[1], patch[2]);
   Tensor out = Tensor::empty({tokens.dim(0), C, T, H, W}, DType::kF32);
   kern::unpatchify_ref(tokens.f32(), out.f32(), tokens.dim(0), C, T, H, W, patch[0], patch[1], patch[2]);
-  return out;
+  return cast(out, out_dtype);
 }
 
 }  // namespace vgen

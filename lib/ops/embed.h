@@ -13,10 +13,19 @@ Tensor timestep_embedding(const Tensor& t, int64_t dim, bool flip_sin_to_cos, fl
                           float max_period = 10000.0f);
 
 // x [B, C, T, H, W] → [B, count, C·pt·ph·pw] for global tokens [begin, begin + count); padding
-// tokens (>= S) are zero rows.
-Tensor patchify(const Tensor& x, const std::array<int, 3>& patch, int64_t begin, int64_t count);
+// tokens (>= S) are zero rows. The result in `out_dtype` (the host gathers in f32, then casts),
+// or in x's dtype.
+Tensor patchify(const Tensor& x, const std::array<int, 3>& patch, int64_t begin, int64_t count, DType out_dtype);
+inline Tensor patchify(const Tensor& x, const std::array<int, 3>& patch, int64_t begin, int64_t count) {
+  return patchify(x, patch, begin, count, x.dtype());
+}
 
-// tokens [B, S, pt·ph·pw·C] → [B, C, T, H, W].
-Tensor unpatchify(const Tensor& tokens, const std::array<int, 3>& patch, int64_t C, int64_t T, int64_t H, int64_t W);
+// tokens [B, S, pt·ph·pw·C] → [B, C, T, H, W], in `out_dtype` as patchify's, or in the tokens' dtype.
+Tensor unpatchify(const Tensor& tokens, const std::array<int, 3>& patch, int64_t C, int64_t T, int64_t H, int64_t W,
+                  DType out_dtype);
+inline Tensor unpatchify(const Tensor& tokens, const std::array<int, 3>& patch, int64_t C, int64_t T, int64_t H,
+                         int64_t W) {
+  return unpatchify(tokens, patch, C, T, H, W, tokens.dtype());
+}
 
 }  // namespace vgen

@@ -3,6 +3,7 @@
 #include "kernels/norm/norm_ref.h"
 #include "ops/check.h"
 #include "ops/dit_device_ops.h"
+#include "ops/elementwise.h"
 
 namespace vgen {
 
@@ -56,6 +57,34 @@ Tensor layer_norm_modulate(const Tensor& x, const Tensor& mod, int shift_idx, in
   kern::layer_norm_modulate_ref(x.f32(), mod.f32() + sh.offset, mod.f32() + sc.offset, sh.stride, sh.rows_per_mod,
                                 y.f32(), x.dim(0) * x.dim(1), D, eps);
   return y;
+}
+
+namespace {
+
+// x += y·gate_mod[.., gate_idx] (gate_idx < 0: x += y; y undefined: nothing).
+void residual_add_(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx) {
+  if (!y.defined()) return;
+  if (gate_idx < 0)
+    add_inplace(x, y);
+  else
+    gated_residual_(x, y, gate_mod, gate_idx);
+}
+
+}  // namespace
+
+Tensor residual_layer_norm_modulate(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
+                                    const Tensor& mod, int shift_idx, int scale_idx, float eps, bool fused) {
+  if (fused && y.defined() && !x.is_cpu())
+    return cuda_residual_layer_norm_modulate(x, y, gate_mod, gate_idx, mod, shift_idx, scale_idx, eps);
+  residual_add_(x, y, gate_mod, gate_idx);
+  return layer_norm_modulate(x, mod, shift_idx, scale_idx, eps);
+}
+
+Tensor residual_layer_norm(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx, const Tensor& weight,
+                           const Tensor& bias, float eps, bool fused) {
+  if (fused && y.defined() && !x.is_cpu()) return cuda_residual_layer_norm(x, y, gate_mod, gate_idx, weight, bias, eps);
+  residual_add_(x, y, gate_mod, gate_idx);
+  return layer_norm(x, weight, bias, eps);
 }
 
 Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) {

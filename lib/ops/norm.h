@@ -12,6 +12,15 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
 // x [B, S, D]; mod [B, M, D] (one modulation per sample) or [B, S, M, D] (per token).
 Tensor layer_norm_modulate(const Tensor& x, const Tensor& mod, int shift_idx, int scale_idx, float eps);
 
+// The residual update of x fused with the norm that reads x next: x += y·gate_mod[.., gate_idx]
+// in place (gate_idx < 0: x += y; y undefined: no update), then layer_norm_modulate (or
+// layer_norm) of the updated x. Device with `fused`: one pass over x (cuda_residual_layer_norm*,
+// the same values); otherwise, and on the host, gated_residual_ or add_inplace, then the norm.
+Tensor residual_layer_norm_modulate(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx,
+                                    const Tensor& mod, int shift_idx, int scale_idx, float eps, bool fused = true);
+Tensor residual_layer_norm(Tensor& x, const Tensor& y, const Tensor& gate_mod, int gate_idx, const Tensor& weight,
+                           const Tensor& bias, float eps, bool fused = true);
+
 // RMSNorm over the last dim with weight [D] (or undefined). x [..., D] → [..., D].
 Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps);
 

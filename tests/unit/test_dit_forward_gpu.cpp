@@ -11,6 +11,7 @@
 #include "dit_test_util.h"
 #include "io/safetensors.h"
 #include "model/wan/dit/transformer.h"
+#include "model/wan/dit/transformer_block.h"
 
 using namespace vgen;
 using namespace vgen::testing;
@@ -164,8 +165,8 @@ TEST(DitForwardGpu, ResidualInGemmEpilogueMatchesNorms) {
       SCOPED_TRACE(::testing::Message() << "one timestep " << one_timestep << " cross_attn_norm " << cross_attn_norm);
       const BlockCase c(21, 3, 16, 40, 731.0f, one_timestep ? 731.0f : 12.0f, cross_attn_norm);
       const int64_t copies = one_timestep ? 1 : 2;
-      ASSERT_TRUE(WanDeviceModel::folds_gate(2 * c.tokens(), c.cfg.dim(), copies));
-      ASSERT_TRUE(WanDeviceModel::folds_gate(2 * c.tokens(), c.cfg.ffn_dim, copies));
+      ASSERT_TRUE(folds_gate(2 * c.tokens(), c.cfg.dim(), copies));
+      ASSERT_TRUE(folds_gate(2 * c.tokens(), c.cfg.ffn_dim, copies));
       auto run = [&](DType dt, bool in_gemm) {
         WanDeviceOptions o{dt};
         o.fused_residual_gemm = in_gemm;

@@ -9,6 +9,7 @@
 #include "dit_test_util.h"
 #include "io/safetensors.h"
 #include "model/wan/dit/transformer.h"
+#include "model/wan/dit/transformer_block.h"
 #include "model/dit_step.h"
 
 namespace vgen {
@@ -188,12 +189,12 @@ TEST(DitForward, SequenceShardedEqualsSingleRank) {
 }  // namespace
 }  // namespace vgen
 
-// The device DiT's gate fold (WanDeviceModel::gated_linear_add): a gated copy of a [N, K] weight
+// The device DiT's gate fold (transformer_block.cpp gated_linear_add): a gated copy of a [N, K] weight
 // pays when the rows exceed K per distinct gate.
 TEST(DitModel, DeviceGateFoldRule) {
-  EXPECT_TRUE(vgen::WanDeviceModel::folds_gate(75600, 13824, 1));    // 720p, one GPU
-  EXPECT_TRUE(vgen::WanDeviceModel::folds_gate(2 * 75600, 5120, 2));  // two CFG samples of their own gates
-  EXPECT_FALSE(vgen::WanDeviceModel::folds_gate(8190, 13824, 1));    // 480p over 4 ranks: FFN2 left to the norm
-  EXPECT_TRUE(vgen::WanDeviceModel::folds_gate(8190, 5120, 1));
-  EXPECT_FALSE(vgen::WanDeviceModel::folds_gate(384, 384, 1));
+  EXPECT_TRUE(vgen::folds_gate(75600, 13824, 1));    // 720p, one GPU
+  EXPECT_TRUE(vgen::folds_gate(2 * 75600, 5120, 2));  // two CFG samples of their own gates
+  EXPECT_FALSE(vgen::folds_gate(8190, 13824, 1));    // 480p over 4 ranks: FFN2 left to the norm
+  EXPECT_TRUE(vgen::folds_gate(8190, 5120, 1));
+  EXPECT_FALSE(vgen::folds_gate(384, 384, 1));
 }

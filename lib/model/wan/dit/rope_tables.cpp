@@ -1,5 +1,6 @@
 #include "model/wan/dit/rope_tables.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -63,6 +64,21 @@ void WanRopeTables::make(int64_t frames, int64_t rows, int64_t cols, int64_t beg
     std::memcpy(ci + dt_ + dh_, &cos_w_[size_t(w * dw_)], size_t(dw_) * 4);
     std::memcpy(si + dt_ + dh_, &sin_w_[size_t(w * dw_)], size_t(dw_) * 4);
   }
+}
+
+void WanRopeRows::rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Device dev,
+                       Tensor& cos, Tensor& sin) const {
+  std::lock_guard<std::mutex> lk(mu_);
+  const int64_t key[6] = {frames, rows, cols, begin, count, int64_t(dev)};
+  if (!std::equal(key, key + 6, key_)) {
+    Tensor c, s;  // [count, Dh] f32 on the host, from global positions
+    tables_.make(frames, rows, cols, begin, count, c, s);
+    cos_ = dev == Device::kCPU ? c : c.to(dev);
+    sin_ = dev == Device::kCPU ? s : s.to(dev);
+    std::copy(key, key + 6, key_);
+  }
+  cos = cos_;
+  sin = sin_;
 }
 
 }  // namespace vgen

@@ -3,6 +3,7 @@
 // sequence shard gets exactly the rows of the full tables.
 #pragma once
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "core/tensor.h"
@@ -24,6 +25,22 @@ class WanRopeTables {
   int64_t max_len_ = 0;
   // Per axis [max_len, d] repeat-interleaved tables.
   std::vector<float> cos_t_, sin_t_, cos_h_, sin_h_, cos_w_, sin_w_;
+};
+
+// The RoPE rows of the last shard a model's forwards asked for (the same every denoising step),
+// on the forwards' device: made, and uploaded, once per shard. Thread-safe.
+class WanRopeRows {
+ public:
+  explicit WanRopeRows(const WanTransformerConfig& cfg) : tables_(cfg) {}
+  // cos, sin [count, Dh] f32 on `dev` (WanRopeTables::make), shared with later calls: read-only.
+  void rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Device dev, Tensor& cos,
+            Tensor& sin) const;
+
+ private:
+  WanRopeTables tables_;
+  mutable std::mutex mu_;
+  mutable int64_t key_[6] = {-1, -1, -1, -1, -1, -1};
+  mutable Tensor cos_, sin_;
 };
 
 }  // namespace vgen

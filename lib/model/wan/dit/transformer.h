@@ -15,6 +15,7 @@
 #include "model/wan/dit/rope_tables.h"
 #include "model/wan/dit/transformer_config.h"
 #include "model/wan/dit/transformer_device.h"
+#include "model/wan/dit/transformer_forward.h"
 #include "model/wan/dit/transformer_weights.h"
 #include "parallel/seq_attention.h"
 
@@ -28,7 +29,7 @@ struct TextContext final : Conditioning {
   std::vector<Tensor> v;  // per block: [B, L, H, Dh], to_v(ctx)
 };
 
-class WanTransformer final : public Denoiser {
+class WanTransformer final : public Denoiser, private WanBlockSource {
  public:
   // Loads <component_dir>/config.json and its safetensors (single file or sharded index).
   static std::unique_ptr<WanTransformer> load(const std::string& component_dir);
@@ -110,7 +111,7 @@ class WanTransformer final : public Denoiser {
  private:
   WanTransformerConfig cfg_;
   WanTransformerWeights w_;
-  WanRopeTables rope_;
+  WanRopeRows rope_;
   std::shared_ptr<WanDeviceModel> device_;  // set by to_device / random_on_device
   std::shared_ptr<DwdpHostWeights> host_dwdp_;  // null without host DWDP
   WanFp8Options fp8_;                           // precision fp8 (enable_fp8); none by default
@@ -119,14 +120,11 @@ class WanTransformer final : public Denoiser {
   LinearRows linear_rows() const;  // how the host's fp32 linears run (fp8_quantises, row_wise_linears_)
   AttentionBackend backend_ = AttentionBackend::kAuto;
   bool row_wise_linears_ = false;
-  const WanBlockWeights& host_block_begin(size_t i) const;
-  void host_block_end(size_t i) const;
+  // The host's forwards (transformer_forward.h): fp32, no fusion, no profiler.
+  WanForwardContext host_context() const;
+  // WanBlockSource of the host forwards: a block's weights, or with host DWDP its staged copy.
+  const WanBlockWeights& block_begin(size_t i) const override;
+  void block_end(size_t i) const override;
 };
-
-// One transformer block on a token shard (transformer_block.cpp). x [B, S_loc, D] in place;
-// tproj [B, 6, D] (time_proj output, before the block's table is added); cos/sin [S_loc, Dh].
-void wan_block_forward(const WanTransformerConfig& cfg, const WanBlockWeights& w, Tensor& x, const Tensor& tproj,
-                       const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
-                       const SeqLayout& layout, SeqAttention& attention, const WanBlockPolicy& policy);
 
 }  // namespace vgen

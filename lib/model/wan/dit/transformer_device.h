@@ -13,7 +13,6 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "core/cuda_stream.h"
@@ -24,6 +23,7 @@
 #include "model/wan/dit/block_policy.h"
 #include "model/wan/dit/rope_tables.h"
 #include "model/wan/dit/transformer_config.h"
+#include "model/wan/dit/transformer_forward.h"
 #include "model/wan/dit/transformer_weights.h"
 #include "dist/communicator.h"
 #include "ops/fp8.h"
@@ -91,7 +91,7 @@ struct WanDeviceOptions {
   std::shared_ptr<Communicator> world = nullptr;
 };
 
-class WanDeviceModel {
+class WanDeviceModel final : private WanBlockSource {
  public:
   // Weights already on the device in the dtypes this class expects (see upload/random).
   WanDeviceModel(const WanTransformerConfig& cfg, WanTransformerWeights device_weights,
@@ -146,58 +146,24 @@ class WanDeviceModel {
   // Attach a profiler to later calls (null detaches). Not thread-safe with concurrent forwards.
   void set_profiler(DitPhaseProfiler* p) const { prof_ = p; }
 
-  // Whether gated_linear_add folds a gate into a [N, K] weight for `rows` rows of input with `copies`
-  // distinct gates (see there).
-  static bool folds_gate(int64_t rows, int64_t K, int64_t copies) { return rows > K * copies; }
-
  private:
-  // `ffn_out`/`ffn_mod`: the previous block's feed-forward output and modulation, whose gated
-  // residual add (gate 5) this block fuses into its first norm; on return, this block's, or undefined
-  // when ffn2's epilogue already added it (gated_linear_add). `same_gates`: every sample has the same
-  // timestep, so the same modulation.
-  void block_forward(const WanBlockWeights& w, Tensor& x, Tensor& ffn_out, Tensor& ffn_mod, bool same_gates,
-                     const Tensor& tproj,
-                     const Tensor& cos, const Tensor& sin, const Tensor& text_k, const Tensor& text_v,
-                     const SeqLayout& layout, SeqAttention& attention, const WanBlockPolicy& p) const;
-  Tensor linear(const WanLinear& l, const Tensor& x, bool gelu = false) const;
-  // A block linear (for_each_fp8_linear): through its e4m3 or INT8 weight when this forward runs its
-  // GEMMs in fp8 (sw.gemm), else linear(). `xq`: x already quantised (ops/fp8.h), or null.
-  Tensor block_linear(const WanLinear& l, const Tensor& x, const Fp8Switches& sw, bool gelu = false,
-                      const Fp8Activation* xq = nullptr) const;
-  bool fp8_gemm(const WanLinear& l, const Fp8Switches& sw) const;
-  // x += in·wᵀ + b in the GEMM's epilogue; x [B, S, N], in [B, S, K].
-  void linear_add(const WanLinear& l, const Tensor& in, Tensor& x, const Fp8Switches& sw) const;
-  // x += g ⊙ (in·wᵀ + b) with g = mod[b, gate_idx] (f32 [B, 6, N]) per sample b: the gate scales a
-  // copy of w's rows and b (once when `same_gates`, else per sample), the add runs in the GEMM's
-  // epilogue. The copy reads and writes w ([N, K]) per distinct gate and the epilogue saves about two
-  // passes over [rows, N] (the update's write and read and x's write, less the read of C), so it runs
-  // only when rows > K per copy; false: nothing was done (the caller adds the residual in a norm).
-  // With fp8 GEMMs (block_linear) g folds into the per-channel weight scale and the bias instead
-  // ([N] each), so then it always runs.
-  bool gated_linear_add(const WanLinear& l, const Tensor& in, const Tensor& mod, int gate_idx, bool same_gates,
-                        Tensor& x, const Fp8Switches& sw) const;
-  void rope_rows(int64_t frames, int64_t rows, int64_t cols, int64_t begin, int64_t count, Tensor& cos,
-                 Tensor& sin) const;
-  template <typename F> auto timed(DitPhaseProfiler::Phase p, F&& f) const;
-  // Block i's weights for the kernels queued next (DWDP: staged on the compute stream), and the
-  // end of their use (its staging slot may be refilled after the queued kernels).
-  const WanBlockWeights& block_begin(size_t i) const;
-  void block_end(size_t i) const;
+  // The device's forwards (transformer_forward.h): its dtype and fusions, its phase profiler.
+  WanForwardContext context() const;
+  // WanBlockSource: block i's weights for the kernels queued next (DWDP: staged on the compute
+  // stream), and the end of their use (its staging slot may be refilled after the queued kernels).
+  const WanBlockWeights& block_begin(size_t i) const override;
+  void block_end(size_t i) const override;
 
   WanTransformerConfig cfg_;
   WanTransformerWeights w_;
   WanDeviceOptions opt_;
-  WanRopeTables rope_;
+  WanRopeRows rope_;  // device RoPE rows of the last shard (the same every denoising step)
   size_t weight_bytes_ = 0;
   std::shared_ptr<DwdpDeviceWeights> dwdp_;  // null without DWDP
   WanBlockWeights staged_[2];                 // views of the DWDP staging slots
   WanFp8Options fp8_;
   AttentionBackend backend_ = AttentionBackend::kAuto;
   mutable DitPhaseProfiler* prof_ = nullptr;
-  // Device RoPE rows of the last shard (the same every denoising step).
-  mutable std::mutex rope_mu_;
-  mutable int64_t rope_key_[5] = {-1, -1, -1, -1, -1};
-  mutable Tensor rope_cos_, rope_sin_;
 };
 
 }  // namespace vgen

@@ -54,13 +54,13 @@ void WanTransformer::enable_host_dwdp(int dwdp_size, const Communicator& world) 
            double(staged) / 1048576.0);
 }
 
-const WanBlockWeights& WanTransformer::host_block_begin(size_t i) const {
+const WanBlockWeights& WanTransformer::block_begin(size_t i) const {
   if (!host_dwdp_) return w_.blocks[i];
   const int s = host_dwdp_->acquire(int(i));
   return s < 0 ? w_.blocks[i] : host_staged_[s];
 }
 
-void WanTransformer::host_block_end(size_t i) const {
+void WanTransformer::block_end(size_t i) const {
   if (host_dwdp_) host_dwdp_->release(int(i));
 }
 

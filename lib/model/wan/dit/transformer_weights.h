@@ -10,17 +10,13 @@
 #include "core/tensor.h"
 #include "io/safetensors.h"
 #include "model/wan/dit/transformer_config.h"
+#include "ops/linear_layer.h"
 
 namespace vgen {
 
-struct WanLinear {
-  Tensor w;  // [out, in] (undefined on the device once precision fp8 dropped it for w8)
-  Tensor b;  // [out]
-  // precision fp8 (WanTransformer::enable_fp8), the blocks' linears only: w quantised per output
-  // channel, w ≈ w8 · w_scale. Undefined otherwise.
-  Tensor w8;       // [out, in] u8 e4m3
-  Tensor w_scale;  // [out] f32 (amax of the row / 448)
-};
+// A linear layer: w [out, in], b [out]; precision fp8 (WanTransformer::enable_fp8), the blocks'
+// linears only: w8 / w_scale, w quantised per output channel (ops/linear_layer.h).
+using WanLinear = LinearWeights;
 
 struct WanAttentionWeights {
   WanLinear q, k, v, o;

@@ -1,0 +1,201 @@
+#include "model/wan/dit/transformer_forward.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/on_unwind.h"
+#include "model/wan/dit/transformer.h"
+#include "ops/activation.h"
+#include "ops/device_ops.h"
+#include "ops/elementwise.h"
+#include "ops/embed.h"
+#include "ops/linear_layer.h"
+#include "ops/norm.h"
+
+namespace vgen {
+namespace {
+
+using P = DitPhaseProfiler;
+
+template <typename F> auto phase(const WanForwardContext& c, P::Phase p, F&& f) {
+  return timed(c.profiler, p, std::forward<F>(f));
+}
+
+// A linear outside the blocks: in the dtype of its input (the time MLP stays f32 on the device).
+Tensor apply(const WanForwardContext& c, const WanLinear& l, const Tensor& x, Activation act = Activation::kNone) {
+  const LinearMode m{false, GemmFormat::kE4m3, c.rows, c.fusion.dtype};
+  return phase(c, P::kGemm, [&] { return linear(l, x, m, act); });
+}
+
+Tensor on(const Tensor& t, Device dev) { return t.device() == dev ? t : t.to(dev); }
+
+// Any float dtype (or i64 timesteps), on any device → f32 on dev.
+Tensor f32_on(const Tensor& t, Device dev) {
+  Tensor h = t;
+  if (h.is_cpu() && h.dtype() != DType::kF32) h = h.to(DType::kF32);
+  return cast(on(h, dev), DType::kF32);
+}
+
+// Latents or tokens on the forward's device: the device takes f32 or bf16 as they are.
+Tensor input_on(const Tensor& t0, Device dev) {
+  Tensor t = on(t0, dev);
+  if (dev == Device::kCPU || (t.dtype() != DType::kF32 && t.dtype() != DType::kBF16)) t = f32_on(t, dev);
+  return t;
+}
+
+void check_inputs(const WanForwardContext& c, const Shape& ls, const Tensor& timestep, const TextContext& text,
+                  const SeqLayout& layout) {
+  const auto& p = c.cfg.patch_size;
+  VGEN_CHECK(ls.size() == 5 && ls[1] == c.cfg.in_channels && ls[2] % p[0] == 0 && ls[3] % p[1] == 0 &&
+                 ls[4] % p[2] == 0,
+             ExitCode::kInput,
+             "transformer input must be [B, {}, T, H, W] with T, H, W divisible by the patch [{}, {}, {}]; got {}",
+             c.cfg.in_channels, p[0], p[1], p[2], shape_str(ls));
+  const int64_t B = ls[0], S = (ls[2] / p[0]) * (ls[3] / p[1]) * (ls[4] / p[2]);
+  VGEN_CHECK(timestep.ndim() == 1 && timestep.dim(0) == B, ExitCode::kInput,
+             "timestep must be [B] = [{}] (one per sample), got {}", B, timestep.str());
+  VGEN_CHECK(text.batch == B && text.k.size() == c.w.blocks.size() && text.v.size() == c.w.blocks.size(),
+             ExitCode::kInput, "text context of batch {} with {} blocks for latents {} and {} blocks", text.batch,
+             text.k.size(), shape_str(ls), c.w.blocks.size());
+  VGEN_CHECK(text.k.empty() || (text.k[0].device() == c.device && text.k[0].dtype() == c.fusion.dtype),
+             ExitCode::kInternal, "the DiT needs the text K/V of its own prepare_text ({} {}), got {}",
+             c.device == Device::kCPU ? "host" : "device", dtype_name(c.fusion.dtype), text.k[0].str());
+  VGEN_ASSERT(layout.tokens == S && layout.degree >= 1 && layout.seq_rank >= 0 && layout.seq_rank < layout.degree &&
+                  layout.padded >= S && layout.padded % layout.degree == 0,
+              "sequence layout (tokens {}, padded {}, degree {}, rank {}) for {} tokens", layout.tokens,
+              layout.padded, layout.degree, layout.seq_rank, S);
+}
+
+// Patch embedding of the local tokens [begin, begin + count) → x [B, count, D]. The gather rounds
+// the latents to the compute dtype, as diffusers' latents.to(bf16) before the Conv3d.
+Tensor embed_patches(const WanForwardContext& c, const Tensor& latents0, int64_t begin, int64_t count) {
+  const Tensor latents = input_on(latents0, c.device);
+  Tensor patches = phase(c, P::kOther, [&] {
+    return patchify(latents, c.cfg.patch_size, begin, count, c.fusion.dtype);  // [B, count, C_in·pt·ph·pw]
+  });
+  return apply(c, c.w.patch_embedding, patches);  // [B, count, D]
+}
+
+// Condition embedder: sinusoid → the f32 time MLP → temb, rounded to the compute dtype;
+// time_proj(SiLU(temb)) in the compute dtype → tproj [B, 6D] f32, the per-sample modulation.
+void embed_condition(const WanForwardContext& c, const Tensor& timestep, Tensor& temb, Tensor& tproj) {
+  const DType dt = c.fusion.dtype;
+  Tensor sinus = phase(c, P::kOther, [&] {
+    return timestep_embedding(f32_on(timestep, c.device), c.cfg.freq_dim, /*flip_sin_to_cos=*/true,
+                              /*freq_shift=*/0.0f);
+  });                                               // [B, F] f32
+  Tensor t1 = apply(c, c.w.time_linear_1, sinus);  // [B, D] f32
+  phase(c, P::kOther, [&] { silu_(t1); });
+  Tensor temb32 = apply(c, c.w.time_linear_2, t1);                           // [B, D] f32
+  temb = phase(c, P::kOther, [&] { return cast(temb32, dt); });              // [B, D] compute dtype
+  Tensor tproj_in = phase(c, P::kOther, [&] { return silu(temb); });        // [B, D]
+  Tensor tproj_dt = apply(c, c.w.time_proj, tproj_in);                       // [B, 6D] compute dtype
+  tproj = phase(c, P::kOther, [&] { return cast(tproj_dt, DType::kF32); });  // [B, 6D] f32
+}
+
+// One timestep for the whole batch (the denoising loop's case): one modulation, so one gated copy
+// of a weight serves every sample. Known only for host timesteps.
+bool same_gates(const Tensor& timestep) {
+  const int64_t B = timestep.dim(0);
+  if (B == 1) return true;
+  if (!timestep.is_cpu()) return false;
+  const Tensor t = timestep.to(DType::kF32);
+  return std::all_of(t.f32(), t.f32() + B, [&](float v) { return v == t.f32()[0]; });
+}
+
+// The blocks over x [B, S_loc, D] in place; the first-block cache may skip all after the first.
+void run_blocks(const WanForwardContext& c, const WanBlockRun& run, Tensor& x, const Tensor& tproj,
+                const Tensor& cos, const Tensor& sin, const TextContext& text, const SeqLayout& layout,
+                SeqAttention& attention, FirstBlockCache* cache, const StepPolicy& step) {
+  // precision fp8: what this forward runs in e4m3 (none on a bf16 step of the denoising loop).
+  const Fp8Switches fwd{c.fp8.attention && step.fp8, c.fp8.gemm && step.fp8, c.fp8.qk_int8, 0, c.fp8.gemm_format};
+  const int64_t n = int64_t(c.w.blocks.size());
+  const bool caching = cache && cache->enabled();
+  VGEN_CHECK(!caching || !c.dwdp, ExitCode::kUsage,
+             "the first-block cache does not run with DWDP (cache_config.first_block_threshold with "
+             "parallel_config.dwdp_size > 1)");
+  if (caching) phase(c, P::kOther, [&] { cache->begin(x); });
+  WanPendingResidual pending;  // the last block's feed-forward residual, not yet added to x
+  for (int64_t i = 0; i < n; ++i) {
+    if (i == 1 && caching) {
+      pending.flush(x, c.profiler);  // the cache compares and stores whole updates of x
+      if (phase(c, P::kOther, [&] { return cache->try_skip(x, layout); })) break;
+    }
+    const WanBlockWeights& w = c.blocks.block_begin(size_t(i));
+    OnUnwind end_on_error([&] { c.blocks.block_end(size_t(i)); });  // a DWDP slot stays usable after an error
+    const WanBlockPolicy policy{c.fp8.block_switches(i, n, fwd), c.rows, c.backend};
+    wan_block_forward(run, w, x, pending, tproj, cos, sin, text.k[size_t(i)], text.v[size_t(i)], layout, attention,
+                      policy);
+    c.blocks.block_end(size_t(i));
+  }
+  pending.flush(x, c.profiler);
+  if (caching) phase(c, P::kOther, [&] { cache->end(x); });
+}
+
+// Head: shift/scale = table [2, D] + float(temb) per sample, AdaLN, proj_out.
+Tensor head(const WanForwardContext& c, const Tensor& x, const Tensor& temb) {
+  const int64_t B = x.dim(0), D = x.dim(2);
+  Tensor temb_f = cast(temb, DType::kF32);                               // the rounded temb, as diffusers adds it
+  Tensor head_mod = Tensor::empty({B, 2, D}, DType::kF32, c.device);  // [B, 2, D]
+  phase(c, P::kOther, [&] {
+    for (int64_t b = 0; b < B; ++b) {
+      Tensor dst = head_mod[b];
+      dst.copy_from(add_row(c.w.scale_shift_table, temb_f[b]));
+    }
+  });
+  Tensor y = phase(c, P::kOther, [&] { return layer_norm_modulate(x, head_mod, 0, 1, float(c.cfg.eps)); });
+  return apply(c, c.w.proj_out, y);  // [B, S_loc, P·C_out]
+}
+
+}  // namespace
+
+TextContext wan_prepare_text(const WanForwardContext& c, const Tensor& encoder_hidden_states) {
+  const Tensor& e0 = encoder_hidden_states;
+  VGEN_CHECK(e0.ndim() == 3 && e0.dim(2) == c.cfg.text_dim, ExitCode::kInput,
+             "encoder_hidden_states must be [B, L, {}], got {}", c.cfg.text_dim, e0.str());
+  const int64_t B = e0.dim(0), L = e0.dim(1), H = c.cfg.num_attention_heads, Dh = c.cfg.attention_head_dim;
+  const WanBlockFusion& fu = c.fusion;
+  Tensor e = phase(c, P::kOther, [&] { return cast(f32_on(e0, c.device), fu.dtype); });  // [B, L, text_dim]
+  Tensor h = apply(c, c.w.text_linear_1, e, fu.fused_gelu ? Activation::kGeluTanh : Activation::kNone);  // [B, L, D]
+  if (!fu.fused_gelu) phase(c, P::kOther, [&] { gelu_tanh_(h); });
+  Tensor ctx = apply(c, c.w.text_linear_2, h);  // [B, L, D]
+  TextContext tc;
+  tc.batch = B;
+  tc.length = L;
+  tc.k.reserve(c.w.blocks.size());
+  tc.v.reserve(c.w.blocks.size());
+  for (size_t i = 0; i < c.w.blocks.size(); ++i) {
+    const WanBlockWeights& b = c.blocks.block_begin(i);
+    OnUnwind end_on_error([&] { c.blocks.block_end(i); });  // a DWDP slot stays usable after an error
+    Tensor k = apply(c, b.attn2.k, ctx);                     // [B, L, D]
+    tc.k.push_back(phase(c, P::kOther, [&] { return rms_norm(k, b.attn2.norm_k, float(c.cfg.eps)); })
+                       .reshape({B, L, H, Dh}));                     // [B, L, H, Dh]
+    tc.v.push_back(apply(c, b.attn2.v, ctx).reshape({B, L, H, Dh}));  // [B, L, H, Dh]
+    c.blocks.block_end(i);
+  }
+  return tc;
+}
+
+Tensor wan_forward_local(const WanForwardContext& c, const Tensor& latents, const Tensor& timestep,
+                         const TextContext& text, const SeqLayout& layout, SeqAttention& attention,
+                         FirstBlockCache* cache, const StepPolicy& step) {
+  const Shape& ls = latents.shape();
+  check_inputs(c, ls, timestep, text, layout);
+  const auto& p = c.cfg.patch_size;
+  const int64_t begin = layout.begin(), S_loc = layout.local();
+  Tensor x = embed_patches(c, latents, begin, S_loc);  // [B, S_loc, D]
+  Tensor cos, sin;                                     // [S_loc, Dh] f32, from global token positions
+  c.rope.rows(ls[2] / p[0], ls[3] / p[1], ls[4] / p[2], begin, S_loc, c.device, cos, sin);
+  Tensor temb, tproj;  // [B, D] compute dtype, [B, 6D] f32
+  embed_condition(c, timestep, temb, tproj);
+  WanBlockRun run{c.cfg, c.fusion, c.profiler};
+  run.fusion.same_gates = same_gates(timestep);
+  run_blocks(c, run, x, tproj, cos, sin, text, layout, attention, cache, step);
+  return head(c, x, temb);
+}
+
+Tensor wan_unpatchify(const WanForwardContext& c, const Tensor& tokens, int64_t T, int64_t H, int64_t W) {
+  return unpatchify(input_on(tokens, c.device), c.cfg.patch_size, c.cfg.out_channels, T, H, W, DType::kF32);
+}
+
+}  // namespace vgen
