@@ -3,10 +3,13 @@
 
 #include "cli.h"
 #include "core/log.h"
+#include "core/gpu_info.h"
 #include "dist/watchdog.h"
 #include "batch/batch.h"
 #include "plan/plan_fit.h"
+#include "plan/hardware_choice.h"
 #include "plan/mesh_ranking.h"
+#include "plan/time_model.h"
 #include "batch/preflight.h"
 
 namespace vgen::cli {
@@ -38,6 +41,27 @@ Recipe checked_recipe(const RunArgs& a, const DistEnv& env, RunOptions& opts, Pr
   return recipe;
 }
 
+// The watchdog's allowance (dist/watchdog_rule.h): runtime.collective_timeout_s when the recipe sets
+// it, else derived from the time model's step and load for this recipe on its hardware profile (the
+// recipe's `hardware`, else this node's GPU's: plan/hardware_choice.h). Without one (the CPU, another
+// GPU) the watchdog measures the steps.
+WatchdogOptions watchdog_options(const Recipe& recipe, const DistEnv& env) {
+  WatchdogOptions o;
+  o.timeout_s = recipe.runtime.collective_timeout_s;
+  if (o.timeout_s > 0 || !recipe.is_cuda()) return o;
+  try {
+    const std::optional<HardwareProfile> hw = known_hardware(recipe, first_gpu_name());
+    if (!hw) return o;
+    const Prediction p = predict(recipe, make_plan(recipe, env.world_size), *hw);
+    o.predicted_step_s = std::max(p.step_s, p.step_bf16_s);
+    o.predicted_start_s = p.load_s + o.predicted_step_s;
+    log_debug("watchdog: predicted step {:.2f} s, load {:.1f} s on {}", o.predicted_step_s, p.load_s, hw->name);
+  } catch (const Error& e) {  // a recipe the model cannot price: the steps are measured instead
+    log_debug("watchdog: no predicted step ({})", e.message());
+  }
+  return o;
+}
+
 }  // namespace
 
 int cmd_run(const RunArgs& a, const DistEnv& env) {
@@ -63,7 +87,7 @@ int cmd_run(const RunArgs& a, const DistEnv& env) {
   // An out-of-memory names the plan's estimate and a mesh that fits (plan/plan_fit.h).
   set_device_oom_advisor(plan_oom_advisor(recipe, env.world_size));
   // From here on a rank that stops making progress ends the job (exit 8) instead of a hang.
-  Watchdog watchdog({recipe.runtime.collective_timeout_s}, env);  // collective over the world
+  Watchdog watchdog(watchdog_options(recipe, env), env);  // collective over the world
   Mesh mesh = make_mesh(recipe.parallel, env);
   try {
     return run_batch(recipe, mesh, opts, pre);

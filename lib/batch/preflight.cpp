@@ -74,8 +74,8 @@ PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, int 
   r.prompts = load_prompts(r.prompts_path);
   size_t bad = 0;
   for (auto& p : r.prompts) bad += p.ok() ? 0 : 1;
-  if (bad) log_warn("{}: {} of {} prompts are invalid and will be reported as failed", r.prompts_path, bad,
-                    r.prompts.size());
+  if (bad) log_warn_job("{}: {} of {} prompts are invalid and will be reported as failed", r.prompts_path, bad,
+                        r.prompts.size());
 
   r.out_dir = absolute(opts.out_override.empty() ? recipe.output.dir : opts.out_override);
   check_output_dir(r.out_dir);

@@ -24,10 +24,10 @@ std::mutex g_mutex;
 void log_set_level(LogLevel level) { g_level = level; }
 void log_set_all_ranks(bool all) { g_all = all; }
 
-void log_write(LogLevel level, const std::string& msg) {
+void log_write(LogLevel level, const std::string& msg, LogScope scope) {
   if (level < g_level) return;
   int rank = process_rank();
-  if (level <= LogLevel::kInfo && !g_all && rank != 0) return;
+  if ((level <= LogLevel::kInfo || scope == LogScope::kJob) && !g_all && rank != 0) return;
   static const char* names[] = {"debug", "info", "warn", "error"};
   std::lock_guard<std::mutex> lock(g_mutex);
   FILE* f = level >= LogLevel::kWarn ? stderr : stdout;

@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -123,6 +124,8 @@ WaitState wait_slot_read(const WaitSlot& s) {
     st.waits = s.waits.load(kRelaxed);
     st.step = s.step.load(kRelaxed);
     st.steps = s.steps.load(kRelaxed);
+    st.steps_done = s.steps_done.load(kRelaxed);
+    st.step_ms = s.step_ms.load(kRelaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
     const uint32_t q2 = s.seq.load(kRelaxed);
     st.op = WaitOp(op & 0xff);
@@ -172,6 +175,8 @@ void wait_slot_attach(WaitSlot* slot) {
     to->waits.store(from->waits.load(kRelaxed), kRelaxed);
     to->step.store(from->step.load(kRelaxed), kRelaxed);
     to->steps.store(from->steps.load(kRelaxed), kRelaxed);
+    to->steps_done.store(from->steps_done.load(kRelaxed), kRelaxed);
+    to->step_ms.store(from->step_ms.load(kRelaxed), kRelaxed);
   }
   g_slot.store(to, std::memory_order_release);
 }
@@ -228,8 +233,16 @@ WaitScope::~WaitScope() {
 
 void wait_marker_step(int step, int steps) {
   if (!t_is_marker_thread && !claim_thread()) return;
+  static int64_t step_began_ms = 0;  // the main thread's only
   WaitSlot& s = *g_slot.load(kRelaxed);
+  const int prev = s.step.load(kRelaxed);
+  const int64_t now = wait_clock_ms();
   SlotWrite w(s);
+  if (prev > 0 && step != prev) {  // step `prev` finished
+    s.steps_done.store(s.steps_done.load(kRelaxed) + 1, kRelaxed);
+    if (prev > 1) s.step_ms.store(std::max(s.step_ms.load(kRelaxed), now - step_began_ms), kRelaxed);
+  }
+  step_began_ms = now;
   s.step.store(step, kRelaxed);
   s.steps.store(steps, kRelaxed);
 }

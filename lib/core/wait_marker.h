@@ -58,6 +58,8 @@ struct alignas(64) WaitSlot {
   std::atomic<uint64_t> waits{0};     // waits entered so far
   std::atomic<int32_t> step{0};       // denoising step being computed (1-based; 0 outside a loop)
   std::atomic<int32_t> steps{0};      // steps of that loop
+  std::atomic<uint64_t> steps_done{0};  // denoising steps finished so far (every loop)
+  std::atomic<int64_t> step_ms{0};      // the longest step after a loop's first (0: none measured yet)
   // Written by the rank's watchdog thread.
   std::atomic<int64_t> heartbeat_ms{0};  // realtime of its last round
   std::atomic<uint32_t> flags{0};        // kSlotTimedOut | kSlotReportWritten
@@ -80,6 +82,8 @@ struct WaitState {
   int group_id = -1;
   uint64_t waits = 0;
   int step = 0, steps = 0;
+  uint64_t steps_done = 0;
+  int64_t step_ms = 0;
   int64_t heartbeat_ms = 0;
   uint32_t flags = 0;
   int world_rank = -1;
@@ -123,7 +127,9 @@ class WaitScope {
   int32_t prev_group_id_ = -1;
 };
 
-// The denoising step the main thread computes (1-based; 0 when the loop ends).
+// The denoising step the main thread computes (1-based; 0 when the loop ends). Also counts the
+// finished steps and times them: a loop's first step (warm-up, the prompt's conditioning) is not
+// timed, so step_ms is the pace of the steady steps.
 void wait_marker_step(int step, int steps);
 
 // Freezing (used by the watchdog before the job ends): after wait_freeze(), the main thread parks

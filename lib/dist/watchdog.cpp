@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/wait_marker.h"
 #include "dist/mpi_communicator.h"
+#include "dist/watchdog_rule.h"
 
 namespace vgen {
 namespace {
@@ -50,15 +51,6 @@ struct RankInfo {
   char host[64] = {0};
 };
 
-std::string secs(double s) { return fmt::format("{:.1f} s", s); }
-
-std::string op_text(WaitOp op, WaitBackend b, const std::string& group) {
-  std::string t = wait_op_name(op);
-  if (b == WaitBackend::kCuda) return group.empty() ? t : fmt::format("{} ({})", t, group);
-  if (!group.empty()) t += fmt::format(" on {}{}group '{}'", wait_backend_name(b), b == WaitBackend::kNone ? "" : " ", group);
-  return t;
-}
-
 // Runs `fn` on a thread of its own and waits at most `seconds` for it: a hook or an abort that
 // hangs (a stuck disk, a wedged driver) must not keep the job alive. Returns whether it finished.
 bool run_bounded(std::function<void()> fn, double seconds) {
@@ -74,6 +66,10 @@ bool run_bounded(std::function<void()> fn, double seconds) {
   const auto until = Clock::now() + std::chrono::duration<double>(seconds);
   while (!done->load() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return done->load();
+}
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
 }
 
 // Bounds of the steps after a timeout, so the job ends within about timeout + 30 s.
@@ -109,7 +105,14 @@ struct Watchdog::Impl {
   void abort_communicators();
   [[noreturn]] void end_job();
   std::map<int, WaitState> read_all(double deadline_s);
-  std::string diagnose(const WaitState& me, double waited_s);
+  WatchdogVerdict judge(const WaitState& me, double waited_s, const WatchdogLimits& limits);
+  struct WaitTrack {
+    bool tracking = false;
+    uint64_t seen_waits = 0;
+    Clock::time_point began, last_round;
+    bool said = false;  // the verdict to go on was logged for this wait
+  };
+  std::string check_wait(WaitTrack& t);
   bool is_local(int world_rank) const {
     return std::find(local_world.begin(), local_world.end(), world_rank) != local_world.end();
   }
@@ -192,12 +195,15 @@ void Watchdog::Impl::start_windows() {
 Watchdog::Watchdog(const WatchdogOptions& opts, const DistEnv& env) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   VGEN_CHECK(g_running.load() == nullptr, ExitCode::kInternal, "a watchdog already runs in this process");
-  VGEN_CHECK(opts.timeout_s > 0, ExitCode::kRecipe, "runtime.collective_timeout_s must be > 0, got {}", opts.timeout_s);
+  VGEN_CHECK(opts.timeout_s >= 0, ExitCode::kRecipe, "runtime.collective_timeout_s must be > 0, got {}",
+             opts.timeout_s);
   m.opts = opts;
   m.env = env;
   m.uncaught = std::uncaught_exceptions();
-  m.poll_s = std::clamp(opts.timeout_s / 40.0, 0.05, 1.0);
-  m.stale_s = std::max(3.0 * m.poll_s, std::min(30.0, opts.timeout_s / 4.0));
+  // A derived allowance is never below the floor: the rounds fit the shortest one.
+  const double shortest = opts.timeout_s > 0 ? opts.timeout_s : kWatchdogFloorS;
+  m.poll_s = std::clamp(shortest / 40.0, 0.05, 1.0);
+  m.stale_s = std::max(3.0 * m.poll_s, std::min(30.0, shortest / 4.0));
   if (dist_initialized()) {
     int level = 0;
     VGEN_MPI_CHECK(MPI_Query_thread(&level));
@@ -229,9 +235,9 @@ Watchdog::Watchdog(const WatchdogOptions& opts, const DistEnv& env) : impl_(std:
   m.thread = std::thread([&m] { m.run(); });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   g_running.store(impl_.get());
-  log_debug("watchdog: timeout {} s, poll {} s, heartbeat stale after {} s, {} rank(s) on this node, MPI thread "
-            "level {}",
-            opts.timeout_s, m.poll_s, m.stale_s, m.local.size(), m.mpi_threads ? "multiple" : "funneled");
+  log_debug("watchdog: {}, poll {} s, heartbeat stale after {} s, {} rank(s) on this node, MPI thread level {}",
+            watchdog_limits(opts, wait_slot_read(*m.own)).text, m.poll_s, m.stale_s, m.local.size(),
+            m.mpi_threads ? "multiple" : "funneled");
 }
 
 Watchdog::~Watchdog() {
@@ -308,86 +314,21 @@ std::map<int, WaitState> Watchdog::Impl::read_all(double deadline_s) {
   return out;
 }
 
-std::string Watchdog::Impl::diagnose(const WaitState& me, double waited_s) {
-  const int64_t now = wait_clock_ms();
-  const std::map<int, WaitState> all = read_all(std::min(kRemoteReadSeconds, opts.timeout_s / 4));
-  const WaitGroup g = wait_group(me.group_id);
-  std::vector<int> members = g.world_ranks;
-  if (members.empty())
-    for (int r = 0; r < env.world_size; ++r) members.push_back(r);
-  auto who = [&](int r) { return fmt::format("rank {} on {} (pid {})", r, ranks[size_t(r)].host, ranks[size_t(r)].pid); };
-  auto step_text = [](const WaitState& s) {
-    return s.step > 0 ? fmt::format("step {}/{}", s.step, s.steps) : std::string("outside the denoising loop");
-  };
-  auto state_text = [&](const WaitState& s) {
-    const double since = double(now - s.since_ms) / 1000.0;
-    if (s.op != WaitOp::kNone)
-      return fmt::format("waiting in {} for {}, {}{}", op_text(s.op, s.backend, s.group), secs(since), step_text(s),
-                         s.backend == WaitBackend::kCuda && s.last_op != WaitOp::kNone
-                             ? "; last collective queued: " + op_text(s.last_op, s.last_backend, s.last_group)
-                             : std::string());
-    return fmt::format("has not entered the operation: working for {} since its last wait ({}), {}", secs(since),
-                       s.last_op == WaitOp::kNone ? "none yet" : op_text(s.last_op, s.last_backend, s.last_group),
-                       step_text(s));
-  };
-  auto stale = [&](const WaitState& s) { return double(now - s.heartbeat_ms) / 1000.0 > stale_s; };
-
-  std::vector<std::string> laggards;
-  std::vector<int> with_me, unreadable, timed_out;
-  for (auto& [r, s] : all)
-    if (r != env.world_rank && (s.flags & kSlotTimedOut)) timed_out.push_back(r);
-  for (int r : members) {
-    if (r == env.world_rank) continue;
-    auto it = all.find(r);
-    if (it == all.end()) {
-      unreadable.push_back(r);
-      continue;
-    }
-    const WaitState& s = it->second;
-    if (stale(s)) {
-      laggards.push_back(fmt::format("{}: no heartbeat for {} (process stopped, hung or dead); last state: {}", who(r),
-                                     secs(double(now - s.heartbeat_ms) / 1000.0), state_text(s)));
-    } else if (s.op == me.op && s.backend == me.backend && s.group == me.group) {
-      with_me.push_back(r);
-    } else {
-      laggards.push_back(fmt::format("{}: {}", who(r), state_text(s)));
-    }
-  }
-  // Ranks outside the group that stopped anywhere (the cause of a chain of waits).
-  std::vector<std::string> elsewhere;
-  for (auto& [r, s] : all)
-    if (r != env.world_rank && stale(s) && std::find(members.begin(), members.end(), r) == members.end())
-      elsewhere.push_back(fmt::format("{}: no heartbeat for {} (process stopped, hung or dead); last state: {}", who(r),
-                                      secs(double(now - s.heartbeat_ms) / 1000.0), state_text(s)));
-
-  auto list = [](const std::vector<int>& v) {
-    std::string t;
-    for (int r : v) t += (t.empty() ? "" : ", ") + std::to_string(r);
-    return t;
-  };
-  std::string msg = fmt::format(
-      "watchdog: waited {} in {} (world ranks {}) at {}, longer than runtime.collective_timeout_s = {} s.",
-      secs(waited_s), op_text(me.op, me.backend, me.group), list(members), step_text(me), opts.timeout_s);
-  if (!laggards.empty()) {
-    msg += " Ranks that stopped making progress:";
-    for (auto& l : laggards) msg += "\n  " + l;
-  } else if (unreadable.empty()) {
-    msg += " Every other member waits in the same operation: the operation itself does not complete (network, "
-           "NCCL or GPU fault).";
-  }
-  if (!elsewhere.empty()) {
-    msg += " Not responding outside this group:";
-    for (auto& l : elsewhere) msg += "\n  " + l;
-  }
-  if (!with_me.empty()) msg += fmt::format("\n  waiting in the same operation: ranks {}", list(with_me));
-  if (!timed_out.empty())
-    msg += fmt::format("\n  timed out before this rank: ranks {} (the job is ending; a rank the launcher resumes "
-                       "may show progress again)",
-                       list(timed_out));
-  if (!unreadable.empty())
-    msg += fmt::format("\n  state not readable from here (other nodes{}): ranks {}",
-                       mpi_threads ? " that did not answer" : "; MPI lacks MPI_THREAD_MULTIPLE", list(unreadable));
-  return msg + "\n  ending the job (exit 8)";
+// What this rank sees now, judged by the rule of dist/watchdog_rule.h.
+WatchdogVerdict Watchdog::Impl::judge(const WaitState& me, double waited_s, const WatchdogLimits& limits) {
+  WatchdogView v;
+  v.self = env.world_rank;
+  v.me = me;
+  v.waited_s = waited_s;
+  v.states = read_all(std::min(kRemoteReadSeconds, limits.wait_s / 4));
+  v.now_ms = wait_clock_ms();
+  v.stale_s = stale_s;
+  v.members = wait_group(me.group_id).world_ranks;
+  if (v.members.empty())
+    for (int r = 0; r < env.world_size; ++r) v.members.push_back(r);
+  for (const RankInfo& ri : ranks) v.ranks.push_back({ri.host, ri.pid});
+  v.unreadable_why = mpi_threads ? "other nodes that did not answer" : "other nodes; MPI lacks MPI_THREAD_MULTIPLE";
+  return watchdog_verdict(v, limits);
 }
 
 void Watchdog::Impl::run_hooks(const std::string& diagnosis) {
@@ -464,10 +405,34 @@ void Watchdog::Impl::abort_communicators() {
   end_job();
 }
 
+// This rank's own wait: how long it has lasted (a new wait restarts the clock, and so does a round
+// that came much later than due: this process was stopped or the job suspended) and, past the
+// allowance, the verdict. Returns the message that ends the job, or "" to go on.
+std::string Watchdog::Impl::check_wait(WaitTrack& t) {
+  const WaitState me = wait_slot_read(*own);
+  const auto now = Clock::now();
+  const bool resumed = t.last_round != Clock::time_point{} && seconds_between(t.last_round, now) > stale_s;
+  t.last_round = now;
+  if (me.op == WaitOp::kNone) {
+    t.tracking = false;
+    return "";
+  }
+  if (!t.tracking || me.waits != t.seen_waits || resumed) {
+    t = {true, me.waits, now, now, false};
+    return "";
+  }
+  const double waited = seconds_between(t.began, now);
+  const WatchdogLimits limits = watchdog_limits(opts, me);
+  if (waited <= limits.wait_s) return "";
+  const WatchdogVerdict v = judge(me, waited, limits);
+  if (v.end) return v.message;
+  if (!t.said) log_debug("[rank {} on {}] {}", env.world_rank, env.host, v.message);  // once per wait
+  t.said = true;
+  return "";
+}
+
 void Watchdog::Impl::run() {
-  uint64_t seen_waits = 0;
-  bool tracking = false;
-  Clock::time_point wait_began;
+  WaitTrack track;
   bool peer_hooks_done = false;
   Clock::time_point peer_deadline;
   std::unique_lock<std::mutex> lk(mu);
@@ -492,17 +457,10 @@ void Watchdog::Impl::run() {
       abort_communicators();
       end_job();
     }
-    const WaitState me = wait_slot_read(*own);
-    const auto now = Clock::now();
-    if (me.op == WaitOp::kNone) {
-      tracking = false;
-    } else if (!tracking || me.waits != seen_waits) {
-      tracking = true;
-      seen_waits = me.waits;
-      wait_began = now;
-    } else if (std::chrono::duration<double>(now - wait_began).count() > opts.timeout_s) {
+    const std::string ending = check_wait(track);
+    if (!ending.empty()) {
       lk.unlock();
-      fail(diagnose(me, std::chrono::duration<double>(now - wait_began).count()));
+      fail(ending);
     }
     // A rank of this node timed out: leave the report now (world rank 0), before its abort ends us.
     if (!peer_hooks_done) {
@@ -557,7 +515,8 @@ void watchdog_remove_communicator(int id) {
 std::string watchdog_diagnosis_for_testing() {
   Watchdog::Impl* m = g_running.load();
   if (!m) return "";
-  return m->diagnose(wait_slot_read(*m->own), 0.0);
+  const WaitState me = wait_slot_read(*m->own);
+  return m->judge(me, 0.0, watchdog_limits(m->opts, me)).message;
 }
 
 bool watchdog_running() { return g_running.load() != nullptr; }

@@ -3,10 +3,11 @@
 //
 // Every blocking point of the main thread (MPI and NCCL calls, the dp queue, barriers, host waits
 // for the GPU) and every denoising step is marked (core/wait_marker.h). When this rank has waited
-// in one operation longer than `runtime.collective_timeout_s`, the thread logs the operation and
-// group it waits in and which ranks (with hosts) stopped making progress, runs the timeout hooks
-// (world rank 0 writes the partial timing.json), aborts the NCCL communicators (ncclCommAbort) and
-// ends the job with exit 8. Every round it also polls the NCCL communicators' asynchronous errors.
+// in one operation past its allowance (`runtime.collective_timeout_s`, else derived from the work:
+// dist/watchdog_rule.h) and the rule says the job cannot go on, the thread logs the operation and
+// group it waits in and the rank (with host and pid) it waits on, runs the timeout hooks (world
+// rank 0 writes the partial timing.json), aborts the NCCL communicators (ncclCommAbort) and ends
+// the job with exit 8. Every round it also polls the NCCL communicators' asynchronous errors.
 //
 // How a rank that cannot answer is still named: each rank's state lives in a slot of its node's
 // MPI shared-memory window (MPI_Win_allocate_shared), written by its main thread with plain atomic
@@ -22,20 +23,17 @@
 // SERIALIZED it reads only its node's shared memory and ends the process with _exit(8), which
 // mpirun (and srun with --kill-on-bad-exit) turns into the end of the job with that code.
 //
-// Cost: the markers are a few relaxed stores each; the thread wakes every timeout/40 (50 ms to 1 s)
-// and reads one cache line per node-local rank.
+// Cost: the markers are a few relaxed stores each; the thread wakes every timeout/40 (50 ms to 1 s;
+// 1 s under a derived allowance) and reads one cache line per node-local rank.
 #pragma once
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "dist/bootstrap.h"
+#include "dist/watchdog_rule.h"
 
 namespace vgen {
-
-struct WatchdogOptions {
-  double timeout_s = 600.0;  // runtime.collective_timeout_s
-};
 
 // This rank's watchdog. Construction and destruction are collective over MPI_COMM_WORLD (the
 // shared-memory and world windows); a destructor reached by an exception skips the collective part

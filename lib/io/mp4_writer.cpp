@@ -258,13 +258,23 @@ std::string write_video(const std::string& path, const Tensor& frames, const Vid
 
 bool mp4_supported() { return false; }
 
-void check_video_encoder(int64_t, int64_t, const VideoOptions&, const std::string&) {}  // raw RGB needs none
-
-std::string write_video(const std::string& path, const Tensor& frames, const VideoOptions& opt) {
+namespace {
+// Said once per job: at the preflight check (every rank, so world rank 0 too, whatever it renders)
+// or at the first video written without one.
+void warn_raw_video_once() {
   static std::once_flag warned;
   std::call_once(warned, [] {
-    log_warn("vgen was built without FFmpeg: videos are written as raw RGB24 .rgb files with a .json sidecar");
+    log_warn_job("vgen was built without FFmpeg: videos are written as raw RGB24 .rgb files with a .json sidecar");
   });
+}
+}  // namespace
+
+void check_video_encoder(int64_t, int64_t, const VideoOptions&, const std::string&) {  // raw RGB needs none
+  warn_raw_video_once();
+}
+
+std::string write_video(const std::string& path, const Tensor& frames, const VideoOptions& opt) {
+  warn_raw_video_once();
   return write_raw_rgb(path, frames, opt);
 }
 

@@ -95,8 +95,8 @@ void parse_json_item(const std::string& line, PromptItem& it) {
     int n = int(v.get<int64_t>());
     it.num_frames = round_num_frames(n);
     if (*it.num_frames != n)
-      log_warn("prompt {} (line {}): num_frames {} is not of the form 4k+1; using {} (as diffusers does)", it.index,
-               it.line, n, *it.num_frames);
+      log_warn_job("prompt {} (line {}): num_frames {} is not of the form 4k+1; using {} (as diffusers does)", it.index,
+                   it.line, n, *it.num_frames);
   }
   if (j.contains("name") && !j["name"].is_null()) {
     if (!j["name"].is_string() || trim(j["name"].get<std::string>()).empty()) {
@@ -136,14 +136,14 @@ std::vector<PromptItem> parse_prompts(const std::string& text0, const std::strin
       parse_json_item(t, it);
       if (!it.error.empty()) {
         it.error = fmt::format("{}:{}: {}", path, it.line, it.error);
-        log_warn("{} (prompt {} will be marked failed)", it.error, it.index);
+        log_warn_job("{} (prompt {} will be marked failed)", it.error, it.index);
       }
     } else if (const size_t bad = first_invalid_utf8(t); bad != std::string::npos) {
       // Kept (with U+FFFD in place of the bad bytes) so the reports can name it; never rendered.
       it.prompt = replace_invalid_utf8(t);
       it.error = fmt::format("{}:{}: the prompt is not valid UTF-8 (byte {} of the prompt); save the file as UTF-8",
                              path, it.line, bad + 1);
-      log_warn("{} (prompt {} will be marked failed)", it.error, it.index);
+      log_warn_job("{} (prompt {} will be marked failed)", it.error, it.index);
     } else {
       it.prompt = t;
     }

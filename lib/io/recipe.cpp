@@ -175,8 +175,8 @@ std::vector<Key> generation_keys(const Ctx& c, GenerationConfig& g) {
          int v = get_int_min(c, n, p, 1);
          g.num_frames = round_num_frames(v);
          if (g.num_frames != v)
-           log_warn("{}{}: {} is not of the form 4k+1; using {} (as diffusers does)", c.where(p, n), p, v,
-                    g.num_frames);
+           log_warn_job("{}{}: {} is not of the form 4k+1; using {} (as diffusers does)", c.where(p, n), p, v,
+                        g.num_frames);
        }},
       {"num_inference_steps", [&](auto& n, auto& p) { g.num_inference_steps = get_int_min(c, n, p, 1); }},
       {"guidance_scale", [&](auto& n, auto& p) { g.guidance_scale = get_double(c, n, p); }},
@@ -273,9 +273,11 @@ std::vector<Key> text_keys(const Ctx& c, TextConfig& t) {
 
 std::vector<Key> runtime_keys(const Ctx& c, RuntimeConfig& rt) {
   return {{"collective_timeout_s", [&](auto& n, auto& p) {
+             rt.collective_timeout_s = 0.0;  // auto (or null): derived from the work (dist/watchdog_rule.h)
+             if (n.IsNull() || (n.IsScalar() && n.Tag() != "!" && n.Scalar() == "auto")) return;
              rt.collective_timeout_s = get_double(c, n, p);
              if (!(rt.collective_timeout_s > 0.0))
-               c.fail(p, n, fmt::format("must be a number of seconds > 0, got {}", rt.collective_timeout_s));
+               c.fail(p, n, fmt::format("must be a number of seconds > 0 or auto, got {}", rt.collective_timeout_s));
            }}};
 }
 
@@ -450,29 +452,30 @@ void check_fp8(const Ctx& c, const YAML::Node& root, Recipe& r) {
     // Ignored rather than an error: `--set precision=bf16` renders an fp8 recipe in bf16 as it is
     // (the comparison of docs/fp8.md); the defaults are kept so timing.json shows no stale values.
     if (given)
-      log_warn("{}fp8_config: ignored with precision {} (it applies to precision fp8 only)", c.where("fp8_config", sec),
-               precision_name(r.precision));
+      log_warn_job("{}fp8_config: ignored with precision {} (it applies to precision fp8 only)",
+                   c.where("fp8_config", sec), precision_name(r.precision));
     r.fp8 = Fp8Config{};
     return;
   }
   const Fp8Config& f = r.fp8;
   const int steps = r.generation.num_inference_steps;
   if (!f.attention && !f.gemm)
-    log_warn("{}fp8_config: attention and gemm are both false: precision fp8 computes like bf16 (still refused "
-             "on a GPU without FP8 tensor cores)",
-             c.where("fp8_config", sec));
+    log_warn_job("{}fp8_config: attention and gemm are both false: precision fp8 computes like bf16 (still refused "
+                 "on a GPU without FP8 tensor cores)",
+                 c.where("fp8_config", sec));
   else if (f.bf16_first_steps + f.bf16_last_steps >= steps)
-    log_warn("{}fp8_config: bf16_first_steps {} + bf16_last_steps {} cover all {} steps of "
-             "generation.num_inference_steps: every step runs in bf16",
-             c.where("fp8_config", sec), f.bf16_first_steps, f.bf16_last_steps, steps);
+    log_warn_job("{}fp8_config: bf16_first_steps {} + bf16_last_steps {} cover all {} steps of "
+                 "generation.num_inference_steps: every step runs in bf16",
+                 c.where("fp8_config", sec), f.bf16_first_steps, f.bf16_last_steps, steps);
   // Independent of the two above (either can hold beside it).
   if (!f.bf16_gemm_blocks.empty() && f.attention != f.gemm)
-    log_warn("{}fp8_config: bf16_gemm_blocks with {} false {}", c.where("fp8_config", sec),
-             f.gemm ? "attention" : "gemm",
-             f.gemm ? "runs its blocks wholly in bf16 (as bf16_blocks)" : "does nothing (every block's linears are bf16)");
+    log_warn_job("{}fp8_config: bf16_gemm_blocks with {} false {}", c.where("fp8_config", sec),
+                 f.gemm ? "attention" : "gemm",
+                 f.gemm ? "runs its blocks wholly in bf16 (as bf16_blocks)"
+                        : "does nothing (every block's linears are bf16)");
   if (!f.bf16_linears.empty() && !f.gemm)
-    log_warn("{}fp8_config: bf16_linears with gemm false does nothing (every linear is bf16)",
-             c.where("fp8_config", sec));
+    log_warn_job("{}fp8_config: bf16_linears with gemm false does nothing (every linear is bf16)",
+                 c.where("fp8_config", sec));
   // The device DWDP keeps each block as byte slices spread over its group's GPUs and assembles the
   // bf16 block before it runs; quantising the assembled block every pass would cost more than the
   // fp8 GEMMs save, and the slices hold no e4m3 copy.

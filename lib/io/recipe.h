@@ -61,8 +61,9 @@ struct TextConfig {
 // runtime: limits of the job as a whole.
 struct RuntimeConfig {
   // A rank that waits longer than this in one collective, queue access or barrier ends the job
-  // (exit 8) and names the ranks that stopped making progress (dist/watchdog.h). > 0.
-  double collective_timeout_s = 600.0;
+  // (exit 8) and names the rank it waits on (dist/watchdog.h). > 0; 0 (`auto`, the default): the
+  // allowance is derived from the work (dist/watchdog_rule.h).
+  double collective_timeout_s = 0.0;
 };
 
 // Which experts an adapter merges into: both, or the one whose component folder the recipe names

@@ -50,7 +50,8 @@ Json recipe_to_json(const Recipe& r) {
   j["text"] = {{"cache_embeddings", r.text.cache_embeddings},
                {"cache_dir", r.text.cache_dir.empty() ? Json(nullptr) : Json(r.text.cache_dir)},
                {"device", name_in(kTextDeviceNames, r.text.device)}};
-  j["runtime"] = {{"collective_timeout_s", r.runtime.collective_timeout_s}};
+  j["runtime"] = {{"collective_timeout_s",
+                   r.runtime.collective_timeout_s > 0 ? Json(r.runtime.collective_timeout_s) : Json("auto")}};
   j["fp8_config"] = {{"attention", r.fp8.attention},
                      {"gemm", r.fp8.gemm},
                      {"attention_qk", name_in(kQkFormatNames, r.fp8.attention_qk)},

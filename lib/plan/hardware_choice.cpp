@@ -46,6 +46,12 @@ std::optional<HardwareProfile> profile_for_gpu(const std::string& gpu_name,
   return *best;
 }
 
+std::optional<HardwareProfile> known_hardware(const Recipe& recipe, const std::optional<std::string>& gpu) {
+  if (!recipe.hardware.empty()) return load_hardware_profile(recipe.hardware);
+  if (!gpu) return std::nullopt;
+  return profile_for_gpu(*gpu, shipped_profiles());
+}
+
 HardwareChoice choose_hardware(const std::string& named, const std::string& named_by, const Recipe& recipe,
                                const std::optional<std::string>& gpu) {
   if (!named.empty()) return {load_hardware_profile(named), named_by};

@@ -22,6 +22,10 @@ struct HardwareChoice {
 HardwareChoice choose_hardware(const std::string& named, const std::string& named_by, const Recipe& recipe,
                                const std::optional<std::string>& gpu);
 
+// The same choice without a caller's name, or nullopt where none applies (no error): for defaults
+// that do without a profile (the watchdog's predicted step time).
+std::optional<HardwareProfile> known_hardware(const Recipe& recipe, const std::optional<std::string>& gpu);
+
 // The profile of `profiles` whose longest `detect` word is in `gpu_name` (case-insensitive), or
 // nullopt; kUsage when two profiles match equally well.
 std::optional<HardwareProfile> profile_for_gpu(const std::string& gpu_name,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs recipes/demo-cpu.yaml under `mpirun -np 4` into a temporary folder and checks the MP4s
-# (ffprobe: H.264, frame count and size from the recipe) and timing.json; then reruns with
-# output.skip_existing=true and checks that every video is skipped.
+# (ffprobe: H.264, frame count and size from the recipe), timing.json and that each warning is
+# printed once for the job (not once per rank); then reruns with output.skip_existing=true and checks
+# that every video is skipped.
 # usage: demo_check.sh VGEN_BIN SOURCE_DIR [MPIRUN ARGS...]
 set -uo pipefail
 vgen=$1 src=$2
@@ -16,9 +17,20 @@ out=$work/out
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-timeout 600 "${mpirun[@]}" -np 4 "$vgen" --recipe recipes/demo-cpu.yaml --out "$out"
-rc=$?
+timeout 600 "${mpirun[@]}" -np 4 "$vgen" --recipe recipes/demo-cpu.yaml --out "$out" 2>&1 | tee "$work/log"
+rc=${PIPESTATUS[0]}
 [ $rc -eq 0 ] || fail "vgen exited with $rc"
+
+# A warning every rank meets (the demo recipe's attention backend on the CPU) is said once per job.
+python3 - "$work/log" <<'PY' || exit 1
+import collections, re, sys
+warnings = collections.Counter(m.group(1) for line in open(sys.argv[1], errors="replace")
+                               if (m := re.match(r"\[r\d+\] warn: (.*)", line)))
+assert any("attention_config.backend native has no effect" in w for w in warnings), f"no demo warning: {warnings}"
+twice = {w: n for w, n in warnings.items() if n != 1}
+assert not twice, f"warnings printed more than once over the 4 ranks: {twice}"
+print(f"demo: {len(warnings)} warning line(s), each printed once over the 4 ranks")
+PY
 
 python3 - "$out" recipes/demo-cpu.yaml recipes/prompts/demo.txt <<'PY' || exit 1
 import json, os, subprocess, sys

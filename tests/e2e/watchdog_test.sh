@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Watchdog and device-fault behaviour on the CPU with the tiny model (issue 22), 4 ranks (cfg 2 x
-# ulysses 2; the tiny model has 2 heads).
+# Watchdog and device-fault behaviour on the CPU with the tiny model, 4 ranks (cfg 2 x ulysses 2; the
+# tiny model has 2 heads).
 # stop|stop_split: SIGSTOP one rank in the middle of the batch under runtime.collective_timeout_s 20:
 #   the job ends with exit 8 within 60 s, the log names the stopped rank with its host and pid, the
 #   videos finished before the stop stay (MP4 files and timing.json entries, complete: false).
+# stop_default: the same without runtime.collective_timeout_s: the allowance derived from the steps
+#   (60 s, the floor) ends the job within 90 s, and every rank's message says it waited on the
+#   stopped rank (named with host and pid), never on a rank that was only waiting.
 #   stop_split runs every rank as its own node (VGEN_WATCHDOG_SPLIT_NODES), so the state of the
 #   stopped rank is read over MPI one-sided instead of the node's shared memory. stop_funneled runs
 #   MPI at MPI_THREAD_FUNNELED (VGEN_MPI_THREAD_LEVEL): the watchdog thread makes no MPI call and
@@ -27,6 +30,32 @@ prompts 200 "$W/p.txt"
 common=(--recipe "$SRC/recipes/demo-cpu.yaml" --set model="$SRC/tests/golden/wan21-tiny"
         --set generation.max_sequence_length=8 --set parallel_config.cfg_size=2
         --set parallel_config.ulysses_size=2 --prompts "$W/p.txt" --out "$W/out")
+# Every rank's watchdog message (the lines from "watchdog: waited" to "ending the job") says it waited
+# on the stopped rank, with its host and pid, and on no other rank.
+waited_on_victim() {  # log, stopped rank, its pid
+  python3 - "$@" "$(hostname)" "$(hostname -s)" <<'PY'
+import re, sys
+log, victim, pid, hosts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+blocks, cur = [], None
+for line in open(log, errors="replace"):
+    if "watchdog: waited" in line:
+        cur = [line]
+        blocks.append(cur)
+    elif cur is not None and line.startswith("  "):
+        cur.append(line)
+    else:
+        cur = None
+assert blocks, "no watchdog message"
+for b in blocks:
+    text = "".join(b)
+    me = re.search(r"\[rank (\d+) on ", text).group(1)
+    on = re.findall(r"waiting on rank (\d+) on (\S+) \(pid (\d+)\)", text)
+    assert len(on) == 1 and on[0][0] == victim and on[0][2] == pid, f"rank {me} names {on}:\n{text}"
+    assert on[0][1] in hosts, f"rank {me}: host {on[0][1]} is not this host {hosts}"
+    assert me != victim, text
+print(f"{len(blocks)} watchdog message(s), each waiting on rank {victim} on {on[0][1]} (pid {pid})")
+PY
+}
 rank_pid() {  # launcher pid, world rank → the rank's pid
   local p
   for p in $(pgrep -P "$1"); do
@@ -35,29 +64,39 @@ rank_pid() {  # launcher pid, world rank → the rank's pid
 }
 
 case $CASE in
-stop|stop_split|stop_funneled)
-  victim_rank=3
+stop|stop_split|stop_funneled|stop_default)
+  victim_rank=3 limit=60 timeout=(--set runtime.collective_timeout_s=20)
   [ "$CASE" = stop_split ] && { export VGEN_WATCHDOG_SPLIT_NODES=1; victim_rank=1; }
   [ "$CASE" = stop_funneled ] && { export VGEN_MPI_THREAD_LEVEL=funneled; victim_rank=2; }
+  [ "$CASE" = stop_default ] && { timeout=(); limit=90; }
   $MPIRUN -np 4 --oversubscribe --bind-to none "$VGEN" run "${common[@]}" --set generation.num_inference_steps=30 \
-    --set runtime.collective_timeout_s=20 > "$W/log" 2>&1 &
+    "${timeout[@]}" > "$W/log" 2>&1 &
   mp=$!
   for _ in $(seq 1 300); do finished_videos "$W/out" | grep -q . && break; sleep 0.1; done
   finished_videos "$W/out" | grep -q . || { tail -20 "$W/log"; fail "no video finished within 30 s"; }
   victim=$(rank_pid "$mp" "$victim_rank")
   [ -n "$victim" ] || { pgrep -a -P "$mp"; fail "no process of rank $victim_rank found"; }
   t0=$(date +%s); kill -STOP "$victim"
-  for _ in $(seq 1 600); do kill -0 "$mp" 2> /dev/null || break; sleep 0.1; done
-  kill -0 "$mp" 2> /dev/null && { tail -20 "$W/log"; fail "job still running 60 s after rank $victim_rank was stopped"; }
+  for _ in $(seq 1 $((limit * 10))); do kill -0 "$mp" 2> /dev/null || break; sleep 0.1; done
+  kill -0 "$mp" 2> /dev/null \
+    && { tail -20 "$W/log"; fail "job still running $limit s after rank $victim_rank was stopped"; }
   wait "$mp"; rc=$?; mp=""; dt=$(( $(date +%s) - t0 ))
   echo "job ended with $rc ${dt}s after SIGSTOP of rank $victim_rank (pid $victim)"
   [ "$rc" = 8 ] || { tail -30 "$W/log"; fail "expected exit 8, got $rc"; }
-  [ "$dt" -le 60 ] || fail "took ${dt}s"
-  [ "$dt" -ge 15 ] || fail "ended after ${dt}s, before the 20 s timeout could have passed"
+  [ "$dt" -le "$limit" ] || fail "took ${dt}s"
   grep -A12 "watchdog: waited" "$W/log" | head -40
   host=$(hostname)
-  grep -q "watchdog: waited [0-9.]* s in .* longer than runtime.collective_timeout_s = 20 s" "$W/log" \
-    || fail "no watchdog timeout line"
+  if [ "$CASE" = stop_default ]; then
+    [ "$dt" -ge 50 ] || fail "ended after ${dt}s, before the 60 s allowance could have passed"
+    grep -q "watchdog: waited [0-9.]* s in .* longer than the watchdog's allowance of 60 s" "$W/log" \
+      || fail "no watchdog line with the derived allowance"
+    waited_on_victim "$W/log" "$victim_rank" "$victim" \
+      || fail "a rank's message does not say it waited on rank $victim_rank"
+  else
+    [ "$dt" -ge 15 ] || fail "ended after ${dt}s, before the 20 s timeout could have passed"
+    grep -q "watchdog: waited [0-9.]* s in .* longer than runtime.collective_timeout_s = 20 s" "$W/log" \
+      || fail "no watchdog timeout line"
+  fi
   grep -Eq "rank $victim_rank on [^ ]+ \(pid $victim\): no heartbeat for" "$W/log" \
     || fail "the log does not name rank $victim_rank (pid $victim) as not responding"
   grep -q "rank $victim_rank on $host\|rank $victim_rank on $(hostname -s)" "$W/log" || grep -q "rank $victim_rank on " "$W/log" \

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -464,3 +465,4 @@ TEST(Predict, AutoKeepsExplicitKeys) {
 }
 
 }  // namespace
+

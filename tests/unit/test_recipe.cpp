@@ -190,18 +190,22 @@ TEST(Recipe, FirstBlockCache) {
   EXPECT_EQ(parse_recipe("parallel_config:\n  dwdp_size: 2\n", "r.yaml", {}).parallel.dwdp_size, 2);
 }
 
-// runtime.collective_timeout_s: 600 s by default, a number of seconds > 0, resolved into timing.json.
+// runtime.collective_timeout_s: auto (0: derived from the work) by default, a number of seconds > 0,
+// resolved into timing.json.
 TEST(Recipe, RuntimeCollectiveTimeout) {
   Recipe d = parse_recipe("", "r.yaml", {});
-  EXPECT_DOUBLE_EQ(d.runtime.collective_timeout_s, 600.0);
-  EXPECT_DOUBLE_EQ(double(d.resolved["runtime"]["collective_timeout_s"]), 600.0);
+  EXPECT_DOUBLE_EQ(d.runtime.collective_timeout_s, 0.0);
+  EXPECT_EQ(std::string(d.resolved["runtime"]["collective_timeout_s"]), "auto");
+  EXPECT_DOUBLE_EQ(parse_recipe("runtime:\n  collective_timeout_s: auto\n", "r.yaml", {}).runtime.collective_timeout_s,
+                   0.0);
+  EXPECT_DOUBLE_EQ(parse_recipe("", "r.yaml", {"runtime.collective_timeout_s=auto"}).runtime.collective_timeout_s, 0.0);
   Recipe r = parse_recipe("runtime:\n  collective_timeout_s: 20\n", "r.yaml", {});
   EXPECT_DOUBLE_EQ(r.runtime.collective_timeout_s, 20.0);
   EXPECT_DOUBLE_EQ(double(r.resolved["runtime"]["collective_timeout_s"]), 20.0);
   EXPECT_DOUBLE_EQ(parse_recipe("", "r.yaml", {"runtime.collective_timeout_s=2.5"}).runtime.collective_timeout_s, 2.5);
-  EXPECT_DOUBLE_EQ(parse_recipe("runtime:\n", "r.yaml", {}).runtime.collective_timeout_s, 600.0);
+  EXPECT_DOUBLE_EQ(parse_recipe("runtime:\n", "r.yaml", {}).runtime.collective_timeout_s, 0.0);
   expect_error("runtime:\n  collective_timeout_s: 0\n", {}, ExitCode::kRecipe,
-               {"r.yaml:2: runtime.collective_timeout_s: must be a number of seconds > 0, got 0"});
+               {"r.yaml:2: runtime.collective_timeout_s: must be a number of seconds > 0 or auto, got 0"});
   expect_error("runtime:\n  collective_timeout_s: -5\n", {}, ExitCode::kRecipe,
                {"runtime.collective_timeout_s: must be a number of seconds > 0"});
   expect_error("runtime:\n  collective_timeout_s: .inf\n", {}, ExitCode::kRecipe,

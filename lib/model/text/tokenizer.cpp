@@ -126,7 +126,7 @@ T5Tokenizer::T5Tokenizer(const std::string& dir) : sp_(std::make_unique<sentence
     if (t.empty() || specials_.count(t)) continue;
     int64_t id = resolve(t);
     if (id >= 0) specials_[t] = id;
-    else log_warn("tokenizer {}: special token '{}' has no id; treated as text", dir, t);
+    else log_warn_job("tokenizer {}: special token '{}' has no id; treated as text", dir, t);
   }
 }
 

@@ -201,10 +201,12 @@ LoraAdapter load_lora(const std::string& path, double scale, const WanTransforme
       VGEN_THROW(ExitCode::kModel, "{}: {} problem(s): {} (lora_strict: false skips such keys with a warning)", path,
                  problems.size(), list);
     }
-    for (size_t i = 0; i < problems.size() && i < kListed; ++i) log_warn("{}: {}: skipped", path, problems[i].second);
-    if (problems.size() > kListed) log_warn("{}: {} more LoRA key problem(s) skipped", path, problems.size() - kListed);
+    for (size_t i = 0; i < problems.size() && i < kListed; ++i)
+      log_warn_job("{}: {}: skipped", path, problems[i].second);
+    if (problems.size() > kListed)
+      log_warn_job("{}: {} more LoRA key problem(s) skipped", path, problems.size() - kListed);
   }
-  if (a.updates.empty()) log_warn("{}: the LoRA changes no weight of the transformer", path);
+  if (a.updates.empty()) log_warn_job("{}: the LoRA changes no weight of the transformer", path);
   return a;
 }
 

@@ -96,7 +96,7 @@ WanTransformerWeights load_wan_transformer_weights(const WeightStore& store, con
     bw.ffn2 = ld.linear(b + ".ffn.net.2", D, F);
   }
   if (size_t n = ld.unused())
-    log_warn("{}: {} tensor(s) not used by the text-to-video transformer", store.source(), n);
+    log_warn_job("{}: {} tensor(s) not used by the text-to-video transformer", store.source(), n);
   return w;
 }
 

@@ -57,8 +57,8 @@ TextEncoder::TextEncoder(const std::string& text_encoder_dir, const std::string&
     rows = encoder_->embedding_rows();
   }
   if (tokenizer_->vocab_size() > rows)
-    log_warn("tokenizer {} has {} ids but the text encoder embeds {}; prompts hitting the extra ids will fail",
-             tokenizer_dir, tokenizer_->vocab_size(), rows);
+    log_warn_job("tokenizer {} has {} ids but the text encoder embeds {}; prompts hitting the extra ids will fail",
+                 tokenizer_dir, tokenizer_->vocab_size(), rows);
 }
 
 TextEncoder::~TextEncoder() = default;

@@ -56,7 +56,7 @@ Umt5Encoder::Umt5Encoder(const Umt5Config& cfg, const WeightStore& ws) : cfg_(cf
     if (l == 0 || (cfg.per_layer_bias() && ws.has(rb))) {
       L.rel_bias = load_f32(ws, rb, {cfg.num_buckets, H});
     } else if (cfg.per_layer_bias()) {
-      log_warn("{}: '{}' is missing; layer {} reuses layer 0's relative attention bias", ws.source(), rb, l);
+      log_warn_job("{}: '{}' is missing; layer {} reuses layer 0's relative attention bias", ws.source(), rb, l);
     }
     if (cfg.gated) {
       L.wi0 = load_f32(ws, f + "DenseReluDense.wi_0.weight", {F, D});

@@ -66,7 +66,7 @@ Umt5DeviceEncoder::Umt5DeviceEncoder(const Umt5Config& cfg, const WeightStore& w
     if (l == 0 || (cfg.per_layer_bias() && ws.has(rb))) {
       L.rel_bias = upload(ws, rb, {cfg.num_buckets, H}, dt, nb);
     } else if (cfg.per_layer_bias()) {
-      log_warn("{}: '{}' is missing; layer {} reuses layer 0's relative attention bias", ws.source(), rb, l);
+      log_warn_job("{}: '{}' is missing; layer {} reuses layer 0's relative attention bias", ws.source(), rb, l);
     }
     if (cfg.gated) {
       L.wi0 = upload(ws, f + "DenseReluDense.wi_0.weight", {F, D}, dt, nb);
