@@ -14,6 +14,9 @@ namespace vgen::kern {
 // GELU, tanh approximation: 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³))).
 cudaError_t gelu_tanh(const void* x, FloatType x_type, void* y, FloatType y_type, int64_t n, cudaStream_t stream);
 
+// GELU, exact: 0.5·x·(1 + erf(x/√2)) (PyTorch's approximate="none").
+cudaError_t gelu_erf(const void* x, FloatType x_type, void* y, FloatType y_type, int64_t n, cudaStream_t stream);
+
 // SiLU: x / (1 + exp(−x)).
 cudaError_t silu(const void* x, FloatType x_type, void* y, FloatType y_type, int64_t n, cudaStream_t stream);
 

@@ -12,6 +12,12 @@ void gelu_tanh_(Tensor& x) {
   kern::gelu_tanh_ref(x.f32(), x.f32(), x.numel());
 }
 
+void gelu_erf_(Tensor& x) {
+  if (x.defined() && !x.is_cpu()) return cuda_gelu_erf_(x);
+  check_cpu_f32(x, "gelu_erf", "x");
+  kern::gelu_erf_ref(x.f32(), x.f32(), x.numel());
+}
+
 void silu_(Tensor& x) {
   if (x.defined() && !x.is_cpu()) return cuda_silu_(x);
   check_cpu_f32(x, "silu", "x");

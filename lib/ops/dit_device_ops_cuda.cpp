@@ -340,6 +340,11 @@ void cuda_gelu_tanh_(Tensor& x) {
   launched(kern::gelu_tanh(x.raw(), t, x.raw(), t, x.numel(), compute_stream()), "gelu_tanh_", x);
 }
 
+void cuda_gelu_erf_(Tensor& x) {
+  const kern::FloatType t = act_type(x, "gelu_erf_", "x");
+  launched(kern::gelu_erf(x.raw(), t, x.raw(), t, x.numel(), compute_stream()), "gelu_erf_", x);
+}
+
 void cuda_silu_(Tensor& x) {
   const kern::FloatType t = act_type(x, "silu_", "x");
   launched(kern::silu(x.raw(), t, x.raw(), t, x.numel(), compute_stream()), "silu_", x);

@@ -309,14 +309,17 @@ TEST(DitKernelsGpu, Activations) {
     for (int64_t n : {1, 13, 4096, 10007}) {
       SCOPED_TRACE(::testing::Message() << "n=" << n << " " << dtype_name(dt));
       auto x = maybe_round(random_vec(size_t(n), ++seed, -8.0f, 8.0f), dt);
-      std::vector<float> gref(x.size()), sref(x.size());
+      std::vector<float> gref(x.size()), sref(x.size()), eref(x.size());
       kern::gelu_tanh_ref(x.data(), gref.data(), n);
       kern::silu_ref(x.data(), sref.data(), n);
+      kern::gelu_erf_ref(x.data(), eref.data(), n);
       Tensor dx = device_tensor(x, {n}, dt), out = poisoned({n}, dt);
       VGEN_CUDA_CHECK(kern::gelu_tanh(dx.raw(), ft(dt), out.raw(), ft(dt), n, compute_stream()));
       expect_close(host_f32(out), gref, rel_tol(gref, dt, 1.0, 1e-6), "gelu_tanh");
       VGEN_CUDA_CHECK(kern::silu(dx.raw(), ft(dt), out.raw(), ft(dt), n, compute_stream()));
       expect_close(host_f32(out), sref, rel_tol(sref, dt, 1.0, 1e-6), "silu");
+      VGEN_CUDA_CHECK(kern::gelu_erf(dx.raw(), ft(dt), out.raw(), ft(dt), n, compute_stream()));
+      expect_close(host_f32(out), eref, rel_tol(eref, dt, 1.0, 1e-6), "gelu_erf");
     }
   // fp32 in, bf16 out: one rounding of the fp32 value.
   auto x = random_vec(999, 77, -5.0f, 5.0f);

@@ -65,8 +65,17 @@ TEST(DitConfig, ValidationNamesTheKey) {
   expect_config_error(Json{{"attention_head_dim", 4}}, "attention_head_dim");
   expect_config_error(Json{{"patch_size", {1, 2}}}, "patch_size");
   expect_config_error(Json{{"patch_size", {1, 0, 2}}}, "patch_size");
-  expect_config_error(Json{{"image_dim", 1280}}, "image_dim");
-  expect_config_error(Json{{"added_kv_proj_dim", 5120}}, "added_kv_proj_dim");
+  // The image path: image_dim and added_kv_proj_dim together, the latter = heads·head_dim (5120 here).
+  expect_config_error(Json{{"image_dim", 1280}}, "added_kv_proj_dim");
+  expect_config_error(Json{{"added_kv_proj_dim", 5120}}, "image_dim");
+  expect_config_error(Json{{"image_dim", 1280}, {"added_kv_proj_dim", 4096}}, "added_kv_proj_dim");
+  expect_config_error(Json{{"pos_embed_seq_len", 514}}, "pos_embed_seq_len");
+  expect_config_error(Json{{"image_dim", 1280}, {"added_kv_proj_dim", 5120}, {"pos_embed_seq_len", 513}},
+                      "pos_embed_seq_len");
+  const auto i2v = WanTransformerConfig::from_json(
+      Json{{"image_dim", 1280}, {"added_kv_proj_dim", 5120}, {"pos_embed_seq_len", 514}}, "flf2v");
+  EXPECT_TRUE(i2v.has_image());
+  EXPECT_EQ(*i2v.pos_embed_seq_len, 514);
   expect_config_error(Json{{"num_layers", "forty"}}, "num_layers");
   expect_config_error(Json{{"freq_dim", 255}}, "freq_dim");
 }

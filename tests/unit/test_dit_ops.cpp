@@ -135,6 +135,11 @@ TEST(DitOps, ActivationsKnownValues) {
   Tensor inplace = Tensor::from_vector(x, {5});
   gelu_tanh_(inplace);
   expect_close(inplace.f32(), g.f32(), 5, 0, "gelu in place");
+  // Exact GELU (erf), PyTorch's approximate="none": 0.5·x·(1 + erf(x/√2)) in double.
+  Tensor e = Tensor::from_vector(x, {5});
+  gelu_erf_(e);
+  const double eref[] = {0.8413447460685429, -0.15865525393145707, 2.4844758366855597, -0.00404969409489031, 0.0};
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(e.f32()[i], eref[i], 2e-7);
 }
 
 TEST(DitOps, TimestepEmbeddingFlipAndOddDim) {

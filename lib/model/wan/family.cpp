@@ -23,6 +23,19 @@ int expert_heads(const DiffusersDir& dir, const std::string& component) {
   return heads;
 }
 
+std::string pipeline_class(const DiffusersDir& dir) {
+  const Json& idx = dir.model_index();
+  return idx.contains("_class_name") && idx["_class_name"].is_string() ? idx["_class_name"].get<std::string>() : "";
+}
+
+// WanImageToVideoPipeline checkpoints are accepted for their golden component cases (the DiT's
+// image path); rendering them needs the image conditioning, which the pipeline does not build yet.
+void refuse_image_to_video(const DiffusersDir& dir) {
+  VGEN_CHECK(pipeline_class(dir) != "WanImageToVideoPipeline", ExitCode::kModel,
+             "{}: WanImageToVideoPipeline (image-to-video) checkpoints are not rendered yet; vgen renders "
+             "WanPipeline (text-to-video) checkpoints", dir.root());
+}
+
 }  // namespace
 
 std::vector<std::string> wan_expert_components(const DiffusersDir& dir) {
@@ -36,12 +49,12 @@ std::string wan_variant(const DiffusersDir& dir) {
 }
 
 bool WanFamily::accepts(const DiffusersDir& dir) const {
-  const Json& idx = dir.model_index();
-  return idx.contains("_class_name") && idx["_class_name"].is_string() &&
-         idx["_class_name"].get<std::string>() == "WanPipeline";
+  const std::string cls = pipeline_class(dir);
+  return cls == "WanPipeline" || cls == "WanImageToVideoPipeline";
 }
 
 ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
+  refuse_image_to_video(dir);
   ModelTraits t;
   t.family = name();
   const std::string tsrc = dir.component_path("transformer") + "/config.json";
@@ -64,6 +77,7 @@ ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
 }
 
 int WanFamily::check_configs(const DiffusersDir& dir) const {
+  refuse_image_to_video(dir);
   // Components the pipeline needs; transformer_2 when the checkpoint is a two-expert Wan 2.2.
   std::vector<std::string> comps = {"transformer", "text_encoder", "tokenizer", "vae", "scheduler"};
   if (dir.has_component("transformer_2")) comps.push_back("transformer_2");

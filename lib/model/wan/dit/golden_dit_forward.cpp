@@ -1,5 +1,5 @@
 // Golden case dit_forward: one transformer forward (B = 1, and the `_b2` batch of 2) against
-// diffusers. Runs sharded through forward_local on the mesh's sequence group (every cfg rank and
+// diffusers, with image tokens where the case has them (the image path). Runs sharded through forward_local on the mesh's sequence group (every cfg rank and
 // replica runs the same case), so `mpirun -np N vgen golden` exercises the parallel attentions.
 // precision fp8: the recipe's fp8_config on the model (every forward in fp8: no denoising steps
 // here), under the fp8 tolerance of golden_fp8_tolerance.
@@ -49,7 +49,10 @@ void golden_dit_forward(GoldenCase& c) {
     Tensor t = c.tensors.get_f32("timestep" + suffix);               // [B]
     Tensor ctx = c.tensors.get_f32("encoder_hidden_states" + suffix);  // [B, L, text_dim]
     Tensor ref = c.tensors.get_f32("output" + suffix);               // [B, C, T, H, W]
-    TextContext text = model->prepare_text(ctx);
+    // The image path: CLIP tokens [B·images, L_img, image_dim].
+    const std::string img_name = "encoder_hidden_states_image" + suffix;
+    const Tensor img = c.tensors.has(img_name) ? c.tensors.get_f32(img_name) : Tensor();
+    TextContext text = model->prepare_text(ctx, img);
     Tensor out = dit_predict(*model, x, t, text, *mesh.seq, *attention);
     VGEN_CHECK(out.shape() == ref.shape(), ExitCode::kInput, "case {}: output {} vs reference {}", c.name, out.str(),
                ref.str());

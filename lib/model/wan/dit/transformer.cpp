@@ -66,9 +66,9 @@ WanForwardContext WanTransformer::host_context() const {
           nullptr};
 }
 
-TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states) const {
-  if (device_) return device_->prepare_text(encoder_hidden_states);
-  return wan_prepare_text(host_context(), encoder_hidden_states);
+TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states, const Tensor& image_tokens) const {
+  if (device_) return device_->prepare_text(encoder_hidden_states, image_tokens);
+  return wan_prepare_text(host_context(), encoder_hidden_states, image_tokens);
 }
 
 std::unique_ptr<Conditioning> WanTransformer::prepare(const Tensor& prompt_embeds) const {

@@ -27,6 +27,10 @@ struct TextContext final : Conditioning {
   int64_t length = 0;     // L text positions (all attended, no mask)
   std::vector<Tensor> k;  // per block: [B, L, H, Dh], to_k(ctx) after norm_k
   std::vector<Tensor> v;  // per block: [B, L, H, Dh], to_v(ctx)
+  // The image path: per block the image tokens' K (add_k_proj, norm_added_k) and V (add_v_proj)
+  // [B, L_img, H, Dh]; empty without image tokens.
+  int64_t image_length = 0;
+  std::vector<Tensor> image_k, image_v;
 };
 
 class WanTransformer final : public Denoiser, private WanBlockSource {
@@ -48,8 +52,9 @@ class WanTransformer final : public Denoiser, private WanBlockSource {
   int64_t num_tokens(const Shape& latents_shape) const override;
   int64_t out_channels() const override { return cfg_.out_channels; }
 
-  // encoder_hidden_states [B, L, text_dim] → text embedder + per-block cross-attention K and V.
-  TextContext prepare_text(const Tensor& encoder_hidden_states) const;
+  // encoder_hidden_states [B, L, text_dim] → text embedder + per-block cross-attention K and V;
+  // image_tokens (the image path, transformer_forward.h) add the image K and V.
+  TextContext prepare_text(const Tensor& encoder_hidden_states, const Tensor& image_tokens = Tensor()) const;
   std::unique_ptr<Conditioning> prepare(const Tensor& prompt_embeds) const override;
 
   // latents [B, C_in, T, H, W] (full, identical on every rank), timestep [B] f32 (or i64).

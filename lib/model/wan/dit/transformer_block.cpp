@@ -109,10 +109,11 @@ Tensor self_attention(const Block& b, Tensor& x, WanPendingResidual& pending, co
   return b.linear(a.o, kLinSelfO, o2);  // [B, S, D]
 }
 
-// Local queries against every text position (no mask), plain residual add (a GEMM epilogue, or
-// returned for the FFN norm). The self-attention's gated residual `self_out` (undefined when an
-// epilogue added it) is added by the norm's pass when there is one.
-Tensor cross_attention(const Block& b, Tensor& x, Tensor& self_out, const Tensor& text_k, const Tensor& text_v) {
+// Local queries against every text position (no mask), plus on the image path every image token
+// (a second attention whose output adds to the text's, as diffusers' WanAttnProcessor), plain
+// residual add (a GEMM epilogue, or returned for the FFN norm). The self-attention's gated residual
+// `self_out` (undefined when an epilogue added it) is added by the norm's pass when there is one.
+Tensor cross_attention(const Block& b, Tensor& x, Tensor& self_out, const WanCrossKv& kv) {
   const WanBlockWeights& w = b.w;
   const WanBlockFusion& fu = b.run.fusion;
   const bool norm = b.run.cfg.cross_attn_norm;
@@ -133,8 +134,14 @@ Tensor cross_attention(const Block& b, Tensor& x, Tensor& self_out, const Tensor
   Tensor q = b.phase(P::kOther, [&] { return rms_norm(q0, w.attn2.norm_q, b.eps); }).reshape({b.B, b.S, b.H, b.Dh});
   q0 = Tensor();
   Tensor o = Tensor::empty({b.B, b.S, b.H, b.Dh}, fu.dtype, x.device());  // [B, S, H, Dh]
-  b.phase(P::kCrossAttention,
-          [&] { block_attention(q, text_k, text_v, text_k.dim(1), o, nullptr, b.p.cross_attention()); });
+  b.phase(P::kCrossAttention, [&] { block_attention(q, kv.k, kv.v, kv.k.dim(1), o, nullptr, b.p.cross_attention()); });
+  if (kv.image_k.defined()) {
+    Tensor oi = Tensor::empty({b.B, b.S, b.H, b.Dh}, fu.dtype, x.device());  // [B, S, H, Dh]
+    b.phase(P::kCrossAttention, [&] {
+      block_attention(q, kv.image_k, kv.image_v, kv.image_k.dim(1), oi, nullptr, b.p.cross_attention());
+    });
+    b.phase(P::kOther, [&] { add_inplace(o, oi); });  // text + image, one rounding as diffusers' sum
+  }
   q = Tensor();
   const Tensor o2 = o.reshape({b.B, b.S, b.D});  // [B, S, D]
   o = Tensor();
@@ -178,9 +185,8 @@ void WanPendingResidual::flush(Tensor& x, DitPhaseProfiler* profiler) {
 }
 
 void wan_block_forward(const WanBlockRun& run, const WanBlockWeights& w, Tensor& x, WanPendingResidual& pending,
-                       const Tensor& tproj, const Tensor& cos, const Tensor& sin, const Tensor& text_k,
-                       const Tensor& text_v, const SeqLayout& layout, SeqAttention& attention,
-                       const WanBlockPolicy& policy) {
+                       const Tensor& tproj, const Tensor& cos, const Tensor& sin, const WanCrossKv& kv,
+                       const SeqLayout& layout, SeqAttention& attention, const WanBlockPolicy& policy) {
   Block b(run, w, policy, x);
   VGEN_ASSERT(tproj.ndim() == 2 && tproj.dim(0) == b.B && tproj.dim(1) == 6 * b.D,
               "wan_block_forward: tproj {} for x {}", tproj.str(), x.str());
@@ -188,7 +194,7 @@ void wan_block_forward(const WanBlockRun& run, const WanBlockWeights& w, Tensor&
     return add_row(tproj, w.scale_shift_table.reshape({6 * b.D})).reshape({b.B, 6, b.D});  // [B, 6, D] f32
   });
   Tensor self_out = self_attention(b, x, pending, cos, sin, layout, attention);  // [B, S, D] or undefined
-  Tensor cross_out = cross_attention(b, x, self_out, text_k, text_v);           // [B, S, D] or undefined
+  Tensor cross_out = cross_attention(b, x, self_out, kv);                       // [B, S, D] or undefined
   feed_forward(b, x, cross_out, pending);
 }
 

@@ -43,13 +43,19 @@ struct WanPendingResidual {
   void flush(Tensor& x, DitPhaseProfiler* profiler);
 };
 
+// One block's cross-attention keys and values: the text's [B, L, H, Dh], and the image tokens'
+// [B, L_img, H, Dh] on the image path (undefined otherwise; their attention adds to the text's).
+struct WanCrossKv {
+  Tensor k, v;
+  Tensor image_k, image_v;
+};
+
 // x [B, S_loc, D] in place; tproj [B, 6D] (time_proj output, before the block's table is added);
-// cos/sin [S_loc, Dh] f32; text K/V [B, L, H, Dh]. `pending` carries the FFN residual from the
-// previous block and on to the next.
+// cos/sin [S_loc, Dh] f32. `pending` carries the FFN residual from the previous block and on to
+// the next.
 void wan_block_forward(const WanBlockRun& run, const WanBlockWeights& w, Tensor& x, WanPendingResidual& pending,
-                       const Tensor& tproj, const Tensor& cos, const Tensor& sin, const Tensor& text_k,
-                       const Tensor& text_v, const SeqLayout& layout, SeqAttention& attention,
-                       const WanBlockPolicy& policy);
+                       const Tensor& tproj, const Tensor& cos, const Tensor& sin, const WanCrossKv& kv,
+                       const SeqLayout& layout, SeqAttention& attention, const WanBlockPolicy& policy);
 
 // Whether a gate folds into a copy of a [N, K] weight for `rows` rows of input with `copies`
 // distinct gates: the copy reads and writes w per gate, the epilogue saves about two passes over

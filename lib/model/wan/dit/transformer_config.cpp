@@ -85,10 +85,18 @@ void WanTransformerConfig::validate(const std::string& source) const {
     fail("qk_norm", fmt::format("only \"rms_norm_across_heads\" is supported, got \"{}\"", qk_norm));
   if (!(eps > 0)) fail("eps", fmt::format("must be > 0, got {}", eps));
   if (rope_max_seq_len < 1) fail("rope_max_seq_len", fmt::format("must be >= 1, got {}", rope_max_seq_len));
-  if (image_dim) fail("image_dim", "image conditioning (I2V) is not supported by this text-to-video build");
-  if (added_kv_proj_dim)
-    fail("added_kv_proj_dim", "image conditioning (I2V) is not supported by this text-to-video build");
-  if (pos_embed_seq_len) fail("pos_embed_seq_len", "FLF2V position embeddings are not supported");
+  // The image path (Wan 2.1 I2V / FLF2V): image_dim sizes the CLIP tokens' embedder, whose output
+  // (width D) the cross-attention's add_k_proj/add_v_proj read, so both keys come together.
+  if (image_dim && *image_dim < 1) fail("image_dim", fmt::format("must be >= 1, got {}", *image_dim));
+  if (image_dim.has_value() != added_kv_proj_dim.has_value())
+    fail(image_dim ? "added_kv_proj_dim" : "image_dim",
+         "image_dim and added_kv_proj_dim are set together (the image path) or not at all");
+  if (added_kv_proj_dim && *added_kv_proj_dim != dim())
+    fail("added_kv_proj_dim", fmt::format("must equal heads·head_dim = {} (it projects the image embedder's "
+                                          "output), got {}", dim(), *added_kv_proj_dim));
+  if (pos_embed_seq_len && !image_dim) fail("pos_embed_seq_len", "needs image_dim (FLF2V's image position embedding)");
+  if (pos_embed_seq_len && (*pos_embed_seq_len < 2 || *pos_embed_seq_len % 2))
+    fail("pos_embed_seq_len", fmt::format("must be even and >= 2 (two images' tokens), got {}", *pos_embed_seq_len));
 }
 
 }  // namespace vgen

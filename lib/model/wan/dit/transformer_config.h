@@ -22,12 +22,13 @@ struct WanTransformerConfig {
   bool cross_attn_norm = true;
   std::string qk_norm = "rms_norm_across_heads";
   double eps = 1e-6;
-  std::optional<int> image_dim;          // I2V only; must be null for T2V
-  std::optional<int> added_kv_proj_dim;  // I2V only; must be null for T2V
+  std::optional<int> image_dim;          // the image path (I2V): the CLIP tokens' width
+  std::optional<int> added_kv_proj_dim;  // with image_dim: the image K/V projections' input (= D)
   int rope_max_seq_len = 1024;
-  std::optional<int> pos_embed_seq_len;  // FLF2V only; must be null for T2V
+  std::optional<int> pos_embed_seq_len;  // FLF2V: the two images' token positions
 
   int dim() const { return num_attention_heads * attention_head_dim; }  // D
+  bool has_image() const { return image_dim.has_value(); }
   int patch_volume() const { return patch_size[0] * patch_size[1] * patch_size[2]; }
   // RoPE split of the head dim: h = w = 2·(Dh/6), t = Dh − h − w (44/42/42 for Dh = 128).
   int rope_h_dim() const { return 2 * (attention_head_dim / 6); }

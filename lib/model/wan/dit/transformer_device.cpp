@@ -53,8 +53,8 @@ WanForwardContext WanDeviceModel::context() const {
   return {cfg_, w_, *this, rope_, fp8_, Device::kCUDA, fusion, LinearRows::kBatched, backend_, dwdp_ != nullptr, prof_};
 }
 
-TextContext WanDeviceModel::prepare_text(const Tensor& encoder_hidden_states) const {
-  return wan_prepare_text(context(), encoder_hidden_states);
+TextContext WanDeviceModel::prepare_text(const Tensor& encoder_hidden_states, const Tensor& image_tokens) const {
+  return wan_prepare_text(context(), encoder_hidden_states, image_tokens);
 }
 
 Tensor WanDeviceModel::forward_local(const Tensor& latents, const Tensor& timestep, const TextContext& text,

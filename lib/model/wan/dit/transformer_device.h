@@ -129,7 +129,7 @@ class WanDeviceModel final : private WanBlockSource {
   // Same contracts as WanTransformer's (inputs host or device; results on the device):
   // text K/V [B, L, H, Dh] in the compute dtype; proj_out tokens [B, S_loc, P·C_out] in the
   // compute dtype; unpatchify → [B, C_out, T, H, W] f32.
-  TextContext prepare_text(const Tensor& encoder_hidden_states) const;
+  TextContext prepare_text(const Tensor& encoder_hidden_states, const Tensor& image_tokens = Tensor()) const;
   Tensor forward_local(const Tensor& latents, const Tensor& timestep, const TextContext& text,
                        const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache = nullptr,
                        const StepPolicy& step = {}) const;

@@ -12,6 +12,8 @@
 namespace vgen {
 namespace {
 
+// kNorm2Weight/Bias: the LayerNorms diffusers keeps in fp32 (_keep_in_fp32_modules' norm1/norm2:
+// a block's norm2, the image embedder's two).
 enum class Role { kMatrix, kBias, kTable, kTimeMlp, kRmsWeight, kNorm2Weight, kNorm2Bias };
 
 bool keeps_f32(Role r) {
@@ -48,7 +50,30 @@ WanBlockWeights build_block(const WanTransformerConfig& cfg, const WanBlockWeigh
   }
   b.ffn1 = lin(hb ? &hb->ffn1 : nullptr, F_, D, n + ".ffn.net.0.proj");
   b.ffn2 = lin(hb ? &hb->ffn2 : nullptr, D, F_, n + ".ffn.net.2");
+  if (cfg.has_image()) {
+    b.image.k = lin(hb ? &hb->image.k : nullptr, D, D, n + ".attn2.add_k_proj");
+    b.image.v = lin(hb ? &hb->image.v : nullptr, D, D, n + ".attn2.add_v_proj");
+    b.image.norm_k = get(hb ? &hb->image.norm_k : nullptr, {D}, Role::kRmsWeight, n + ".attn2.norm_added_k.weight");
+  }
   return b;
+}
+
+// The image embedder (the image path): its LayerNorms in fp32 as diffusers keeps them.
+template <typename G, typename L>
+WanImageEmbedderWeights build_image_embedder(const WanTransformerConfig& cfg, const WanImageEmbedderWeights* h,
+                                             G&& get, L&& lin) {
+  const int64_t D = cfg.dim(), I = *cfg.image_dim;
+  const std::string e = "condition_embedder.image_embedder";
+  WanImageEmbedderWeights ie;
+  ie.norm1_w = get(h ? &h->norm1_w : nullptr, {I}, Role::kNorm2Weight, e + ".norm1.weight");
+  ie.norm1_b = get(h ? &h->norm1_b : nullptr, {I}, Role::kNorm2Bias, e + ".norm1.bias");
+  ie.ff1 = lin(h ? &h->ff1 : nullptr, I, I, Role::kMatrix, Role::kBias, e + ".ff.net.0.proj");
+  ie.ff2 = lin(h ? &h->ff2 : nullptr, D, I, Role::kMatrix, Role::kBias, e + ".ff.net.2");
+  ie.norm2_w = get(h ? &h->norm2_w : nullptr, {D}, Role::kNorm2Weight, e + ".norm2.weight");
+  ie.norm2_b = get(h ? &h->norm2_b : nullptr, {D}, Role::kNorm2Bias, e + ".norm2.bias");
+  if (cfg.pos_embed_seq_len)
+    ie.pos_embed = get(h ? &h->pos_embed : nullptr, {*cfg.pos_embed_seq_len, I}, Role::kMatrix, e + ".pos_embed");
+  return ie;
 }
 
 // Walks the weight layout of `cfg` (the shapes load_wan_transformer_weights produces) and builds
@@ -84,6 +109,8 @@ WanTransformerWeights build(const WanTransformerConfig& cfg, const WanTransforme
                         "condition_embedder.text_embedder.linear_1");
   w.text_linear_2 = lin(host ? &host->text_linear_2 : nullptr, D, D, Role::kMatrix, Role::kBias,
                         "condition_embedder.text_embedder.linear_2");
+  if (cfg.has_image())
+    w.image_embedder = build_image_embedder(cfg, host ? &host->image_embedder : nullptr, get, lin);
   w.scale_shift_table = get(host ? &host->scale_shift_table : nullptr, {2, D}, Role::kTable, "scale_shift_table");
   w.proj_out = lin(host ? &host->proj_out : nullptr, Pout, D, Role::kMatrix, Role::kBias, "proj_out");
   w.blocks.resize(size_t(cfg.num_layers));

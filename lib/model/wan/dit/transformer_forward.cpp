@@ -57,6 +57,11 @@ void check_inputs(const WanForwardContext& c, const Shape& ls, const Tensor& tim
   VGEN_CHECK(text.batch == B && text.k.size() == c.w.blocks.size() && text.v.size() == c.w.blocks.size(),
              ExitCode::kInput, "text context of batch {} with {} blocks for latents {} and {} blocks", text.batch,
              text.k.size(), shape_str(ls), c.w.blocks.size());
+  VGEN_CHECK(text.image_k.empty() || (text.image_k.size() == text.k.size() && text.image_v.size() == text.k.size()),
+             ExitCode::kInput, "image context with {} blocks for a text context of {}", text.image_k.size(),
+             text.k.size());
+  VGEN_CHECK(text.image_k.empty() || c.cfg.has_image(), ExitCode::kInput,
+             "image tokens for a transformer without the image path (no image_dim in its config)");
   VGEN_CHECK(text.k.empty() || (text.k[0].device() == c.device && text.k[0].dtype() == c.fusion.dtype),
              ExitCode::kInternal, "the DiT needs the text K/V of its own prepare_text ({} {}), got {}",
              c.device == Device::kCPU ? "host" : "device", dtype_name(c.fusion.dtype), text.k[0].str());
@@ -124,8 +129,10 @@ void run_blocks(const WanForwardContext& c, const WanBlockRun& run, Tensor& x, c
     const WanBlockWeights& w = c.blocks.block_begin(size_t(i));
     OnUnwind end_on_error([&] { c.blocks.block_end(size_t(i)); });  // a DWDP slot stays usable after an error
     const WanBlockPolicy policy{c.fp8.block_switches(i, n, fwd), c.rows, c.backend};
-    wan_block_forward(run, w, x, pending, tproj, cos, sin, text.k[size_t(i)], text.v[size_t(i)], layout, attention,
-                      policy);
+    const size_t k = size_t(i);
+    const WanCrossKv kv{text.k[k], text.v[k], text.image_k.empty() ? Tensor() : text.image_k[k],
+                        text.image_v.empty() ? Tensor() : text.image_v[k]};
+    wan_block_forward(run, w, x, pending, tproj, cos, sin, kv, layout, attention, policy);
     c.blocks.block_end(size_t(i));
   }
   pending.flush(x, c.profiler);
@@ -147,30 +154,111 @@ Tensor head(const WanForwardContext& c, const Tensor& x, const Tensor& temb) {
   return apply(c, c.w.proj_out, y);  // [B, S_loc, P·C_out]
 }
 
-}  // namespace
+// WanImageEmbedding: image tokens [B, L, image_dim] (FLF2V: the two images' tokens regrouped to
+// [B, pos_embed_seq_len, image_dim], + pos_embed) → fp32 LayerNorm → Linear → GELU → Linear → fp32
+// LayerNorm → [B, L', D] in the compute dtype.
+Tensor embed_image(const WanForwardContext& c, const Tensor& image_tokens) {
+  const WanImageEmbedderWeights& ie = c.w.image_embedder;
+  const int64_t I = *c.cfg.image_dim;
+  constexpr float kEps = 1e-5f;  // FP32LayerNorm's default, not the config's eps
+  VGEN_CHECK(image_tokens.ndim() == 3 && image_tokens.dim(2) == I, ExitCode::kInput,
+             "image tokens must be [B, L, {}], got {}", I, image_tokens.str());
+  Tensor e = phase(c, P::kOther, [&] { return cast(f32_on(image_tokens, c.device), c.fusion.dtype); });  // [B, L, I]
+  if (ie.pos_embed.defined()) {
+    const int64_t Lp = ie.pos_embed.dim(0);
+    VGEN_CHECK(e.numel() % (Lp * I) == 0 && 2 * e.dim(1) == Lp, ExitCode::kInput,
+               "FLF2V image tokens: {} do not regroup into pairs of {} positions", e.str(), Lp);
+    e = e.reshape({e.numel() / (Lp * I), Lp, I});  // [B/2, 2L, I]: first and last image side by side
+    phase(c, P::kOther, [&] {
+      for (int64_t b = 0; b < e.dim(0); ++b) {
+        Tensor eb = e[b];
+        add_inplace(eb, ie.pos_embed);
+      }
+    });
+  }
+  Tensor n1 = phase(c, P::kOther, [&] { return layer_norm(e, ie.norm1_w, ie.norm1_b, kEps); });
+  Tensor h = apply(c, ie.ff1, n1);  // [B, L, I]
+  phase(c, P::kOther, [&] { gelu_erf_(h); });
+  Tensor h2 = apply(c, ie.ff2, h);  // [B, L, D]
+  return phase(c, P::kOther, [&] { return layer_norm(h2, ie.norm2_w, ie.norm2_b, kEps); });
+}
 
-TextContext wan_prepare_text(const WanForwardContext& c, const Tensor& encoder_hidden_states) {
-  const Tensor& e0 = encoder_hidden_states;
+// diffusers' WanAttnProcessor takes the first `L − 512` positions of the context [image ‖ text] as
+// image tokens (a text length fixed at 512; Python's slicing when L < 512): n = L − 512 for L ≥ 512,
+// 2L − 512 for 256 ≤ L < 512, else 0. The same split here gives the reference's numbers at every
+// length (with the pipelines' 512 text positions, exactly the image tokens).
+int64_t image_path_tokens(int64_t L) { return L >= 512 ? L - 512 : std::max<int64_t>(0, 2 * L - 512); }
+
+// Tokens [begin, begin + n) of x [B, L, D] as a contiguous [B, n, D] (a view when B = 1).
+Tensor token_range(const Tensor& x, int64_t begin, int64_t n) {
+  const int64_t B = x.dim(0), D = x.dim(2);
+  if (B == 1) return x[0].narrow(begin, n).reshape({1, n, D});
+  Tensor out = Tensor::empty({B, n, D}, x.dtype(), x.device());
+  for (int64_t b = 0; b < B; ++b) {
+    Tensor dst = out[b];
+    dst.copy_from(x[b].narrow(begin, n));
+  }
+  return out;
+}
+
+// [a ‖ b] along the tokens: a [B, La, D], b [B, Lb, D] → [B, La + Lb, D].
+Tensor concat_tokens(const Tensor& a, const Tensor& b) {
+  VGEN_CHECK(a.dim(0) == b.dim(0) && a.dim(2) == b.dim(2) && a.dtype() == b.dtype(), ExitCode::kInput,
+             "image tokens {} do not go with the text {} (batch and width)", a.str(), b.str());
+  const int64_t B = a.dim(0), La = a.dim(1), Lb = b.dim(1);
+  Tensor out = Tensor::empty({B, La + Lb, a.dim(2)}, a.dtype(), a.device());
+  for (int64_t i = 0; i < B; ++i) {
+    Tensor head = out[i].narrow(0, La), tail = out[i].narrow(La, Lb);
+    head.copy_from(a[i]);
+    tail.copy_from(b[i]);
+  }
+  return out;
+}
+
+// The text embedder: [B, L, text_dim] (any device, any float dtype) → [B, L, D].
+Tensor embed_text(const WanForwardContext& c, const Tensor& e0) {
   VGEN_CHECK(e0.ndim() == 3 && e0.dim(2) == c.cfg.text_dim, ExitCode::kInput,
              "encoder_hidden_states must be [B, L, {}], got {}", c.cfg.text_dim, e0.str());
-  const int64_t B = e0.dim(0), L = e0.dim(1), H = c.cfg.num_attention_heads, Dh = c.cfg.attention_head_dim;
   const WanBlockFusion& fu = c.fusion;
   Tensor e = phase(c, P::kOther, [&] { return cast(f32_on(e0, c.device), fu.dtype); });  // [B, L, text_dim]
   Tensor h = apply(c, c.w.text_linear_1, e, fu.fused_gelu ? Activation::kGeluTanh : Activation::kNone);  // [B, L, D]
   if (!fu.fused_gelu) phase(c, P::kOther, [&] { gelu_tanh_(h); });
-  Tensor ctx = apply(c, c.w.text_linear_2, h);  // [B, L, D]
+  return apply(c, c.w.text_linear_2, h);  // [B, L, D]
+}
+
+// K (after its RMSNorm) and V [B, L, H, Dh] of tokens x [B, L, D].
+void project_kv(const WanForwardContext& c, const WanLinear& wk, const Tensor& norm_k, const WanLinear& wv,
+                const Tensor& x, std::vector<Tensor>& ks, std::vector<Tensor>& vs) {
+  const int64_t B = x.dim(0), L = x.dim(1), H = c.cfg.num_attention_heads, Dh = c.cfg.attention_head_dim;
+  Tensor k = apply(c, wk, x);  // [B, L, D]
+  ks.push_back(phase(c, P::kOther, [&] { return rms_norm(k, norm_k, float(c.cfg.eps)); }).reshape({B, L, H, Dh}));
+  vs.push_back(apply(c, wv, x).reshape({B, L, H, Dh}));  // [B, L, H, Dh]
+}
+
+}  // namespace
+
+TextContext wan_prepare_text(const WanForwardContext& c, const Tensor& encoder_hidden_states,
+                             const Tensor& image_tokens) {
+  Tensor ctx = embed_text(c, encoder_hidden_states);  // [B, L, D]
+  int64_t n = 0;                                      // context positions on the image path
+  if (image_tokens.defined()) {
+    VGEN_CHECK(c.cfg.has_image(), ExitCode::kInput,
+               "image tokens for a transformer without the image path (no image_dim in its config)");
+    ctx = phase(c, P::kOther, [&] { return concat_tokens(embed_image(c, image_tokens), ctx); });  // [B, L', D]
+    n = image_path_tokens(ctx.dim(1));
+  }
+  const int64_t B = ctx.dim(0), L = ctx.dim(1);
+  const Tensor img = n ? phase(c, P::kOther, [&] { return token_range(ctx, 0, n); }) : Tensor();       // [B, n, D]
+  const Tensor txt = n ? phase(c, P::kOther, [&] { return token_range(ctx, n, L - n); }) : ctx;  // [B, L − n, D]
   TextContext tc;
   tc.batch = B;
-  tc.length = L;
-  tc.k.reserve(c.w.blocks.size());
-  tc.v.reserve(c.w.blocks.size());
+  tc.length = L - n;
+  tc.image_length = n;
   for (size_t i = 0; i < c.w.blocks.size(); ++i) {
     const WanBlockWeights& b = c.blocks.block_begin(i);
     OnUnwind end_on_error([&] { c.blocks.block_end(i); });  // a DWDP slot stays usable after an error
-    Tensor k = apply(c, b.attn2.k, ctx);                     // [B, L, D]
-    tc.k.push_back(phase(c, P::kOther, [&] { return rms_norm(k, b.attn2.norm_k, float(c.cfg.eps)); })
-                       .reshape({B, L, H, Dh}));                     // [B, L, H, Dh]
-    tc.v.push_back(apply(c, b.attn2.v, ctx).reshape({B, L, H, Dh}));  // [B, L, H, Dh]
+    project_kv(c, b.attn2.k, b.attn2.norm_k, b.attn2.v, txt, tc.k, tc.v);
+    if (n) project_kv(c, b.image.k, b.image.norm_k, b.image.v, img, tc.image_k, tc.image_v);
     c.blocks.block_end(i);
   }
   return tc;

@@ -48,8 +48,12 @@ struct WanForwardContext {
 
 // encoder_hidden_states [B, L, text_dim] (any device, any float dtype) → text embedder, then per
 // block the cross-attention's K (after norm_k) and V [B, L, H, Dh], on the context's device in its
-// compute dtype.
-TextContext wan_prepare_text(const WanForwardContext& c, const Tensor& encoder_hidden_states);
+// compute dtype. image_tokens [B, L_img, image_dim] (the image path; FLF2V: both images' tokens,
+// [B, 2·L_img, image_dim] or [2B, L_img, image_dim]) go through the image embedder before the text;
+// the context's first positions then take the image K/V projections as diffusers splits them
+// (transformer_forward.cpp image_path_tokens), the rest the text's.
+TextContext wan_prepare_text(const WanForwardContext& c, const Tensor& encoder_hidden_states,
+                             const Tensor& image_tokens = Tensor());
 
 // WanTransformer::forward_local (transformer.h): this rank's proj_out tokens [B, S_loc, P·C_out]
 // in the compute dtype, on the context's device.

@@ -94,9 +94,27 @@ WanTransformerWeights load_wan_transformer_weights(const WeightStore& store, con
     }
     bw.ffn1 = ld.linear(b + ".ffn.net.0.proj", F, D);
     bw.ffn2 = ld.linear(b + ".ffn.net.2", D, F);
+    if (cfg.has_image()) {
+      bw.image.k = ld.linear(b + ".attn2.add_k_proj", D, D);
+      bw.image.v = ld.linear(b + ".attn2.add_v_proj", D, D);
+      bw.image.norm_k = ld.get(b + ".attn2.norm_added_k.weight", {D});
+    }
+  }
+  if (cfg.has_image()) {
+    const int64_t I = *cfg.image_dim;
+    const std::string e = "condition_embedder.image_embedder";
+    WanImageEmbedderWeights& ie = w.image_embedder;
+    ie.norm1_w = ld.get(e + ".norm1.weight", {I});
+    ie.norm1_b = ld.get(e + ".norm1.bias", {I});
+    ie.ff1 = ld.linear(e + ".ff.net.0.proj", I, I);
+    ie.ff2 = ld.linear(e + ".ff.net.2", D, I);
+    ie.norm2_w = ld.get(e + ".norm2.weight", {D});
+    ie.norm2_b = ld.get(e + ".norm2.bias", {D});
+    if (cfg.pos_embed_seq_len)
+      ie.pos_embed = ld.get(e + ".pos_embed", {1, *cfg.pos_embed_seq_len, I}, {*cfg.pos_embed_seq_len, I});
   }
   if (size_t n = ld.unused())
-    log_warn_job("{}: {} tensor(s) not used by the text-to-video transformer", store.source(), n);
+    log_warn_job("{}: {} tensor(s) not used by the transformer", store.source(), n);
   return w;
 }
 

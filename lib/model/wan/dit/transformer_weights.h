@@ -23,12 +23,20 @@ struct WanAttentionWeights {
   Tensor norm_q, norm_k;  // [D] RMSNorm weights over the full width
 };
 
+// The cross-attention's image keys/values (the image path; undefined without it): add_k_proj,
+// add_v_proj [D, D] read the image embedder's tokens, norm_added_k [D] is an RMSNorm of the keys.
+struct WanImageKvWeights {
+  WanLinear k, v;
+  Tensor norm_k;
+};
+
 struct WanBlockWeights {
   Tensor scale_shift_table;  // [6, D]: shift1, scale1, gate1, shift2, scale2, gate2
   WanAttentionWeights attn1;  // self-attention
   WanAttentionWeights attn2;  // cross-attention (k/v read the projected text)
   Tensor norm2_w, norm2_b;    // [D] affine LayerNorm before cross-attention (undefined without cross_attn_norm)
   WanLinear ffn1, ffn2;       // [ffn, D], [D, ffn]
+  WanImageKvWeights image;    // attn2's image K/V projections (the image path only)
 };
 
 // The linears of a block that precision fp8 runs in e4m3 (self-attention q/k/v/o, cross-attention
@@ -66,17 +74,28 @@ template <typename F> void for_each_block_tensor(WanBlockWeights& b, F&& f) {
   }
   f(b.norm2_w);
   f(b.norm2_b);
-  for (WanLinear* l : {&b.ffn1, &b.ffn2}) {
+  for (WanLinear* l : {&b.ffn1, &b.ffn2, &b.image.k, &b.image.v}) {
     f(l->w);
     f(l->b);
   }
+  f(b.image.norm_k);
 }
+
+// WanImageEmbedding (the image path): CLIP tokens [L_img, image_dim] (+ pos_embed for FLF2V) →
+// LayerNorm (eps 1e-5, fp32) → Linear → GELU (erf) → Linear → LayerNorm (eps 1e-5, fp32) → [L_img, D].
+struct WanImageEmbedderWeights {
+  Tensor norm1_w, norm1_b;  // [image_dim]
+  WanLinear ff1, ff2;       // [image_dim, image_dim], [D, image_dim]
+  Tensor norm2_w, norm2_b;  // [D]
+  Tensor pos_embed;         // [pos_embed_seq_len, image_dim] (FLF2V only)
+};
 
 struct WanTransformerWeights {
   WanLinear patch_embedding;  // w viewed as [D, C_in·pt·ph·pw] (Conv3d with kernel = stride = patch)
   WanLinear time_linear_1, time_linear_2;  // [D, freq_dim], [D, D]
   WanLinear time_proj;                     // [6D, D]
   WanLinear text_linear_1, text_linear_2;  // [D, text_dim], [D, D]
+  WanImageEmbedderWeights image_embedder;  // the image path only
   Tensor scale_shift_table;                // [2, D]: shift, scale of the head
   WanLinear proj_out;                      // [pt·ph·pw·C_out, D]
   std::vector<WanBlockWeights> blocks;
