@@ -122,7 +122,7 @@ TEST_F(ShippedProfiles, RankRowsAreDistinctMeshes) {
 TEST(RecipeHardware, KeyIsParsedAndRecorded) {
   const Recipe r = parse_recipe("hardware: h100-hgx8\n", "r.yaml", {});
   EXPECT_EQ(r.hardware, "h100-hgx8");
-  EXPECT_EQ(r.resolved["hardware"], "h100-hgx8");
+  EXPECT_EQ(r.resolved["hardware"].get<std::string>(), "h100-hgx8");
   EXPECT_TRUE(parse_recipe("{}", "r.yaml", {}).resolved["hardware"].is_null());
 }
 
