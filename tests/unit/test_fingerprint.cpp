@@ -132,7 +132,7 @@ TEST(Fingerprint, ModelPartFollowsConfigsAndHeadersNotThePath) {
   ra.model = (a / "m").string(), rb.model = (b / "m").string();
   const Json ja = job_fingerprint_inputs(ra);
   EXPECT_EQ(ja, job_fingerprint_inputs(rb));  // a copy elsewhere is the same model
-  EXPECT_EQ(ja["vgen_version"], vgen_version());
+  EXPECT_EQ(ja["vgen_version"].get<std::string>(), vgen_version());
   EXPECT_TRUE(ja["model"]["components"]["transformer"]["diffusion_pytorch_model.safetensors"].contains("header_hash"));
 
   // A config edit changes it.
@@ -217,7 +217,7 @@ TEST(Resume, VerdictsOfAnExistingVideo) {
   EXPECT_EQ(sidecar_path(mp4), (d / "0000-cat.vgen.json").string());
   const ExistingVideo same = check_existing_video(mp4, expect);
   EXPECT_EQ(same.verdict, Verdict::kReuse) << same.why;
-  EXPECT_EQ(same.fingerprint, expect["fingerprint"]);
+  EXPECT_EQ(same.fingerprint, expect["fingerprint"].get<std::string>());
 
   const ExistingVideo other = check_existing_video(mp4, fp.sidecar(fp.video_inputs("a cat", "", 8, 9)));
   EXPECT_EQ(other.verdict, Verdict::kChanged);
@@ -243,13 +243,13 @@ TEST(Resume, TimingJsonCarriesReuseAndFingerprint) {
   v.reused = true;
   v.fingerprint = "0123456789abcdef0123456789abcdef";
   const OrderedJson j = to_json(v);
-  EXPECT_EQ(j["reused"], true);
-  EXPECT_EQ(j["fingerprint"], v.fingerprint);
+  EXPECT_EQ(j["reused"].get<bool>(), true);
+  EXPECT_EQ(j["fingerprint"].get<std::string>(), v.fingerprint);
   const VideoReport back = video_report_from_json(Json::parse(j.dump()));
   EXPECT_TRUE(back.reused);
   EXPECT_EQ(back.fingerprint, v.fingerprint);
   const OrderedJson none = to_json(VideoReport{});
-  EXPECT_EQ(none["reused"], false);
+  EXPECT_EQ(none["reused"].get<bool>(), false);
   EXPECT_TRUE(none["fingerprint"].is_null());  // no output, no fingerprint
   EXPECT_FALSE(video_report_from_json(Json::object()).reused);  // an older timing.json
 }
