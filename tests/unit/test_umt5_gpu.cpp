@@ -265,7 +265,7 @@ TEST(T5EncoderGpu, GoldenTextEncodeOnDevice) {
     EXPECT_EQ(c.metrics.size(), 5u);
     for (auto& m : c.metrics) {
       EXPECT_TRUE(m.pass) << m.what << " " << m.metric << " " << m.value << " tol " << m.tol;
-      std::printf("  %s %-18s %-10s %.4e (tol %.1e)\n", precision, m.what.c_str(), m.metric.c_str(), m.value, m.tol);
+      std::printf("  %s %-18s %-10s %.4e (tol %.1e)\n", precision_name(precision), m.what.c_str(), m.metric.c_str(), m.value, m.tol);
     }
   }
 }
