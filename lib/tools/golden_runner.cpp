@@ -13,11 +13,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The generic kinds here; any other kind is a component's, run by the family of the case's model.
+// The generic kinds here; any other kind is a component's, run by the family of the case's model
+// (component_family: also a pipeline class whose components a family knows before it renders it).
 void run_case(GoldenCase& c) {
   if (c.name.rfind("sched_", 0) == 0) return golden_scheduler(c);
   if (c.name.rfind("pipeline_", 0) == 0) return golden_pipeline(c);
-  if (!model_family(DiffusersDir(c.model_dir())).run_golden_case(c.name, c))
+  if (!component_family(DiffusersDir(c.model_dir())).run_golden_case(c.name, c))
     VGEN_THROW(ExitCode::kInput, "no runner for case '{}'", c.name);
 }
 

@@ -48,4 +48,18 @@ TEST(Registry, AnUnknownPipelineIsRefusedByName) {
   fs::remove_all(dir);
 }
 
+// An I2V checkpoint: `vgen golden` runs its component cases through the Wan family, while `vgen run`
+// and `vgen plan` (model_family) still refuse the pipeline by its class name.
+TEST(Registry, ImageToVideoComponentsRouteToWanButThePipelineIsRefused) {
+  const DiffusersDir dir(std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/wan21-i2v-tiny");
+  EXPECT_EQ(component_family(dir).name(), "wan");
+  try {
+    model_family(dir);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kModel);
+    EXPECT_NE(e.message().find("WanImageToVideoPipeline"), std::string::npos) << e.message();
+  }
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "io/safetensors.h"
+#include "model/clip/golden_clip.h"
 #include "model/wan/dit/lora.h"
 #include "model/wan/dit/transformer_config.h"
 #include "model/wan/dit/transformer_weights.h"
@@ -23,6 +24,11 @@ int expert_heads(const DiffusersDir& dir, const std::string& component) {
   return heads;
 }
 
+std::string pipeline_class(const DiffusersDir& dir) {
+  const Json& idx = dir.model_index();
+  return idx.contains("_class_name") && idx["_class_name"].is_string() ? idx["_class_name"].get<std::string>() : "";
+}
+
 }  // namespace
 
 std::vector<std::string> wan_expert_components(const DiffusersDir& dir) {
@@ -35,10 +41,10 @@ std::string wan_variant(const DiffusersDir& dir) {
   return dir.has_component("transformer_2") ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
 }
 
-bool WanFamily::accepts(const DiffusersDir& dir) const {
-  const Json& idx = dir.model_index();
-  return idx.contains("_class_name") && idx["_class_name"].is_string() &&
-         idx["_class_name"].get<std::string>() == "WanPipeline";
+bool WanFamily::accepts(const DiffusersDir& dir) const { return pipeline_class(dir) == "WanPipeline"; }
+
+bool WanFamily::runs_components_of(const DiffusersDir& dir) const {
+  return pipeline_class(dir) == "WanImageToVideoPipeline";
 }
 
 ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
@@ -107,6 +113,7 @@ bool WanFamily::run_golden_case(const std::string& kind, GoldenCase& c) const {
   if (kind == "text_encode") golden_text_encode(c);
   else if (kind == "dit_forward") golden_dit_forward(c);
   else if (kind == "vae_decode") golden_vae_decode(c);
+  else if (kind == "clip_image_encode") golden_clip_image_encode(c);  // the I2V checkpoints' image_encoder
   else return false;
   return true;
 }
