@@ -59,9 +59,15 @@ std::string write_vith_like(uint32_t seed) {
     lin(p + "mlp.fc2", D, F);
   }
   save_safetensors((d / "model.safetensors").string(), t);
-  const Json cfg = {{"model_type", "clip_vision_model"}, {"hidden_size", D},        {"intermediate_size", F},
-                    {"num_attention_heads", 2},          {"num_hidden_layers", L},  {"patch_size", P},
-                    {"image_size", 224},                 {"num_channels", C},       {"layer_norm_eps", 1e-5},
+  const Json cfg = {{"model_type", "clip_vision_model"},
+                    {"hidden_size", D},
+                    {"intermediate_size", F},
+                    {"num_attention_heads", 2},
+                    {"num_hidden_layers", L},
+                    {"patch_size", P},
+                    {"image_size", 224},
+                    {"num_channels", C},
+                    {"layer_norm_eps", 1e-5},
                     {"hidden_act", "quick_gelu"}};
   std::ofstream(d / "config.json") << cfg.dump();
   return d.string();

@@ -65,14 +65,13 @@ ClipVisionEncoder ClipVisionEncoder::load(const std::string& dir) {
   return ClipVisionEncoder(ClipVisionConfig::load(dir), WeightStore::open(dir), dir);
 }
 
-ClipVisionEncoder::ClipVisionEncoder(const ClipVisionConfig& cfg, const WeightStore& weights,
-                                     const std::string& where)
+ClipVisionEncoder::ClipVisionEncoder(const ClipVisionConfig& cfg, const WeightStore& weights, const std::string& where)
     : cfg_(cfg) {
   const ClipWeightReader r{weights, weight_prefix(weights), where};
   const int64_t D = cfg.hidden_size, C = cfg.num_channels, P = cfg.patch_size;
   patch_.w = r.get("embeddings.patch_embedding.weight", {D, C, P, P}).reshape({D, C * P * P});  // [D, C·P·P]
-  class_emb_ = r.get("embeddings.class_embedding", {D});                                     // [D]
-  pos_emb_ = r.get("embeddings.position_embedding.weight", {cfg.num_positions(), D});        // [S, D]
+  class_emb_ = r.get("embeddings.class_embedding", {D});                                        // [D]
+  pos_emb_ = r.get("embeddings.position_embedding.weight", {cfg.num_positions(), D});           // [S, D]
   pre_ln_w_ = r.get("pre_layrnorm.weight", {D});
   pre_ln_b_ = r.get("pre_layrnorm.bias", {D});
   // hidden_states[-2]: the layers before the last one.
@@ -103,9 +102,9 @@ Tensor ClipVisionEncoder::embed(const Tensor& pixel_values) const {
   // The stride-P conv as a gather of each patch's (c, kh, kw) values and a GEMM with the flattened
   // conv weight: patchify of a one-frame video with patch (1, P, P).
   const Tensor px = pixel_values.to(device_).reshape({B, C, 1, H, H});  // [B, C, 1, H, W] f32
-  const Tensor patches = patchify(px, {1, P, P}, 0, N, dtype_);        // [B, N, C·P·P]
-  const Tensor pe = linear(patch_, patches, LinearMode{});               // [B, N, D]
-  Tensor x = Tensor::empty({B, 1 + N, D}, dtype_, device_);              // [B, 1 + N, D]
+  const Tensor patches = patchify(px, {1, P, P}, 0, N, dtype_);         // [B, N, C·P·P]
+  const Tensor pe = linear(patch_, patches, LinearMode{});              // [B, N, D]
+  Tensor x = Tensor::empty({B, 1 + N, D}, dtype_, device_);             // [B, 1 + N, D]
   for (int64_t b = 0; b < B; ++b) {
     Tensor xb = x[b];  // [1 + N, D]
     xb.narrow(0, 1).copy_from(class_emb_);
@@ -119,19 +118,21 @@ void ClipVisionEncoder::layer_forward(const ClipVisionLayer& l, Tensor& x) const
   const int64_t B = x.dim(0), S = x.dim(1), D = x.dim(2), H = cfg_.num_attention_heads, Dh = cfg_.head_dim();
   const float eps = float(cfg_.layer_norm_eps);
   const LinearMode m;
-  Tensor n = layer_norm(x, l.ln1_w, l.ln1_b, eps);                 // [B, S, D]
-  const Tensor q = linear(l.q, n, m).reshape({B, S, H, Dh});       // [B, S, H, Dh]
-  const Tensor k = linear(l.k, n, m).reshape({B, S, H, Dh});       // [B, S, H, Dh]
-  const Tensor v = linear(l.v, n, m).reshape({B, S, H, Dh});       // [B, S, H, Dh]
-  Tensor o = Tensor::empty({B, S, H, Dh}, dtype_, device_);        // [B, S, H, Dh]
+  Tensor n = layer_norm(x, l.ln1_w, l.ln1_b, eps);            // [B, S, D]
+  const Tensor q = linear(l.q, n, m).reshape({B, S, H, Dh});  // [B, S, H, Dh]
+  const Tensor k = linear(l.k, n, m).reshape({B, S, H, Dh});  // [B, S, H, Dh]
+  const Tensor v = linear(l.v, n, m).reshape({B, S, H, Dh});  // [B, S, H, Dh]
+  Tensor o = Tensor::empty({B, S, H, Dh}, dtype_, device_);   // [B, S, H, Dh]
   // Every token attends to every token (no mask); block_attention's scale is head_dim^-0.5.
   block_attention(q, k, v, S, o, nullptr, AttentionPolicy{backend_, false, QkFormat::kE4m3});
-  linear_add_(x, l.o, o.reshape({B, S, D}), m);                    // x += out_proj(o)
-  n = layer_norm(x, l.ln2_w, l.ln2_b, eps);                        // [B, S, D]
-  Tensor h = linear(l.fc1, n, m);                                  // [B, S, F]
-  if (cfg_.act == ClipActivation::kGelu) gelu_erf_(h);
-  else quick_gelu_(h);
-  linear_add_(x, l.fc2, h, m);                                     // x += fc2(h)
+  linear_add_(x, l.o, o.reshape({B, S, D}), m);  // x += out_proj(o)
+  n = layer_norm(x, l.ln2_w, l.ln2_b, eps);      // [B, S, D]
+  Tensor h = linear(l.fc1, n, m);                // [B, S, F]
+  if (cfg_.act == ClipActivation::kGelu)
+    gelu_erf_(h);
+  else
+    quick_gelu_(h);
+  linear_add_(x, l.fc2, h, m);  // x += fc2(h)
 }
 
 Tensor ClipVisionEncoder::penultimate_hidden_states(const Tensor& pixel_values) const {
@@ -140,10 +141,10 @@ Tensor ClipVisionEncoder::penultimate_hidden_states(const Tensor& pixel_values) 
                  pixel_values.dim(2) == I && pixel_values.dim(3) == I && pixel_values.dtype() == DType::kF32,
              ExitCode::kInput, "CLIP vision: pixel_values must be f32 [B, {}, {}, {}], got {}", C, I, I,
              pixel_values.defined() ? pixel_values.str() : std::string("undefined"));
-  Tensor x = embed(pixel_values);                                                   // [B, S, D]
-  x = layer_norm(x, pre_ln_w_, pre_ln_b_, float(cfg_.layer_norm_eps));             // hidden_states[0]
-  for (const ClipVisionLayer& l : layers_) layer_forward(l, x);                     // [B, S, D]
-  return x;                                                                         // hidden_states[-2]
+  Tensor x = embed(pixel_values);                                       // [B, S, D]
+  x = layer_norm(x, pre_ln_w_, pre_ln_b_, float(cfg_.layer_norm_eps));  // hidden_states[0]
+  for (const ClipVisionLayer& l : layers_) layer_forward(l, x);         // [B, S, D]
+  return x;                                                             // hidden_states[-2]
 }
 
 }  // namespace vgen

@@ -23,11 +23,11 @@
 namespace vgen {
 
 struct ClipVisionLayer {
-  Tensor ln1_w, ln1_b;         // [D] f32 (on either device)
-  LinearWeights q, k, v, o;    // w [D, D], b [D]
-  Tensor ln2_w, ln2_b;         // [D] f32
-  LinearWeights fc1;           // w [F, D], b [F]
-  LinearWeights fc2;           // w [D, F], b [D]
+  Tensor ln1_w, ln1_b;       // [D] f32 (on either device)
+  LinearWeights q, k, v, o;  // w [D, D], b [D]
+  Tensor ln2_w, ln2_b;       // [D] f32
+  LinearWeights fc1;         // w [F, D], b [F]
+  LinearWeights fc2;         // w [D, F], b [D]
 };
 
 class ClipVisionEncoder {
@@ -64,10 +64,10 @@ class ClipVisionEncoder {
   Device device_ = Device::kCPU;
   DType dtype_ = DType::kF32;
   AttentionBackend backend_ = AttentionBackend::kAuto;
-  LinearWeights patch_;            // w [D, C·P·P] (the conv weight [D, C, P, P] flattened), no bias
-  Tensor class_emb_;               // [D]
-  Tensor pos_emb_;                 // [num_positions, D]
-  Tensor pre_ln_w_, pre_ln_b_;     // [D] f32
+  LinearWeights patch_;         // w [D, C·P·P] (the conv weight [D, C, P, P] flattened), no bias
+  Tensor class_emb_;            // [D]
+  Tensor pos_emb_;              // [num_positions, D]
+  Tensor pre_ln_w_, pre_ln_b_;  // [D] f32
   std::vector<ClipVisionLayer> layers_;
 };
 

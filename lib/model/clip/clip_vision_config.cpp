@@ -24,7 +24,8 @@ ClipActivation parse_activation(const std::string& name, const std::string& wher
 void check_sizes(const ClipVisionConfig& c, const std::string& where) {
   VGEN_CHECK(c.hidden_size > 0 && c.intermediate_size > 0 && c.num_attention_heads > 0 && c.num_hidden_layers > 0 &&
                  c.patch_size > 0 && c.image_size > 0 && c.num_channels > 0 && c.layer_norm_eps > 0,
-             ExitCode::kModel, "{}: invalid CLIP vision sizes (hidden_size {}, intermediate_size {}, "
+             ExitCode::kModel,
+             "{}: invalid CLIP vision sizes (hidden_size {}, intermediate_size {}, "
              "num_attention_heads {}, num_hidden_layers {}, patch_size {}, image_size {}, num_channels {}, "
              "layer_norm_eps {})",
              where, c.hidden_size, c.intermediate_size, c.num_attention_heads, c.num_hidden_layers, c.patch_size,
@@ -33,7 +34,8 @@ void check_sizes(const ClipVisionConfig& c, const std::string& where) {
   // weight's and activation's element count fits in int64.
   VGEN_CHECK(c.hidden_size <= (1 << 16) && c.intermediate_size <= (1 << 18) && c.num_hidden_layers <= (1 << 10) &&
                  c.image_size <= (1 << 14) && c.patch_size <= c.image_size && c.num_channels <= 64,
-             ExitCode::kModel, "{}: CLIP vision sizes out of range (hidden_size {}, intermediate_size {}, "
+             ExitCode::kModel,
+             "{}: CLIP vision sizes out of range (hidden_size {}, intermediate_size {}, "
              "num_hidden_layers {}, image_size {}, patch_size {}, num_channels {})",
              where, c.hidden_size, c.intermediate_size, c.num_hidden_layers, c.image_size, c.patch_size,
              c.num_channels);
@@ -42,8 +44,8 @@ void check_sizes(const ClipVisionConfig& c, const std::string& where) {
              c.num_attention_heads);
   // The patch grid covers the image exactly (the processor crops to image_size; a remainder would
   // be dropped by the stride-patch conv, which vgen does not reproduce).
-  VGEN_CHECK(c.image_size % c.patch_size == 0, ExitCode::kModel,
-             "{}: image_size {} is not a multiple of patch_size {}", where, c.image_size, c.patch_size);
+  VGEN_CHECK(c.image_size % c.patch_size == 0, ExitCode::kModel, "{}: image_size {} is not a multiple of patch_size {}",
+             where, c.image_size, c.patch_size);
 }
 
 }  // namespace

@@ -25,9 +25,9 @@ struct ClipVisionConfig {
   std::string act_name;  // as the config names it
 
   int64_t head_dim() const { return hidden_size / num_attention_heads; }
-  int64_t grid() const { return image_size / patch_size; }          // patches per side
+  int64_t grid() const { return image_size / patch_size; }  // patches per side
   int64_t num_patches() const { return grid() * grid(); }
-  int64_t num_positions() const { return num_patches() + 1; }       // + the class token
+  int64_t num_positions() const { return num_patches() + 1; }                     // + the class token
   int64_t patch_width() const { return num_channels * patch_size * patch_size; }  // a patch's values
 
   // Every key above is required (a saved CLIPVisionConfig has them all): a missing one, a wrong

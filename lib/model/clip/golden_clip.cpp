@@ -17,9 +17,9 @@ void golden_clip_image_encode(GoldenCase& c) {
     enc.set_attention_backend(c.recipe->attention.backend);
     enc.to_device(c.recipe->compute_dtype());
   }
-  const Tensor px = c.tensors.get_f32("pixel_values");               // [B, C, H, W]
+  const Tensor px = c.tensors.get_f32("pixel_values");                // [B, C, H, W]
   const Tensor ref = c.tensors.get_f32("penultimate_hidden_states");  // [B, 1 + P, D]
-  const Tensor out = enc.penultimate_hidden_states(px);              // [B, 1 + P, D]
+  const Tensor out = enc.penultimate_hidden_states(px);               // [B, 1 + P, D]
   VGEN_CHECK(out.shape() == ref.shape(), ExitCode::kInput, "case {}: output {} vs reference {}", c.name, out.str(),
              ref.str());
   c.rel_l2("penultimate_hidden_states", out, ref, c.bf16 ? 3e-2 : 1e-4);
