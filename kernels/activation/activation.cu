@@ -6,14 +6,16 @@
 namespace vgen::kern {
 namespace {
 
-enum ActOp : int { kGelu = 0, kSilu = 1, kGeluErf = 2 };
+enum ActOp : int { kGelu = 0, kSilu = 1, kGeluErf = 2, kQuickGelu = 3 };
 
 template <int kOp> __device__ __forceinline__ float act(float v) {
   if constexpr (kOp == kGelu) {
     const float k = 0.7978845608028654f;  // sqrt(2/π)
     return 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
   } else if constexpr (kOp == kGeluErf) {
-    return 0.5f * v * (1.0f + erff(v * 0.7071067811865476f));  // 1/sqrt(2)
+    return 0.5f * v * (1.0f + erff(v * 0.7071067811865476f));
+  } else if constexpr (kOp == kQuickGelu) {
+    return v / (1.0f + expf(-1.702f * v));
   } else {
     return v / (1.0f + expf(-v));
   }
@@ -57,12 +59,16 @@ cudaError_t gelu_tanh(const void* x, FloatType x_type, void* y, FloatType y_type
   return launch<kGelu>(x, x_type, y, y_type, n, stream);
 }
 
-cudaError_t silu(const void* x, FloatType x_type, void* y, FloatType y_type, int64_t n, cudaStream_t stream) {
-  return launch<kSilu>(x, x_type, y, y_type, n, stream);
-}
-
 cudaError_t gelu_erf(const void* x, FloatType x_type, void* y, FloatType y_type, int64_t n, cudaStream_t stream) {
   return launch<kGeluErf>(x, x_type, y, y_type, n, stream);
+}
+
+cudaError_t quick_gelu(const void* x, FloatType x_type, void* y, FloatType y_type, int64_t n, cudaStream_t stream) {
+  return launch<kQuickGelu>(x, x_type, y, y_type, n, stream);
+}
+
+cudaError_t silu(const void* x, FloatType x_type, void* y, FloatType y_type, int64_t n, cudaStream_t stream) {
+  return launch<kSilu>(x, x_type, y, y_type, n, stream);
 }
 
 }  // namespace vgen::kern

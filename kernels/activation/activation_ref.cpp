@@ -14,10 +14,19 @@ void gelu_tanh_ref(const float* x, float* y, int64_t n) {
 }
 
 void gelu_erf_ref(const float* x, float* y, int64_t n) {
+  const float k = 0.7071067811865476f;  // 1/√2
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
-    y[i] = 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f));  // 1/sqrt(2)
+    y[i] = 0.5f * v * (1.0f + std::erf(v * k));
+  }
+}
+
+void quick_gelu_ref(const float* x, float* y, int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    y[i] = v / (1.0f + std::exp(-1.702f * v));
   }
 }
 

@@ -10,7 +10,10 @@ namespace vgen::kern {
 // GELU, tanh approximation: 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³))).
 void gelu_tanh_ref(const float* x, float* y, int64_t n);
 
-// GELU, exact: 0.5·x·(1 + erf(x/√2)) (PyTorch's approximate="none").
+// GELU, exact: 0.5·x·(1 + erf(x/√2)) (transformers' "gelu", e.g. the CLIP vision MLP).
 void gelu_erf_ref(const float* x, float* y, int64_t n);
+
+// QuickGELU: x·sigmoid(1.702·x) (transformers' "quick_gelu", OpenAI CLIP checkpoints).
+void quick_gelu_ref(const float* x, float* y, int64_t n);
 
 }  // namespace vgen::kern

@@ -24,4 +24,12 @@ const ModelFamily& model_family(const DiffusersDir& dir) {
              dir.root(), cls, names);
 }
 
+const ModelFamily& component_family(const DiffusersDir& dir) {
+  for (const ModelFamily* f : model_families())
+    if (f->accepts(dir)) return *f;
+  for (const ModelFamily* f : model_families())
+    if (f->runs_components_of(dir)) return *f;
+  return model_family(dir);
+}
+
 }  // namespace vgen

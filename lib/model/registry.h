@@ -42,11 +42,18 @@ class ModelFamily {
   // Runs a golden fixture case of kind `kind` on a component of this family (tests/golden/README.md);
   // false when the family has no such kind.
   virtual bool run_golden_case(const std::string& kind, GoldenCase& c) const { return false; }
+  // Whether run_golden_case serves the component cases of `dir` though the family does not render
+  // its pipeline (yet): components it knows inside a pipeline class it refuses (accepts stays false,
+  // so `vgen run` and `vgen plan` still refuse the checkpoint by name).
+  virtual bool runs_components_of(const DiffusersDir& dir) const { return false; }
 };
 
 // Every registered family.
 const std::vector<const ModelFamily*>& model_families();
 // The family of the pipeline directory `dir`; kModel naming its `_class_name` when none accepts it.
 const ModelFamily& model_family(const DiffusersDir& dir);
+// The family whose component golden runners serve `dir`: model_family's, else one whose
+// runs_components_of accepts it; model_family's refusal when none does.
+const ModelFamily& component_family(const DiffusersDir& dir);
 
 }  // namespace vgen

@@ -24,6 +24,12 @@ void silu_(Tensor& x) {
   kern::silu_ref(x.f32(), x.f32(), x.numel());
 }
 
+void quick_gelu_(Tensor& x) {
+  if (x.defined() && !x.is_cpu()) return cuda_quick_gelu_(x);
+  check_cpu_f32(x, "quick_gelu", "x");
+  kern::quick_gelu_ref(x.f32(), x.f32(), x.numel());
+}
+
 Tensor gelu_tanh(const Tensor& x) {
   if (x.defined() && !x.is_cpu()) return cuda_gelu_tanh(x);
   check_cpu_f32(x, "gelu_tanh", "x");

@@ -10,5 +10,6 @@ Tensor silu(const Tensor& x);
 void gelu_tanh_(Tensor& x);  // in place
 void gelu_erf_(Tensor& x);   // in place: exact GELU, 0.5·x·(1 + erf(x/√2))
 void silu_(Tensor& x);       // in place
+void quick_gelu_(Tensor& x); // in place: x·sigmoid(1.702·x)
 
 }  // namespace vgen

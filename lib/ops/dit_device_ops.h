@@ -58,6 +58,7 @@ Tensor cuda_silu(const Tensor& x);
 void cuda_gelu_tanh_(Tensor& x);
 void cuda_silu_(Tensor& x);
 void cuda_gelu_erf_(Tensor& x);
+void cuda_quick_gelu_(Tensor& x);
 
 // t [N] f32 on the device → [N, dim] f32.
 Tensor cuda_timestep_embedding(const Tensor& t, int64_t dim, bool flip_sin_to_cos, float freq_shift, float max_period);

@@ -350,6 +350,11 @@ void cuda_silu_(Tensor& x) {
   launched(kern::silu(x.raw(), t, x.raw(), t, x.numel(), compute_stream()), "silu_", x);
 }
 
+void cuda_quick_gelu_(Tensor& x) {
+  const kern::FloatType t = act_type(x, "quick_gelu_", "x");
+  launched(kern::quick_gelu(x.raw(), t, x.raw(), t, x.numel(), compute_stream()), "quick_gelu_", x);
+}
+
 Tensor cuda_timestep_embedding(const Tensor& t, int64_t dim, bool flip_sin_to_cos, float freq_shift,
                                float max_period) {
   check_dev(t, "timestep_embedding", "t");

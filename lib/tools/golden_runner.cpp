@@ -13,14 +13,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The generic kinds here; any other kind is a component's, run by the family of the case's model.
+// The generic kinds here; any other kind is a component's, run by the family of the case's model
+// (component_family: also a pipeline class whose components a family knows before it renders it).
 // A case's kind is its name, or its JSON's "kind" (several cases of one kind in a set).
 void run_case(GoldenCase& c) {
   const std::string kind = c.params.contains("kind") && c.params["kind"].is_string()
                                ? c.params["kind"].get<std::string>() : c.name;
   if (kind.rfind("sched_", 0) == 0) return golden_scheduler(c);
   if (kind.rfind("pipeline_", 0) == 0) return golden_pipeline(c);
-  if (!model_family(DiffusersDir(c.model_dir())).run_golden_case(kind, c))
+  if (!component_family(DiffusersDir(c.model_dir())).run_golden_case(kind, c))
     VGEN_THROW(ExitCode::kInput, "no runner for case '{}' (kind {})", c.name, kind);
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "io/safetensors.h"
+#include "model/clip/golden_clip.h"
 #include "model/wan/dit/lora.h"
 #include "model/wan/dit/transformer_config.h"
 #include "model/wan/dit/transformer_weights.h"
@@ -28,14 +29,6 @@ std::string pipeline_class(const DiffusersDir& dir) {
   return idx.contains("_class_name") && idx["_class_name"].is_string() ? idx["_class_name"].get<std::string>() : "";
 }
 
-// WanImageToVideoPipeline checkpoints are accepted for their golden component cases (the DiT's
-// image path); rendering them needs the image conditioning, which the pipeline does not build yet.
-void refuse_image_to_video(const DiffusersDir& dir) {
-  VGEN_CHECK(pipeline_class(dir) != "WanImageToVideoPipeline", ExitCode::kModel,
-             "{}: WanImageToVideoPipeline (image-to-video) checkpoints are not rendered yet; vgen renders "
-             "WanPipeline (text-to-video) checkpoints", dir.root());
-}
-
 }  // namespace
 
 std::vector<std::string> wan_expert_components(const DiffusersDir& dir) {
@@ -48,13 +41,13 @@ std::string wan_variant(const DiffusersDir& dir) {
   return dir.has_component("transformer_2") ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
 }
 
-bool WanFamily::accepts(const DiffusersDir& dir) const {
-  const std::string cls = pipeline_class(dir);
-  return cls == "WanPipeline" || cls == "WanImageToVideoPipeline";
+bool WanFamily::accepts(const DiffusersDir& dir) const { return pipeline_class(dir) == "WanPipeline"; }
+
+bool WanFamily::runs_components_of(const DiffusersDir& dir) const {
+  return pipeline_class(dir) == "WanImageToVideoPipeline";
 }
 
 ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
-  refuse_image_to_video(dir);
   ModelTraits t;
   t.family = name();
   const std::string tsrc = dir.component_path("transformer") + "/config.json";
@@ -77,7 +70,6 @@ ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
 }
 
 int WanFamily::check_configs(const DiffusersDir& dir) const {
-  refuse_image_to_video(dir);
   // Components the pipeline needs; transformer_2 when the checkpoint is a two-expert Wan 2.2.
   std::vector<std::string> comps = {"transformer", "text_encoder", "tokenizer", "vae", "scheduler"};
   if (dir.has_component("transformer_2")) comps.push_back("transformer_2");
@@ -121,6 +113,7 @@ bool WanFamily::run_golden_case(const std::string& kind, GoldenCase& c) const {
   if (kind == "text_encode") golden_text_encode(c);
   else if (kind == "dit_forward") golden_dit_forward(c);
   else if (kind == "vae_decode") golden_vae_decode(c);
+  else if (kind == "clip_image_encode") golden_clip_image_encode(c);  // the I2V checkpoints' image_encoder
   else return false;
   return true;
 }

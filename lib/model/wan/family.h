@@ -22,6 +22,8 @@ class WanFamily final : public ModelFamily {
   PlanModel plan_model(const Recipe& recipe, bool read_headers) const override;
   std::vector<PlanLora> plan_loras(const Recipe& recipe) const override;
   bool run_golden_case(const std::string& kind, GoldenCase& c) const override;
+  // WanImageToVideoPipeline: its component cases only (the I2V pipeline is not rendered yet).
+  bool runs_components_of(const DiffusersDir& dir) const override;
 };
 
 // The expert components of a Wan checkpoint in order: "transformer", then "transformer_2" when

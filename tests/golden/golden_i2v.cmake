@@ -1,0 +1,20 @@
+# The image-to-video fixture set (tests/golden-i2v, label golden): one ctest per case that has a
+# runner, each listed by name (the set's other cases join as their components land), each running
+#   vgen golden --fixtures tests/golden-i2v --case NAME
+# on one rank, CPU, fp32. One block per case, so cases land without touching each other's lines.
+set(VGEN_GOLDEN_I2V_DIR ${PROJECT_SOURCE_DIR}/tests/golden-i2v)
+
+# clip_image_encode: the CLIP vision tower (model/clip). GPU: the same command with
+# --set device=cuda (fp32) or --set device=cuda --set precision=bf16.
+add_test(NAME golden_i2v_clip_image_encode
+         COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_DIR} --case clip_image_encode)
+set_tests_properties(golden_i2v_clip_image_encode PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+if(VGEN_HAVE_CUDA)
+  foreach(prec fp32 bf16)
+    add_test(NAME golden_i2v_clip_image_encode_cuda_${prec}
+             COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 1 ${VGEN_BIN} golden
+                     --fixtures ${VGEN_GOLDEN_I2V_DIR} --case clip_image_encode --set device=cuda --set precision=${prec})
+    set_tests_properties(golden_i2v_clip_image_encode_cuda_${prec} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}"
+                         TIMEOUT 300 SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
