@@ -17,6 +17,7 @@ namespace {
 void run_case(GoldenCase& c) {
   if (c.name.rfind("sched_", 0) == 0) return golden_scheduler(c);
   if (c.name.rfind("pipeline_", 0) == 0) return golden_pipeline(c);
+  if (c.name == "image_resize") return golden_image_resize(c);
   if (!model_family(DiffusersDir(c.model_dir())).run_golden_case(c.name, c))
     VGEN_THROW(ExitCode::kInput, "no runner for case '{}'", c.name);
 }
