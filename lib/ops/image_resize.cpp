@@ -108,27 +108,40 @@ void resample_cols(const uint8_t* in, int64_t w, int64_t row0, uint8_t* out, con
   }
 }
 
-// Pillow's ImagingResampleInner on the whole image: the horizontal pass (on the rows the vertical
-// pass reads) when the width changes, then the vertical pass when the height changes.
+// Pillow's ImagingResampleInner: one pass per changed dimension, the horizontal one first (on the
+// rows the vertical pass reads) unless the height shrinks by more than twice what the width
+// shrinks, then the vertical one first. The order changes the result (the passes round to 8 bits).
 Tensor resample_2d(const Tensor& rgb, int64_t out_h, int64_t out_w, ResampleFilter f) {
   const int64_t h = rgb.dim(0), w = rgb.dim(1);
   const bool horizontal = out_w != w, vertical = out_h != h;
-  ResampleTaps tv = resample_taps(int(h), int(out_h), f);
+  const bool vertical_first = h - out_h > 0 && h - out_h > (w - out_w) * 2;
+  Tensor cur = rgb;
+  if (vertical_first) {
+    Tensor tmp = Tensor::empty({out_h, w, 3}, DType::kU8);
+    resample_cols(rgb.data<uint8_t>(), w, 0, tmp.data<uint8_t>(), resample_taps(int(h), int(out_h), f));
+    cur = tmp;
+    if (horizontal) {
+      Tensor out = Tensor::empty({out_h, out_w, 3}, DType::kU8);
+      resample_rows(cur.data<uint8_t>(), w, 0, out.data<uint8_t>(), out_h, resample_taps(int(w), int(out_w), f));
+      cur = out;
+    }
+    return cur;
+  }
+  ResampleTaps tv;
   int64_t row0 = 0, rows = h;
   if (vertical) {
+    tv = resample_taps(int(h), int(out_h), f);
     row0 = tv.first.front();
     rows = int64_t(tv.first.back()) + tv.count.back() - row0;
   }
-  Tensor cur = rgb;
   if (horizontal) {
-    ResampleTaps th = resample_taps(int(w), int(out_w), f);
     Tensor tmp = Tensor::empty({rows, out_w, 3}, DType::kU8);
-    resample_rows(rgb.data<uint8_t>(), w, row0, tmp.data<uint8_t>(), rows, th);
+    resample_rows(rgb.data<uint8_t>(), w, row0, tmp.data<uint8_t>(), rows, resample_taps(int(w), int(out_w), f));
     cur = tmp;
   } else {
     row0 = 0;  // the vertical pass reads the input itself
   }
-  if (!vertical) return horizontal ? cur : rgb.clone();
+  if (!vertical) return cur;
   Tensor out = Tensor::empty({out_h, out_w, 3}, DType::kU8);
   resample_cols(cur.data<uint8_t>(), out_w, row0, out.data<uint8_t>(), tv);
   return out;
@@ -204,9 +217,6 @@ Tensor image_resize(const Tensor& rgb, int64_t out_h, int64_t out_w, ResampleFil
              "cannot resize an image to {}x{} (height x width)", out_h, out_w);
   const int64_t h = rgb.dim(0), w = rgb.dim(1);
   if (out_h == h && out_w == w) return rgb.clone();
-  // Pillow resizes a very tall image (more than 100x taller than wide) that shrinks vertically in
-  // two calls, the vertical pass first.
-  if (h > w * 100 && out_h < h) return resample_2d(resample_2d(rgb, out_h, w, filter), out_h, out_w, filter);
   return resample_2d(rgb, out_h, out_w, filter);
 }
 

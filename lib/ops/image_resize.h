@@ -1,8 +1,9 @@
-// Resampling of 8-bit RGB images as Pillow's Image.resize does it (docs/images.md "Resizing"): a
-// separable convolution whose support grows with the downscale factor, 8-bit fixed-point taps
-// (22 fraction bits, rounded half away from zero), the horizontal pass into a uint8 image, then the
-// vertical pass, each rounding half up and clamping to [0, 255]. Host only: an input image is
-// resized once per video, before anything runs on the device.
+// Resampling of 8-bit RGB images as Pillow (13.0) Image.resize does it (docs/images.md "Resizing"):
+// a separable convolution whose support grows with the downscale factor, fixed-point taps (22
+// fraction bits, rounded half away from zero), one pass per changed dimension into a uint8 image,
+// each rounding half up and clamping to [0, 255]; the horizontal pass first unless the height
+// shrinks by more than twice what the width shrinks. Host only: an input image is resized once
+// per video, before anything runs on the device.
 #pragma once
 #include <cstdint>
 #include <string>
