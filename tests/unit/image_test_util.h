@@ -9,7 +9,12 @@
 
 #include "core/json.h"
 #include "core/tensor.h"
+#include "io/image_reader.h"
 #include "io/safetensors.h"
+
+// Tests that decode files skip in a build without image decoding (VGEN_IMAGES=OFF).
+#define VGEN_SKIP_WITHOUT_DECODERS() \
+  if (!::vgen::image_decoding_supported()) GTEST_SKIP() << "built with VGEN_IMAGES=OFF"
 
 namespace vgen::test {
 

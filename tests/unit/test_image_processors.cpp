@@ -33,6 +33,7 @@ Json golden_case(const std::string& name) {
 }  // namespace
 
 TEST(ClipImageProcessor, PixelValuesOfTheClipCase) {
+  VGEN_SKIP_WITHOUT_DECODERS();
   const Json c = golden_case("clip_image_encode");
   const ClipImageProcessorConfig cfg =
       read_clip_image_processor_config(test::golden_i2v_dir() + "/" + c["model_dir"].get<std::string>() +
@@ -48,6 +49,7 @@ TEST(ClipImageProcessor, PixelValuesOfTheClipCase) {
 }
 
 TEST(VaeImageProcessor, ConditionImagesOfThePipelineCases) {
+  VGEN_SKIP_WITHOUT_DECODERS();
   const std::pair<const char*, const char*> images[] = {
       {"pipeline_i2v_wan21", "image"}, {"pipeline_flf2v_wan21", "image"}, {"pipeline_flf2v_wan21", "last_image"},
       {"pipeline_i2v_wan22", "image"}, {"pipeline_ti2v_i2v", "image"}};
