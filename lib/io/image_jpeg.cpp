@@ -96,7 +96,7 @@ bool run_jpeg_header(JpegCtx& ctx, const uint8_t* data, size_t size, const Image
   return true;
 }
 
-// Pillow's CMYK to RGB for an Adobe-inverted CMYK sample (its "CMYK;I" raw mode then cmyk2rgb).
+// Pillow's CMYK to RGB for an Adobe-inverted CMYK sample (docs/images.md "Formats").
 uint8_t cmyk_channel(uint8_t inverted_c, uint8_t inverted_k) {
   const int c = 255 - inverted_c, nk = inverted_k;  // nk = 255 - k, k = 255 - inverted_k
   int t = c * nk + 128;

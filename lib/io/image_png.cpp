@@ -1,7 +1,7 @@
 // PNG through libpng, converted as Pillow opens PNG files and converts them to RGB
 // (docs/images.md "Formats"): 1/2/4-bit grey scaled to 8 bits, palettes looked up, 16-bit colour
 // and grey+alpha samples keep their high byte, 16-bit grey samples above 255 become 255 (Pillow's
-// "I;16" to "RGB"), alpha and tRNS dropped; no gamma or colour-profile correction.
+// 16-bit grey to RGB), alpha and tRNS dropped; no gamma or colour-profile correction.
 #ifdef VGEN_WITH_IMAGE_CODECS
 #include <png.h>
 

@@ -108,9 +108,10 @@ void resample_cols(const uint8_t* in, int64_t w, int64_t row0, uint8_t* out, con
   }
 }
 
-// Pillow's ImagingResampleInner: one pass per changed dimension, the horizontal one first (on the
-// rows the vertical pass reads) unless the height shrinks by more than twice what the width
-// shrinks, then the vertical one first. The order changes the result (the passes round to 8 bits).
+// Pillow's two-pass resize (docs/images.md "Resizing"): one pass per changed dimension, the
+// horizontal one first (on the rows the vertical pass reads) unless the height shrinks by more
+// than twice what the width shrinks, then the vertical one first. The order changes the result
+// (each pass rounds to 8 bits).
 Tensor resample_2d(const Tensor& rgb, int64_t out_h, int64_t out_w, ResampleFilter f) {
   const int64_t h = rgb.dim(0), w = rgb.dim(1);
   const bool horizontal = out_w != w, vertical = out_h != h;

@@ -26,7 +26,8 @@ SizeKey read_size(const Json& v, const std::string& key, bool number_is_square, 
     s.width = json_get_or<int64_t>(v, "width", 0, source);
   }
   const bool ok = s.shortest_edge > 0 ? s.height == 0 && s.width == 0 : s.height > 0 && s.width > 0;
-  VGEN_CHECK(ok && s.shortest_edge <= kMaxImageSide && s.height <= kMaxImageSide && s.width <= kMaxImageSide, ExitCode::kModel,
+  const bool sane = s.shortest_edge <= kMaxImageSide && s.height <= kMaxImageSide && s.width <= kMaxImageSide;
+  VGEN_CHECK(ok && sane, ExitCode::kModel,
              "{}: '{}' must be a positive size, {{\"shortest_edge\": n}} or {{\"height\": h, \"width\": w}}; got {}",
              source, key, v.dump());
   return s;
@@ -87,7 +88,7 @@ ClipImageProcessorConfig read_clip_image_processor_config(const std::string& dir
 std::array<int64_t, 2> clip_resize_size(int64_t h, int64_t w, const ClipImageProcessorConfig& cfg) {
   if (!cfg.do_resize) return {h, w};
   if (cfg.shortest_edge <= 0) return {cfg.resize_height, cfg.resize_width};
-  // transformers' get_resize_output_image_size: the long edge is int(size * long / short), truncated.
+  // The long edge is int(size * long / short), truncated (docs/images.md "CLIP input").
   const int64_t short_edge = std::min(h, w), long_edge = std::max(h, w);
   const int64_t new_long = int64_t(double(cfg.shortest_edge * long_edge) / double(short_edge));
   return w <= h ? std::array<int64_t, 2>{new_long, cfg.shortest_edge}
