@@ -21,6 +21,7 @@ void run_case(GoldenCase& c) {
                                ? c.params["kind"].get<std::string>() : c.name;
   if (kind.rfind("sched_", 0) == 0) return golden_scheduler(c);
   if (kind.rfind("pipeline_", 0) == 0) return golden_pipeline(c);
+  if (kind == "image_resize") return golden_image_resize(c);
   if (!component_family(DiffusersDir(c.model_dir())).run_golden_case(kind, c))
     VGEN_THROW(ExitCode::kInput, "no runner for case '{}' (kind {})", c.name, kind);
 }

@@ -9,6 +9,14 @@ set(VGEN_GOLDEN_I2V_DIR ${PROJECT_SOURCE_DIR}/tests/golden-i2v)
 add_test(NAME golden_i2v_clip_image_encode
          COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_DIR} --case clip_image_encode)
 set_tests_properties(golden_i2v_clip_image_encode PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+# image_resize: Pillow's resampling (ops/image_resize) on the fixture's PNG files (decoded only
+# with VGEN_IMAGES).
+if(VGEN_IMAGES)
+  add_test(NAME golden_i2v_image_resize
+           COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_DIR} --case image_resize)
+  set_tests_properties(golden_i2v_image_resize PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+endif()
+
 if(VGEN_HAVE_CUDA)
   foreach(prec fp32 bf16)
     add_test(NAME golden_i2v_clip_image_encode_cuda_${prec}
