@@ -108,11 +108,12 @@ void parse_json_item(const std::string& line, PromptItem& it) {
       it.error = fmt::format("'seed' must be an integer, got {}", j["seed"].dump());
       return;
     }
-    it.seed = j["seed"].get<int64_t>();
-    if (*it.seed < 0) {  // as generation.seed: a seed is a number >= 0, never "random"
-      it.error = fmt::format("'seed' must be an integer >= 0, got {}", *it.seed);
+    const int64_t seed = j["seed"].get<int64_t>();
+    if (seed < 0) {  // as generation.seed: a seed is a number >= 0, never "random"
+      it.error = fmt::format("'seed' must be an integer >= 0, got {}", seed);
       return;
     }
+    it.seed = seed;
   }
   if (j.contains("num_frames") && !j["num_frames"].is_null()) {
     const Json& v = j["num_frames"];
