@@ -7,12 +7,12 @@
 #include <cstring>
 #include <filesystem>
 
+#include "batch/preflight_sizes.h"
 #include "core/log.h"
 #include "dist/mesh.h"
 #include "io/diffusers_dir.h"
 #include "io/mp4_writer.h"
 #include "io/safetensors.h"
-#include "batch/preflight_sizes.h"
 #include "model/registry.h"
 #include "pipeline/device_check.h"
 

@@ -135,6 +135,16 @@ case $case_name in
     bad_line ''
     args+=(--set generation.guidance_scale=1)
     code=0 msg="parallel_config.cfg_size 2 with generation.guidance_scale 1 (<= 1): CFG is off" ;;
+  # device: cuda where no GPU is usable: a recipe error in a CPU build; in a CUDA build (GPUs hidden,
+  # or none) exit 12 with the CUDA runtime's reason, before any work.
+  cuda_without_gpu)
+    args+=(--set device=cuda)
+    if "$vgen" --version | grep -q "build: CUDA OFF"; then
+      code=3 early=1 msg="device: cuda, but this vgen was built without the CUDA backend"
+    else
+      export CUDA_VISIBLE_DEVICES=
+      code=12 early=1 msg="device: cuda, but this host has no usable GPU: cudaGetDeviceCount failed: cudaError"
+    fi ;;
   *) echo "bad_input.sh: unknown case $case_name" >&2; exit 2 ;;
 esac
 
@@ -153,7 +163,7 @@ if [ -n "${msg2:-}" ] && ! grep -qF -- "$msg2" "$work/log"; then echo "FAIL: the
 # it), not once per rank. A failed line is said once by the preflight and once in its video's status.
 case $case_name in
   timing_unwritable|reader_fails) ;;
-  *) n=$(grep -F -- "$msg" "$work/log" | grep -vcF "failed: ")
+  *) n=$(grep -F -- "$msg" "$work/log" | grep -vc "warn: prompt [^ ]* failed: ")
      if [ "$n" -ne 1 ]; then echo "FAIL: the message appears $n times, expected once"; exit 1; fi ;;
 esac
 if [ "${early:-0}" = 1 ] && [ -z "${line:-}" ] && grep -q " to render" "$work/log"; then
