@@ -37,7 +37,7 @@ Recipe checked_recipe(const RunArgs& a, const DistEnv& env, RunOptions& opts, Pr
   opts.retry_failed = a.retry_failed;
   opts.load_only = a.load_only;
   opts.no_overwrite = a.no_overwrite;
-  pre = preflight_run(recipe, opts, env.world_size);
+  pre = preflight_run(recipe, opts, env);
   return recipe;
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "batch/preflight_sizes.h"
 #include "core/log.h"
 #include "dist/mesh.h"
 #include "io/diffusers_dir.h"
@@ -24,7 +25,7 @@ std::string absolute(const std::string& p) { return p.empty() ? p : fs::absolute
 
 }  // namespace
 
-void preflight_model(const Recipe& recipe, int world_size, int* num_heads) {
+void preflight_model(const Recipe& recipe, int world_size, int* num_heads, SizeLimits* limits) {
   VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing (path of a Diffusers "
              "pipeline directory)", recipe.source_path);
   preflight_device(recipe, /*will_run=*/true);
@@ -35,7 +36,10 @@ void preflight_model(const Recipe& recipe, int world_size, int* num_heads) {
   validate_mesh(recipe.parallel, world_size, heads);
   family.check_weights(dir);
   family.check_recipe(recipe, dir);  // e.g. fp8_config's block lists against the model's blocks
+  const SizeLimits sizes = family.size_limits(dir);
+  check_generation_sizes(recipe, sizes);  // frames, pixels and prompt tokens, before any allocation
   if (num_heads) *num_heads = heads;
+  if (limits) *limits = sizes;
 }
 
 void check_output_dir(const std::string& dir) {
@@ -54,9 +58,10 @@ void check_output_dir(const std::string& dir) {
   VGEN_CHECK(ok, ExitCode::kOutput, "output directory {} is not writable (write failed; disk full?)", dir);
 }
 
-PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, int world_size) {
+PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, const DistEnv& env) {
   PreflightResult r;
-  preflight_model(recipe, world_size, &r.num_heads);
+  SizeLimits limits;
+  preflight_model(recipe, env.world_size, &r.num_heads, &limits);
 
   const std::string& lat = recipe.generation.initial_latents;
   if (!lat.empty()) {
@@ -72,6 +77,7 @@ PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, int 
 
   r.prompts_path = absolute(opts.prompts_override.empty() ? recipe.prompts : opts.prompts_override);
   r.prompts = load_prompts(r.prompts_path);
+  preflight_sizes(recipe, limits, r.prompts_path, r.prompts);  // each line's num_frames; the CFG warning
   size_t bad = 0;
   for (auto& p : r.prompts) bad += p.ok() ? 0 : 1;
   if (bad) log_warn_job("{}: {} of {} prompts are invalid and will be reported as failed", r.prompts_path, bad,
@@ -87,6 +93,7 @@ PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, int 
                         "output (H.264 for " + std::to_string(recipe.generation.width) + "x" +
                             std::to_string(recipe.generation.height) + " videos)");
   }
+  preflight_device_memory(recipe, env);  // last: the plan's estimate against this rank's GPU
   if (opts.retry_failed) {
     std::string timing = (fs::path(r.out_dir) / "timing.json").string();
     VGEN_CHECK(fs::is_regular_file(timing), ExitCode::kInput,

@@ -1,8 +1,10 @@
 // Up-front validation of a `vgen run` before any weights are loaded or any collective starts:
-// recipe and mesh (against the model's head count), the model directory and every component the
-// pipeline needs (configs parsed, every safetensors header and offset checked), initial latents,
-// the prompt file, and that the output directory can be created and written. Cheap (headers only),
-// so every rank runs it: a bad input ends every rank with the same error instead of a hang.
+// recipe and mesh (against the model's head count), the device, the model directory and every
+// component the pipeline needs (configs parsed, every safetensors header and offset checked), the
+// sizes against the model's limits (batch/preflight_sizes.h), initial latents, the prompt file, that
+// the output directory can be created and written, and on the GPU the memory estimate. Cheap
+// (headers only), so every rank runs it: a bad input ends every rank with the same error instead of
+// a hang.
 #pragma once
 #include <string>
 #include <vector>
@@ -10,6 +12,8 @@
 #include "io/prompts.h"
 #include "io/recipe.h"
 #include "batch/batch.h"
+#include "dist/bootstrap.h"
+#include "model/size_limits.h"
 #include "pipeline/device_check.h"
 
 namespace vgen {
@@ -21,11 +25,13 @@ struct PreflightResult {
   int num_heads = 0;
 };
 
-// Throws vgen::Error with the exit code of the first problem found (kRecipe, kModel, kInput, kOutput).
-PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, int world_size);
+// Throws vgen::Error with the exit code of the first problem found (kRecipe, kModel, kInput, kOutput,
+// kNoDevice, kDeviceOutOfMemory).
+PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, const DistEnv& env);
 
-// Parts, usable on their own.
-void preflight_model(const Recipe& recipe, int world_size, int* num_heads);  // kRecipe / kModel
+// Parts, usable on their own. preflight_model: kRecipe / kModel / kNoDevice, the recipe's sizes
+// included; `limits` (may be null) receives the model's size limits.
+void preflight_model(const Recipe& recipe, int world_size, int* num_heads, SizeLimits* limits = nullptr);
 void check_output_dir(const std::string& dir);                               // kOutput
 
 }  // namespace vgen

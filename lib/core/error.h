@@ -20,7 +20,9 @@ enum class ExitCode : int {
   kDistributed = 8,    // MPI/NCCL failure or a peer rank died
   kGoldenFailed = 9,   // `vgen golden`: at least one case failed
   kCompareFailed = 10, // `vgen compare`: a video beyond a bound, not finite, or on one side only
-  kDeviceOutOfMemory = 11,  // out of GPU memory at load or in a step (core/device_fault.h)
+  kDeviceOutOfMemory = 11,  // out of GPU memory at load or in a step (core/device_fault.h), or the plan's
+                            // estimate beyond the GPU's free memory before the load
+  kNoDevice = 12,      // device: cuda on a host where the CUDA runtime finds no usable GPU (core/device_probe.h)
   kInterrupted = 130,  // SIGINT/SIGTERM
 };
 

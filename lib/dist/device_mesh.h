@@ -14,7 +14,7 @@ namespace vgen {
 
 // Makes this process's GPU current: node-local rank (MPI shared-memory split of MPI_COMM_WORLD
 // when MPI runs with several ranks, else 0) modulo the visible device count. Idempotent; returns
-// the device index. Throws kUsage without a CUDA device or in a CPU-only build.
+// the device index. Throws kNoDevice without a CUDA device, kUsage in a CPU-only build.
 int select_mesh_device();
 
 // The device mesh of `host` (built once per host mesh and cached; collective over the ranks of

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/cuda_stream.h"
+#include "core/device_probe.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "dist/device_mesh.h"
@@ -63,8 +64,9 @@ std::shared_ptr<Communicator> device_group(const std::shared_ptr<Communicator>& 
 int select_mesh_device() {
   std::lock_guard<std::mutex> lk(g_mu);
   if (g_device >= 0) return g_device;
-  const int count = cuda_device_count();
-  VGEN_CHECK(count > 0, ExitCode::kUsage, "device: cuda needs a CUDA device, but none is visible");
+  const DeviceCount probe = cuda_device_probe();
+  if (probe.count <= 0) throw_no_device(probe.reason);
+  const int count = probe.count;
   const int local = node_local_rank();
   g_device = local % count;
   cuda_set_device(g_device);

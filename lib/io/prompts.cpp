@@ -1,5 +1,6 @@
 #include "io/prompts.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +48,25 @@ std::string trim(const std::string& s) {
 
 bool skip_line(const std::string& t) { return t.empty() || t[0] == '#'; }
 
+// A problem of the raw line that no prompt may have (checked before parsing): longer than
+// kMaxPromptLineBytes, or a NUL byte (text, never a C string's end). "" when none.
+std::string raw_line_problem(const std::string& line) {
+  if (line.size() > kMaxPromptLineBytes)
+    return fmt::format("the line is {} bytes, longer than the {} bytes (64 KiB) a prompt line may hold", line.size(),
+                       kMaxPromptLineBytes);
+  if (const size_t nul = line.find('\0'); nul != std::string::npos)
+    return fmt::format("the line holds a NUL byte (byte {} of the line); a prompt is text without NUL bytes", nul + 1);
+  return "";
+}
+
+// What a refused line is reported as: its start, valid UTF-8, without NUL bytes.
+std::string reported_text(const std::string& line) {
+  std::string t = line.substr(0, std::min<size_t>(line.size(), 200));
+  for (char& ch : t)
+    if (ch == '\0') ch = ' ';
+  return replace_invalid_utf8(t) + (t.size() < line.size() ? "..." : "");
+}
+
 // One JSONL line → item; problems go to item.error (the file stays usable).
 void parse_json_item(const std::string& line, PromptItem& it) {
   Json j;
@@ -72,9 +92,13 @@ void parse_json_item(const std::string& line, PromptItem& it) {
     return;
   }
   it.prompt = j["prompt"].get<std::string>();
+  if (it.prompt.find('\0') != std::string::npos) {
+    it.error = "'prompt' holds a NUL byte (\\u0000); a prompt is text without NUL bytes";
+    return;
+  }
   if (j.contains("negative_prompt") && !j["negative_prompt"].is_null()) {
-    if (!j["negative_prompt"].is_string()) {
-      it.error = "'negative_prompt' must be a string";
+    if (!j["negative_prompt"].is_string() || j["negative_prompt"].get<std::string>().find('\0') != std::string::npos) {
+      it.error = "'negative_prompt' must be a string without NUL bytes";
       return;
     }
     it.negative_prompt = j["negative_prompt"].get<std::string>();
@@ -84,7 +108,12 @@ void parse_json_item(const std::string& line, PromptItem& it) {
       it.error = fmt::format("'seed' must be an integer, got {}", j["seed"].dump());
       return;
     }
-    it.seed = j["seed"].get<int64_t>();
+    const int64_t seed = j["seed"].get<int64_t>();
+    if (seed < 0) {  // as generation.seed: a seed is a number >= 0, never "random"
+      it.error = fmt::format("'seed' must be an integer >= 0, got {}", seed);
+      return;
+    }
+    it.seed = seed;
   }
   if (j.contains("num_frames") && !j["num_frames"].is_null()) {
     const Json& v = j["num_frames"];
@@ -132,7 +161,11 @@ std::vector<PromptItem> parse_prompts(const std::string& text0, const std::strin
     PromptItem it;
     it.index = int(items.size());
     it.line = int(i) + 1;
-    if (jsonl) {
+    if (const std::string why = raw_line_problem(t); !why.empty()) {
+      it.prompt = reported_text(t);  // for the reports; never rendered
+      it.error = fmt::format("{}:{}: {}", path, it.line, why);
+      log_warn_job("{} (prompt {} will be marked failed)", it.error, it.index);
+    } else if (jsonl) {
       parse_json_item(t, it);
       if (!it.error.empty()) {
         it.error = fmt::format("{}:{}: {}", path, it.line, it.error);

@@ -1,15 +1,21 @@
 // Prompt files: plain text (one prompt per line; blank and `#` lines skipped) or JSONL (extension
 // .jsonl, or a first non-blank line starting with `{`) with per-prompt overrides:
 //   {"prompt": "...", "negative_prompt": "...", "seed": 7, "num_frames": 33, "name": "cat"}
-// An invalid JSONL line, or a line that is not valid UTF-8, does not fail the file: its item carries
-// `error` and the batch marks it failed.
+// An invalid JSONL line, a line that is not valid UTF-8, holds a NUL byte or is longer than
+// kMaxPromptLineBytes does not fail the file: its item carries `error` (naming the file and line) and
+// the batch marks it failed.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace vgen {
+
+// The longest prompt line read (docs/recipe.md "Prompt files"): far beyond what the text encoder
+// takes (512 tokens), small enough that reports and logs stay readable.
+inline constexpr size_t kMaxPromptLineBytes = size_t(64) << 10;
 
 struct PromptItem {
   int index = 0;  // position in the file among prompt lines (invalid JSONL lines count too)

@@ -193,9 +193,19 @@ std::vector<Key> generation_keys(const Ctx& c, GenerationConfig& g) {
          g.flow_shift = get_opt_double(c, n, p);
          if (g.flow_shift && *g.flow_shift <= 0) c.fail(p, n, fmt::format("must be > 0, got {}", *g.flow_shift));
        }},
-      {"negative_prompt", [&](auto& n, auto& p) { g.negative_prompt = get_string(c, n, p, true); }},
+      {"negative_prompt",
+       [&](auto& n, auto& p) {
+         g.negative_prompt = get_string(c, n, p, true);
+         if (g.negative_prompt.find('\0') != std::string::npos) c.fail(p, n, "holds a NUL byte; a prompt is text");
+       }},
       {"max_sequence_length", [&](auto& n, auto& p) { g.max_sequence_length = get_int_min(c, n, p, 1); }},
-      {"seed", [&](auto& n, auto& p) { g.seed = get_i64(c, n, p); }},
+      {"seed",
+       [&](auto& n, auto& p) {
+         // Seeds are fixed (a prompt renders seed + its index on every run); -1, "random" elsewhere, is refused.
+         g.seed = get_i64(c, n, p);
+         if (g.seed < 0)
+           c.fail(p, n, fmt::format("must be an integer >= 0, got {} (a fixed seed; vgen has no random seed)", g.seed));
+       }},
       {"initial_latents", [&](auto& n, auto& p) { g.initial_latents = get_string(c, n, p, true); }},
   };
 }

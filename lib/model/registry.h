@@ -11,6 +11,7 @@
 #include "model/golden_case.h"
 #include "model/model.h"
 #include "model/plan_facts.h"
+#include "model/size_limits.h"
 
 namespace vgen {
 
@@ -32,6 +33,9 @@ class ModelFamily {
   virtual void check_weights(const DiffusersDir& dir) const = 0;
   // Recipe settings checked against the model's configs before any weight is read (kRecipe).
   virtual void check_recipe(const Recipe& recipe, const DiffusersDir& dir) const {}
+  // The sizes the checkpoint can render (model/size_limits.h) from its configs: the VAE's factors,
+  // the DiT's patch and position tables, the text side's token limit (kModel on a bad config).
+  virtual SizeLimits size_limits(const DiffusersDir& dir) const = 0;
   // Loads what this rank of `mesh` needs (model.h LoadedModel). Device placement, streaming,
   // LoRA, quantisation and weight sharing as the recipe says; collective over the world.
   virtual LoadedModel load(const Recipe& recipe, Mesh& mesh) const = 0;

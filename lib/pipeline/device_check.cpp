@@ -1,5 +1,6 @@
 #include "pipeline/device_check.h"
 
+#include "core/device_probe.h"
 #include "core/log.h"
 
 namespace vgen {
@@ -13,7 +14,12 @@ void preflight_device(const Recipe& recipe, bool will_run) {
              "{}: device: cuda, but this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu "
              "or a CUDA build", recipe.source_path);
 #else
-  (void)will_run;
+  // A CUDA build on a host without a GPU (or without a driver): said before any work, with the
+  // runtime's reason, by its own exit code.
+  if (recipe.is_cuda() && will_run) {
+    const DeviceCount d = cuda_device_probe();
+    if (d.count == 0) throw_no_device(d.reason);
+  }
 #endif
   if (!recipe.is_cuda()) {
     if (recipe.is_bf16())

@@ -47,7 +47,8 @@ struct Plan {
 // kRecipe as the load would report them.
 std::vector<PlanLora> plan_loras(const Recipe& recipe);
 
-// Reads the model configs (and safetensors headers where present) for the plan.
+// Reads the model configs (and safetensors headers where present) for the plan; the recipe's
+// frames, pixels and max_sequence_length are checked against the model's limits first (kRecipe).
 PlanModel read_plan_model(const Recipe& recipe);
 // Reads the model configs only (no safetensors headers, sizes by config math): `--no-weights`.
 PlanModel read_plan_model_configs(const Recipe& recipe);

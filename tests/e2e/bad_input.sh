@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# One bad-input case under `mpirun -np 4`: vgen must exit non-zero (with the documented exit code)
-# within the timeout, with a message naming the problem.
+# One bad-input case under `mpirun -np 4`: vgen must exit with the documented code (non-zero, but 7
+# when a bad prompt line fails alone and 0 for a warning) within the timeout, with a message naming
+# the problem, said once over all ranks' output. Size and prompt-line cases (early=1) must be refused
+# before any work: the batch never starts, or the bad line never reaches the text encoder.
 # usage: bad_input.sh CASE VGEN_BIN SOURCE_DIR [MPIRUN ARGS...]
 set -uo pipefail
 case_name=$1 vgen=$2 src=$3
@@ -18,6 +20,11 @@ args=(--set "output.dir=$work/out")
 copy_model() {
   cp -r tests/golden/wan21-tiny "$work/model" && chmod -R u+w "$work/model"
   args+=(--set "model=$work/model")
+}
+# A prompt file of one good line and, on line 2, what `printf` makes of $1; one quick step per video.
+bad_line() {
+  { echo "a small red cube turns"; printf "$1"; } > "$work/p.txt"
+  args+=(--prompts "$work/p.txt" --set generation.num_inference_steps=1)
 }
 # Replaces a component's weights with a crafted safetensors file: craft FILE HEADER_JSON DATA_BYTES
 craft() {
@@ -99,6 +106,45 @@ case $case_name in
     # for its segments: every rank ends, with the file and tensor named.
     export VGEN_INJECT_READ_ERROR=2
     code=4 msg="read error: Input/output error (VGEN_INJECT_READ_ERROR)" msg2=".safetensors: tensor '" ;;
+  # Sizes beyond the model's (the RoPE tables' 1024 positions per axis, the tokenizer's 512 tokens):
+  # refused by key before any weight is read, not per prompt after the load.
+  frames_too_large)
+    args+=(--set generation.num_frames=1000001)
+    code=3 early=1 msg="generation.num_frames: 1000001 frames are 250001 latent frames" msg2="at most 4093 frames" ;;
+  height_too_large)
+    args+=(--set generation.height=16400)
+    code=3 early=1 msg="generation.height: 16400 pixels are 1025 positions" msg2="at most 16384" ;;
+  width_too_large)
+    args+=(--set generation.width=16400)
+    code=3 early=1 msg="generation.width: 16400 pixels are 1025 positions" msg2="at most 16384" ;;
+  sequence_too_long)
+    args+=(--set generation.max_sequence_length=100000000)
+    code=3 early=1 msg="generation.max_sequence_length: 100000000 tokens are beyond the 512" msg2="at most 512" ;;
+  negative_seed)
+    args+=(--set generation.seed=-1)
+    code=3 early=1 msg="generation.seed: must be an integer >= 0, got -1" ;;
+  # A bad prompt line fails alone (exit 7 at the end), named by file and line; the other renders.
+  prompt_nul_byte)
+    bad_line 'a cube \000 turns\n'
+    code=7 early=1 line=1 msg="$work/p.txt:2: the line holds a NUL byte" ;;
+  prompt_too_long)
+    bad_line "$(head -c 70000 /dev/zero | tr '\0' x)\n"
+    code=7 early=1 line=1 msg="$work/p.txt:2: the line is 70000 bytes, longer than the 65536 bytes (64 KiB)" ;;
+  # CFG on two ranks without guidance: the job runs, warned once.
+  cfg_without_guidance)
+    bad_line ''
+    args+=(--set generation.guidance_scale=1)
+    code=0 msg="parallel_config.cfg_size 2 with generation.guidance_scale 1 (<= 1): CFG is off" ;;
+  # device: cuda where no GPU is usable: a recipe error in a CPU build; in a CUDA build (GPUs hidden,
+  # or none) exit 12 with the CUDA runtime's reason, before any work.
+  cuda_without_gpu)
+    args+=(--set device=cuda)
+    if "$vgen" --version | grep -q "build: CUDA OFF"; then
+      code=3 early=1 msg="device: cuda, but this vgen was built without the CUDA backend"
+    else
+      export CUDA_VISIBLE_DEVICES=
+      code=12 early=1 msg="device: cuda, but this host has no usable GPU: cudaGetDeviceCount failed: cudaError"
+    fi ;;
   *) echo "bad_input.sh: unknown case $case_name" >&2; exit 2 ;;
 esac
 
@@ -108,16 +154,30 @@ rc=$?
 secs=$(( $(date +%s) - start ))
 cat "$work/log"
 echo "--- case $case_name: exit code $rc after ${secs}s (expected $code, message: $msg)"
-if [ $rc -eq 0 ]; then echo "FAIL: vgen succeeded on a bad input"; exit 1; fi
+if [ $rc -eq 0 ] && [ "$code" -ne 0 ]; then echo "FAIL: vgen succeeded on a bad input"; exit 1; fi
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "FAIL: vgen did not exit within 60 s (hang)"; exit 1; fi
 if [ $rc -ne "$code" ]; then echo "FAIL: exit code $rc, expected $code"; exit 1; fi
 if ! grep -qF -- "$msg" "$work/log"; then echo "FAIL: the output does not name the problem ('$msg')"; exit 1; fi
 if [ -n "${msg2:-}" ] && ! grep -qF -- "$msg2" "$work/log"; then echo "FAIL: the output lacks '$msg2'"; exit 1; fi
 # A problem every rank finds before the first collective is said once (by the lowest rank that found
-# it), not once per rank.
+# it), not once per rank. A failed line is said once by the preflight and once in its video's status.
 case $case_name in
   timing_unwritable|reader_fails) ;;
-  *) n=$(grep -cF -- "$msg" "$work/log")
+  *) n=$(grep -F -- "$msg" "$work/log" | grep -vc "warn: prompt [^ ]* failed: ")
      if [ "$n" -ne 1 ]; then echo "FAIL: the message appears $n times, expected once"; exit 1; fi ;;
 esac
+if [ "${early:-0}" = 1 ] && [ -z "${line:-}" ] && grep -q " to render" "$work/log"; then
+  echo "FAIL: the batch started (the refusal came after the preflight)"; exit 1
+fi
+if [ -n "${line:-}" ]; then  # the bad line: failed with the message, never encoded or denoised
+  python3 - "$work/out/timing.json" "$line" "$msg" <<'PY' || { echo "FAIL: timing.json (above)"; exit 1; }
+import json, sys
+videos = {v["index"]: v for v in json.load(open(sys.argv[1]))["videos"]}
+bad, good = videos[int(sys.argv[2])], videos[1 - int(sys.argv[2])]
+print("bad line:", {k: bad[k] for k in ("status", "error", "output")}, bad["seconds"]["steps"])
+assert bad["status"] == "failed" and sys.argv[3] in bad["error"] and bad["output"] is None, bad
+assert bad["seconds"]["steps"] == [] and bad["seconds"]["text_encode"] == 0, bad["seconds"]
+assert good["status"] == "ok", good
+PY
+fi
 echo PASS

@@ -89,6 +89,40 @@ TEST(Prompts, InvalidUtf8LineIsMarkedFailed) {
   EXPECT_EQ(items[2].index, 2);
 }
 
+// A line with a NUL byte, or longer than kMaxPromptLineBytes, fails only its own prompt (named by
+// file and line; the report keeps a short, printable start); the other lines render.
+TEST(Prompts, NulAndOverlongLinesAreMarkedFailed) {
+  const std::string at_limit(kMaxPromptLineBytes, 'a'), over(kMaxPromptLineBytes + 1, 'b');
+  const std::string text = std::string("A dog.\nbad \0 line\n", 18) + at_limit + "\n" + over + "\nA cat.\n";
+  auto items = parse_prompts(text, "p.txt");
+  ASSERT_EQ(items.size(), 5u);
+  EXPECT_TRUE(items[0].ok());
+  EXPECT_FALSE(items[1].ok());
+  EXPECT_NE(items[1].error.find("p.txt:2: the line holds a NUL byte (byte 5 of the line)"), std::string::npos)
+      << items[1].error;
+  EXPECT_EQ(items[1].prompt.find('\0'), std::string::npos);
+  EXPECT_TRUE(items[2].ok()) << items[2].error;  // exactly at the limit
+  EXPECT_FALSE(items[3].ok());
+  EXPECT_NE(items[3].error.find("p.txt:4: the line is 65537 bytes, longer than the 65536 bytes (64 KiB)"),
+            std::string::npos)
+      << items[3].error;
+  EXPECT_LT(items[3].prompt.size(), 300u);
+  EXPECT_TRUE(items[4].ok());
+  EXPECT_EQ(items[4].index, 4);
+  // JSONL: a raw NUL or an escaped one in a prompt; a negative seed.
+  auto j = parse_prompts(std::string("{\"prompt\": \"a\0\"}\n", 17) +
+                             "{\"prompt\": \"a\\u0000b\"}\n{\"prompt\": \"c\", \"negative_prompt\": \"\\u0000\"}\n"
+                             "{\"prompt\": \"d\", \"seed\": -1}\n{\"prompt\": \"e\", \"seed\": 0}\n",
+                         "p.jsonl");
+  ASSERT_EQ(j.size(), 5u);
+  EXPECT_NE(j[0].error.find("p.jsonl:1: the line holds a NUL byte"), std::string::npos) << j[0].error;
+  EXPECT_NE(j[1].error.find("p.jsonl:2: 'prompt' holds a NUL byte"), std::string::npos) << j[1].error;
+  EXPECT_NE(j[2].error.find("p.jsonl:3: 'negative_prompt' must be a string without NUL bytes"), std::string::npos)
+      << j[2].error;
+  EXPECT_NE(j[3].error.find("p.jsonl:4: 'seed' must be an integer >= 0, got -1"), std::string::npos) << j[3].error;
+  EXPECT_TRUE(j[4].ok()) << j[4].error;
+}
+
 TEST(Prompts, Utf8Validation) {
   EXPECT_EQ(first_invalid_utf8(""), std::string::npos);
   EXPECT_EQ(first_invalid_utf8("plain ascii"), std::string::npos);

@@ -257,6 +257,8 @@ TEST(Recipe, OutOfRange) {
       {"generation:\n  num_inference_steps: 0\n", "generation.num_inference_steps: must be >= 1"},
       {"generation:\n  num_frames: 0\n", "generation.num_frames: must be >= 1"},
       {"generation:\n  max_sequence_length: 0\n", "generation.max_sequence_length: must be >= 1"},
+      {"generation:\n  seed: -1\n", "r.yaml:2: generation.seed: must be an integer >= 0, got -1"},
+      {"generation:\n  negative_prompt: \"a\\0b\"\n", "generation.negative_prompt: holds a NUL byte"},
       {"generation:\n  boundary_ratio: 1.5\n", "generation.boundary_ratio: must be in [0, 1]"},
       {"generation:\n  flow_shift: 0\n", "generation.flow_shift: must be > 0"},
       {"generation:\n  scheduler: ddim\n", "generation.scheduler: must be one of unipc | euler"},

@@ -43,6 +43,14 @@ Json read_optional_json(const fs::path& p) {
 
 }  // namespace
 
+int64_t tokenizer_max_length(const std::string& dir) {
+  const Json cfg = read_optional_json(fs::path(dir) / "tokenizer_config.json");
+  int64_t n = 0;
+  // transformers writes int(1e30) when a tokenizer has no limit: not a number of tokens.
+  if (!cfg.contains("model_max_length") || !json_as(cfg["model_max_length"], &n) || n < 1 || n > kMaxTokenId) return 0;
+  return n;
+}
+
 T5Tokenizer::T5Tokenizer(const std::string& dir) : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
   fs::path model = fs::path(dir) / "spiece.model";
   model_path_ = model.string();

@@ -29,6 +29,11 @@ struct TokenizedBatch {
   std::vector<int64_t> lengths;  // real tokens per row (incl. EOS)
 };
 
+// tokenizer_config.json's `model_max_length` in `dir` (the longest input the text model was made
+// for; 512 in Wan's): 0 when the file or the key is absent, or when it holds transformers' "no
+// limit" sentinel (a huge number). kModel when the file is not JSON.
+int64_t tokenizer_max_length(const std::string& dir);
+
 class T5Tokenizer {
  public:
   // `dir` holds spiece.model and optionally tokenizer_config.json / special_tokens_map.json.

@@ -4,6 +4,7 @@
 
 #include "io/safetensors.h"
 #include "model/clip/golden_clip.h"
+#include "model/text/tokenizer.h"
 #include "model/wan/dit/lora.h"
 #include "model/wan/dit/transformer_config.h"
 #include "model/wan/dit/transformer_weights.h"
@@ -107,6 +108,38 @@ void WanFamily::check_recipe(const Recipe& recipe, const DiffusersDir& dir) cons
   for (const std::string& c : wan_expert_components(dir))
     Fp8BlockLists{recipe.fp8.bf16_blocks, recipe.fp8.bf16_gemm_blocks}.check(
         WanTransformerConfig::from_json(dir.component_config(c), dir.component_path(c) + "/config.json").num_layers);
+}
+
+SizeLimits WanFamily::size_limits(const DiffusersDir& dir) const {
+  SizeLimits l;
+  // A config-only copy for `vgen plan` may lack the VAE, the tokenizer and the second expert's
+  // folder (`vgen run` checked they exist): Wan 2.1's VAE factors, no token limit, the first expert.
+  const fs::path vae_config = fs::path(dir.root()) / "vae" / "config.json";
+  if (dir.has_component("vae") && fs::is_regular_file(vae_config)) {
+    const WanVaeConfig vc = parse_wan_vae_config(dir.component_config("vae"), vae_config.string());
+    l.scale_spatial = vc.scale_factor_spatial;
+    l.scale_temporal = vc.scale_factor_temporal;
+  }
+  // Every expert's RoPE tables hold rope_max_seq_len positions per axis (dit/rope_tables.h, which
+  // refuses a larger grid per prompt): the smallest of the experts bounds the video.
+  for (const std::string& c : wan_expert_components(dir)) {
+    if (c != "transformer" && !fs::is_regular_file(fs::path(dir.root()) / c / "config.json")) continue;
+    const WanTransformerConfig tc =
+        WanTransformerConfig::from_json(dir.component_config(c), dir.component_path(c) + "/config.json");
+    l.patch = tc.patch_size;
+    const int64_t n = tc.rope_positions();
+    if (l.max_positions[0] == 0 || n < l.max_positions[0]) {
+      l.max_positions = {n, n, n};
+      l.positions_source = fmt::format("{}/config.json rope_max_seq_len", c);
+    }
+  }
+  // UMT5's relative positions set no length; the tokenizer's model_max_length (512) is what the
+  // encoder was trained on and what diffusers' pipeline passes.
+  if (dir.has_component("tokenizer") && fs::is_directory(fs::path(dir.root()) / "tokenizer")) {
+    l.max_text_tokens = tokenizer_max_length(dir.component_path("tokenizer"));
+    l.text_source = "tokenizer/tokenizer_config.json model_max_length";
+  }
+  return l;
 }
 
 bool WanFamily::run_golden_case(const std::string& kind, GoldenCase& c) const {

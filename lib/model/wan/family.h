@@ -18,6 +18,7 @@ class WanFamily final : public ModelFamily {
   int check_configs(const DiffusersDir& dir) const override;
   void check_weights(const DiffusersDir& dir) const override;
   void check_recipe(const Recipe& recipe, const DiffusersDir& dir) const override;
+  SizeLimits size_limits(const DiffusersDir& dir) const override;
   LoadedModel load(const Recipe& recipe, Mesh& mesh) const override;
   PlanModel plan_model(const Recipe& recipe, bool read_headers) const override;
   std::vector<PlanLora> plan_loras(const Recipe& recipe) const override;

@@ -29,7 +29,7 @@ WanRopeTables::WanRopeTables(const WanTransformerConfig& cfg, double theta)
       dt_(cfg.rope_t_dim()),
       dh_(cfg.rope_h_dim()),
       dw_(cfg.rope_w_dim()),
-      max_len_(cfg.rope_max_seq_len) {
+      max_len_(cfg.rope_positions()) {
   axis_table(dt_, max_len_, theta, cos_t_, sin_t_);
   axis_table(dh_, max_len_, theta, cos_h_, sin_h_);
   axis_table(dw_, max_len_, theta, cos_w_, sin_w_);

@@ -2,6 +2,7 @@
 // Absent or null keys take the diffusers constructor defaults.
 #pragma once
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -34,6 +35,9 @@ struct WanTransformerConfig {
   int rope_h_dim() const { return 2 * (attention_head_dim / 6); }
   int rope_w_dim() const { return rope_h_dim(); }
   int rope_t_dim() const { return attention_head_dim - rope_h_dim() - rope_w_dim(); }
+  // Rows of each axis' RoPE table: the post-patch grid may be at most this long along t, h and w
+  // (ModelFamily::size_limits checks a recipe against it before any work).
+  int64_t rope_positions() const { return rope_max_seq_len; }
 
   // Parses and validates; `source` names the file in errors (kModel).
   static WanTransformerConfig from_json(const Json& j, const std::string& source);
