@@ -52,10 +52,11 @@ void check_output_dir(const std::string& dir) {
       (fs::path(dir) / fmt::format(".vgen-write-probe.{}.{}", process_rank(), static_cast<long>(getpid()))).string();
   FILE* f = std::fopen(probe.c_str(), "wb");
   VGEN_CHECK(f, ExitCode::kOutput, "output directory {} is not writable: {}", dir, std::strerror(errno));
-  bool ok = std::fputs("probe\n", f) >= 0;
-  ok = std::fclose(f) == 0 && ok;
+  int err = 0;  // the OS's reason (ENOSPC on a full disk, EDQUOT...)
+  if (std::fputs("probe\n", f) < 0 || std::fflush(f) != 0) err = errno;
+  if (std::fclose(f) != 0 && !err) err = errno;
   std::remove(probe.c_str());
-  VGEN_CHECK(ok, ExitCode::kOutput, "output directory {} is not writable (write failed; disk full?)", dir);
+  VGEN_CHECK(!err, ExitCode::kOutput, "output directory {} is not writable: {}", dir, std::strerror(err));
 }
 
 PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, const DistEnv& env) {

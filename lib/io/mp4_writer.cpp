@@ -52,11 +52,13 @@ void write_file_atomic(const std::string& path, const void* data, size_t n) {
   std::string tmp = strip_mp4(path) + ".tmp." + std::to_string(getpid());
   FILE* f = std::fopen(tmp.c_str(), "wb");
   VGEN_CHECK(f, ExitCode::kOutput, "cannot write {}: {}", tmp, std::strerror(errno));
-  bool ok = std::fwrite(data, 1, n, f) == n && std::fflush(f) == 0;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  int err = 0;  // the first failing call's errno (ENOSPC, EIO...)
+  if (std::fwrite(data, 1, n, f) != n || std::fflush(f) != 0) err = errno;
+  if (std::fclose(f) != 0 && !err) err = errno;
+  if (!err && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err) {
     std::remove(tmp.c_str());
-    VGEN_THROW(ExitCode::kOutput, "failed to write {}", path);
+    VGEN_THROW(ExitCode::kOutput, "failed to write {}: {}", path, std::strerror(err));
   }
 }
 
