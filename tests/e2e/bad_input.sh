@@ -84,6 +84,16 @@ case $case_name in
     craft "$work/model/vae/diffusion_pytorch_model.safetensors" \
       '{"decoder.conv_in.weight": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}' 8
     code=4 msg="offsets [0, 16) out of range" ;;
+  missing_tensor)
+    # A tensor renamed in the header (same length): every rank finds it missing before the load.
+    copy_model
+    python3 - "$work/model/transformer/diffusion_pytorch_model.safetensors" <<'PY'
+import struct, sys
+p = sys.argv[1]; b = open(p, 'rb').read(); n = struct.unpack('<Q', b[:8])[0]
+h = b[8:8 + n].replace(b'blocks.1.ffn.net.2.bias', b'blocks.1.ffn.net.9.bias')
+open(p, 'wb').write(b[:8] + h + b[8 + n:])
+PY
+    code=4 msg="missing tensor 'blocks.1.ffn.net.2.bias' (expected shape [24])" ;;
   unknown_dtype)
     copy_model
     craft "$work/model/text_encoder/model.safetensors" \

@@ -98,6 +98,12 @@ void WanFamily::check_weights(const DiffusersDir& dir) const {
     WeightStore ws = WeightStore::open(dir.component_path(c));
     VGEN_CHECK(!ws.names().empty(), ExitCode::kModel, "{}: component '{}' holds no tensors", dir.root(), c);
   }
+  // Every expert's tensors by name, shape and dtype from the headers, so that a checkpoint that
+  // lacks one is refused by every rank before the load (one message, preflight's agreement).
+  for (const std::string& c : wan_expert_components(dir))
+    check_wan_transformer_weights(WeightStore::open(dir.component_path(c)),
+                                  WanTransformerConfig::from_json(dir.component_config(c),
+                                                                  dir.component_path(c) + "/config.json"));
 }
 
 void WanFamily::check_recipe(const Recipe& recipe, const DiffusersDir& dir) const {

@@ -8,22 +8,27 @@
 namespace vgen {
 namespace {
 
+// Reads the layout of `cfg` from a store; check_only: the headers alone (names, shapes, dtypes),
+// every tensor left undefined and no byte of data touched.
 class Loader {
  public:
-  Loader(const WeightStore& store, WanTransformerWeights& out) : store_(store), out_(out) {}
+  Loader(const WeightStore& store, WanTransformerWeights& out, bool check_only)
+      : store_(store), out_(out), check_only_(check_only) {}
 
   // Tensor `name` with exactly `expect` as its file shape, as f32 viewed as `view` (if given).
   Tensor get(const std::string& name, const Shape& expect, const Shape& view = {}) {
     VGEN_CHECK(store_.has(name), ExitCode::kModel, "{}: missing tensor '{}' (expected shape {})", store_.source(),
                name, shape_str(expect));
-    Tensor t = store_.get(name);
-    VGEN_CHECK(t.shape() == expect, ExitCode::kModel, "{}: tensor '{}' has shape {}, the config implies {}",
-               store_.source(), name, shape_str(t.shape()), shape_str(expect));
+    const TensorInfo& info = store_.file_of(name).infos().at(name);
+    VGEN_CHECK(info.shape == expect, ExitCode::kModel, "{}: tensor '{}' has shape {}, the config implies {}",
+               store_.source(), name, shape_str(info.shape), shape_str(expect));
+    VGEN_CHECK(info.dtype == DType::kF32 || info.dtype == DType::kBF16 || info.dtype == DType::kF16, ExitCode::kModel,
+               "{}: tensor '{}' has dtype {}, expected F32, BF16 or F16", store_.source(), name,
+               dtype_name(info.dtype));
     used_.insert(name);
+    if (check_only_) return Tensor();
+    Tensor t = store_.get(name);
     if (t.dtype() != DType::kF32) {
-      VGEN_CHECK(t.dtype() == DType::kBF16 || t.dtype() == DType::kF16, ExitCode::kModel,
-                 "{}: tensor '{}' has dtype {}, expected F32, BF16 or F16", store_.source(), name,
-                 dtype_name(t.dtype()));
       t = t.to(DType::kF32);  // converted once, owned
       out_.converted_bytes += t.nbytes();
     } else if (reinterpret_cast<uintptr_t>(t.raw()) % alignof(float)) {
@@ -62,14 +67,12 @@ class Loader {
  private:
   const WeightStore& store_;
   WanTransformerWeights& out_;
+  bool check_only_;
   std::set<std::string> used_;
 };
 
-}  // namespace
-
-WanTransformerWeights load_wan_transformer_weights(const WeightStore& store, const WanTransformerConfig& cfg) {
-  WanTransformerWeights w;
-  Loader ld(store, w);
+// The layout of `cfg` read through `ld` (wan_spec.md §1.2).
+void read_layout(Loader& ld, WanTransformerWeights& w, const WanTransformerConfig& cfg) {
   const int64_t D = cfg.dim(), Cin = cfg.in_channels, F = cfg.ffn_dim;
   const auto& p = cfg.patch_size;
   w.patch_embedding.w = ld.get("patch_embedding.weight", {D, Cin, p[0], p[1], p[2]}, {D, Cin * cfg.patch_volume()});
@@ -113,9 +116,23 @@ WanTransformerWeights load_wan_transformer_weights(const WeightStore& store, con
     if (cfg.pos_embed_seq_len)
       ie.pos_embed = ld.get(e + ".pos_embed", {1, *cfg.pos_embed_seq_len, I}, {*cfg.pos_embed_seq_len, I});
   }
+}
+
+}  // namespace
+
+WanTransformerWeights load_wan_transformer_weights(const WeightStore& store, const WanTransformerConfig& cfg) {
+  WanTransformerWeights w;
+  Loader ld(store, w, false);
+  read_layout(ld, w, cfg);
   if (size_t n = ld.unused())
     log_warn_job("{}: {} tensor(s) not used by the transformer", store.source(), n);
   return w;
+}
+
+void check_wan_transformer_weights(const WeightStore& store, const WanTransformerConfig& cfg) {
+  WanTransformerWeights w;
+  Loader ld(store, w, true);
+  read_layout(ld, w, cfg);
 }
 
 uint8_t wan_fp8_linear_mask(const std::vector<std::string>& names) {

@@ -106,5 +106,8 @@ struct WanTransformerWeights {
 
 // Throws kModel naming the tensor and both shapes on a mismatch, and naming the tensor when missing.
 WanTransformerWeights load_wan_transformer_weights(const WeightStore& store, const WanTransformerConfig& cfg);
+// The same checks on the headers alone (names, shapes, dtypes), reading no tensor data: the
+// preflight's, so that every rank refuses a checkpoint before the load.
+void check_wan_transformer_weights(const WeightStore& store, const WanTransformerConfig& cfg);
 
 }  // namespace vgen
