@@ -55,8 +55,9 @@ void check_inputs(const WanForwardContext& c, const Shape& ls, const Tensor& tim
   const int64_t B = ls[0], S = (ls[2] / p[0]) * (ls[3] / p[1]) * (ls[4] / p[2]);
   VGEN_CHECK((timestep.ndim() == 1 && timestep.dim(0) == B) ||
                  (timestep.ndim() == 2 && timestep.dim(0) == B && timestep.dim(1) == S),
-             ExitCode::kInput, "timestep must be [B] = [{}] (one per sample) or [B, S] = [{}, {}] (one per token), got {}",
-             B, B, S, timestep.str());
+             ExitCode::kInput,
+             "timestep must be [B] = [{}] (one per sample) or [B, S] = [{}, {}] (one per token), got {}", B, B, S,
+             timestep.str());
   VGEN_CHECK(text.batch == B && text.k.size() == c.w.blocks.size() && text.v.size() == c.w.blocks.size(),
              ExitCode::kInput, "text context of batch {} with {} blocks for latents {} and {} blocks", text.batch,
              text.k.size(), shape_str(ls), c.w.blocks.size());
