@@ -10,7 +10,8 @@
 
 namespace vgen {
 
-// latents [B, C, T, H, W], timestep [B] f32 → [B, C_out, T, H, W] host f32 on every rank of `seq`.
+// latents [B, C, T, H, W], timestep [B] f32 or [B, S] (per token, whole on every rank; the model
+// reads its shard's columns) → [B, C_out, T, H, W] host f32 on every rank of `seq`.
 // Shard of this rank: SeqLayout::make(S, seq.size(), seq.rank()). For a model on the device
 // (Denoiser::on_device), `seq` must move device tensors (an NCCL group of
 // dist/device_mesh.h, or a group of one) and the prediction is copied to the host at the end.

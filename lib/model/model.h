@@ -79,7 +79,8 @@ class Denoiser {
   virtual int64_t out_channels() const = 0;
   // prompt embeddings [B, L, D] → this expert's conditioning.
   virtual std::unique_ptr<Conditioning> prepare(const Tensor& prompt_embeds) const = 0;
-  // latents [B, C, T, H, W] (identical on every rank), timestep [B] → this rank's output tokens
+  // latents [B, C, T, H, W] (identical on every rank), timestep [B] or, for a model that takes one
+  // per post-patch token, [B, S] (every rank passes the whole of it) → this rank's output tokens
   // [B, layout.local(), P] for global tokens [layout.begin(), layout.end()); self-attention through
   // `attention`; `cache` (may be null) the first-block cache of this stream.
   // `step`: what this denoising step runs in.

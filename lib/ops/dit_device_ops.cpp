@@ -44,6 +44,7 @@ void cuda_silu_(Tensor&) { throw_no_cuda("silu_"); }
 void cuda_gelu_erf_(Tensor&) { throw_no_cuda("gelu_erf_"); }
 void cuda_quick_gelu_(Tensor&) { throw_no_cuda("quick_gelu_"); }
 Tensor cuda_timestep_embedding(const Tensor&, int64_t, bool, float, float) { throw_no_cuda("timestep_embedding"); }
+Tensor cuda_gather_rows(const Tensor&, const Tensor&) { throw_no_cuda("gather_rows"); }
 Tensor cuda_patchify(const Tensor&, const std::array<int, 3>&, int64_t, int64_t, DType) { throw_no_cuda("patchify"); }
 Tensor cuda_unpatchify(const Tensor&, const std::array<int, 3>&, int64_t, int64_t, int64_t, int64_t, DType) {
   throw_no_cuda("unpatchify");

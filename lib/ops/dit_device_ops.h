@@ -62,6 +62,8 @@ void cuda_quick_gelu_(Tensor& x);
 
 // t [N] f32 on the device → [N, dim] f32.
 Tensor cuda_timestep_embedding(const Tensor& t, int64_t dim, bool flip_sin_to_cos, float freq_shift, float max_period);
+// table [U, N] f32, index [R] i64 (values in [0, U), not checked on the device) → [R, N] f32.
+Tensor cuda_gather_rows(const Tensor& table, const Tensor& index);
 // x [B, C, T, H, W] → [B, count, C·pt·ph·pw] of out_dtype; unpatchify tokens → [B, C, T, H, W] of out_dtype.
 Tensor cuda_patchify(const Tensor& x, const std::array<int, 3>& patch, int64_t begin, int64_t count, DType out_dtype);
 Tensor cuda_unpatchify(const Tensor& tokens, const std::array<int, 3>& patch, int64_t C, int64_t T, int64_t H,

@@ -3,6 +3,7 @@
 #include "core/cuda_stream.h"
 #include "kernels/activation/activation.cuh"
 #include "kernels/elementwise/elementwise.cuh"
+#include "kernels/embed/gather_rows.cuh"
 #include "kernels/embed/patch.cuh"
 #include "kernels/embed/timestep_embed.cuh"
 #include "kernels/init/random_init.cuh"
@@ -364,6 +365,18 @@ Tensor cuda_timestep_embedding(const Tensor& t, int64_t dim, bool flip_sin_to_co
   launched(kern::timestep_embedding(t.f32(), out.f32(), t.dim(0), dim, flip_sin_to_cos, freq_shift, max_period,
                                     compute_stream()),
            "timestep_embedding", t);
+  return out;
+}
+
+Tensor cuda_gather_rows(const Tensor& table, const Tensor& index) {
+  check_dev(table, "gather_rows", "table");
+  check_dev(index, "gather_rows", "index");
+  VGEN_ASSERT(table.ndim() == 2 && table.dtype() == DType::kF32 && index.ndim() == 1 && index.dtype() == DType::kI64,
+              "gather_rows: table must be [U, N] f32 and index [R] i64, got {} and {}", table.str(), index.str());
+  Tensor out = Tensor::empty({index.dim(0), table.dim(1)}, DType::kF32, Device::kCUDA);
+  launched(kern::gather_rows(table.f32(), index.data<int64_t>(), out.f32(), index.dim(0), table.dim(1),
+                             compute_stream()),
+           "gather_rows", table);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "ops/embed.h"
 
+#include "kernels/embed/gather_rows_ref.h"
 #include "kernels/embed/patch_ref.h"
 #include "kernels/embed/timestep_embed_ref.h"
 #include "ops/check.h"
@@ -16,6 +17,21 @@ Tensor timestep_embedding(const Tensor& t0, int64_t dim, bool flip_sin_to_cos, f
   VGEN_ASSERT(t.ndim() == 1 && dim > 0, "timestep_embedding: t must be [N], got {}", t.str());
   Tensor out = Tensor::empty({t.dim(0), dim}, DType::kF32);
   kern::timestep_embedding_ref(t.f32(), out.f32(), t.dim(0), dim, flip_sin_to_cos, freq_shift, max_period);
+  return out;
+}
+
+Tensor gather_rows(const Tensor& table, const Tensor& index) {
+  if (table.defined() && !table.is_cpu()) return cuda_gather_rows(table, index);
+  check_cpu_f32(table, "gather_rows", "table");
+  VGEN_ASSERT(table.ndim() == 2 && index.ndim() == 1 && index.dtype() == DType::kI64 && index.is_cpu(),
+              "gather_rows: table must be [U, N] and index [R] i64 on the host, got {} and {}", table.str(),
+              index.str());
+  const int64_t U = table.dim(0), R = index.dim(0);
+  const int64_t* idx = index.data<int64_t>();
+  for (int64_t r = 0; r < R; ++r)
+    VGEN_ASSERT(idx[r] >= 0 && idx[r] < U, "gather_rows: index {} at {} for a table of {} rows", idx[r], r, U);
+  Tensor out = Tensor::empty({R, table.dim(1)}, DType::kF32);
+  kern::gather_rows_ref(table.f32(), idx, out.f32(), R, table.dim(1));
   return out;
 }
 

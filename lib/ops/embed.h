@@ -12,6 +12,10 @@ namespace vgen {
 Tensor timestep_embedding(const Tensor& t, int64_t dim, bool flip_sin_to_cos, float freq_shift,
                           float max_period = 10000.0f);
 
+// Row gather (an embedding lookup): table [U, N] f32, index [R] i64 on the table's device with every
+// value in [0, U) (checked on the host) → [R, N] f32, row r = table[index[r]]. Exact.
+Tensor gather_rows(const Tensor& table, const Tensor& index);
+
 // x [B, C, T, H, W] → [B, count, C·pt·ph·pw] for global tokens [begin, begin + count); padding
 // tokens (>= S) are zero rows. The result in `out_dtype` (the host gathers in f32, then casts),
 // or in x's dtype.

@@ -21,6 +21,17 @@ namespace vgen::test {
 
 inline std::string golden_dir() { return std::string(VGEN_SOURCE_DIR) + "/tests/golden"; }
 
+// Per-token timesteps [B, S] host f32 from t [B]: every token at its sample's t except the first
+// `at_zero` tokens at 0 (Wan 2.2 TI2V in image-to-video mode: the first latent frame's tokens).
+inline Tensor per_token_timesteps(const Tensor& t, int64_t S, int64_t at_zero = 0) {
+  const int64_t B = t.dim(0);
+  const Tensor h = t.to(Device::kCPU).to(DType::kF32);
+  Tensor out = Tensor::empty({B, S}, DType::kF32);  // [B, S]
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s) out.f32()[b * S + s] = s < at_zero ? 0.0f : h.f32()[b];
+  return out;
+}
+
 // One dit_predict on a single rank (self group, local attention).
 inline Tensor predict_one_rank(const WanTransformer& m, const Tensor& x, const Tensor& t, const Tensor& ctx,
                                const StepPolicy& step = {}) {

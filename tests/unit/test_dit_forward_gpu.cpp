@@ -1,7 +1,9 @@
 // The tiny golden Wan DiT (tests/golden/wan21-tiny/transformer: 2 heads × 12, so the attention
 // kernel's generic head-dim path) run on the device against diffusers' output: fp32 rel-L2 ≤ 1e-4,
 // bf16 ≤ 3e-2 (tests/golden/README.md), for B = 1 and the batch of 2; the fp32 device forward
-// also against the CPU forward. Random-weight device models: finite, deterministic, odd shapes.
+// also against the CPU forward; the same for the TI2V transformer's per-token timesteps
+// (tests/golden-i2v-dit). Random-weight device models: finite, deterministic, odd shapes; per-token
+// gates beside the per-sample gate folds.
 #include "gpu_test_util.h"
 
 #ifdef VGEN_WITH_CUDA
@@ -16,9 +18,35 @@
 using namespace vgen;
 using namespace vgen::testing;
 using vgen::test::golden_dir;
+using vgen::test::per_token_timesteps;
 using vgen::test::predict_one_rank;
 
 namespace {
+
+// Per-token timesteps [B, S] (Wan 2.2 TI2V, the first frame's tokens at 0) on the tiny TI2V
+// transformer, 45 tokens: against diffusers, the fp32 device forward against the CPU one, device
+// timesteps as host ones.
+void ti2v_case(DType dt, double tol) {
+  const std::string dir = std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v";
+  WeightStore cases = WeightStore::open(dir + "-dit/cases/dit_forward_ti2v_pad.safetensors");
+  auto model = WanTransformer::load(dir + "/wan22-ti2v-tiny/transformer");
+  auto cpu_model = WanTransformer::load(dir + "/wan22-ti2v-tiny/transformer");
+  model->to_device(WanDeviceOptions{dt});
+  for (std::string suffix : {"", "_b2"}) {
+    SCOPED_TRACE("ti2v output" + suffix + " " + dtype_name(dt));
+    Tensor x = cases.get_f32("hidden_states" + suffix), t = cases.get_f32("timestep" + suffix);
+    Tensor ctx = cases.get_f32("encoder_hidden_states" + suffix), ref = cases.get_f32("output" + suffix);
+    ASSERT_EQ(t.ndim(), 2);  // [B, S]
+    Tensor out = predict_one_rank(*model, x, t, ctx);
+    const double err = rel_l2(out, ref);
+    std::printf("[dit gpu %s] ti2v output%s rel-L2 %.3e (tol %.0e)\n", dtype_name(dt), suffix.c_str(), err, tol);
+    EXPECT_LE(err, tol);
+    if (dt == DType::kF32) {
+      EXPECT_LE(rel_l2(out, predict_one_rank(*cpu_model, x, t, ctx)), 2e-5);
+    }
+    EXPECT_EQ(rel_l2(predict_one_rank(*model, x, t.to(Device::kCUDA), ctx), out), 0.0);
+  }
+}
 
 void golden_case(DType dt, double tol) {
   WeightStore cases = WeightStore::open(golden_dir() + "/cases/dit_forward.safetensors");
@@ -61,6 +89,12 @@ TEST(DitForwardGpu, GoldenFp32) {
 TEST(DitForwardGpu, GoldenBf16) {
   VGEN_REQUIRE_GPU();
   golden_case(DType::kBF16, 3e-2);
+}
+
+TEST(DitForwardGpu, PerTokenTimestepsGolden) {
+  VGEN_REQUIRE_GPU();
+  ti2v_case(DType::kF32, 1e-4);
+  ti2v_case(DType::kBF16, 3e-2);
 }
 
 // The same model through forward_local twice in one process (cached RoPE rows, reused buffers):
@@ -181,6 +215,29 @@ TEST(DitForwardGpu, ResidualInGemmEpilogueMatchesNorms) {
       EXPECT_LE(e32, 2e-6);
       EXPECT_GT(e_norm, 0.0);
       EXPECT_LE(e_gemm, 1.25 * e_norm);
+    }
+}
+
+// Per-token timesteps with every token at its sample's t against the per-sample timesteps [B]: bit
+// for bit with the residual adds in the norms (the same values per token through the fused norm
+// kernels), and within rounding order where the [B] forward folds its gates into the GEMM epilogues
+// and the per-token one adds them in the norms (as ResidualInGemmEpilogueMatchesNorms, fp32).
+TEST(DitForwardGpu, PerTokenTimestepsMatchPerSample) {
+  VGEN_REQUIRE_GPU();
+  const BlockCase c(31, 3, 16, 40, 731.0f, 12.0f);
+  const Tensor t2 = per_token_timesteps(c.t, c.tokens());  // [2, S]
+  for (DType dt : {DType::kF32, DType::kBF16})
+    for (bool in_gemm : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << dtype_name(dt) << " residual in gemm " << in_gemm);
+      WanDeviceOptions o{dt};
+      o.fused_residual_gemm = in_gemm;
+      auto m = WanTransformer::random_on_device(c.cfg, o, 13);
+      const Tensor a = predict_one_rank(*m, c.x, c.t, c.ctx), b = predict_one_rank(*m, c.x, t2, c.ctx);
+      for (float v : host_f32(b)) ASSERT_TRUE(std::isfinite(v));
+      const double e = rel_l2(b, a);
+      std::printf("[dit gpu per-token] %s residual in gemm %d: vs per-sample rel-L2 %.3e\n", dtype_name(dt),
+                  int(in_gemm), e);
+      EXPECT_LE(e, !in_gemm ? 0.0 : dt == DType::kF32 ? 2e-6 : 3e-2);
     }
 }
 

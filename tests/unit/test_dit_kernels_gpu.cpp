@@ -16,6 +16,8 @@
 #include "kernels/activation/activation_ref.h"
 #include "kernels/elementwise/elementwise.cuh"
 #include "kernels/elementwise/elementwise_ref.h"
+#include "kernels/embed/gather_rows.cuh"
+#include "kernels/embed/gather_rows_ref.h"
 #include "kernels/embed/patch.cuh"
 #include "kernels/embed/patch_ref.h"
 #include "kernels/embed/timestep_embed.cuh"
@@ -26,6 +28,7 @@
 #include "kernels/rope/rope_ref.h"
 #include "ops/dit_device_ops.h"
 #include "ops/elementwise.h"
+#include "ops/embed.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
 #include "parallel/seq_shuffle.h"
@@ -342,6 +345,29 @@ TEST(DitKernelsGpu, TimestepEmbedding) {
                                              int64_t(t.size()), dim, true, 0.0f, 10000.0f, compute_stream()));
     // |a| ≤ 1000: expf within 2 ulp (2.4e-7 relative) moves a by ≤ 2.4e-4, and sin/cos with it.
     expect_close(host_f32(out), ref, [](size_t) { return 5e-4; }, "timestep_embedding dim " + std::to_string(dim));
+  }
+}
+
+// The row gather of per-token modulations: a copy, so bit for bit the reference; rows of a width of
+// float4 units (6·24, 256) and of an odd one (7, the scalar path); the op on device tensors as on
+// host ones.
+TEST(DitKernelsGpu, GatherRows) {
+  VGEN_REQUIRE_GPU();
+  const std::vector<int64_t> idx = {1, 1, 0, 2, 2, 2, 0, 1, 2, 0, 0};  // 11 rows of a 3-row table
+  const int64_t R = int64_t(idx.size());
+  Tensor index = Tensor::empty({R}, DType::kI64);
+  std::copy(idx.begin(), idx.end(), index.data<int64_t>());
+  const Tensor dindex = index.to(Device::kCUDA);
+  for (int64_t cols : {int64_t(7), int64_t(6 * 24), int64_t(256)}) {
+    const auto table = random_vec(size_t(3 * cols), 91);
+    std::vector<float> ref(size_t(R * cols));
+    kern::gather_rows_ref(table.data(), idx.data(), ref.data(), R, cols);
+    const Tensor dtable = device_tensor(table, {3, cols}, DType::kF32);
+    Tensor out = poisoned({R, cols}, DType::kF32);
+    VGEN_CUDA_CHECK(kern::gather_rows(dtable.f32(), dindex.data<int64_t>(), out.f32(), R, cols, compute_stream()));
+    EXPECT_EQ(host_f32(out), ref) << "cols " << cols;
+    const Tensor host = gather_rows(Tensor::from_vector(table, {3, cols}), index);  // [R, cols]
+    EXPECT_EQ(host_f32(gather_rows(dtable, dindex)), host_f32(host)) << "cols " << cols;
   }
 }
 

@@ -195,6 +195,40 @@ TEST(DitForward, SequenceShardedEqualsSingleRank) {
   for (int n : {2, 4, 11}) check_sharded(*m, small, n);  // 11 > 9: ranks with no real token
 }
 
+// Per-token timesteps [B, S] (Wan 2.2 TI2V): with every token at its sample's t the host forward is
+// the per-sample one bit for bit (the same values embedded, the same modulation per token); i64
+// timesteps read as f32; the first frame's tokens at 0 change the output; other shapes are refused.
+TEST(DitForward, PerTokenTimesteps) {
+  auto m = WanTransformer::load(tiny_dir());
+  FixtureInputs in = fixture("_b2");  // 48 tokens (3 frames of 16), two samples with different timesteps
+  const int64_t B = 2, S = m->num_tokens(in.x.shape());
+  const Tensor want = m->forward(in.x, in.t, in.ctx);
+  EXPECT_TRUE(test::bitwise_equal(m->forward(in.x, test::per_token_timesteps(in.t, S), in.ctx), want));
+  const Tensor i2v = test::per_token_timesteps(in.t, S, 16);  // [B, S]
+  Tensor i64 = Tensor::empty({B, S}, DType::kI64);
+  for (int64_t i = 0; i < B * S; ++i) i64.data<int64_t>()[i] = int64_t(i2v.f32()[i]);
+  const Tensor y = m->forward(in.x, i2v, in.ctx);
+  EXPECT_TRUE(test::bitwise_equal(m->forward(in.x, i64, in.ctx), y));
+  EXPECT_GT(test::rel_l2(y, want), 1e-3);
+  EXPECT_THROW(m->forward(in.x, test::per_token_timesteps(in.t, S - 1), in.ctx), Error);  // tokens
+  EXPECT_THROW(m->forward(in.x, test::per_token_timesteps(in.t.narrow(0, 1), S), in.ctx), Error);  // batch
+  EXPECT_THROW(m->forward(in.x, i2v.reshape({B, S, 1}), in.ctx), Error);                            // rank
+}
+
+// Per-token timesteps shard with the tokens: every degree, with padding and with ranks that hold
+// padding only, equals the single rank.
+TEST(DitForward, PerTokenTimestepsShardWithTheTokens) {
+  auto m = WanTransformer::load(tiny_dir());
+  FixtureInputs in = fixture("_b2");
+  in.t = test::per_token_timesteps(in.t, 48, 16);  // [2, 48]: the first frame at 0
+  for (int n : {2, 5, 7}) check_sharded(*m, in, n);
+  FixtureInputs small = in;  // 3·1·3 = 9 tokens, the first frame's 3 at 0
+  small.x = Tensor::empty({2, 16, 3, 2, 6}, DType::kF32);
+  for (int64_t i = 0; i < small.x.numel(); ++i) small.x.f32()[i] = in.x.f32()[i];
+  small.t = test::per_token_timesteps(fixture("_b2").t, 9, 3);
+  for (int n : {2, 4, 11}) check_sharded(*m, small, n);
+}
+
 }  // namespace
 }  // namespace vgen
 

@@ -2,6 +2,7 @@
 // against straightforward loops and known values, on odd shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -156,6 +157,21 @@ TEST(DitOps, TimestepEmbeddingFlipAndOddDim) {
   EXPECT_EQ(unflipped.f32()[0], e.f32()[4]);
   EXPECT_EQ(unflipped.f32()[4], e.f32()[0]);
   EXPECT_EQ(unflipped.f32()[8], 0.0f);
+}
+
+// The row gather of per-token modulations: row r of the result is table[index[r]], exactly; an
+// index out of range is refused.
+TEST(DitOps, GatherRows) {
+  Tensor table = Tensor::from_vector({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+  Tensor index = Tensor::empty({4}, DType::kI64);
+  const int64_t idx[] = {2, 0, 2, 1};
+  std::copy(idx, idx + 4, index.data<int64_t>());
+  Tensor out = gather_rows(table, index);
+  ASSERT_EQ(out.shape(), (Shape{4, 3}));
+  const float want[] = {7, 8, 9, 1, 2, 3, 7, 8, 9, 4, 5, 6};
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(out.f32()[i], want[i]) << i;
+  index.data<int64_t>()[3] = 3;
+  EXPECT_THROW(gather_rows(table, index), Error);
 }
 
 TEST(DitOps, PatchifyOrderAndPadding) {

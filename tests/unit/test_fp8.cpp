@@ -124,8 +124,9 @@ TEST(Fp8Emulation, BlockEqualsTheReferences) {
     {
       LocalAttention attn;
       WanPendingResidual pending;  // the FFN residual, added here as the next block would
-      wan_block_forward(WanBlockRun{cfg}, m->weights().blocks[0], got, pending, tproj.reshape({1, 6 * D}), cos, sin,
-                        WanCrossKv{tk, tv}, layout, attn, WanBlockPolicy{sw});
+      wan_block_forward(WanBlockRun{cfg}, m->weights().blocks[0], got, pending,
+                        WanTimeEmbedding{Tensor(), tproj.reshape({1, 6 * D}), Tensor()}, cos, sin, WanCrossKv{tk, tv}, layout,
+                        attn, WanBlockPolicy{sw});
       pending.flush(got, nullptr);
     }
     const std::string what = fmt::format("attention {} gemm {} {}", sw.attention, sw.gemm,

@@ -57,7 +57,8 @@ class WanTransformer final : public Denoiser, private WanBlockSource {
   TextContext prepare_text(const Tensor& encoder_hidden_states, const Tensor& image_tokens = Tensor()) const;
   std::unique_ptr<Conditioning> prepare(const Tensor& prompt_embeds) const override;
 
-  // latents [B, C_in, T, H, W] (full, identical on every rank), timestep [B] f32 (or i64).
+  // latents [B, C_in, T, H, W] (full, identical on every rank), timestep [B] f32 (or i64), or [B, S]
+  // one per post-patch token (Wan 2.2 TI2V; this rank reads its tokens' columns).
   // Returns this rank's proj_out tokens [B, layout.local(), pt·ph·pw·C_out] for global tokens
   // [layout.begin(), layout.end()); rows of padding tokens (>= layout.tokens) are meaningless.
   // `cache` (may be null): the first-block cache of this stream (first_block_cache.h); enabled, it

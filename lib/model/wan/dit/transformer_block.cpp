@@ -16,8 +16,8 @@ namespace {
 
 using P = DitPhaseProfiler;
 
-// One block of one forward: its run, weights, policy and modulation [B, 6, D] f32 (shift1, scale1,
-// gate1, shift2, scale2, gate2).
+// One block of one forward: its run, weights, policy and modulation [B, 6, D] or per token
+// [B, S, 6, D] f32 (shift1, scale1, gate1, shift2, scale2, gate2).
 struct Block {
   Block(const WanBlockRun& r, const WanBlockWeights& bw, const WanBlockPolicy& bp, const Tensor& x)
       : run(r), w(bw), p(bp), B(x.dim(0)), S(x.dim(1)), D(x.dim(2)), H(r.cfg.num_attention_heads),
@@ -42,9 +42,11 @@ struct Block {
 
 // x += g ⊙ (in·wᵀ + b), g = mod[b, gate_idx] per sample b, in the GEMM's epilogue: the gate is
 // folded into a copy of the weights (once when every sample has the same gates, else per sample).
-// False, with nothing done, where the fold does not pay (folds_gate): the caller adds the residual
-// in a norm. x [B, S, N], in [B, S, K].
+// False, with nothing done, where the fold does not pay (folds_gate) or the gates are per token
+// (no weight copy serves a row of its own): the caller adds the residual in a norm. x [B, S, N],
+// in [B, S, K].
 bool gated_linear_add(const Block& b, const WanLinear& l, WanFp8Linear idx, const Tensor& in, int gate_idx, Tensor& x) {
+  if (b.mod.ndim() == 4) return false;
   const int64_t B = x.dim(0), S = x.dim(1), N = x.dim(2), K = in.dim(-1);
   const Tensor& w = l.w.defined() ? l.w : l.w8;  // precision fp8 may have freed the bf16 weight
   VGEN_ASSERT(b.mod.dim(0) == B && b.mod.dim(2) == N && w.defined() && w.dim(0) == N,
@@ -185,13 +187,12 @@ void WanPendingResidual::flush(Tensor& x, DitPhaseProfiler* profiler) {
 }
 
 void wan_block_forward(const WanBlockRun& run, const WanBlockWeights& w, Tensor& x, WanPendingResidual& pending,
-                       const Tensor& tproj, const Tensor& cos, const Tensor& sin, const WanCrossKv& kv,
+                       const WanTimeEmbedding& time, const Tensor& cos, const Tensor& sin, const WanCrossKv& kv,
                        const SeqLayout& layout, SeqAttention& attention, const WanBlockPolicy& policy) {
   Block b(run, w, policy, x);
-  VGEN_ASSERT(tproj.ndim() == 2 && tproj.dim(0) == b.B && tproj.dim(1) == 6 * b.D,
-              "wan_block_forward: tproj {} for x {}", tproj.str(), x.str());
+  VGEN_ASSERT(time.tproj.dim(-1) == 6 * b.D, "wan_block_forward: tproj {} for x {}", time.tproj.str(), x.str());
   b.mod = b.phase(P::kOther, [&] {
-    return add_row(tproj, w.scale_shift_table.reshape({6 * b.D})).reshape({b.B, 6, b.D});  // [B, 6, D] f32
+    return wan_block_modulation(time, w.scale_shift_table, b.B, b.S);  // [B, 6, D] or [B, S, 6, D] f32
   });
   Tensor self_out = self_attention(b, x, pending, cos, sin, layout, attention);  // [B, S, D] or undefined
   Tensor cross_out = cross_attention(b, x, self_out, kv);                       // [B, S, D] or undefined

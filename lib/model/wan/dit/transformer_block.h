@@ -12,6 +12,7 @@
 #include "core/tensor.h"
 #include "model/phase_profiler.h"
 #include "model/wan/dit/block_policy.h"
+#include "model/wan/dit/time_modulation.h"
 #include "model/wan/dit/transformer_config.h"
 #include "model/wan/dit/transformer_weights.h"
 #include "parallel/seq_attention.h"
@@ -24,7 +25,7 @@ struct WanBlockFusion {
   bool fused_gelu = false;           // the FFN's GELU in ffn1's GEMM epilogue
   bool fused_residual_norm = false;  // each residual add in the pass of the norm that reads x next
   bool fused_residual_gemm = false;  // residual adds (gates folded) in the GEMM epilogues
-  bool same_gates = false;           // every sample has the same modulation (one timestep)
+  bool same_gates = false;           // every sample has the same modulation (one timestep [B])
 };
 
 // How a forward runs its blocks: the config, the fusions and the phase profiler (null: none).
@@ -38,7 +39,7 @@ struct WanBlockRun {
 // in its first norm's pass. Undefined when ffn2's epilogue already added it.
 struct WanPendingResidual {
   Tensor out;  // [B, S, D]
-  Tensor mod;  // [B, 6, D] f32, the modulation of the block that made `out`
+  Tensor mod;  // [B, 6, D] or [B, S, 6, D] f32, the modulation of the block that made `out`
   // Adds it now (before x is read whole: the first-block cache, the head) and clears it.
   void flush(Tensor& x, DitPhaseProfiler* profiler);
 };
@@ -50,11 +51,11 @@ struct WanCrossKv {
   Tensor image_k, image_v;
 };
 
-// x [B, S_loc, D] in place; tproj [B, 6D] (time_proj output, before the block's table is added);
-// cos/sin [S_loc, Dh] f32. `pending` carries the FFN residual from the previous block and on to
-// the next.
+// x [B, S_loc, D] in place; `time` the forward's time_proj output (per sample or per token, before
+// the block's table is added); cos/sin [S_loc, Dh] f32. `pending` carries the FFN residual from the
+// previous block and on to the next.
 void wan_block_forward(const WanBlockRun& run, const WanBlockWeights& w, Tensor& x, WanPendingResidual& pending,
-                       const Tensor& tproj, const Tensor& cos, const Tensor& sin, const WanCrossKv& kv,
+                       const WanTimeEmbedding& time, const Tensor& cos, const Tensor& sin, const WanCrossKv& kv,
                        const SeqLayout& layout, SeqAttention& attention, const WanBlockPolicy& policy);
 
 // Whether a gate folds into a copy of a [N, K] weight for `rows` rows of input with `copies`

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/on_unwind.h"
+#include "model/wan/dit/time_modulation.h"
 #include "model/wan/dit/transformer.h"
 #include "ops/activation.h"
 #include "ops/device_ops.h"
@@ -52,8 +53,11 @@ void check_inputs(const WanForwardContext& c, const Shape& ls, const Tensor& tim
              "transformer input must be [B, {}, T, H, W] with T, H, W divisible by the patch [{}, {}, {}]; got {}",
              c.cfg.in_channels, p[0], p[1], p[2], shape_str(ls));
   const int64_t B = ls[0], S = (ls[2] / p[0]) * (ls[3] / p[1]) * (ls[4] / p[2]);
-  VGEN_CHECK(timestep.ndim() == 1 && timestep.dim(0) == B, ExitCode::kInput,
-             "timestep must be [B] = [{}] (one per sample), got {}", B, timestep.str());
+  VGEN_CHECK((timestep.ndim() == 1 && timestep.dim(0) == B) ||
+                 (timestep.ndim() == 2 && timestep.dim(0) == B && timestep.dim(1) == S),
+             ExitCode::kInput,
+             "timestep must be [B] = [{}] (one per sample) or [B, S] = [{}, {}] (one per token), got {}", B, B, S,
+             timestep.str());
   VGEN_CHECK(text.batch == B && text.k.size() == c.w.blocks.size() && text.v.size() == c.w.blocks.size(),
              ExitCode::kInput, "text context of batch {} with {} blocks for latents {} and {} blocks", text.batch,
              text.k.size(), shape_str(ls), c.w.blocks.size());
@@ -82,7 +86,8 @@ Tensor embed_patches(const WanForwardContext& c, const Tensor& latents0, int64_t
 }
 
 // Condition embedder: sinusoid → the f32 time MLP → temb, rounded to the compute dtype;
-// time_proj(SiLU(temb)) in the compute dtype → tproj [B, 6D] f32, the per-sample modulation.
+// time_proj(SiLU(temb)) in the compute dtype → tproj [B, 6D] f32, the modulation before the tables.
+// timestep [B]: one per sample (or [U]: one per distinct value of per-token timesteps).
 void embed_condition(const WanForwardContext& c, const Tensor& timestep, Tensor& temb, Tensor& tproj) {
   const DType dt = c.fusion.dtype;
   Tensor sinus = phase(c, P::kOther, [&] {
@@ -98,9 +103,24 @@ void embed_condition(const WanForwardContext& c, const Tensor& timestep, Tensor&
   tproj = phase(c, P::kOther, [&] { return cast(tproj_dt, DType::kF32); });  // [B, 6D] f32
 }
 
+// The time path of this forward: per sample for timestep [B]; for [B, S], per token, embedded once
+// per distinct value of this rank's tokens (time_modulation.h).
+WanTimeEmbedding embed_time(const WanForwardContext& c, const Tensor& timestep, const SeqLayout& layout) {
+  WanTimeEmbedding t;
+  if (timestep.ndim() == 1) {
+    embed_condition(c, timestep, t.temb, t.tproj);  // [B, D], [B, 6D]
+    return t;
+  }
+  const WanTokenTimesteps tt = phase(c, P::kOther, [&] { return wan_token_timesteps(timestep, layout); });
+  embed_condition(c, tt.values, t.temb, t.tproj);                          // [U, D], [U, 6D]
+  t.index = phase(c, P::kOther, [&] { return on(tt.index, c.device); });  // [B·S_loc] i64
+  return t;
+}
+
 // One timestep for the whole batch (the denoising loop's case): one modulation, so one gated copy
-// of a weight serves every sample. Known only for host timesteps.
+// of a weight serves every sample. Known only for host timesteps [B].
 bool same_gates(const Tensor& timestep) {
+  if (timestep.ndim() != 1) return false;  // per-token timesteps: per-token gates
   const int64_t B = timestep.dim(0);
   if (B == 1) return true;
   if (!timestep.is_cpu()) return false;
@@ -109,7 +129,7 @@ bool same_gates(const Tensor& timestep) {
 }
 
 // The blocks over x [B, S_loc, D] in place; the first-block cache may skip all after the first.
-void run_blocks(const WanForwardContext& c, const WanBlockRun& run, Tensor& x, const Tensor& tproj,
+void run_blocks(const WanForwardContext& c, const WanBlockRun& run, Tensor& x, const WanTimeEmbedding& time,
                 const Tensor& cos, const Tensor& sin, const TextContext& text, const SeqLayout& layout,
                 SeqAttention& attention, FirstBlockCache* cache, const StepPolicy& step) {
   // precision fp8: what this forward runs in e4m3 (none on a bf16 step of the denoising loop).
@@ -132,23 +152,17 @@ void run_blocks(const WanForwardContext& c, const WanBlockRun& run, Tensor& x, c
     const size_t k = size_t(i);
     const WanCrossKv kv{text.k[k], text.v[k], text.image_k.empty() ? Tensor() : text.image_k[k],
                         text.image_v.empty() ? Tensor() : text.image_v[k]};
-    wan_block_forward(run, w, x, pending, tproj, cos, sin, kv, layout, attention, policy);
+    wan_block_forward(run, w, x, pending, time, cos, sin, kv, layout, attention, policy);
     c.blocks.block_end(size_t(i));
   }
   pending.flush(x, c.profiler);
   if (caching) phase(c, P::kOther, [&] { cache->end(x); });
 }
 
-// Head: shift/scale = table [2, D] + float(temb) per sample, AdaLN, proj_out.
-Tensor head(const WanForwardContext& c, const Tensor& x, const Tensor& temb) {
-  const int64_t B = x.dim(0), D = x.dim(2);
-  Tensor temb_f = cast(temb, DType::kF32);                               // the rounded temb, as diffusers adds it
-  Tensor head_mod = Tensor::empty({B, 2, D}, DType::kF32, c.device);  // [B, 2, D]
-  phase(c, P::kOther, [&] {
-    for (int64_t b = 0; b < B; ++b) {
-      Tensor dst = head_mod[b];
-      dst.copy_from(add_row(c.w.scale_shift_table, temb_f[b]));
-    }
+// Head: shift/scale = table [2, D] + float(temb) per sample or per token, AdaLN, proj_out.
+Tensor head(const WanForwardContext& c, const Tensor& x, const WanTimeEmbedding& time) {
+  Tensor head_mod = phase(c, P::kOther, [&] {
+    return wan_head_modulation(time, c.w.scale_shift_table, x.dim(0), x.dim(1));  // [B, 2, D] or [B, S_loc, 2, D]
   });
   Tensor y = phase(c, P::kOther, [&] { return layer_norm_modulate(x, head_mod, 0, 1, float(c.cfg.eps)); });
   return apply(c, c.w.proj_out, y);  // [B, S_loc, P·C_out]
@@ -274,12 +288,11 @@ Tensor wan_forward_local(const WanForwardContext& c, const Tensor& latents, cons
   Tensor x = embed_patches(c, latents, begin, S_loc);  // [B, S_loc, D]
   Tensor cos, sin;                                     // [S_loc, Dh] f32, from global token positions
   c.rope.rows(ls[2] / p[0], ls[3] / p[1], ls[4] / p[2], begin, S_loc, c.device, cos, sin);
-  Tensor temb, tproj;  // [B, D] compute dtype, [B, 6D] f32
-  embed_condition(c, timestep, temb, tproj);
+  const WanTimeEmbedding time = embed_time(c, timestep, layout);  // per sample or per token
   WanBlockRun run{c.cfg, c.fusion, c.profiler};
   run.fusion.same_gates = same_gates(timestep);
-  run_blocks(c, run, x, tproj, cos, sin, text, layout, attention, cache, step);
-  return head(c, x, temb);
+  run_blocks(c, run, x, time, cos, sin, text, layout, attention, cache, step);
+  return head(c, x, time);
 }
 
 Tensor wan_unpatchify(const WanForwardContext& c, const Tensor& tokens, int64_t T, int64_t H, int64_t W) {

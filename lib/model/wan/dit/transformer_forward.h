@@ -56,7 +56,8 @@ TextContext wan_prepare_text(const WanForwardContext& c, const Tensor& encoder_h
                              const Tensor& image_tokens = Tensor());
 
 // WanTransformer::forward_local (transformer.h): this rank's proj_out tokens [B, S_loc, P·C_out]
-// in the compute dtype, on the context's device.
+// in the compute dtype, on the context's device. timestep [B] (per-sample modulation) or [B, S]
+// (per token: time_modulation.h; the fused paths that need one gate per sample step aside).
 Tensor wan_forward_local(const WanForwardContext& c, const Tensor& latents, const Tensor& timestep,
                          const TextContext& text, const SeqLayout& layout, SeqAttention& attention,
                          FirstBlockCache* cache, const StepPolicy& step);
