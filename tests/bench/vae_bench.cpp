@@ -37,7 +37,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "dist/bootstrap.h"
-#include "model/wan/vae/vae_device.h"
+#include "model/wan/vae/vae_decoder.h"
 #include "model/wan/vae/vae_parallel_device.h"
 #include "ops/dit_device_ops.h"
 #include "ops/vae_device_ops.h"
@@ -244,10 +244,11 @@ int main(int argc, char** argv) {
     set_vae_conv_autotune(args.autotune);
 
     WanVaeConfig cfg;  // the constructor defaults are the Wan 2.1 VAE (wan_spec §5.1)
-    VaeDeviceOptions opt;
+    WanVaeOptions opt;
+    opt.device = Device::kCUDA;
     opt.dtype = args.dtype == "fp32" ? DType::kF32 : DType::kBF16;
     opt.cache_copy = args.cache_copy;
-    auto dec = WanVaeDeviceDecoder::random(cfg, opt, 1234);  // same seed, same weights on every rank
+    auto dec = WanVaeDecoder::random(cfg, opt, 1234);  // same seed, same weights on every rank
     sync_compute_stream();
     // Every rank of the group ends with the full video (the output is all-gathered).
     auto decode = [&](const Tensor& z) {

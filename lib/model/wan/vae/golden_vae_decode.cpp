@@ -1,14 +1,13 @@
 // Golden case vae_decode: raw latents (no mean/std step) → video [1, 3, F, 8H, 8W] in [-1, 1].
 // With parallel_vae_size > 1 the VAE group decodes split across its ranks; the other ranks of the
 // replica receive the video by a broadcast, so every rank reports a real comparison.
-// device: cuda decodes on the GPU (WanVaeDeviceDecoder in the recipe's precision; the split decode
+// device: cuda decodes on the GPU (WanVaeDecoder on the device in the recipe's precision; the split decode
 // over an NCCL communicator of the VAE group).
 #include <filesystem>
 
 #include "dist/bootstrap.h"
 #include "dist/device_mesh.h"
 #include "model/wan/vae/vae_decoder.h"
-#include "model/wan/vae/vae_device.h"
 #include "model/wan/vae/vae_parallel.h"
 #include "model/wan/vae/vae_parallel_device.h"
 #include "model/golden_case.h"
@@ -28,7 +27,6 @@ void golden_vae_decode(GoldenCase& c) {
   // Load (the CPU decoder on every rank; on the GPU only the VAE ranks need weights); agree before
   // any collective.
   std::unique_ptr<WanVaeDecoder> dec;
-  std::shared_ptr<WanVaeDeviceDecoder> ddec;
   WanVaeConfig cfg;
   std::string load_error;
   try {
@@ -39,9 +37,10 @@ void golden_vae_decode(GoldenCase& c) {
       cfg = load_wan_vae_config(vae_dir);
       if (decoder_rank) {
         select_mesh_device();
-        VaeDeviceOptions opt;
+        WanVaeOptions opt;
+        opt.device = Device::kCUDA;
         opt.dtype = c.recipe->compute_dtype();
-        ddec = WanVaeDeviceDecoder::load(vae_dir, opt);
+        dec = std::make_unique<WanVaeDecoder>(WanVaeDecoder::load(vae_dir, opt));
       }
     }
   } catch (const Error& e) {
@@ -59,7 +58,7 @@ void golden_vae_decode(GoldenCase& c) {
       VaeSplitDim dim = c.recipe->parallel.parallel_vae_split_dim;
       if (cuda) {
         std::shared_ptr<Communicator> dvae = device_vae_communicator(mesh);  // NCCL over the VAE group
-        video = vae_group_decode_device(*ddec, latents, dvae.get(), dim).to(Device::kCPU);
+        video = vae_group_decode_device(*dec, latents, dvae.get(), dim).to(Device::kCPU);
       } else {
         video = vae_group_decode(*dec, latents, mesh.vae.get(), dim);
       }

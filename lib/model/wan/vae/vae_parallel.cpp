@@ -83,6 +83,18 @@ std::vector<int64_t> HaloSpatialContext::extents_for(const Tensor& x) const {
   return ext;
 }
 
+Tensor HaloSpatialContext::conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+                                      const std::function<void(Tensor&)>& fill, Conv3dPad& pad) {
+  VGEN_ASSERT(device == Device::kCPU && dt == DType::kF32 && front == 0, "parallel VAE: host f32 activations only");
+  Tensor x = Tensor::empty(shape, DType::kF32);  // [C, t, H, W]
+  fill(x);
+  if (halo == 0) {
+    pad = {};
+    return x;
+  }
+  return extend(x, halo, pad);
+}
+
 Tensor HaloSpatialContext::extend(const Tensor& x, int64_t halo, Conv3dPad& pad) {
   const SplitView v = split_view(x, dim_);
   VGEN_ASSERT(halo >= 1 && halo <= v.extent, "parallel VAE: halo {} for a local extent {}", halo, v.extent);
@@ -160,7 +172,7 @@ Tensor parallel_vae_decode(const WanVaeDecoder& dec, const Tensor& z, Communicat
   const int64_t start = plan.start;
 
   const int64_t B = z.dim(0), T = z.dim(2), s = cfg.spatial_upscale(), C = cfg.out_channels;
-  const int64_t F = cfg.output_frames(T), Ho = s * z.dim(3), Wo = s * z.dim(4), plane = Ho * Wo;
+  const int64_t F = cfg.output_frames(T), Ho = s * z.dim(3), Wo = s * z.dim(4);
   Tensor zc = z.to(Device::kCPU).to(DType::kF32);
   Tensor video = Tensor::empty({B, C, F, Ho, Wo}, DType::kF32);  // [B, C, F, sH, sW]
   HaloSpatialContext ctx(comm, dim, base);
@@ -168,12 +180,9 @@ Tensor parallel_vae_decode(const WanVaeDecoder& dec, const Tensor& z, Communicat
     Tensor zb = zc[b];  // [z, T, H, W]
     const SplitView v = split_view(zb, dim);
     Tensor local = take(zb, v, start, base[size_t(comm.rank())]).reshape(with_extent(zb, dim, base[size_t(comm.rank())]));
-    float* vb = video.f32() + b * C * F * plane;
+    Tensor vb = video[b];  // [C, F, sH, sW]
     dec.decode_stream(local, ctx, [&](const Tensor& y, int64_t f0) {
-      Tensor full = ctx.gather(y);  // [C, f, sH, sW]
-      const int64_t f = full.dim(1);
-      for (int64_t c = 0; c < C; ++c)
-        std::memcpy(vb + (c * F + f0) * plane, full.f32() + c * f * plane, size_t(f * plane) * sizeof(float));
+      vae_write_frames(ctx.gather(y), C, -1.0f, 1.0f, vb, f0);  // [C, f, sH, sW] of the whole frame
     });
   }
   return video;

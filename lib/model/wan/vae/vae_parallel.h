@@ -35,10 +35,14 @@ VaeSplitPlan vae_split_plan(const WanVaeConfig& cfg, const Tensor& z, int parts,
 class HaloSpatialContext final : public VaeSpatialContext {
  public:
   HaloSpatialContext(Communicator& comm, VaeSplitDim dim, std::vector<int64_t> base);
-  Tensor extend(const Tensor& x, int64_t halo, Conv3dPad& pad) override;
+  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+                    const std::function<void(Tensor&)>& fill, Conv3dPad& pad) override;
   Tensor gather(const Tensor& x) override;
 
  private:
+  // x with `halo` rows/cols of the neighbours attached along the split dim; `pad` the zero padding
+  // a stride-1 conv with (k−1)/2 = halo still needs (global frame edges and the unsplit dim).
+  Tensor extend(const Tensor& x, int64_t halo, Conv3dPad& pad);
   std::vector<int64_t> extents_for(const Tensor& x) const;  // every rank's extent at x's level
   Communicator& comm_;
   VaeSplitDim dim_;

@@ -73,8 +73,9 @@ std::vector<int64_t> HaloDeviceContext::extents_for(const Tensor& x) const {
   return ext;
 }
 
-Tensor HaloDeviceContext::conv_input(const Shape& shape, DType dt, int64_t halo, int64_t front,
-                                     const std::function<void(Tensor&)>& fill, kern::Conv3dPad& pad) {
+Tensor HaloDeviceContext::conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+                                     const std::function<void(Tensor&)>& fill, Conv3dPad& pad) {
+  VGEN_ASSERT(device == Device::kCUDA, "device parallel VAE: device activations only");
   const int64_t t = shape[0];
   if (halo == 0) {  // a kernel without spatial extent needs no neighbour
     Shape s = shape;
@@ -138,7 +139,7 @@ Tensor HaloDeviceContext::gather(const Tensor& x) {
   return full;
 }
 
-Tensor parallel_vae_decode_device(const WanVaeDeviceDecoder& dec, const Tensor& z, Communicator& comm,
+Tensor parallel_vae_decode_device(const WanVaeDecoder& dec, const Tensor& z, Communicator& comm,
                                   VaeSplitDim dim) {
   const WanVaeConfig& cfg = dec.config();
   const int P = comm.size();
@@ -170,7 +171,7 @@ Tensor parallel_vae_decode_device(const WanVaeDeviceDecoder& dec, const Tensor& 
   return video;
 }
 
-Tensor vae_group_decode_device(const WanVaeDeviceDecoder& dec, const Tensor& z, Communicator* vae, VaeSplitDim dim) {
+Tensor vae_group_decode_device(const WanVaeDecoder& dec, const Tensor& z, Communicator* vae, VaeSplitDim dim) {
   if (!vae) return Tensor();
   if (vae->size() == 1) return dec.decode(z);
   return parallel_vae_decode_device(dec, z, *vae, dim);

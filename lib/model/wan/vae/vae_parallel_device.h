@@ -10,17 +10,16 @@
 
 #include "dist/communicator.h"
 #include "dist/mesh.h"
-#include "model/wan/vae/vae_device.h"
 #include "model/wan/vae/vae_parallel.h"
 
 namespace vgen {
 
-class HaloDeviceContext final : public VaeDeviceContext {
+class HaloDeviceContext final : public VaeSpatialContext {
  public:
   // `comm` moves device tensors (NCCL); `base` holds every rank's extent at the latent resolution.
   HaloDeviceContext(Communicator& comm, VaeSplitDim dim, std::vector<int64_t> base);
-  Tensor conv_input(const Shape& shape, DType dt, int64_t halo, int64_t front, const std::function<void(Tensor&)>& fill,
-                    kern::Conv3dPad& pad) override;
+  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+                    const std::function<void(Tensor&)>& fill, Conv3dPad& pad) override;
   Tensor gather(const Tensor& x) override;
 
  private:
@@ -33,13 +32,13 @@ class HaloDeviceContext final : public VaeDeviceContext {
 // z [B, z_dim, T, H, W] (the same full latents on every rank of `comm`, any device) → the full
 // video [B, out_channels, F, s·H, s·W] f32 on the device of every rank. Collective over `comm`;
 // kRecipe when the split extent is smaller than comm.size().
-Tensor parallel_vae_decode_device(const WanVaeDeviceDecoder& dec, const Tensor& z, Communicator& comm,
+Tensor parallel_vae_decode_device(const WanVaeDecoder& dec, const Tensor& z, Communicator& comm,
                                   VaeSplitDim dim);
 
 // The decode step of a VAE group member on the GPU: `vae` is the group's device communicator
 // (device_vae_communicator); null → undefined tensor (not a member, no collective); one rank →
 // dec.decode(z); else the split decode.
-Tensor vae_group_decode_device(const WanVaeDeviceDecoder& dec, const Tensor& z, Communicator* vae, VaeSplitDim dim);
+Tensor vae_group_decode_device(const WanVaeDecoder& dec, const Tensor& z, Communicator* vae, VaeSplitDim dim);
 
 // The VAE group of `host` as a device communicator: null on ranks outside the group, a self
 // communicator for a group of one, else an NCCL communicator over the group's ranks (built once per
