@@ -238,6 +238,17 @@ void vae_write_frames(const Tensor& x, int64_t C, float lo, float hi, Tensor& vi
     kern::clamp_ref(x.f32() + c * f * plane, video.f32() + (c * F + f0) * plane, f * plane, lo, hi);
 }
 
+void copy_2d(Device device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height) {
+  if (device != Device::kCPU) return cuda_copy_2d(dst, dpitch, src, spitch, width, height);
+  for (size_t r = 0; r < height; ++r)
+    std::memcpy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+}
+
+void zero_2d(Device device, void* dst, size_t pitch, size_t width, size_t height) {
+  if (device != Device::kCPU) return cuda_zero_2d(dst, pitch, width, height);
+  for (size_t r = 0; r < height; ++r) std::memset(static_cast<char*>(dst) + r * pitch, 0, width);
+}
+
 Tensor vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv3dPad& pad, const Tensor& prev) {
   check_cpu_f32(x, "vae_conv3d", "input");
   check_cpu_f32(w, "vae_conv3d", "weight");

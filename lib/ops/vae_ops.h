@@ -73,6 +73,11 @@ void clamp_(Tensor& t, float lo, float hi);
 // video [C, F, H, W] f32 on x's device.
 void vae_write_frames(const Tensor& x, int64_t C, float lo, float hi, Tensor& video, int64_t f0);
 
+// Strided 2-D copy of `height` rows of `width` bytes between buffers on `device` (device:
+// cudaMemcpy2DAsync on compute_stream()), and the zeroing of such rows (cudaMemset2DAsync).
+void copy_2d(Device device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height);
+void zero_2d(Device device, void* dst, size_t pitch, size_t width, size_t height);
+
 // Host references, x [Cin, Ti, Hi, Wi], w [Cout, Cin, kt, kh, kw] or 2-D [Cout, Cin, kh, kw] (kt = 1),
 // b [Cout] or undefined → [Cout, Tp+Ti−kt+1, Ho, Wo] (stride 1, spatial zero padding `pad`, no
 // temporal padding). prev [Cin, Tp, Hi, Wi] (optional): frames in front of x, e.g. the causal cache.

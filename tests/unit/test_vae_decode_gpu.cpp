@@ -12,7 +12,7 @@
 #include "dist/mesh.h"
 #include "dit_test_util.h"
 #include "model/wan/vae/vae_decoder.h"
-#include "model/wan/vae/vae_parallel_device.h"
+#include "model/wan/vae/vae_parallel.h"
 #include "ops/vae_device_ops.h"
 #include "model/wan/family.h"
 #include "tools/golden.h"
@@ -134,13 +134,13 @@ TEST(VaeDecodeGpu, HaloContextOnOneRankEqualsLocal) {
     Tensor local = dec->decode(z);
     for (VaeSplitDim d : {VaeSplitDim::kWidth, VaeSplitDim::kHeight}) {
       // One rank: every halo is the zero frame edge, materialised instead of padded.
-      Tensor split = vae_group_decode_device(*dec, z, self.get(), d);
-      Tensor halo = parallel_vae_decode_device(*dec, z, *self, d);
+      Tensor split = vae_group_decode(*dec, z, self.get(), d);
+      Tensor halo = parallel_vae_decode(*dec, z, *self, d);
       EXPECT_LE(rel_l2(split, local), 1e-7);
       EXPECT_LE(rel_l2(halo, local), dt == DType::kF32 ? 1e-5 : 1e-2) << dtype_name(dt);
     }
   }
-  EXPECT_FALSE(vae_group_decode_device(*device_decoder(DType::kF32), z, nullptr, VaeSplitDim::kWidth).defined());
+  EXPECT_FALSE(vae_group_decode(*device_decoder(DType::kF32), z, nullptr, VaeSplitDim::kWidth).defined());
 }
 
 TEST(VaeDecodeGpu, StreamsFramesInOrder) {

@@ -9,7 +9,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "dist/device_mesh.h"
-#include "model/wan/vae/vae_parallel_device.h"
+#include "model/wan/vae/vae_parallel.h"
 
 namespace vgen {
 
@@ -54,7 +54,7 @@ void WanVideoAutoencoder::warm_up(const WanVaeDecoder& dec, Communicator* comm) 
   const int64_t frames = std::min<int64_t>(2, (place_.num_frames - 1) / cfg_.scale_factor_temporal + 1);
   Tensor z = make_initial_latents({1, C, frames, h, w}, "", 0x5eedull);  // [1, C, 2, h, w]
   if (comm)
-    vae_group_decode_device(dec, z, comm, place_.split);
+    vae_group_decode(dec, z, comm, place_.split);
   else
     dec.decode(z);
   sync_compute_stream();
@@ -71,7 +71,7 @@ void WanVideoAutoencoder::finish_warm_up() {
 
 Tensor WanVideoAutoencoder::decode(const Tensor& latents) const {
   Tensor z = denormalize_latents(latents, stats_);  // [1, C, T, h, w]
-  if (place_.cuda) return vae_group_decode_device(*dec_, z, device_group_.get(), place_.split).to(Device::kCPU);
+  if (place_.cuda) return vae_group_decode(*dec_, z, device_group_.get(), place_.split).to(Device::kCPU);
   if (is_split()) return parallel_vae_decode(*dec_, z, *place_.mesh.vae, place_.split);
   return dec_->decode(z);  // [1, 3, F, H, W]
 }

@@ -9,7 +9,6 @@
 #include "dist/device_mesh.h"
 #include "model/wan/vae/vae_decoder.h"
 #include "model/wan/vae/vae_parallel.h"
-#include "model/wan/vae/vae_parallel_device.h"
 #include "model/golden_case.h"
 #include "model/wan/family.h"
 
@@ -56,12 +55,9 @@ void golden_vae_decode(GoldenCase& c) {
   if (decoder_rank) {
     try {
       VaeSplitDim dim = c.recipe->parallel.parallel_vae_split_dim;
-      if (cuda) {
-        std::shared_ptr<Communicator> dvae = device_vae_communicator(mesh);  // NCCL over the VAE group
-        video = vae_group_decode_device(*dec, latents, dvae.get(), dim).to(Device::kCPU);
-      } else {
-        video = vae_group_decode(*dec, latents, mesh.vae.get(), dim);
-      }
+      // The VAE group's communicator of the decoder's device: NCCL on the GPU.
+      std::shared_ptr<Communicator> group = cuda ? device_vae_communicator(mesh) : mesh.vae;
+      video = vae_group_decode(*dec, latents, group.get(), dim).to(Device::kCPU);
     } catch (const Error& e) {
       decode_error = e.message();
       decode_code = e.code();
