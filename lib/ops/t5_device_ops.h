@@ -1,11 +1,11 @@
-// Tensor-level device paths of the T5 op families (kernels/t5/*.cuh), used by the UMT5 encoder on
-// the GPU (model/wan/text/umt5_device.h). Activations are f32 or bf16 and each result has the dtype of
+// Tensor-level device paths of the T5 op families (kernels/t5/*.cuh), the device side of the
+// dispatching ops in ops/t5_ops.h. Activations are f32 or bf16 and each result has the dtype of
 // its main input (bf16: the rounding points of transformers' eager bf16 modules, see the .cuh
 // files). Everything is queued on compute_stream(); shapes, dtypes and devices are checked and
 // named in errors.
 //
-// CUDA builds only: the definitions live in t5_device_ops_cuda.cpp, which a CPU-only build does not
-// compile; callers in always-built code guard their calls with #ifdef VGEN_WITH_CUDA.
+// The definitions live in t5_device_ops_cuda.cpp; in a CPU-only build every function throws kUsage
+// (t5_device_ops.cpp).
 #pragma once
 #include "core/tensor.h"
 #include "kernels/t5/gated_act_ref.h"
@@ -18,12 +18,8 @@ Tensor cuda_t5_rms_norm(const Tensor& x, const Tensor& w, float eps);
 // gate [..., F], lin [..., F] of gate's dtype or undefined → act(gate) (⊙ lin) [..., F].
 Tensor cuda_t5_gated_act(const Tensor& gate, const Tensor& lin, kern::T5Act act);
 
-// Bucket of every offset rel = key − query, rel ∈ [−(Lq−1), Lk−1], from kern::t5_relative_bucket
-// on the host → i64 [Lq + Lk − 1] on the host (upload it once per sequence, reuse for all layers).
-Tensor t5_relative_buckets(int64_t Lq, int64_t Lk, bool bidirectional, int num_buckets, int max_distance);
-
 // table [num_buckets, H] f32|bf16 on the device, buckets i64 [Lq + Lk − 1] on the device (from
-// t5_relative_buckets) → bias f32 [H, Lq + Lk − 1] on the device.
+// t5_relative_buckets of ops/t5_ops.h) → bias f32 [H, Lq + Lk − 1] on the device.
 Tensor cuda_t5_relative_bias(const Tensor& table, const Tensor& buckets);
 
 // q [Lq, H·D], k/v [Lk, H·D] (f32 or bf16, one dtype), rel_bias f32 [H, Lq+Lk−1] or undefined

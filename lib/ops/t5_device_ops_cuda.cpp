@@ -6,7 +6,6 @@
 #include "kernels/t5/embedding.cuh"
 #include "kernels/t5/gated_act.cuh"
 #include "kernels/t5/rel_bias.cuh"
-#include "kernels/t5/rel_bias_ref.h"
 #include "kernels/t5/t5_norm.cuh"
 #include "ops/device_op_checks.h"
 #include "ops/t5_device_ops.h"
@@ -37,17 +36,6 @@ Tensor cuda_t5_gated_act(const Tensor& gate, const Tensor& lin, kern::T5Act act)
                               compute_stream()),
            "t5_gated_act", gate);
   return out;
-}
-
-Tensor t5_relative_buckets(int64_t Lq, int64_t Lk, bool bidirectional, int num_buckets, int max_distance) {
-  VGEN_ASSERT(Lq >= 1 && Lk >= 1 && num_buckets >= 1, "t5_relative_buckets: Lq {} Lk {} num_buckets {}", Lq, Lk,
-              num_buckets);
-  const int64_t R = Lq + Lk - 1;
-  Tensor b = Tensor::empty({R}, DType::kI64);  // [Lq+Lk-1]
-  int64_t* p = b.data<int64_t>();
-  for (int64_t t = 0; t < R; ++t)
-    p[t] = kern::t5_relative_bucket(t - (Lq - 1), bidirectional, num_buckets, max_distance);  // rel = t − (Lq−1)
-  return b;
 }
 
 Tensor cuda_t5_relative_bias(const Tensor& table, const Tensor& buckets) {

@@ -1,8 +1,8 @@
-// Tensor-level device ops of the Wan VAE decoder (kernels/{conv3d,vae_norm,vae_ops,vae_attn}/*.cuh)
-// for the device decoder (model/wan/vae/vae_device.h). Activations are channels-last — [T, H, W, C] per
-// batch item, C contiguous — in f32 or bf16; norm gammas and conv biases are f32. Everything is
-// queued on compute_stream(); shapes, dtypes and devices are checked and named in errors. In a
-// CPU-only build every function throws kUsage.
+// Tensor-level device ops of the Wan VAE decoder (kernels/{conv3d,vae_norm,vae_ops,vae_attn}/*.cuh),
+// the device side of ops/vae_ops.h. Activations are channels-last — [T, H, W, C] per batch item, C
+// contiguous — in f32 or bf16; norm gammas and conv biases are f32. Everything is queued on
+// compute_stream(); shapes, dtypes and devices are checked and named in errors. In a CPU-only build
+// every function throws kUsage.
 #pragma once
 #include <cstddef>
 

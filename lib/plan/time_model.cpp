@@ -369,7 +369,7 @@ double TimeModel::text_seconds() const {
 
 // VAE decode of this rank's part (PlanModel::vae_work; the frame split along width or height over the
 // VAE group in near-equal parts, the largest sets the pace). Convs at the profile's VAE fraction of
-// the peak, the memory-bound passes at HBM speed. Split over P > 1 ranks (vae_parallel_device.cpp)
+// the peak, the memory-bound passes at HBM speed. Split over P > 1 ranks (vae_parallel.cpp)
 // every spatial conv copies its input into a halo-extended buffer (read + write), exchanges the
 // halos in two blocking sendrecv phases (right edges right, then left edges left) and pays the
 // profile's per-call cost of that exchange (its edge copies and the ranks' rendezvous, measured

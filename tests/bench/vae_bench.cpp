@@ -8,7 +8,7 @@
 // non-zero. One JSON line per shape (stdout, and appended to --out).
 // Under mpirun with N > 1 ranks it measures the parallel VAE (parallel_vae_size = N): every rank
 // builds the same random decoder and latents, the frame is split along --split-dim (default: the
-// recipe's) and parallel_vae_decode_device runs over NCCL; each time is the slowest rank's (world
+// recipe's) and parallel_vae_decode runs over NCCL; each time is the slowest rank's (world
 // barrier, CUDA events, max over the ranks) and rank 0 prints; rank 0 then decodes the same latents
 // alone and compares (JSON vs_one_rank; exit 1 above the golden vae_decode tolerance).
 // --conv-profile (single GPU only) adds, per shape, one line per distinct conv of the decoder (the
@@ -37,8 +37,8 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "dist/bootstrap.h"
-#include "model/wan/vae/vae_device.h"
-#include "model/wan/vae/vae_parallel_device.h"
+#include "model/wan/vae/vae_decoder.h"
+#include "model/wan/vae/vae_parallel.h"
 #include "ops/dit_device_ops.h"
 #include "ops/vae_device_ops.h"
 
@@ -244,14 +244,15 @@ int main(int argc, char** argv) {
     set_vae_conv_autotune(args.autotune);
 
     WanVaeConfig cfg;  // the constructor defaults are the Wan 2.1 VAE (wan_spec §5.1)
-    VaeDeviceOptions opt;
+    WanVaeOptions opt;
+    opt.device = Device::kCUDA;
     opt.dtype = args.dtype == "fp32" ? DType::kF32 : DType::kBF16;
     opt.cache_copy = args.cache_copy;
-    auto dec = WanVaeDeviceDecoder::random(cfg, opt, 1234);  // same seed, same weights on every rank
+    auto dec = WanVaeDecoder::random(cfg, opt, 1234);  // same seed, same weights on every rank
     sync_compute_stream();
     // Every rank of the group ends with the full video (the output is all-gathered).
     auto decode = [&](const Tensor& z) {
-      return multi ? parallel_vae_decode_device(*dec, z, *vae, split) : dec->decode(z);  // [1, 3, F, H, W] f32
+      return multi ? parallel_vae_decode(*dec, z, *vae, split) : dec->decode(z);  // [1, 3, F, H, W] f32
     };
 
     for (const std::string& shape : args.shapes) {

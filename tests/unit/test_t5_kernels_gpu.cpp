@@ -21,6 +21,7 @@
 #include "kernels/t5/t5_norm.cuh"
 #include "kernels/t5/t5_norm_ref.h"
 #include "ops/t5_device_ops.h"
+#include "ops/t5_ops.h"
 
 using namespace vgen;
 using namespace vgen::testing;

@@ -1,4 +1,4 @@
-// The UMT5 / T5 encoder on the GPU (Umt5DeviceEncoder) against the CPU Umt5Encoder on small random
+// The UMT5 / T5 encoder on the GPU (Umt5Encoder on kCUDA) against the host Umt5Encoder on small random
 // checkpoints (UMT5 gated-gelu, T5 v1.0 relu with one shared bias, bf16 files, the largest head
 // dim), in f32 (tight) and bf16; TextEncoder on the device and its text cache identity; the golden
 // text_encode case on the device. The kernels alone: test_t5_kernels_gpu.cpp.
@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "core/json.h"
@@ -18,7 +19,6 @@
 #include "io/safetensors.h"
 #include "model/wan/text/text_encoder.h"
 #include "model/wan/text/umt5.h"
-#include "model/wan/text/umt5_device.h"
 #include "model/wan/family.h"
 #include "tools/golden.h"
 #include "pipeline/text_cache.h"
@@ -134,7 +134,7 @@ std::vector<Umt5Sequence> test_sequences(int64_t vocab) {
 void compare_encoders(const std::string& dir, DType dt, double tol) {
   SCOPED_TRACE(::testing::Message() << dir << " " << dtype_name(dt));
   Umt5Encoder cpu = Umt5Encoder::load(dir);
-  auto gpu = Umt5DeviceEncoder::load(dir, Umt5DeviceOptions{dt});
+  auto gpu = std::make_unique<Umt5Encoder>(Umt5Encoder::load(dir, Umt5Options{Device::kCUDA, dt}));
   EXPECT_EQ(gpu->dtype(), dt);
   EXPECT_EQ(gpu->embedding_rows(), cpu.embedding_rows());
   auto seqs = test_sequences(cpu.config().vocab_size);
@@ -171,7 +171,7 @@ TEST(T5EncoderGpu, Umt5MatchesCpuF32AndBf16) {
   compare_encoders(dir, DType::kF32, 1e-5);
   compare_encoders(dir, DType::kBF16, 3e-2);
   // Token ids outside the embedding are an input error.
-  auto gpu = Umt5DeviceEncoder::load(dir, Umt5DeviceOptions{DType::kF32});
+  auto gpu = std::make_unique<Umt5Encoder>(Umt5Encoder::load(dir, Umt5Options{Device::kCUDA, DType::kF32}));
   try {
     gpu->forward({{{5, 300}, 2}});
     FAIL() << "no error";
@@ -205,7 +205,7 @@ TEST(T5EncoderGpu, T5ReluSharedBiasAndBf16Files) {
     if (n != wo) keep.push_back({n, ws.get(n).clone()});
   save_safetensors((fs::path(d1) / "model.safetensors").string(), keep);
   try {
-    Umt5DeviceEncoder::load(d1, Umt5DeviceOptions{DType::kBF16});
+    Umt5Encoder::load(d1, Umt5Options{Device::kCUDA, DType::kBF16});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::kModel);
@@ -229,7 +229,7 @@ TEST(T5EncoderGpu, TextEncoderOnDevice) {
     EXPECT_EQ(gpu.backend(), std::string("cuda-") + dtype_name(dt));
     EXPECT_EQ(gpu.hidden_size(), cpu.hidden_size());
     EXPECT_NE(gpu.identity(), cpu.identity());
-    EXPECT_THROW(gpu.encoder(), Error);  // no host encoder
+    EXPECT_EQ(gpu.encoder().device(), Device::kCUDA);
     TextEncoding got = gpu.encode(prompts, 16, true);
     EXPECT_EQ(got.lengths, want.lengths);
     ASSERT_EQ(got.prompt_embeds.shape(), want.prompt_embeds.shape());

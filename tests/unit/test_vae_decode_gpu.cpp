@@ -1,4 +1,4 @@
-// The device VAE decoder (model/wan/vae/vae_device.h) on the tiny golden VAE: the golden video in fp32
+// The VAE decoder on the device (model/wan/vae/vae_decoder.h) on the tiny golden VAE: the golden video in fp32
 // (rel-L2 <= 1e-4) and bf16 (<= 3e-2), `vgen golden --case vae_decode` with device cuda, agreement
 // with the CPU decoder on odd latent shapes for both conv backends, the cache modes, batches, the
 // halo context on one rank, streaming order and bounded memory.
@@ -12,8 +12,7 @@
 #include "dist/mesh.h"
 #include "dit_test_util.h"
 #include "model/wan/vae/vae_decoder.h"
-#include "model/wan/vae/vae_device.h"
-#include "model/wan/vae/vae_parallel_device.h"
+#include "model/wan/vae/vae_parallel.h"
 #include "ops/vae_device_ops.h"
 #include "model/wan/family.h"
 #include "tools/golden.h"
@@ -45,11 +44,12 @@ Tensor random_latents(const Shape& s, uint32_t seed) {
   return Tensor::from_vector(v, s);
 }
 
-std::shared_ptr<WanVaeDeviceDecoder> device_decoder(DType dt, bool cache_copy = false) {
-  VaeDeviceOptions opt;
+std::shared_ptr<WanVaeDecoder> device_decoder(DType dt, bool cache_copy = false) {
+  WanVaeOptions opt;
+  opt.device = Device::kCUDA;
   opt.dtype = dt;
   opt.cache_copy = cache_copy;
-  return WanVaeDeviceDecoder::load(kVaeDir, opt);
+  return std::make_shared<WanVaeDecoder>(WanVaeDecoder::load(kVaeDir, opt));
 }
 
 struct BackendGuard {
@@ -134,20 +134,20 @@ TEST(VaeDecodeGpu, HaloContextOnOneRankEqualsLocal) {
     Tensor local = dec->decode(z);
     for (VaeSplitDim d : {VaeSplitDim::kWidth, VaeSplitDim::kHeight}) {
       // One rank: every halo is the zero frame edge, materialised instead of padded.
-      Tensor split = vae_group_decode_device(*dec, z, self.get(), d);
-      Tensor halo = parallel_vae_decode_device(*dec, z, *self, d);
+      Tensor split = vae_group_decode(*dec, z, self.get(), d);
+      Tensor halo = parallel_vae_decode(*dec, z, *self, d);
       EXPECT_LE(rel_l2(split, local), 1e-7);
       EXPECT_LE(rel_l2(halo, local), dt == DType::kF32 ? 1e-5 : 1e-2) << dtype_name(dt);
     }
   }
-  EXPECT_FALSE(vae_group_decode_device(*device_decoder(DType::kF32), z, nullptr, VaeSplitDim::kWidth).defined());
+  EXPECT_FALSE(vae_group_decode(*device_decoder(DType::kF32), z, nullptr, VaeSplitDim::kWidth).defined());
 }
 
 TEST(VaeDecodeGpu, StreamsFramesInOrder) {
   VGEN_REQUIRE_GPU();
   auto dec = device_decoder(DType::kBF16);
   Tensor z = random_latents({16, 4, 3, 4}, 11);
-  LocalDeviceContext ctx;
+  LocalSpatialContext ctx;
   std::vector<int64_t> firsts, counts;
   dec->decode_stream(z, ctx, [&](const Tensor& y, int64_t f0) {
     ASSERT_EQ(y.ndim(), 4);
@@ -168,7 +168,7 @@ TEST(VaeDecodeGpu, StreamsFramesInOrder) {
 TEST(VaeDecodeGpu, ActivationMemoryDoesNotGrowWithFrames) {
   VGEN_REQUIRE_GPU();
   auto dec = device_decoder(DType::kBF16);
-  LocalDeviceContext ctx;
+  LocalSpatialContext ctx;
   auto peak_of = [&](int64_t T) {
     Tensor z = random_latents({16, T, 8, 8}, 12);
     sync_compute_stream();
@@ -199,8 +199,10 @@ TEST(VaeDecodeGpu, WrongLatentChannelsIsAnInputError) {
 TEST(VaeDecodeGpu, RandomWeightsDecodeIsFinite) {
   VGEN_REQUIRE_GPU();
   WanVaeConfig cfg = load_wan_vae_config(kVaeDir);
-  VaeDeviceOptions opt;
-  auto dec = WanVaeDeviceDecoder::random(cfg, opt, 3);
+  WanVaeOptions opt;
+  opt.device = Device::kCUDA;
+  opt.dtype = DType::kBF16;
+  auto dec = WanVaeDecoder::random(cfg, opt, 3);
   EXPECT_GT(dec->weight_bytes(), 0u);
   Tensor v = dec->decode(random_latents({1, 16, 2, 3, 4}, 13)).to(Device::kCPU);
   double sum = 0;

@@ -2,6 +2,7 @@
 // nearest ×2 upsampling, time interleave, causal conv with the temporal cache vs one whole-clip conv.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -155,27 +156,56 @@ TEST(VaeOps, TimeInterleaveAndSilu) {
 // two zero frames in front: the feature-cache protocol of diffusers' _decode.
 TEST(VaeOps, CausalConvCacheMatchesWholeClip) {
   const int64_t Cin = 3, Cout = 4, T = 5, H = 6, W = 5;
-  VaeConv conv;
-  conv.cin = Cin, conv.cout = Cout, conv.kt = 3, conv.kh = 3, conv.kw = 3;
+  VaeConvWeights conv;
+  conv.cin = Cin, conv.cout = conv.cout_store = Cout, conv.kt = 3, conv.kh = 3, conv.kw = 3;
   conv.w = rand_tensor({Cout, Cin, 3, 3, 3}, 41);
   conv.b = rand_tensor({Cout}, 42);
   Tensor x = rand_tensor({Cin, T, H, W}, 43);
   Tensor padded = cat_time(Tensor::zeros({Cin, 2, H, W}, DType::kF32), x);
   Tensor whole = vae_conv3d(padded, conv.w, conv.b, {1, 1, 1, 1});  // [Cout, T, H, W]
   LocalSpatialContext ctx;
-  Tensor cache;
+  const VaeRun run;  // the host
+  auto conv_chunk = [&](const Tensor& chunk, VaeConvCache& cache) {
+    return vae_conv(conv, chunk.shape(), &cache, run, ctx, [&](Tensor& d) { d.copy_from(chunk); });
+  };
+  VaeConvCache cache;
   for (int64_t t = 0; t < T; ++t) {
-    Tensor y = causal_conv(conv, slice_time(x, t, 1), cache, ctx);  // [Cout, 1, H, W]
+    Tensor y = conv_chunk(slice_time(x, t, 1), cache);  // [Cout, 1, H, W]
     Tensor ref = slice_time(whole, t, 1);
     EXPECT_LT(rel_l2(y.f32(), ref.f32(), size_t(y.numel())), 1e-6) << "frame " << t;
   }
   // Chunks of two frames give the same as well.
-  Tensor cache2;
+  VaeConvCache cache2;
   for (int64_t t = 0; t + 2 <= T; t += 2) {
-    Tensor y = causal_conv(conv, slice_time(x, t, 2), cache2, ctx);
+    Tensor y = conv_chunk(slice_time(x, t, 2), cache2);
     Tensor ref = slice_time(whole, t, 2);
     EXPECT_LT(rel_l2(y.f32(), ref.f32(), size_t(y.numel())), 1e-6) << "chunk at " << t;
   }
+}
+
+// The dispatching ops on the host: upsampling one channel half of a time_conv frame equals the
+// interleaved frame's upsampling; the output writer equals clamp, then copy into the video.
+TEST(VaeOps, HalfChannelUpsampleAndFrameWriter) {
+  const int64_t C = 3, H = 4, W = 5;
+  Tensor tc = rand_tensor({2 * C, 1, H, W}, 51);  // a time_conv output frame
+  Tensor inter = Tensor::empty({C, 2, H, W}, DType::kF32);
+  kern::time_interleave2_ref(tc.f32(), inter.f32(), C, 1, H * W);
+  for (int64_t k = 0; k < 2; ++k) {
+    Tensor got = Tensor::empty({C, 1, 2 * H, 2 * W}, DType::kF32), want = got.clone();
+    vae_upsample2x_into(tc, k * C, C, got);
+    kern::upsample_nearest2x_ref(slice_time(inter, k, 1).f32(), want.f32(), C, H, W);
+    for (int64_t i = 0; i < got.numel(); ++i) ASSERT_EQ(got.f32()[i], want.f32()[i]) << "half " << k;
+  }
+  Tensor y = rand_tensor({C, 2, H, W}, 52);  // two output frames
+  Tensor video = Tensor::zeros({C, 5, H, W}, DType::kF32);
+  vae_write_frames(y, C, -0.5f, 0.5f, video, 3);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t f = 0; f < 5; ++f)
+      for (int64_t p = 0; p < H * W; ++p) {
+        const float v = video.f32()[(c * 5 + f) * H * W + p];
+        const float want = f < 3 ? 0.0f : std::clamp(y.f32()[(c * 2 + f - 3) * H * W + p], -0.5f, 0.5f);
+        ASSERT_EQ(v, want) << c << " " << f << " " << p;
+      }
 }
 
 TEST(VaeConfig, DefaultsAndRejections) {

@@ -119,10 +119,10 @@ void stream_to_device(WanLoad& l) {
   }
   if (l.leader) l.text = make_text_encoder(l);
   if (l.autoencoder) {
-    VaeDeviceOptions vopt;
+    WanVaeOptions vopt;
+    vopt.device = Device::kCUDA;
     vopt.dtype = l.recipe.compute_dtype();
-    l.autoencoder->set_device(
-        std::make_shared<WanVaeDeviceDecoder>(l.vcfg, l.vae_store, vopt, l.stream.get(), l.c_vae));
+    l.autoencoder->set_decoder(std::make_shared<WanVaeDecoder>(l.vcfg, l.vae_store, vopt, l.stream.get(), l.c_vae));
   }
   WanDeviceOptions dopt;
   dopt.dtype = l.recipe.compute_dtype();
@@ -152,7 +152,7 @@ void stream_to_host(WanLoad& l) {
   l.experts[0] = WanTransformer::load(l.dir.component_path("transformer"), l.tr_store);
   if (l.two) l.experts[1] = WanTransformer::load(l.dir.component_path("transformer_2"), l.tr2_store);
   merge_recipe_lora(l.recipe, *l.experts[0], l.experts[1].get());
-  if (l.autoencoder) l.autoencoder->set_host(std::make_unique<WanVaeDecoder>(l.vcfg, l.vae_store));
+  if (l.autoencoder) l.autoencoder->set_decoder(std::make_shared<WanVaeDecoder>(l.vcfg, l.vae_store));
 }
 
 // Finalize: fp8 quantises the final (merged) weights; host DWDP then shares the blocks (collective

@@ -92,7 +92,7 @@ struct WanVaeShape {
   double z_dim = 16;
 };
 
-// The Wan VAE decoder as vgen's device decoder runs it (vae/vae_device.cpp): channels-last
+// The Wan VAE decoder as vgen runs it on the device (vae/vae_decoder.cpp): channels-last
 // activations, one frame per call at every level (a latent frame through conv_in, the mid block and
 // up block 0, each frame an upsampler emits through the next block), so every causal 3×3×3 conv
 // sees [2 cached frames, 1 new]. Per call: the fill of the conv input (RMSNorm + SiLU, or a copy,

@@ -9,7 +9,6 @@
 #include "core/log.h"
 #include "io/diffusers_dir.h"
 #include "model/text/prompt_clean.h"
-#include "model/wan/text/umt5_device.h"
 
 namespace vgen {
 
@@ -31,31 +30,20 @@ TextEncoder::TextEncoder(const std::string& text_encoder_dir, const std::string&
                          const TextEncoderOptions& options)
     : text_encoder_dir_(text_encoder_dir), tokenizer_dir_(tokenizer_dir), options_(options) {
   tokenizer_ = std::make_unique<T5Tokenizer>(tokenizer_dir);
-  int64_t rows = 0;
+  Umt5Options opt{options.device, options.dtype};
   if (options.device == Device::kCUDA) {
-#ifdef VGEN_WITH_CUDA
-    VGEN_CHECK(options.dtype == DType::kBF16 || options.dtype == DType::kF32, ExitCode::kUsage,
-               "text encoder on the device: compute dtype must be bf16 or f32, got {}", dtype_name(options.dtype));
-    if (options.weights)
-      device_enc_ = std::make_unique<Umt5DeviceEncoder>(load_umt5_config(text_encoder_dir), *options.weights,
-                                                        Umt5DeviceOptions{options.dtype}, options.stream,
-                                                        options.stream_component);
-    else
-      device_enc_ = Umt5DeviceEncoder::load(text_encoder_dir, Umt5DeviceOptions{options.dtype});
-    cfg_ = device_enc_->config();
-    rows = device_enc_->embedding_rows();
-#else
+#ifndef VGEN_WITH_CUDA
     VGEN_THROW(ExitCode::kUsage,
                "text encoder: this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu");
 #endif
   } else {
-    options_.dtype = DType::kF32;  // the host encoder computes in fp32
-    encoder_ = options.weights
-                   ? std::make_unique<Umt5Encoder>(load_umt5_config(text_encoder_dir), *options.weights)
-                   : std::make_unique<Umt5Encoder>(Umt5Encoder::load(text_encoder_dir));
-    cfg_ = encoder_->config();
-    rows = encoder_->embedding_rows();
+    options_.dtype = opt.dtype = DType::kF32;  // the host encoder computes in fp32
   }
+  encoder_ = options.weights ? std::make_unique<Umt5Encoder>(load_umt5_config(text_encoder_dir), *options.weights,
+                                                             opt, options.stream, options.stream_component)
+                             : std::make_unique<Umt5Encoder>(Umt5Encoder::load(text_encoder_dir, opt));
+  cfg_ = encoder_->config();
+  const int64_t rows = encoder_->embedding_rows();
   if (tokenizer_->vocab_size() > rows)
     log_warn_job("tokenizer {} has {} ids but the text encoder embeds {}; prompts hitting the extra ids will fail",
                  tokenizer_dir, tokenizer_->vocab_size(), rows);
@@ -64,12 +52,6 @@ TextEncoder::TextEncoder(const std::string& text_encoder_dir, const std::string&
 TextEncoder::~TextEncoder() = default;
 TextEncoder::TextEncoder(TextEncoder&&) noexcept = default;
 TextEncoder& TextEncoder::operator=(TextEncoder&&) noexcept = default;
-
-const Umt5Encoder& TextEncoder::encoder() const {
-  VGEN_CHECK(encoder_ != nullptr, ExitCode::kUsage, "text encoder: the host encoder is not loaded (it runs on {})",
-             backend());
-  return *encoder_;
-}
 
 std::string TextEncoder::normalize(const std::string& prompt) const { return prompt_clean(prompt); }
 
@@ -134,13 +116,7 @@ TextEncoding TextEncoder::encode_cleaned(const std::vector<std::string>& cleaned
     seqs[size_t(b)].num_valid = tok.lengths[size_t(b)];
   }
   Tensor hidden = Tensor::empty({0, D}, DType::kF32);  // [Σ rows, D] host f32
-  if (B > 0) {
-#ifdef VGEN_WITH_CUDA
-    hidden = device_enc_ ? device_enc_->forward(seqs) : encoder_->forward(seqs);
-#else
-    hidden = encoder_->forward(seqs);
-#endif
-  }
+  if (B > 0) hidden = encoder_->forward(seqs);
 
   out.prompt_embeds = Tensor::zeros({B, L, D}, DType::kF32);  // [B, L, D]
   int64_t r0 = 0;

@@ -15,8 +15,6 @@
 
 namespace vgen {
 
-class Umt5DeviceEncoder;  // model/wan/text/umt5_device.h
-
 class WeightStream;  // dist/weight_stream.h
 
 struct TextEncoderOptions {
@@ -59,8 +57,7 @@ class TextEncoder final : public PromptEncoder {
   TextEncoding encode_cleaned(const std::vector<std::string>& cleaned, int max_len, bool with_padded_rows) const;
 
   const T5Tokenizer& tokenizer() const { return *tokenizer_; }
-  // The host encoder (device cpu only).
-  const Umt5Encoder& encoder() const;
+  const Umt5Encoder& encoder() const { return *encoder_; }
   const Umt5Config& config() const { return cfg_; }
   int64_t hidden_size() const override { return cfg_.d_model; }
   // The seam (model.h PromptEncoder): prompt_clean, encode_cleaned without the padded rows, and
@@ -84,8 +81,7 @@ class TextEncoder final : public PromptEncoder {
   TextEncoderOptions options_;
   Umt5Config cfg_;
   std::unique_ptr<T5Tokenizer> tokenizer_;
-  std::unique_ptr<Umt5Encoder> encoder_;           // device cpu
-  std::unique_ptr<Umt5DeviceEncoder> device_enc_;  // device cuda
+  std::unique_ptr<Umt5Encoder> encoder_;
 };
 
 // The identity of an encoder folder and tokenizer pair: the folder's path, file names, sizes and

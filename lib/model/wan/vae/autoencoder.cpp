@@ -9,7 +9,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "dist/device_mesh.h"
-#include "model/wan/vae/vae_parallel_device.h"
+#include "model/wan/vae/vae_parallel.h"
 
 namespace vgen {
 
@@ -32,19 +32,20 @@ void WanVideoAutoencoder::start_warm_up() {
   // of its shapes while the checkpoint streams in (host work mostly: a first plan build on a machine
   // is seconds of JIT); a split decoder warms up after the load (collective over its group).
   if (!place_.cuda || !place_.warm_up || is_split()) return;
-  VaeDeviceOptions wopt;
+  WanVaeOptions wopt;
+  wopt.device = Device::kCUDA;
   wopt.dtype = place_.dtype;
   warm_thread_ = std::thread([this, wopt] {
     try {
       cuda_set_device(select_mesh_device());  // the current device is per thread
-      warm_up(*WanVaeDeviceDecoder::random(cfg_, wopt, 0x5eedull), nullptr);
+      warm_up(*WanVaeDecoder::random(cfg_, wopt, 0x5eedull), nullptr);
     } catch (...) {
       warm_error_ = std::current_exception();
     }
   });
 }
 
-void WanVideoAutoencoder::warm_up(const WanVaeDeviceDecoder& dec, Communicator* comm) const {
+void WanVideoAutoencoder::warm_up(const WanVaeDecoder& dec, Communicator* comm) const {
   // Two latent frames of the recipe's size meet every conv shape of a decode (the first chunk and a
   // later one), so cuDNN's plans and workspaces exist before the first video.
   Timer t;
@@ -53,7 +54,7 @@ void WanVideoAutoencoder::warm_up(const WanVaeDeviceDecoder& dec, Communicator* 
   const int64_t frames = std::min<int64_t>(2, (place_.num_frames - 1) / cfg_.scale_factor_temporal + 1);
   Tensor z = make_initial_latents({1, C, frames, h, w}, "", 0x5eedull);  // [1, C, 2, h, w]
   if (comm)
-    vae_group_decode_device(dec, z, comm, place_.split);
+    vae_group_decode(dec, z, comm, place_.split);
   else
     dec.decode(z);
   sync_compute_stream();
@@ -65,14 +66,14 @@ void WanVideoAutoencoder::finish_warm_up() {
   device_group_ = device_vae_communicator(place_.mesh);  // collective over the group the first time
   if (warm_thread_.joinable()) warm_thread_.join();
   if (warm_error_) std::rethrow_exception(std::exchange(warm_error_, nullptr));
-  if (place_.warm_up && is_split()) warm_up(*device_, device_group_.get());
+  if (place_.warm_up && is_split()) warm_up(*dec_, device_group_.get());
 }
 
 Tensor WanVideoAutoencoder::decode(const Tensor& latents) const {
   Tensor z = denormalize_latents(latents, stats_);  // [1, C, T, h, w]
-  if (device_) return vae_group_decode_device(*device_, z, device_group_.get(), place_.split).to(Device::kCPU);
-  if (is_split()) return parallel_vae_decode(*host_, z, *place_.mesh.vae, place_.split);
-  return host_->decode(z);  // [1, 3, F, H, W]
+  if (place_.cuda) return vae_group_decode(*dec_, z, device_group_.get(), place_.split).to(Device::kCPU);
+  if (is_split()) return parallel_vae_decode(*dec_, z, *place_.mesh.vae, place_.split);
+  return dec_->decode(z);  // [1, 3, F, H, W]
 }
 
 }  // namespace vgen

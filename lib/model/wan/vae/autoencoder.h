@@ -11,7 +11,6 @@
 #include "model/latents.h"
 #include "model/model.h"
 #include "model/wan/vae/vae_decoder.h"
-#include "model/wan/vae/vae_device.h"
 #include "model/wan/vae/vae_parallel.h"
 
 namespace vgen {
@@ -34,8 +33,7 @@ class WanVideoAutoencoder final : public VideoAutoencoder {
   // Starts the warm-up of a decoder used alone (device, one-rank group) on a thread with random
   // weights of the config's shapes; joined by finish_warm_up or the destructor.
   void start_warm_up();
-  void set_host(std::unique_ptr<WanVaeDecoder> dec) { host_ = std::move(dec); }
-  void set_device(std::shared_ptr<WanVaeDeviceDecoder> dec) { device_ = std::move(dec); }
+  void set_decoder(std::shared_ptr<const WanVaeDecoder> dec) { dec_ = std::move(dec); }
 
   Tensor decode(const Tensor& latents) const override;
   void finish_warm_up() override;
@@ -43,13 +41,12 @@ class WanVideoAutoencoder final : public VideoAutoencoder {
  private:
   bool is_split() const;
   // One decode of two latent frames of the recipe's size by `dec` (collective over `comm`).
-  void warm_up(const WanVaeDeviceDecoder& dec, Communicator* comm) const;
+  void warm_up(const WanVaeDecoder& dec, Communicator* comm) const;
 
   WanVaeConfig cfg_;
   LatentStats stats_;
   WanAutoencoderPlacement place_;
-  std::unique_ptr<WanVaeDecoder> host_;
-  std::shared_ptr<WanVaeDeviceDecoder> device_;
+  std::shared_ptr<const WanVaeDecoder> dec_;
   std::shared_ptr<Communicator> device_group_;  // NCCL over the VAE group (finish_warm_up)
   std::thread warm_thread_;
   std::exception_ptr warm_error_;

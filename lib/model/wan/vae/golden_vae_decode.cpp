@@ -1,16 +1,14 @@
 // Golden case vae_decode: raw latents (no mean/std step) → video [1, 3, F, 8H, 8W] in [-1, 1].
 // With parallel_vae_size > 1 the VAE group decodes split across its ranks; the other ranks of the
 // replica receive the video by a broadcast, so every rank reports a real comparison.
-// device: cuda decodes on the GPU (WanVaeDeviceDecoder in the recipe's precision; the split decode
+// device: cuda decodes on the GPU (WanVaeDecoder on the device in the recipe's precision; the split decode
 // over an NCCL communicator of the VAE group).
 #include <filesystem>
 
 #include "dist/bootstrap.h"
 #include "dist/device_mesh.h"
 #include "model/wan/vae/vae_decoder.h"
-#include "model/wan/vae/vae_device.h"
 #include "model/wan/vae/vae_parallel.h"
-#include "model/wan/vae/vae_parallel_device.h"
 #include "model/golden_case.h"
 #include "model/wan/family.h"
 
@@ -28,7 +26,6 @@ void golden_vae_decode(GoldenCase& c) {
   // Load (the CPU decoder on every rank; on the GPU only the VAE ranks need weights); agree before
   // any collective.
   std::unique_ptr<WanVaeDecoder> dec;
-  std::shared_ptr<WanVaeDeviceDecoder> ddec;
   WanVaeConfig cfg;
   std::string load_error;
   try {
@@ -39,9 +36,10 @@ void golden_vae_decode(GoldenCase& c) {
       cfg = load_wan_vae_config(vae_dir);
       if (decoder_rank) {
         select_mesh_device();
-        VaeDeviceOptions opt;
+        WanVaeOptions opt;
+        opt.device = Device::kCUDA;
         opt.dtype = c.recipe->compute_dtype();
-        ddec = WanVaeDeviceDecoder::load(vae_dir, opt);
+        dec = std::make_unique<WanVaeDecoder>(WanVaeDecoder::load(vae_dir, opt));
       }
     }
   } catch (const Error& e) {
@@ -57,12 +55,9 @@ void golden_vae_decode(GoldenCase& c) {
   if (decoder_rank) {
     try {
       VaeSplitDim dim = c.recipe->parallel.parallel_vae_split_dim;
-      if (cuda) {
-        std::shared_ptr<Communicator> dvae = device_vae_communicator(mesh);  // NCCL over the VAE group
-        video = vae_group_decode_device(*ddec, latents, dvae.get(), dim).to(Device::kCPU);
-      } else {
-        video = vae_group_decode(*dec, latents, mesh.vae.get(), dim);
-      }
+      // The VAE group's communicator of the decoder's device: NCCL on the GPU.
+      std::shared_ptr<Communicator> group = cuda ? device_vae_communicator(mesh) : mesh.vae;
+      video = vae_group_decode(*dec, latents, group.get(), dim).to(Device::kCPU);
     } catch (const Error& e) {
       decode_error = e.message();
       decode_code = e.code();

@@ -1,103 +1,112 @@
 #include "model/wan/vae/vae_decoder.h"
 
 #include <algorithm>
-#include <cstring>
+
+#include "dist/weight_stream.h"
 
 namespace vgen {
 
 struct WanVaeDecoder::State {
-  Tensor conv_in, conv_out;
-  VaeResBlock::State mid0, mid1;
-  std::vector<std::vector<VaeResBlock::State>> up_res;
-  std::vector<VaeUpsampler::State> up;
+  VaeConvCache conv_in, conv_out;
+  VaeResState mid0, mid1;
+  std::vector<std::vector<VaeResState>> up_res;
+  std::vector<VaeUpState> up;
 };
 
-WanVaeDecoder::WanVaeDecoder(const WanVaeConfig& cfg, const WeightStore& ws) : cfg_(cfg) {
-  const int64_t z = cfg.z_dim;
-  const std::vector<int> dims = cfg.decoder_dims();  // [d0, ..., dn]
-  const std::vector<bool> tup = cfg.temperal_upsample();
-  const int nb = cfg.num_up_blocks();
-  post_quant_conv_ = VaeConv::load(ws, "post_quant_conv", z, z, 1, 1, 1);
-  conv_in_ = VaeConv::load(ws, "decoder.conv_in", dims[0], z, 3, 3, 3);
-  mid_res0_ = VaeResBlock::load(ws, "decoder.mid_block.resnets.0", dims[0], dims[0]);
-  mid_attn_ = VaeAttnBlock::load(ws, "decoder.mid_block.attentions.0", dims[0]);
-  mid_res1_ = VaeResBlock::load(ws, "decoder.mid_block.resnets.1", dims[0], dims[0]);
-  up_res_.resize(size_t(nb));
-  has_upsampler_.assign(size_t(nb), false);
-  upsamplers_.resize(size_t(nb));
-  for (int i = 0; i < nb; ++i) {
-    // Wan 2.1: block i > 0 takes the previous upsampler's output, half of dims[i].
-    int64_t in = i > 0 ? dims[size_t(i)] / 2 : dims[0];
-    const int64_t out = dims[size_t(i) + 1];
-    const std::string p = "decoder.up_blocks." + std::to_string(i);
-    for (int r = 0; r < cfg.num_res_blocks + 1; ++r) {
-      up_res_[size_t(i)].push_back(VaeResBlock::load(ws, p + ".resnets." + std::to_string(r), in, out));
-      in = out;
-    }
-    if (i != nb - 1) {
-      has_upsampler_[size_t(i)] = true;
-      upsamplers_[size_t(i)] = VaeUpsampler::load(ws, p + ".upsamplers.0", out, tup[size_t(i)]);
-    }
-  }
-  norm_out_ = ws.get_f32("decoder.norm_out.gamma", {dims.back(), 1, 1, 1});
-  conv_out_ = VaeConv::load(ws, "decoder.conv_out", cfg.out_channels, dims.back(), 3, 3, 3);
+WanVaeDecoder::WanVaeDecoder(const WanVaeConfig& cfg, const WanVaeOptions& opt) : cfg_(cfg), opt_(opt) {
+  if (opt.device == Device::kCPU)
+    VGEN_CHECK(opt.dtype == DType::kF32, ExitCode::kUsage, "host VAE: computes in f32, got {}", dtype_name(opt.dtype));
+  else
+    VGEN_CHECK(opt.dtype == DType::kF32 || opt.dtype == DType::kBF16, ExitCode::kUsage,
+               "device VAE: compute dtype must be f32 or bf16, got {}", dtype_name(opt.dtype));
 }
 
-WanVaeDecoder WanVaeDecoder::load(const std::string& vae_dir) {
+WanVaeDecoder::WanVaeDecoder(const WanVaeConfig& cfg, const WeightStore& ws, const WanVaeOptions& opt,
+                             WeightStream* stream, int component)
+    : WanVaeDecoder(cfg, opt) {
+  if (opt.device == Device::kCPU) {
+    VaeWeightSource src(ws);
+    build_vae_layers(cfg_, src, L_);
+    weight_bytes_ = src.bytes();
+    return;
+  }
+  std::unique_ptr<WeightStream> own;
+  if (!stream) {
+    own = std::make_unique<WeightStream>(nullptr, nullptr);
+    stream = own.get();
+    component = stream->add_component("vae", ws);
+  }
+  VaeWeightSource src(stream, component, opt.dtype, 0, 0.0f);
+  build_vae_layers(cfg_, src, L_);
+  weight_bytes_ = src.bytes();
+  if (own) own->run();
+}
+
+WanVaeDecoder WanVaeDecoder::load(const std::string& vae_dir, const WanVaeOptions& opt) {
   WanVaeConfig cfg = load_wan_vae_config(vae_dir);
   WeightStore ws = WeightStore::open(vae_dir);
-  return WanVaeDecoder(cfg, ws);
+  return WanVaeDecoder(cfg, ws, opt);
 }
 
-Tensor WanVaeDecoder::decode_chunk(const Tensor& x0, State& st, VaeSpatialContext& ctx) const {
-  Tensor x = causal_conv(conv_in_, x0, st.conv_in, ctx);  // [d0, 1, H, W]
-  x = mid_res0_.forward(x, st.mid0, ctx);
-  x = mid_attn_.forward(x, ctx);
-  x = mid_res1_.forward(x, st.mid1, ctx);  // [d0, 1, H, W]
-  for (size_t i = 0; i < up_res_.size(); ++i) {
-    for (size_t r = 0; r < up_res_[i].size(); ++r) x = up_res_[i][r].forward(x, st.up_res[i][r], ctx);
-    if (has_upsampler_[i]) x = upsamplers_[i].forward(x, st.up[i], ctx);  // [d/2, t·(1|2), 2H, 2W]
+std::shared_ptr<WanVaeDecoder> WanVaeDecoder::random(const WanVaeConfig& cfg, const WanVaeOptions& opt,
+                                                     uint64_t seed, float std) {
+  VGEN_CHECK(opt.device != Device::kCPU, ExitCode::kUsage, "VAE with random weights: device decoders only");
+  std::shared_ptr<WanVaeDecoder> d(new WanVaeDecoder(cfg, opt));
+  VaeWeightSource src(nullptr, -1, opt.dtype, seed, std);
+  build_vae_layers(d->cfg_, src, d->L_);
+  d->weight_bytes_ = src.bytes();
+  return d;
+}
+
+void WanVaeDecoder::run_block(size_t i, const Tensor& x, State& st, VaeSpatialContext& ctx, const FrameSink& emit,
+                              int64_t& frame) const {
+  const VaeRun r = run();
+  Tensor h = x;  // [C, 1, H, W]
+  for (size_t k = 0; k < L_.up_res[i].size(); ++k) h = vae_res_forward(L_.up_res[i][k], h, st.up_res[i][k], r, ctx);
+  if (L_.has_up[i]) {
+    vae_up_forward(L_.up[i], h, st.up[i], r, ctx,
+                   [&](const Tensor& y) { run_block(i + 1, y, st, ctx, emit, frame); });  // [C/2, 1, 2H, 2W]
+    return;
   }
-  x = vae_rms_norm(x, norm_out_, /*silu=*/true);
-  return causal_conv(conv_out_, x, st.conv_out, ctx);  // [out, f, sH, sW]
+  Tensor y = vae_conv(L_.conv_out, h.shape(), &st.conv_out, r, ctx,
+                      [&](Tensor& d) { vae_rms_norm_into(h, L_.norm_out, /*silu=*/true, d); });  // [Cx, t, sH, sW]
+  emit(y, frame);
+  frame += vae_dims(y).t;
 }
 
 void WanVaeDecoder::decode_stream(const Tensor& z, VaeSpatialContext& ctx, const FrameSink& emit) const {
   VGEN_CHECK(z.ndim() == 4 && z.dim(0) == cfg_.z_dim && z.dim(1) >= 1 && z.dim(2) >= 1 && z.dim(3) >= 1,
              ExitCode::kInput, "VAE decode: latents {} must be [{}, T, H, W] with T, H, W >= 1", z.str(),
              cfg_.z_dim);
-  Tensor zf = z.to(Device::kCPU).to(DType::kF32);  // [z, T, H, W]
-  Tensor unused;
-  Tensor x = causal_conv(post_quant_conv_, zf, unused, ctx);  // [z, T, H, W] (1×1×1, whole clip)
+  const VaeRun r = run();
+  const int64_t T = z.dim(1);
+  Tensor x_all = vae_pointwise(L_.post_quant_conv, vae_latents_in(z, r.dtype, r.device));  // [Z, T, H, W] (whole clip)
   State st;
-  st.up_res.resize(up_res_.size());
-  for (size_t i = 0; i < up_res_.size(); ++i) st.up_res[i].resize(up_res_[i].size());
-  st.up.resize(up_res_.size());
+  st.up_res.resize(L_.up_res.size());
+  for (size_t i = 0; i < L_.up_res.size(); ++i) st.up_res[i].resize(L_.up_res[i].size());
+  st.up.resize(L_.up_res.size());
   int64_t frame = 0;
-  for (int64_t i = 0; i < x.dim(1); ++i) {
-    Tensor y = decode_chunk(slice_time(x, i, 1), st, ctx);  // [out, f, sH, sW]
-    clamp_(y, -1.0f, 1.0f);
-    emit(y, frame);
-    frame += y.dim(1);
+  for (int64_t i = 0; i < T; ++i) {
+    const Tensor xi = vae_frames(x_all, i, 1);  // [Z, 1, H, W]
+    Tensor x = vae_conv(L_.conv_in, xi.shape(), &st.conv_in, r, ctx, [&](Tensor& d) { d.copy_from(xi); });
+    x = vae_res_forward(L_.mid0, x, st.mid0, r, ctx);
+    x = vae_attn_forward(L_.attn, x, ctx);
+    x = vae_res_forward(L_.mid1, x, st.mid1, r, ctx);  // [d0, 1, H, W]
+    run_block(0, x, st, ctx, emit, frame);
   }
-  VGEN_ASSERT(frame == cfg_.output_frames(x.dim(1)), "VAE decode produced {} frames for {} latent frames", frame,
-              x.dim(1));
+  VGEN_ASSERT(frame == cfg_.output_frames(T), "VAE decode produced {} frames for {} latent frames", frame, T);
 }
 
 Tensor WanVaeDecoder::decode(const Tensor& z) const {
   VGEN_CHECK(z.ndim() == 5 && z.dim(1) == cfg_.z_dim, ExitCode::kInput,
              "VAE decode: latents {} must be [B, {}, T, H, W]", z.str(), cfg_.z_dim);
-  const int64_t B = z.dim(0), T = z.dim(2), s = cfg_.spatial_upscale();
-  const int64_t F = cfg_.output_frames(T), Ho = s * z.dim(3), Wo = s * z.dim(4), C = cfg_.out_channels;
-  Tensor video = Tensor::empty({B, C, F, Ho, Wo}, DType::kF32);  // [B, C, F, sH, sW]
+  const int64_t B = z.dim(0), T = z.dim(2), s = cfg_.spatial_upscale(), C = cfg_.out_channels;
+  Tensor video = Tensor::empty({B, C, cfg_.output_frames(T), s * z.dim(3), s * z.dim(4)}, DType::kF32,
+                               opt_.device);  // [B, C, F, sH, sW]
   LocalSpatialContext ctx;
   for (int64_t b = 0; b < B; ++b) {
-    float* vb = video.f32() + b * C * F * Ho * Wo;
-    decode_stream(z[b], ctx, [&](const Tensor& y, int64_t f0) {
-      const int64_t f = y.dim(1), plane = Ho * Wo;
-      for (int64_t c = 0; c < C; ++c)
-        std::memcpy(vb + (c * F + f0) * plane, y.f32() + c * f * plane, size_t(f * plane) * sizeof(float));
-    });
+    Tensor vb = video[b];  // [C, F, sH, sW]
+    decode_stream(z[b], ctx, [&](const Tensor& y, int64_t f0) { vae_write_frames(y, C, -1.0f, 1.0f, vb, f0); });
   }
   return video;
 }

@@ -1,59 +1,108 @@
-// Building blocks of the Wan 2.1 VAE decoder (wan_spec §5.2) on one chunk of frames, with the
-// causal temporal feature cache. Activations are [C, T, H, W] f32 (batch item already selected);
-// every spatial conv goes through the VaeSpatialContext, so the same code runs split across ranks.
+// Building blocks of the Wan 2.1 VAE decoder (wan_spec §5.2), one frame at a time with the causal
+// temporal feature cache, for the host fp32 oracle and the device decoder alike: activations of
+// one batch item in the device's layout (ops/vae_ops.h), every spatial conv's input made through
+// the VaeSpatialContext, so the same code runs split across ranks.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "io/safetensors.h"
+#include "model/wan/vae/vae_config.h"
 #include "model/wan/vae/vae_spatial.h"
 
 namespace vgen {
 
-// A (causal) 3-D or 2-D convolution: weight [Cout, Cin, kt, kh, kw] or [Cout, Cin, kh, kw], bias [Cout].
-struct VaeConv {
-  Tensor w, b;
-  int64_t cin = 0, cout = 0, kt = 1, kh = 1, kw = 1;
-  // Loads `<prefix>.weight` / `<prefix>.bias` with the expected shape (kt = 0: a Conv2d).
-  static VaeConv load(const WeightStore& ws, const std::string& prefix, int64_t cout, int64_t cin, int64_t kt,
-                      int64_t kh, int64_t kw);
-};
-
-// Causal conv over the chunk x [Cin, t, H, W] → [Cout, t, H, W]: the cache holds the last kt−1
-// (halo-extended) input frames of the previous chunks, zeros before the first chunk — exactly
-// diffusers' feat_cache protocol (CACHE_T = 2). Convs with kt = 1 ignore the cache.
-Tensor causal_conv(const VaeConv& conv, const Tensor& x, Tensor& cache, VaeSpatialContext& ctx);
+class WeightStream;  // dist/weight_stream.h
 
 struct VaeResBlock {
-  Tensor norm1, norm2;  // gamma [in], [out]
-  VaeConv conv1, conv2, shortcut;  // shortcut.w undefined when in == out
-  struct State {
-    Tensor cache1, cache2;
-  };
-  static VaeResBlock load(const WeightStore& ws, const std::string& prefix, int64_t in, int64_t out);
-  Tensor forward(const Tensor& x, State& st, VaeSpatialContext& ctx) const;
+  Tensor norm1, norm2;  // gamma f32, [in], [out] elements
+  VaeConvWeights conv1, conv2, shortcut;
+  bool has_shortcut = false;  // in != out
 };
 
 // Single-head self-attention over each frame (mid block); keys span the whole frame.
 struct VaeAttnBlock {
-  Tensor norm;  // gamma [C]
-  VaeConv to_qkv, proj;
+  Tensor norm;  // gamma f32 [C]
+  VaeConvWeights to_qkv, proj;
   int64_t dim = 0;
-  static VaeAttnBlock load(const WeightStore& ws, const std::string& prefix, int64_t dim);
-  Tensor forward(const Tensor& x, VaeSpatialContext& ctx) const;
 };
 
 // upsample2d / upsample3d: optional causal time_conv (dim → 2·dim, 3×1×1, frames interleaved),
 // then nearest ×2 and a 3×3 Conv2d dim → dim/2.
 struct VaeUpsampler {
   bool temporal = false;
-  VaeConv time_conv, resample;
-  struct State {
-    bool seen = false;  // diffusers' "Rep": the first chunk skips time_conv
-    Tensor cache;
-  };
-  static VaeUpsampler load(const WeightStore& ws, const std::string& prefix, int64_t dim, bool temporal);
-  Tensor forward(const Tensor& x, State& st, VaeSpatialContext& ctx) const;
+  VaeConvWeights time_conv, resample;
 };
+
+struct VaeDecoderLayers {
+  VaeConvWeights post_quant_conv, conv_in, conv_out;
+  VaeResBlock mid0, mid1;
+  VaeAttnBlock attn;
+  std::vector<std::vector<VaeResBlock>> up_res;  // [block][resnet]
+  std::vector<bool> has_up;
+  std::vector<VaeUpsampler> up;  // one per block (unused where has_up is false)
+  Tensor norm_out;
+};
+
+// Where the weights come from: the host reads the checkpoint's tensors as f32 in their stored
+// layout; the device requests them from a WeightStream (read as f32 to the device, permuted to the
+// channels-last conv layout and converted to the compute dtype once the stream's run is done), or
+// fills them with random values (stream null; benchmarks and warm-ups).
+class VaeWeightSource {
+ public:
+  explicit VaeWeightSource(const WeightStore& ws) : ws_(&ws) {}
+  VaeWeightSource(WeightStream* stream, int component, DType dtype, uint64_t seed, float std)
+      : stream_(stream), comp_(component), dt_(dtype), seed_(seed), std_(std) {}
+  // `<prefix>.weight` [cout, cin, kt, kh, kw] (kt = 0: a Conv2d [cout, cin, kh, kw]) and `.bias`;
+  // on the device cout is stored rounded up to `cout_multiple` with zero rows.
+  VaeConvWeights conv(const std::string& prefix, int64_t cout, int64_t cin, int64_t kt, int64_t kh, int64_t kw,
+                      int64_t cout_multiple = 1);
+  // A norm gamma of C elements (checkpoint shape `shape`), f32.
+  Tensor gamma(const std::string& name, const Shape& shape);
+  size_t bytes() const { return bytes_; }
+
+ private:
+  const WeightStore* ws_ = nullptr;  // host
+  WeightStream* stream_ = nullptr;
+  int comp_ = -1;
+  DType dt_ = DType::kF32;
+  uint64_t seed_ = 0;
+  float std_ = 0.0f;
+  size_t bytes_ = 0;
+};
+
+// Fills L with the decoder's weights from `src`, in checkpoint order.
+void build_vae_layers(const WanVaeConfig& cfg, VaeWeightSource& src, VaeDecoderLayers& L);
+
+// How a decode runs: where, in which dtype, and how the causal caches are kept.
+struct VaeRun {
+  Device device = Device::kCPU;
+  DType dtype = DType::kF32;
+  bool cache_copy = false;  // device: caches as 2-frame copies instead of views of the conv buffers
+};
+
+struct VaeResState {
+  VaeConvCache c1, c2;
+};
+struct VaeUpState {
+  bool seen = false;  // diffusers' "Rep": the first chunk skips time_conv
+  VaeConvCache cache;
+};
+
+using VaeFill = std::function<void(Tensor&)>;
+
+// Causal conv over a chunk whose input `fill` writes (`in_shape`: this rank's part in the device's
+// layout): the context makes the halo-extended conv input, the cache (kt > 1) supplies the frames in
+// front of it and keeps the last kt − 1 → Cout_s channels.
+Tensor vae_conv(const VaeConvWeights& c, const Shape& in_shape, VaeConvCache* cache, const VaeRun& run,
+                VaeSpatialContext& ctx, const VaeFill& fill);
+Tensor vae_res_forward(const VaeResBlock& r, const Tensor& x, VaeResState& st, const VaeRun& run,
+                       VaeSpatialContext& ctx);
+Tensor vae_attn_forward(const VaeAttnBlock& a, const Tensor& x, VaeSpatialContext& ctx);
+// One output frame at a time (frame 2τ+k = channel half k of time_conv's frame τ), each handed to
+// `next` before the following one is made.
+void vae_up_forward(const VaeUpsampler& u, const Tensor& x, VaeUpState& st, const VaeRun& run, VaeSpatialContext& ctx,
+                    const std::function<void(const Tensor&)>& next);
 
 }  // namespace vgen

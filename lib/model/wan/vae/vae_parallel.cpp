@@ -5,50 +5,52 @@
 namespace vgen {
 
 namespace {
-// Messages of the two halo phases; MPI keeps same-tag messages between a pair in order, so
-// consecutive exchanges cannot mix.
+// Messages of the two halo phases (MPI keeps same-tag messages between a pair in order, NCCL matches
+// point-to-point messages in call order), so consecutive exchanges cannot mix.
 constexpr int kTagToRight = 7301, kTagToLeft = 7302;
 
-// x [C, T, H, W] viewed as [outer, extent, inner] along the split dim.
+// An activation (the device's layout, ops/vae_ops.h) viewed as [outer, extent, inner] along the
+// split dim.
 struct SplitView {
   int64_t outer, extent, inner;
 };
-SplitView split_view(const Tensor& x, VaeSplitDim d) {
-  VGEN_ASSERT(x.ndim() == 4, "parallel VAE: activation {} must be [C,T,H,W]", x.str());
-  if (d == VaeSplitDim::kWidth) return {x.dim(0) * x.dim(1) * x.dim(2), x.dim(3), 1};
-  return {x.dim(0) * x.dim(1), x.dim(2), x.dim(3)};
+int split_axis(Device device, VaeSplitDim d) {
+  const bool w = d == VaeSplitDim::kWidth;
+  return device == Device::kCPU ? (w ? 3 : 2) : (w ? 2 : 1);  // [C, t, H, W] | [t, H, W, C]
+}
+SplitView split_view(const Shape& s, Device device, VaeSplitDim d) {
+  VGEN_ASSERT(s.size() == 4, "parallel VAE: activation {} must be 4-D", shape_str(s));
+  const int a = split_axis(device, d);
+  SplitView v{1, s[size_t(a)], 1};
+  for (int i = 0; i < a; ++i) v.outer *= s[size_t(i)];
+  for (int i = a + 1; i < 4; ++i) v.inner *= s[size_t(i)];
+  return v;
+}
+Shape with_extent(Shape s, Device device, VaeSplitDim d, int64_t e) {
+  s[size_t(split_axis(device, d))] = e;
+  return s;
 }
 
-// Slices [s0, s0+len) of x along the split dim, as a contiguous [outer, len, inner] buffer.
+char* bytes(Tensor& t) { return static_cast<char*>(t.raw()); }
+const char* bytes(const Tensor& t) { return static_cast<const char*>(t.raw()); }
+
+// [s0, s0 + len) of x along the split dim as a contiguous [outer, len, inner] tensor.
 Tensor take(const Tensor& x, const SplitView& v, int64_t s0, int64_t len) {
-  Tensor y = Tensor::empty({v.outer * len * v.inner}, DType::kF32);
-  const int64_t row = len * v.inner;
-  for (int64_t o = 0; o < v.outer; ++o)
-    std::memcpy(y.f32() + o * row, x.f32() + (o * v.extent + s0) * v.inner, size_t(row) * sizeof(float));
+  const size_t es = dtype_size(x.dtype());
+  Tensor y = Tensor::empty({v.outer * len * v.inner}, x.dtype(), x.device());
+  copy_2d(x.device(), y.raw(), size_t(len * v.inner) * es, bytes(x) + size_t(s0 * v.inner) * es,
+          size_t(v.extent * v.inner) * es, size_t(len * v.inner) * es, size_t(v.outer));
   return y;
 }
 
-// Concatenates [outer, e_i, inner] parts along the middle dim into dst [outer, Σe_i, inner].
-void concat_parts(float* dst, const SplitView& v, const std::vector<const float*>& parts,
-                  const std::vector<int64_t>& extents) {
-  int64_t total = 0;
-  for (int64_t e : extents) total += e;
-#pragma omp parallel for schedule(static)
-  for (int64_t o = 0; o < v.outer; ++o) {
-    float* out = dst + o * total * v.inner;
-    for (size_t p = 0; p < parts.size(); ++p) {
-      const int64_t row = extents[p] * v.inner;
-      if (row == 0) continue;
-      std::memcpy(out, parts[p] + o * row, size_t(row) * sizeof(float));
-      out += row;
-    }
-  }
-}
-
-Shape with_extent(const Tensor& x, VaeSplitDim d, int64_t e) {
-  Shape s = x.shape();
-  s[d == VaeSplitDim::kWidth ? 3 : 2] = e;
-  return s;
+// Writes src [outer, len, inner] into dst [outer, dext, inner] at [off, off + len) (null src: zeros).
+void place(Tensor& dst, int64_t dext, const void* src, const SplitView& v, int64_t off, int64_t len) {
+  const size_t es = dtype_size(dst.dtype()), w = size_t(len * v.inner) * es;
+  char* d = bytes(dst) + size_t(off * v.inner) * es;
+  if (src)
+    copy_2d(dst.device(), d, size_t(dext * v.inner) * es, src, w, w, size_t(v.outer));
+  else
+    zero_2d(dst.device(), d, size_t(dext * v.inner) * es, w, size_t(v.outer));
 }
 
 void shift(Communicator& comm, const Tensor* send, int dst, Tensor* recv, int src, int tag) {
@@ -76,45 +78,49 @@ HaloSpatialContext::HaloSpatialContext(Communicator& comm, VaeSplitDim dim, std:
 }
 
 std::vector<int64_t> HaloSpatialContext::extents_for(const Tensor& x) const {
-  const int64_t e = split_view(x, dim_).extent, mine = base_[size_t(comm_.rank())];
+  const int64_t e = split_view(x.shape(), x.device(), dim_).extent, mine = base_[size_t(comm_.rank())];
   VGEN_ASSERT(e % mine == 0, "parallel VAE: local extent {} is not a multiple of the latent extent {}", e, mine);
   std::vector<int64_t> ext(base_.size());
   for (size_t r = 0; r < base_.size(); ++r) ext[r] = base_[r] * (e / mine);
   return ext;
 }
 
-Tensor HaloSpatialContext::extend(const Tensor& x, int64_t halo, Conv3dPad& pad) {
-  const SplitView v = split_view(x, dim_);
+Tensor HaloSpatialContext::conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+                                      const std::function<void(Tensor&)>& fill, Conv3dPad& pad) {
+  if (halo == 0) {  // a kernel without spatial extent needs no neighbour
+    VaeConvBuffer b = vae_conv_buffer(shape, dt, device, front);
+    fill(b.body);
+    pad = {};
+    return b.buf;
+  }
+  Tensor x = Tensor::empty(shape, dt, device);  // this rank's part
+  fill(x);
+  const SplitView v = split_view(shape, device, dim_);
   VGEN_ASSERT(halo >= 1 && halo <= v.extent, "parallel VAE: halo {} for a local extent {}", halo, v.extent);
   const int r = comm_.rank(), P = comm_.size();
   const bool has_left = r > 0, has_right = r < P - 1;
   Tensor left_edge = take(x, v, 0, halo), right_edge = take(x, v, v.extent - halo, halo);
   Tensor from_left, from_right;
-  if (has_left) from_left = Tensor::empty({v.outer * halo * v.inner}, DType::kF32);
-  if (has_right) from_right = Tensor::empty({v.outer * halo * v.inner}, DType::kF32);
+  if (has_left) from_left = Tensor::empty({v.outer * halo * v.inner}, dt, device);
+  if (has_right) from_right = Tensor::empty({v.outer * halo * v.inner}, dt, device);
   // Phase 1: right edges travel right; phase 2: left edges travel left (chains, no cycles).
   shift(comm_, has_right ? &right_edge : nullptr, r + 1, has_left ? &from_left : nullptr, r - 1, kTagToRight);
   shift(comm_, has_left ? &left_edge : nullptr, r - 1, has_right ? &from_right : nullptr, r + 1, kTagToLeft);
 
-  std::vector<const float*> parts;
-  std::vector<int64_t> extents;
-  if (has_left) parts.push_back(from_left.f32()), extents.push_back(halo);
-  parts.push_back(x.f32()), extents.push_back(v.extent);
-  if (has_right) parts.push_back(from_right.f32()), extents.push_back(halo);
-  const int64_t total = v.extent + (has_left ? halo : 0) + (has_right ? halo : 0);
-  Tensor xe = Tensor::empty(with_extent(x, dim_, total), DType::kF32);  // [C, T, H', W']
-  concat_parts(xe.f32(), v, parts, extents);
-
-  const int64_t lo = has_left ? 0 : halo, hi = has_right ? 0 : halo;
+  const int64_t total = v.extent + 2 * halo;  // zeros stand in for a missing neighbour
+  VaeConvBuffer b = vae_conv_buffer(with_extent(shape, device, dim_, total), dt, device, front);
+  place(b.body, total, has_left ? from_left.raw() : nullptr, v, 0, halo);
+  place(b.body, total, x.raw(), v, halo, v.extent);
+  place(b.body, total, has_right ? from_right.raw() : nullptr, v, halo + v.extent, halo);
   if (dim_ == VaeSplitDim::kWidth)
-    pad = {halo, halo, lo, hi};
+    pad = {halo, halo, 0, 0};
   else
-    pad = {lo, hi, halo, halo};
-  return xe;
+    pad = {0, 0, halo, halo};
+  return b.buf;
 }
 
 Tensor HaloSpatialContext::gather(const Tensor& x) {
-  const SplitView v = split_view(x, dim_);
+  const SplitView v = split_view(x.shape(), x.device(), dim_);
   const std::vector<int64_t> ext = extents_for(x);
   std::vector<int64_t> counts(ext.size());
   int64_t total_ext = 0, total = 0;
@@ -124,16 +130,16 @@ Tensor HaloSpatialContext::gather(const Tensor& x) {
     total += counts[r];
   }
   Tensor send = x.reshape({x.numel()});
-  Tensor recv = Tensor::empty({total}, DType::kF32);
+  Tensor recv = Tensor::empty({total}, x.dtype(), x.device());
   comm_.all_gather_v(send, recv, counts);  // rank-ordered [outer, e_r, inner] blocks
-  std::vector<const float*> parts;
-  int64_t off = 0;
+  Tensor full = Tensor::empty(with_extent(x.shape(), x.device(), dim_, total_ext), x.dtype(), x.device());
+  const size_t es = dtype_size(x.dtype());
+  int64_t off = 0, pos = 0;
   for (size_t r = 0; r < ext.size(); ++r) {
-    parts.push_back(recv.f32() + off);
+    place(full, total_ext, bytes(recv) + size_t(off) * es, v, pos, ext[r]);
     off += counts[r];
+    pos += ext[r];
   }
-  Tensor full = Tensor::empty(with_extent(x, dim_, total_ext), DType::kF32);  // [C, T, Hf, Wf]
-  concat_parts(full.f32(), v, parts, ext);
   return full;
 }
 
@@ -154,26 +160,26 @@ VaeSplitPlan vae_split_plan(const WanVaeConfig& cfg, const Tensor& z, int parts,
 
 Tensor parallel_vae_decode(const WanVaeDecoder& dec, const Tensor& z, Communicator& comm, VaeSplitDim dim) {
   const WanVaeConfig& cfg = dec.config();
-  const int P = comm.size();
-  const VaeSplitPlan plan = vae_split_plan(cfg, z, P, comm.rank(), dim);
-  const std::vector<int64_t>& base = plan.sizes;
-  const int64_t start = plan.start;
-
-  const int64_t B = z.dim(0), T = z.dim(2), s = cfg.spatial_upscale(), C = cfg.out_channels;
-  const int64_t F = cfg.output_frames(T), Ho = s * z.dim(3), Wo = s * z.dim(4), plane = Ho * Wo;
-  Tensor zc = z.to(Device::kCPU).to(DType::kF32);
-  Tensor video = Tensor::empty({B, C, F, Ho, Wo}, DType::kF32);  // [B, C, F, sH, sW]
-  HaloSpatialContext ctx(comm, dim, base);
+  const VaeSplitPlan plan = vae_split_plan(cfg, z, comm.size(), comm.rank(), dim);
+  const int64_t start = plan.start, mine = plan.sizes[size_t(comm.rank())];
+  const int64_t B = z.dim(0), Z = cfg.z_dim, T = z.dim(2), s = cfg.spatial_upscale(), C = cfg.out_channels;
+  const int64_t Hl = z.dim(3), Wl = z.dim(4);
+  Tensor zc = z.to(Device::kCPU).to(DType::kF32);  // [B, Z, T, H, W]
+  Tensor video = Tensor::empty({B, C, cfg.output_frames(T), s * Hl, s * Wl}, DType::kF32,
+                               dec.options().device);  // [B, C, F, sH, sW]
+  HaloSpatialContext ctx(comm, dim, plan.sizes);
   for (int64_t b = 0; b < B; ++b) {
-    Tensor zb = zc[b];  // [z, T, H, W]
-    const SplitView v = split_view(zb, dim);
-    Tensor local = take(zb, v, start, base[size_t(comm.rank())]).reshape(with_extent(zb, dim, base[size_t(comm.rank())]));
-    float* vb = video.f32() + b * C * F * plane;
+    // This rank's latent part [Z, T, h, w] (host copy; the decoder uploads it).
+    const int64_t h = dim == VaeSplitDim::kHeight ? mine : Hl, w = dim == VaeSplitDim::kWidth ? mine : Wl;
+    const int64_t h0 = dim == VaeSplitDim::kHeight ? start : 0, w0 = dim == VaeSplitDim::kWidth ? start : 0;
+    Tensor local = Tensor::empty({Z, T, h, w}, DType::kF32);
+    const float* src = zc.f32() + b * Z * T * Hl * Wl;
+    for (int64_t ct = 0; ct < Z * T; ++ct)
+      for (int64_t y = 0; y < h; ++y)
+        std::memcpy(local.f32() + (ct * h + y) * w, src + (ct * Hl + h0 + y) * Wl + w0, size_t(w) * sizeof(float));
+    Tensor vb = video[b];  // [C, F, sH, sW]
     dec.decode_stream(local, ctx, [&](const Tensor& y, int64_t f0) {
-      Tensor full = ctx.gather(y);  // [C, f, sH, sW]
-      const int64_t f = full.dim(1);
-      for (int64_t c = 0; c < C; ++c)
-        std::memcpy(vb + (c * F + f0) * plane, full.f32() + c * f * plane, size_t(f * plane) * sizeof(float));
+      vae_write_frames(ctx.gather(y), C, -1.0f, 1.0f, vb, f0);  // the whole frame's f frames
     });
   }
   return video;
@@ -184,5 +190,12 @@ Tensor vae_group_decode(const WanVaeDecoder& dec, const Tensor& z, Communicator*
   if (vae->size() == 1) return dec.decode(z);
   return parallel_vae_decode(dec, z, *vae, dim);
 }
+
+#ifndef VGEN_WITH_CUDA
+std::shared_ptr<Communicator> device_vae_communicator(const Mesh&) {
+  VGEN_THROW(ExitCode::kUsage,
+             "device_vae_communicator: this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu");
+}
+#endif
 
 }  // namespace vgen

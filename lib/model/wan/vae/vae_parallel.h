@@ -1,17 +1,22 @@
-// Parallel VAE decode (parallel_reference.md §2.10, §7.3): the latent frame is split along height
-// or width over the `vae` communicator's ranks (near-equal parts: the first `rem` ranks get one more
-// row/col); every conv with a spatial kernel k > 1 receives (k−1)/2 rows/cols from each neighbour
-// (zeros at the global edges); the causal temporal cache stores halo-extended frames, so cached
+// Parallel VAE decode (parallel_reference.md §2.10, §7.3), on the host or the GPU alike: the latent
+// frame is split along height or width over the `vae` communicator's ranks (near-equal parts: the
+// first `rem` ranks get one more row/col); every conv with a spatial kernel k > 1 receives (k−1)/2
+// rows/cols from each neighbour (zeros at the global edges, so every conv's padding is symmetric,
+// what cuDNN's fast engines want); the causal temporal cache stores halo-extended frames, so cached
 // frames never need a second exchange; upsampling doubles the local extents; attention gathers
-// keys/values of the whole frame; the output is all-gathered chunk by chunk on every rank.
+// keys/values of the whole frame; the output is all-gathered chunk by chunk on every rank. Halo
+// rows/cols are strided 2-D copies in the activation layout of the decoder's device
+// (ops/vae_ops.h); the communicator moves tensors of that device (MPI on the host, NCCL on the GPU).
 // The result equals the single-rank decode up to fp32 rounding.
 // It lives beside the decoder it splits: lib/parallel stays below lib/model in the layering.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "config/parallel_config.h"
 #include "dist/communicator.h"
+#include "dist/mesh.h"
 #include "model/wan/vae/vae_decoder.h"
 
 namespace vgen {
@@ -29,13 +34,14 @@ struct VaeSplitPlan {
 };
 VaeSplitPlan vae_split_plan(const WanVaeConfig& cfg, const Tensor& z, int parts, int rank, VaeSplitDim dim);
 
-// Halo exchange and gathers for activations [C, T, H, W] split along `dim` over `comm`.
-// `base` holds every rank's extent at the latent resolution; at a finer level the extents scale
-// with the local one (×2 per spatial upsampling).
+// Halo exchange and gathers for activations split along `dim` over `comm`. `base` holds every
+// rank's extent at the latent resolution; at a finer level the extents scale with the local one
+// (×2 per spatial upsampling).
 class HaloSpatialContext final : public VaeSpatialContext {
  public:
   HaloSpatialContext(Communicator& comm, VaeSplitDim dim, std::vector<int64_t> base);
-  Tensor extend(const Tensor& x, int64_t halo, Conv3dPad& pad) override;
+  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+                    const std::function<void(Tensor&)>& fill, Conv3dPad& pad) override;
   Tensor gather(const Tensor& x) override;
 
  private:
@@ -45,14 +51,20 @@ class HaloSpatialContext final : public VaeSpatialContext {
   std::vector<int64_t> base_;
 };
 
-// z [B, z_dim, T, H, W] (the same full latents on every rank of `comm`) → the full video
-// [B, out_channels, F, s·H, s·W] on every rank. Collective over `comm`; kRecipe when the split
-// extent is smaller than comm.size().
+// z [B, z_dim, T, H, W] (the same full latents on every rank of `comm`, any device) → the full video
+// [B, out_channels, F, s·H, s·W] f32 on the decoder's device of every rank. Collective over `comm`
+// (a communicator of the decoder's device); kRecipe when the split extent is smaller than comm.size().
 Tensor parallel_vae_decode(const WanVaeDecoder& dec, const Tensor& z, Communicator& comm, VaeSplitDim dim);
 
-// The decode step of a replica (Mesh::vae as `vae`): on members of the VAE group decodes z, split
-// over the group when it has more than one rank, and returns the full video; returns an undefined
-// tensor on ranks outside the group (vae == nullptr), which issue no collective.
+// The decode step of a replica's VAE group member: `vae` is the group's communicator of the
+// decoder's device (host: Mesh::vae; device: device_vae_communicator); null → undefined tensor (not
+// a member, no collective); one rank → dec.decode(z); else the split decode.
 Tensor vae_group_decode(const WanVaeDecoder& dec, const Tensor& z, Communicator* vae, VaeSplitDim dim);
+
+// The VAE group of `host` as a device communicator: null on ranks outside the group, a self
+// communicator for a group of one, else an NCCL communicator over the group's ranks (built once per
+// host group and cached; collective over the group the first time). Selects this rank's device
+// first. Throws kUsage in a CPU-only build.
+std::shared_ptr<Communicator> device_vae_communicator(const Mesh& host);
 
 }  // namespace vgen

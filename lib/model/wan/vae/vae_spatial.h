@@ -1,8 +1,10 @@
 // Spatial context of a VAE decode: how this rank's activations relate to the whole frame.
 // One rank holds the whole frame (LocalSpatialContext: no neighbours, zero padding everywhere);
 // the parallel VAE (model/wan/vae/vae_parallel.h) splits the frame along height or width and
-// exchanges halos with its neighbours. The decoder is the same code for both.
+// exchanges halos with its neighbours. The decoder is the same code for both, on either device.
 #pragma once
+#include <functional>
+
 #include "core/tensor.h"
 #include "ops/vae_ops.h"
 
@@ -11,19 +13,24 @@ namespace vgen {
 class VaeSpatialContext {
  public:
   virtual ~VaeSpatialContext() = default;
-  // x [C, T, H, W] (this rank's part). Returns x with `halo` rows/cols of the neighbouring ranks
-  // attached along the split dim, and sets `pad` to the zero padding that a stride-1 conv with
-  // (k−1)/2 = halo still needs on each side (global frame edges and the unsplit dim).
-  virtual Tensor extend(const Tensor& x, int64_t halo, Conv3dPad& pad) = 0;
-  // The whole frame [C, T, H_full, W_full] assembled from every rank's part (collective).
+  // A conv input buffer on `device` in `dt`: `front` leading frames left to the caller (the causal
+  // cache, vae_conv_front), then what `fill` writes into a dense tensor of `shape` (this rank's part
+  // in the device's layout, ops/vae_ops.h), extended by `halo` rows/cols of the neighbouring ranks
+  // along the split dim. `pad` receives the zero padding the conv still needs on each side.
+  virtual Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+                            const std::function<void(Tensor&)>& fill, Conv3dPad& pad) = 0;
+  // The whole frame assembled from every rank's part of x (collective).
   virtual Tensor gather(const Tensor& x) = 0;
 };
 
 class LocalSpatialContext final : public VaeSpatialContext {
  public:
-  Tensor extend(const Tensor& x, int64_t halo, Conv3dPad& pad) override {
+  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+                    const std::function<void(Tensor&)>& fill, Conv3dPad& pad) override {
+    VaeConvBuffer b = vae_conv_buffer(shape, dt, device, front);
+    fill(b.body);
     pad = {halo, halo, halo, halo};
-    return x;
+    return b.buf;
   }
   Tensor gather(const Tensor& x) override { return x; }
 };

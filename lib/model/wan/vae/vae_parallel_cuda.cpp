@@ -1,11 +1,11 @@
-// The VAE group's NCCL communicator (CUDA builds only).
+// The VAE group's NCCL communicator, device_vae_communicator of vae_parallel.h (CUDA builds only).
 #include <mutex>
 #include <vector>
 
 #include "dist/device_mesh.h"
 #include "dist/mpi_communicator.h"
 #include "dist/nccl_communicator.h"
-#include "model/wan/vae/vae_parallel_device.h"
+#include "model/wan/vae/vae_parallel.h"
 
 namespace vgen {
 

@@ -1,30 +1,37 @@
-// Weights of the device VAE decoder: checkpoint tensors read to the device as f32, then permuted to
-// the channels-last conv layout [Cout, kt, kh, kw, Cin] and converted to the compute dtype there; or
-// random device fills for benchmarks.
-#include "model/wan/vae/vae_device_layers.h"
+// Weights of the VAE decoder (vae_layers.h): the host's checkpoint tensors as stored; the device's
+// read to the device as f32, then permuted to the channels-last conv layout [Cout, kt, kh, kw, Cin]
+// and converted to the compute dtype there; or random device fills.
+#include "dist/weight_stream.h"
+#include "model/wan/vae/vae_layers.h"
 #include "ops/dit_device_ops.h"
 #include "ops/vae_device_ops.h"
 
 namespace vgen {
 
-VaeDevConv VaeWeightSource::conv(const std::string& prefix, int64_t cout, int64_t cin, int64_t kt, int64_t kh,
-                                 int64_t kw, int64_t cout_multiple) {
-  VaeDevConv c;
+VaeConvWeights VaeWeightSource::conv(const std::string& prefix, int64_t cout, int64_t cin, int64_t kt, int64_t kh,
+                                     int64_t kw, int64_t cout_multiple) {
+  VaeConvWeights c;
   c.cin = cin;
   c.cout = cout;
-  c.cout_store = (cout + cout_multiple - 1) / cout_multiple * cout_multiple;
   c.kt = kt == 0 ? 1 : kt;
   c.kh = kh;
   c.kw = kw;
-  const Shape dev_shape =
-      c.pointwise() ? Shape{c.cout_store, cin} : Shape{c.cout_store, c.kt, kh, kw, cin};
+  const Shape file_shape = kt == 0 ? Shape{cout, cin, kh, kw} : Shape{cout, cin, kt, kh, kw};
+  if (ws_) {
+    c.cout_store = cout;
+    c.w = ws_->get_f32(prefix + ".weight", file_shape);
+    c.b = ws_->get_f32(prefix + ".bias", {cout});
+    bytes_ += c.w.nbytes() + c.b.nbytes();
+    return c;
+  }
+  c.cout_store = (cout + cout_multiple - 1) / cout_multiple * cout_multiple;
+  const Shape dev_shape = c.pointwise() ? Shape{c.cout_store, cin} : Shape{c.cout_store, c.kt, kh, kw, cin};
   if (!stream_) {
     c.w = Tensor::empty(dev_shape, dt_, Device::kCUDA);
     cuda_fill_normal(c.w, seed_++, 0.0f, std_);
     c.b = Tensor::empty({c.cout_store}, DType::kF32, Device::kCUDA);
     cuda_fill_normal(c.b, seed_++, 0.0f, std_);
   } else {
-    const Shape file_shape = kt == 0 ? Shape{cout, cin, kh, kw} : Shape{cout, cin, kt, kh, kw};
     Tensor w32 = Tensor::empty(file_shape, DType::kF32, Device::kCUDA);  // [cout, cin, taps] as stored
     Tensor b32 = Tensor::empty({cout}, DType::kF32, Device::kCUDA);
     stream_->request(comp_, prefix + ".weight", w32, file_shape);
@@ -42,19 +49,23 @@ VaeDevConv VaeWeightSource::conv(const std::string& prefix, int64_t cout, int64_
 
 Tensor VaeWeightSource::gamma(const std::string& name, const Shape& shape) {
   Tensor g;
-  g = Tensor::empty({shape_numel(shape)}, DType::kF32, Device::kCUDA);
-  if (!stream_)
-    cuda_fill_normal(g, seed_++, 0.0f, std_);
-  else
-    stream_->request(comp_, name, g, shape);
+  if (ws_) {
+    g = ws_->get_f32(name, shape);
+  } else {
+    g = Tensor::empty({shape_numel(shape)}, DType::kF32, Device::kCUDA);
+    if (!stream_)
+      cuda_fill_normal(g, seed_++, 0.0f, std_);
+    else
+      stream_->request(comp_, name, g, shape);
+  }
   bytes_ += g.nbytes();
   return g;
 }
 
 namespace {
 
-VaeDevResBlock load_res(VaeWeightSource& src, const std::string& p, int64_t in, int64_t out) {
-  VaeDevResBlock r;
+VaeResBlock load_res(VaeWeightSource& src, const std::string& p, int64_t in, int64_t out) {
+  VaeResBlock r;
   r.norm1 = src.gamma(p + ".norm1.gamma", {in, 1, 1, 1});
   r.conv1 = src.conv(p + ".conv1", out, in, 3, 3, 3);
   r.norm2 = src.gamma(p + ".norm2.gamma", {out, 1, 1, 1});
@@ -66,10 +77,9 @@ VaeDevResBlock load_res(VaeWeightSource& src, const std::string& p, int64_t in, 
 
 }  // namespace
 
-// The structure of WanVaeDecoder's constructor (model/wan/vae/vae_decoder.cpp), weight by weight.
-void build_vae_device_layers(const WanVaeConfig& cfg, VaeWeightSource& src, WanVaeDeviceDecoder::Layers& L) {
+void build_vae_layers(const WanVaeConfig& cfg, VaeWeightSource& src, VaeDecoderLayers& L) {
   const int64_t z = cfg.z_dim;
-  const std::vector<int> dims = cfg.decoder_dims();
+  const std::vector<int> dims = cfg.decoder_dims();  // [d0, ..., dn]
   const std::vector<bool> tup = cfg.temperal_upsample();
   const int nb = cfg.num_up_blocks();
   L.post_quant_conv = src.conv("post_quant_conv", z, z, 1, 1, 1);
@@ -84,6 +94,7 @@ void build_vae_device_layers(const WanVaeConfig& cfg, VaeWeightSource& src, WanV
   L.has_up.assign(size_t(nb), false);
   L.up.assign(size_t(nb), {});
   for (int i = 0; i < nb; ++i) {
+    // Wan 2.1: block i > 0 takes the previous upsampler's output, half of dims[i].
     int64_t in = i > 0 ? dims[size_t(i)] / 2 : dims[0];
     const int64_t out = dims[size_t(i) + 1];
     const std::string p = "decoder.up_blocks." + std::to_string(i);
@@ -93,14 +104,14 @@ void build_vae_device_layers(const WanVaeConfig& cfg, VaeWeightSource& src, WanV
     }
     if (i != nb - 1) {
       L.has_up[size_t(i)] = true;
-      VaeDevUpsampler& u = L.up[size_t(i)];
+      VaeUpsampler& u = L.up[size_t(i)];
       u.temporal = tup[size_t(i)];
       if (u.temporal) u.time_conv = src.conv(p + ".upsamplers.0.time_conv", 2 * out, out, 3, 1, 1);
       u.resample = src.conv(p + ".upsamplers.0.resample.1", out / 2, out, 0, 3, 3);
     }
   }
   L.norm_out = src.gamma("decoder.norm_out.gamma", {dims.back(), 1, 1, 1});
-  // conv_out's few output channels are padded to 8 for cuDNN's tensor-core engines.
+  // conv_out's few output channels are padded to 8 on the device for cuDNN's tensor-core engines.
   L.conv_out = src.conv("decoder.conv_out", cfg.out_channels, dims.back(), 3, 3, 3, 8);
 }
 
