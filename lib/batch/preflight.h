@@ -2,10 +2,9 @@
 // recipe and mesh (against the model's head count), the device, the model directory and every
 // component the pipeline needs (configs parsed, every safetensors header and offset checked), the
 // sizes against the model's limits (batch/preflight_sizes.h), initial latents, the prompt file and the
-// images of its lines (batch/preflight_images.h), that
-// the output directory can be created and written, and on the GPU the memory estimate. Cheap
-// (headers only), so every rank runs it: a bad input ends every rank with the same error instead of
-// a hang.
+// images of its lines (batch/preflight_images.h), that the output directory can be created and
+// written, and on the GPU the memory estimate. Cheap (headers only, and the lines' images), so every
+// rank runs it: a bad input ends every rank with the same error instead of a hang.
 #pragma once
 #include <string>
 #include <vector>

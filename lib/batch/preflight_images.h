@@ -1,9 +1,9 @@
 // The images of the prompt lines (docs/batch.md "Image inputs"), checked by every rank before any
 // work: each file exists, is readable and decodes as PNG or JPEG within the decoder's limits
 // (docs/images.md), then the line's images against what the checkpoint takes (ModelTraits::images,
-// from ModelFamily::image_inputs). A problem fails its line alone, as an invalid JSONL line does (exit 7 at the
-// end), named by prompt file, line and image; agree_on_prompt_errors then makes the ranks agree on the
-// failed lines, so an image that one rank cannot read fails its line on every rank.
+// from ModelFamily::image_inputs). A problem fails its line alone, as an invalid JSONL line does
+// (exit 7 at the end), named by prompt file, line and image; agree_on_prompt_errors then makes the
+// ranks agree on the failed lines, so an image that one rank cannot read fails its line on every rank.
 #pragma once
 #include <string>
 #include <vector>

@@ -106,8 +106,8 @@ void parse_json_item(const std::string& line, const fs::path& base, PromptItem& 
     it.error = "expected a JSON object";
     return;
   }
-  static const std::set<std::string> known = {"prompt",     "negative_prompt", "seed",      "num_frames",
-                                              "name",       "image",           "last_image"};
+  static const std::set<std::string> known = {"prompt", "negative_prompt", "seed",      "num_frames",
+                                              "name",   "image",           "last_image"};
   for (auto& [k, v] : j.items()) {
     if (!known.count(k)) {
       it.error = fmt::format(

@@ -71,14 +71,15 @@ TEST(PreflightImages, ConditioningAgainstTheCheckpoint) {
                   "renders it as text-to-video only"));
 }
 
-// The files: a good PNG is hashed; a missing file, a few bytes, a directory, a GIF each fail their
-// own line (file:line and the image named); the other lines stay valid; a file comes before the
-// checkpoint, so a missing image on a text-to-video checkpoint is named as missing.
+// The files: a good PNG is hashed; a missing file, a few bytes, a directory, a GIF and an empty file
+// each fail their own line (file:line and the image named); the other lines stay valid; a file comes
+// before the checkpoint, so a missing image on a text-to-video checkpoint is named as missing.
 TEST(PreflightImages, EachBadFileFailsItsLineAlone) {
   VGEN_SKIP_WITHOUT_DECODERS();
   const fs::path d = fresh_dir();
   std::ofstream(d / "corrupt.png", std::ios::binary) << "\x89PNG\r\n\x1a\nxx";
   std::ofstream(d / "anim.gif", std::ios::binary) << "GIF89a....";
+  std::ofstream(d / "empty.png", std::ios::binary);
   fs::create_directories(d / "dir.png");
   const std::string good = kImages + "/i2v_first.png";
   std::ofstream(d / "p.jsonl")
@@ -87,10 +88,11 @@ TEST(PreflightImages, EachBadFileFailsItsLineAlone) {
       << "{\"prompt\": \"corrupt\", \"image\": \"corrupt.png\"}\n"
       << "{\"prompt\": \"dir\", \"image\": \"dir.png\"}\n"
       << "{\"prompt\": \"gif\", \"image\": \"" << good << "\", \"last_image\": \"anim.gif\"}\n"
-      << "{\"prompt\": \"text only\"}\n";
+      << "{\"prompt\": \"text only\"}\n"
+      << "{\"prompt\": \"empty\", \"image\": \"empty.png\"}\n";
   const std::string path = (d / "p.jsonl").string();
   std::vector<PromptItem> items = load_prompts(path);
-  ASSERT_EQ(items.size(), 6u);
+  ASSERT_EQ(items.size(), 7u);
   preflight_images(rules(ImageConditioning::kRequired, true), path, items);
   ASSERT_TRUE(items[0].ok()) << items[0].error;
   EXPECT_EQ(items[0].image->bytes, int64_t(fs::file_size(good)));
@@ -104,6 +106,8 @@ TEST(PreflightImages, EachBadFileFailsItsLineAlone) {
   EXPECT_TRUE(has(items[4].error, at + "5: last_image " + (d / "anim.gif").string() + ": GIF images are not supported"))
       << items[4].error;
   EXPECT_TRUE(has(items[5].error, at + "6: /m/wan is an image-to-video checkpoint")) << items[5].error;
+  EXPECT_TRUE(has(items[6].error, at + "7: image " + (d / "empty.png").string() + ": the file is empty"))
+      << items[6].error;
 
   // On a text-to-video checkpoint: the missing file is named as missing, the good one as unusable.
   std::vector<PromptItem> t2v = load_prompts(path);
