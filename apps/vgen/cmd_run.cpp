@@ -11,6 +11,7 @@
 #include "plan/mesh_ranking.h"
 #include "plan/time_model.h"
 #include "batch/preflight.h"
+#include "batch/preflight_images.h"
 
 namespace vgen::cli {
 
@@ -82,6 +83,8 @@ int cmd_run(const RunArgs& a, const DistEnv& env) {
     if (error && verdict.rank == env.world_rank) report_error(error);
     return verdict.code;
   }
+  // A prompt line that any rank failed (an image it cannot read) fails on every rank (collective).
+  agree_on_prompt_errors(pre.prompts_path, pre.prompts);
   log_info("recipe {}: {} prompts from {}, output {}, {} rank(s)", recipe.source_path, pre.prompts.size(),
            pre.prompts_path, pre.out_dir, env.world_size);
   // An out-of-memory names the plan's estimate and a mesh that fits (plan/plan_fit.h).

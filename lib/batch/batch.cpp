@@ -198,7 +198,8 @@ struct BatchRun {
   // What the video of a valid prompt is made from (batch/fingerprint.h).
   Json sidecar_of(const PromptItem& it) const {
     return prints->sidecar(prints->video_inputs(
-        it.prompt, it.negative_prompt.value_or(recipe.generation.negative_prompt), seed_of(it), frames_of(it)));
+        it.prompt, it.negative_prompt.value_or(recipe.generation.negative_prompt), seed_of(it), frames_of(it),
+        image_fingerprint_inputs(it)));
   }
 
   void decide_work();

@@ -110,12 +110,20 @@ VideoFingerprints::VideoFingerprints(const Recipe& recipe, Json job_inputs)
 }
 
 Json VideoFingerprints::video_inputs(const std::string& prompt, const std::string& negative_prompt,
-                                     int64_t seed, int num_frames) const {
+                                     int64_t seed, int num_frames, const Json& images) const {
   Json j = settings_;
   j["prompt"] = prompt;
   j["negative_prompt"] = negative_prompt;
   j["seed"] = seed;
   j["num_frames"] = num_frames;
+  for (auto& [key, image] : images.items()) j[key] = image;
+  return j;
+}
+
+Json image_fingerprint_inputs(const PromptItem& item) {
+  Json j = Json::object();
+  for (const auto& [key, image] : {std::pair{"image", &item.image}, std::pair{"last_image", &item.last_image}})
+    if (*image) j[key] = {{"bytes", (*image)->bytes}, {"content_hash", (*image)->content_hash}};
   return j;
 }
 

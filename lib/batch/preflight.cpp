@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "batch/preflight_images.h"
 #include "batch/preflight_sizes.h"
 #include "core/log.h"
 #include "dist/mesh.h"
@@ -25,7 +26,8 @@ std::string absolute(const std::string& p) { return p.empty() ? p : fs::absolute
 
 }  // namespace
 
-void preflight_model(const Recipe& recipe, int world_size, int* num_heads, SizeLimits* limits) {
+void preflight_model(const Recipe& recipe, int world_size, int* num_heads, SizeLimits* limits,
+                     ModelTraits* traits) {
   VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing (path of a Diffusers "
              "pipeline directory)", recipe.source_path);
   preflight_device(recipe, /*will_run=*/true);
@@ -40,6 +42,7 @@ void preflight_model(const Recipe& recipe, int world_size, int* num_heads, SizeL
   check_generation_sizes(recipe, sizes);  // frames, pixels and prompt tokens, before any allocation
   if (num_heads) *num_heads = heads;
   if (limits) *limits = sizes;
+  if (traits) *traits = family.traits(dir);
 }
 
 void check_output_dir(const std::string& dir) {
@@ -62,7 +65,8 @@ void check_output_dir(const std::string& dir) {
 PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, const DistEnv& env) {
   PreflightResult r;
   SizeLimits limits;
-  preflight_model(recipe, env.world_size, &r.num_heads, &limits);
+  ModelTraits traits;
+  preflight_model(recipe, env.world_size, &r.num_heads, &limits, &traits);
 
   const std::string& lat = recipe.generation.initial_latents;
   if (!lat.empty()) {
@@ -79,10 +83,9 @@ PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, cons
   r.prompts_path = absolute(opts.prompts_override.empty() ? recipe.prompts : opts.prompts_override);
   r.prompts = load_prompts(r.prompts_path);
   preflight_sizes(recipe, limits, r.prompts_path, r.prompts);  // each line's num_frames; the CFG warning
-  size_t bad = 0;
-  for (auto& p : r.prompts) bad += p.ok() ? 0 : 1;
-  if (bad) log_warn_job("{}: {} of {} prompts are invalid and will be reported as failed", r.prompts_path, bad,
-                        r.prompts.size());
+  // Each line's images: decoded, hashed and checked against the checkpoint; the ranks agree on the
+  // failed lines after the preflight (agree_on_prompt_errors), which counts them.
+  preflight_images(image_input_rules(traits, recipe.model), r.prompts_path, r.prompts);
 
   r.out_dir = absolute(opts.out_override.empty() ? recipe.output.dir : opts.out_override);
   check_output_dir(r.out_dir);

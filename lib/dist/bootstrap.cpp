@@ -224,6 +224,38 @@ WorldVerdict agree_on_failure(int local_code) {
   return {code, first.key};
 }
 
+std::vector<size_t> agree_on_item_errors(std::vector<std::string>& errors) {
+  if (!mpi_live()) return {};
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1) return {};
+  auto check = [](int rc, const char* what) {
+    VGEN_CHECK(rc == MPI_SUCCESS, ExitCode::kDistributed, "agreeing on the prompt lines failed ({})", what);
+  };
+  const int n = int(errors.size());
+  int mine_n[2] = {n, -n}, range[2] = {};
+  check(MPI_Allreduce(mine_n, range, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  VGEN_CHECK(range[0] == -range[1], ExitCode::kInput, "the ranks read prompt files of {} to {} prompts: every rank "
+             "must read the same file", range[0], -range[1]);
+  // The lowest rank that failed each item (size: none).
+  std::vector<int> mine(static_cast<size_t>(n)), first(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) mine[size_t(i)] = errors[size_t(i)].empty() ? size : process_rank();
+  check(MPI_Allreduce(mine.data(), first.data(), n, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  std::vector<size_t> taken;
+  for (int i = 0; i < n; ++i) {
+    const int root = first[size_t(i)];
+    if (root >= size) continue;
+    std::string& text = errors[size_t(i)];
+    const bool had = !text.empty();
+    int len = int(text.size());
+    check(MPI_Bcast(&len, 1, MPI_INT, root, MPI_COMM_WORLD), "MPI_Bcast");
+    text.resize(size_t(len));
+    check(MPI_Bcast(text.data(), len, MPI_CHAR, root, MPI_COMM_WORLD), "MPI_Bcast");
+    if (!had) taken.push_back(size_t(i));
+  }
+  return taken;
+}
+
 bool any_rank_failed(Communicator& comm, bool local_failed) {
   Tensor flag = Tensor::empty({1}, DType::kI64);
   flag.data<int64_t>()[0] = local_failed ? 1 : 0;

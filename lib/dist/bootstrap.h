@@ -1,6 +1,7 @@
 // MPI bootstrap under mpirun or srun, and construction of this rank's Mesh.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "dist/mesh.h"
 
@@ -33,6 +34,13 @@ struct WorldVerdict {
   int rank = -1;
 };
 WorldVerdict agree_on_failure(int local_code);
+
+// After agree_on_failure found no failure: every rank holds one error text per item of the same list
+// ("" = fine; the prompt lines). An item that any rank failed ends with the lowest such rank's text on
+// every rank, so the ranks agree on what to render and one message names it. Returns the items whose
+// text this rank took from another rank (it found no problem itself). Collective over MPI_COMM_WORLD;
+// kInput on every rank when the ranks hold lists of different lengths.
+std::vector<size_t> agree_on_item_errors(std::vector<std::string>& errors);
 
 // True on every rank if any rank of `comm` passes local_failed = true (agreement before collectives,
 // so one rank's failure never leaves the others inside a collective).

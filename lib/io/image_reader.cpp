@@ -29,7 +29,9 @@ const char* other_format(const uint8_t* d, size_t n) {
   return nullptr;
 }
 
-std::vector<uint8_t> read_file_bytes(const std::string& path, const ImageLimits& limits) {
+}  // namespace
+
+std::vector<uint8_t> read_image_bytes(const std::string& path, const ImageLimits& limits) {
   std::error_code ec;
   fs::file_status st = fs::status(path, ec);
   VGEN_CHECK(fs::exists(st), ExitCode::kInput, "image {}: no such file", path);
@@ -53,8 +55,6 @@ std::vector<uint8_t> read_file_bytes(const std::string& path, const ImageLimits&
              limits.max_file_bytes);
   return bytes;
 }
-
-}  // namespace
 
 int effective_orientation(const DecodedImage& d) {
   const int o = d.exif_orientation != 0 ? d.exif_orientation : d.xmp_orientation;
@@ -101,7 +101,7 @@ Tensor decode_image(const uint8_t* data, size_t size, const std::string& name, c
 }
 
 Tensor read_image(const std::string& path, const ImageLimits& limits) {
-  std::vector<uint8_t> bytes = read_file_bytes(path, limits);
+  std::vector<uint8_t> bytes = read_image_bytes(path, limits);
   return decode_image(bytes.data(), bytes.size(), path, limits);
 }
 

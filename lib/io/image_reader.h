@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -27,6 +28,9 @@ struct ImageLimits {
 // True when this build decodes images (VGEN_IMAGES=ON).
 bool image_decoding_supported();
 
+// The bytes of the image file at `path` (kInput: no such file, a directory, unreadable, larger than
+// limits.max_file_bytes), for decode_image.
+std::vector<uint8_t> read_image_bytes(const std::string& path, const ImageLimits& limits = {});
 // The file at `path` → CPU u8 [H, W, 3].
 Tensor read_image(const std::string& path, const ImageLimits& limits = {});
 // The same from bytes in memory; `name` stands for the file in errors.

@@ -67,8 +67,34 @@ std::string reported_text(const std::string& line) {
   return replace_invalid_utf8(t) + (t.size() < line.size() ? "..." : "");
 }
 
-// One JSONL line → item; problems go to item.error (the file stays usable).
-void parse_json_item(const std::string& line, PromptItem& it) {
+// A line's image path (`key`: "image" or "last_image"): a non-empty string without NUL bytes,
+// resolved against `base` (the prompt file's directory) when relative. "" when fine.
+std::string parse_image_path(const Json& j, const char* key, const fs::path& base, std::optional<PromptImage>& out) {
+  if (!j.contains(key) || j[key].is_null()) return "";
+  const Json& v = j[key];
+  if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().find('\0') != std::string::npos)
+    return fmt::format("'{}' must be a non-empty string without NUL bytes (the path of a PNG or JPEG file), got {}",
+                       key, v.dump(-1, ' ', false, Json::error_handler_t::replace));
+  const fs::path p(v.get<std::string>());
+  out.emplace().path = (p.is_absolute() ? p : base / p).lexically_normal().string();
+  return "";
+}
+
+// The line's `image` and `last_image`; a last frame alone is refused (image-to-video starts from the
+// first frame, docs/batch.md "Image inputs"). "" when fine.
+std::string parse_images(const Json& j, const fs::path& base, PromptItem& it) {
+  if (std::string e = parse_image_path(j, "image", base, it.image); !e.empty()) return e;
+  if (std::string e = parse_image_path(j, "last_image", base, it.last_image); !e.empty()) return e;
+  if (it.last_image && !it.image)
+    return fmt::format("'last_image' ({}) needs 'image' (the first frame): a line with a last frame alone cannot be "
+                       "rendered",
+                       it.last_image->path);
+  return "";
+}
+
+// One JSONL line → item; problems go to item.error (the file stays usable). `base`: the prompt file's
+// directory, for relative image paths.
+void parse_json_item(const std::string& line, const fs::path& base, PromptItem& it) {
   Json j;
   try {
     j = Json::parse(line);
@@ -80,10 +106,12 @@ void parse_json_item(const std::string& line, PromptItem& it) {
     it.error = "expected a JSON object";
     return;
   }
-  static const std::set<std::string> known = {"prompt", "negative_prompt", "seed", "num_frames", "name"};
+  static const std::set<std::string> known = {"prompt", "negative_prompt", "seed",      "num_frames",
+                                              "name",   "image",           "last_image"};
   for (auto& [k, v] : j.items()) {
     if (!known.count(k)) {
-      it.error = fmt::format("unknown key '{}' (known: prompt, negative_prompt, seed, num_frames, name)", k);
+      it.error = fmt::format(
+          "unknown key '{}' (known: prompt, negative_prompt, seed, num_frames, name, image, last_image)", k);
       return;
     }
   }
@@ -134,6 +162,7 @@ void parse_json_item(const std::string& line, PromptItem& it) {
     }
     it.name = slugify(j["name"].get<std::string>());
   }
+  it.error = parse_images(j, base, it);
 }
 
 }  // namespace
@@ -154,6 +183,7 @@ std::vector<PromptItem> parse_prompts(const std::string& text0, const std::strin
       break;
     }
   }
+  const fs::path base = fs::absolute(path).parent_path();  // image paths are relative to the prompt file
   std::vector<PromptItem> items;
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string t = trim(lines[i]);
@@ -166,7 +196,7 @@ std::vector<PromptItem> parse_prompts(const std::string& text0, const std::strin
       it.error = fmt::format("{}:{}: {}", path, it.line, why);
       log_warn_job("{} (prompt {} will be marked failed)", it.error, it.index);
     } else if (jsonl) {
-      parse_json_item(t, it);
+      parse_json_item(t, base, it);
       if (!it.error.empty()) {
         it.error = fmt::format("{}:{}: {}", path, it.line, it.error);
         log_warn_job("{} (prompt {} will be marked failed)", it.error, it.index);

@@ -1,6 +1,8 @@
 // Prompt files: plain text (one prompt per line; blank and `#` lines skipped) or JSONL (extension
 // .jsonl, or a first non-blank line starting with `{`) with per-prompt overrides:
-//   {"prompt": "...", "negative_prompt": "...", "seed": 7, "num_frames": 33, "name": "cat"}
+//   {"prompt": "...", "negative_prompt": "...", "seed": 7, "num_frames": 33, "name": "cat",
+//    "image": "in/first.png", "last_image": "in/last.png"}
+// Image paths are relative to the prompt file's directory (docs/batch.md "Image inputs").
 // An invalid JSONL line, a line that is not valid UTF-8, holds a NUL byte or is longer than
 // kMaxPromptLineBytes does not fail the file: its item carries `error` (naming the file and line) and
 // the batch marks it failed.
@@ -17,6 +19,13 @@ namespace vgen {
 // takes (512 tokens), small enough that reports and logs stay readable.
 inline constexpr size_t kMaxPromptLineBytes = size_t(64) << 10;
 
+// A still image of a prompt line (image-to-video's first or last frame).
+struct PromptImage {
+  std::string path;          // absolute: relative paths resolved against the prompt file's directory
+  std::string content_hash;  // of the file's bytes, set by the preflight (batch/preflight_images.h)
+  int64_t bytes = 0;         // the file's size, set with content_hash
+};
+
 struct PromptItem {
   int index = 0;  // position in the file among prompt lines (invalid JSONL lines count too)
   int line = 0;   // 1-based line number in the file
@@ -24,6 +33,8 @@ struct PromptItem {
   std::optional<std::string> negative_prompt;
   std::optional<int64_t> seed;
   std::optional<int> num_frames;  // already rounded to 4k+1
+  std::optional<PromptImage> image;       // JSONL `image`: the first frame
+  std::optional<PromptImage> last_image;  // JSONL `last_image`: the last frame (needs `image`)
   std::string name;   // slug: from `name`, else from the prompt
   std::string error;  // non-empty: the item is invalid
 

@@ -21,6 +21,20 @@ namespace vgen {
 class FirstBlockCache;   // model/first_block_cache.h
 class DitPhaseProfiler;  // model/phase_profiler.h
 
+// Which still images a checkpoint is conditioned on (docs/batch.md "Image inputs"), from its configs.
+enum class ImageConditioning : uint8_t {
+  kNone,      // text-to-video only (Wan: WanPipeline)
+  kOptional,  // text- or image-to-video (Wan 2.2 TI2V: WanPipeline with expand_timesteps)
+  kRequired,  // image-to-video (Wan: WanImageToVideoPipeline)
+};
+const char* image_conditioning_name(ImageConditioning c);  // "none", "optional", "required"
+
+// The still images a checkpoint takes on a prompt line (ModelFamily::image_inputs).
+struct ImageInputs {
+  ImageConditioning conditioning = ImageConditioning::kNone;
+  bool last_image = false;  // a last frame too (Wan: WanImageToVideoPipeline without expand_timesteps)
+};
+
 // Facts of a checkpoint that the pipeline and the planner need, read from its configs.
 struct ModelTraits {
   std::string family;   // registry name, e.g. "wan"
@@ -32,6 +46,7 @@ struct ModelTraits {
   int num_experts = 1;
   int attention_heads = 0;  // self-attention heads of the DiT (Ulysses must divide them)
   int64_t prompt_dim = 0;   // width D of the prompt embeddings [B, L, D] the experts take
+  ImageInputs images;       // the first / last frame it is conditioned on
 
   // [B, C, (F−1)/scale_temporal + 1, height/scale_spatial, width/scale_spatial].
   Shape latent_shape(int64_t batch, int num_frames, int height, int width) const;

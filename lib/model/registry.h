@@ -25,6 +25,9 @@ class ModelFamily {
   virtual bool accepts(const DiffusersDir& dir) const = 0;
   // The checkpoint's traits from its configs (no weights).
   virtual ModelTraits traits(const DiffusersDir& dir) const = 0;
+  // The still images the checkpoint takes on a prompt line (docs/batch.md "Image inputs"), from
+  // model_index.json alone, so it is known even for a checkpoint whose other configs are refused.
+  virtual ImageInputs image_inputs(const DiffusersDir& dir) const { return {}; }
   // Every component this family needs is listed and its config parses (kModel naming the
   // component); returns the DiT's self-attention heads. Then, once the mesh is checked against
   // them, every safetensors header and offset (check_weights). Run by every rank before any

@@ -29,6 +29,11 @@ struct VideoJob {
   Tensor initial_latents;  // optional: use these instead of generation.initial_latents / the seed
 };
 
+// Whether render() conditions on a prompt line's images (VideoJob carries none yet): false until the
+// image-to-video pipeline is built (docs/images.md), so the preflight fails a line with an image
+// instead of rendering it as text-to-video (batch/preflight_images.h).
+inline constexpr bool kVideoPipelineTakesImages = false;
+
 struct VideoOutput {
   Tensor frames;   // u8 [F, H, W, 3] on the replica leader; undefined elsewhere
   Tensor video;    // f32 [1, 3, F, H, W] in [-1, 1] on the replica leader (for save_tensors / goldens)

@@ -26,6 +26,11 @@ bad_line() {
   { echo "a small red cube turns"; printf "$1"; } > "$work/p.txt"
   args+=(--prompts "$work/p.txt" --set generation.num_inference_steps=1)
 }
+# The same as a JSONL file: a good line, then $1 on line 2.
+bad_jsonl_line() {
+  { echo '{"prompt": "a small red cube turns"}'; printf '%s\n' "$1"; } > "$work/p.jsonl"
+  args+=(--prompts "$work/p.jsonl" --set generation.num_inference_steps=1)
+}
 # Replaces a component's weights with a crafted safetensors file: craft FILE HEADER_JSON DATA_BYTES
 craft() {
   python3 - "$1" "$2" "$3" <<'PY'
@@ -140,6 +145,28 @@ PY
   prompt_too_long)
     bad_line "$(head -c 70000 /dev/zero | tr '\0' x)\n"
     code=7 early=1 line=1 msg="$work/p.txt:2: the line is 70000 bytes, longer than the 65536 bytes (64 KiB)" ;;
+  # A line's images (docs/batch.md "Image inputs"): each problem fails its line alone, named by the
+  # prompt file, the line and the image, before any work; a relative path is the prompt file's.
+  image_missing)
+    bad_jsonl_line '{"prompt": "a cube", "image": "no-such.png"}'
+    code=7 early=1 line=1 msg="$work/p.jsonl:2: image $work/no-such.png: no such file" ;;
+  image_corrupt)
+    printf '\x89PNG\r\n\x1a\n\0\0\0' > "$work/bad.png"
+    bad_jsonl_line '{"prompt": "a cube", "image": "bad.png"}'
+    code=7 early=1 line=1 msg="$work/p.jsonl:2: image $work/bad.png: not a readable PNG file" ;;
+  last_image_alone)
+    bad_jsonl_line "{\"prompt\": \"a cube\", \"last_image\": \"$src/tests/golden-i2v/images/flf_last.png\"}"
+    code=7 early=1 line=1 msg="$work/p.jsonl:2: 'last_image' ($src/tests/golden-i2v/images/flf_last.png) needs 'image'" ;;
+  image_on_t2v)
+    mkdir -p "$work/in" && cp tests/golden-i2v/images/i2v_first.png "$work/in/first.png"
+    bad_jsonl_line '{"prompt": "a cube", "image": "in/first.png"}'
+    code=7 early=1 line=1 msg="$work/p.jsonl:2: image $work/in/first.png: $src/tests/golden/wan21-tiny is a text-to-video checkpoint (Wan T2V); the line's image cannot be used" ;;
+  # A line that one rank alone finds bad (an image only it cannot read; test hook) fails on every rank,
+  # said once, and the other line renders (the ranks agree before any work, so none waits).
+  line_fails_on_one_rank)
+    bad_line 'a blue sphere rolls\n'
+    export VGEN_INJECT_LINE_ERROR=2:2
+    code=7 early=1 line=1 msg="$work/p.txt:2: injected failure on rank 2 (VGEN_INJECT_LINE_ERROR)" ;;
   # CFG on two ranks without guidance: the job runs, warned once.
   cfg_without_guidance)
     bad_line ''

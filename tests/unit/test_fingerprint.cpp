@@ -91,6 +91,16 @@ TEST(Fingerprint, EveryPixelAffectingSettingChangesIt) {
   EXPECT_NE(fingerprint_of(r, Json{{"lora", Json::array({"x"})}}), ref);
 }
 
+// A line without images hashes exactly what a vgen without image inputs hashed (the value below is
+// that vgen's), so the sidecars it wrote stay valid (docs/batch.md "Resume").
+TEST(Fingerprint, ALineWithoutImagesKeepsItsFingerprint) {
+  VideoFingerprints fp(base_recipe(), Json{{"vgen_version", "dev"}});
+  const Json inputs = fp.video_inputs("a cat", "blurry", 7, 9);
+  EXPECT_EQ(fp.video_inputs("a cat", "blurry", 7, 9, Json::object()), inputs);
+  EXPECT_FALSE(inputs.contains("image") || inputs.contains("last_image"));
+  EXPECT_EQ(fp.fingerprint(inputs), "191772e1873a672a781b5dbcca579e08");
+}
+
 TEST(Fingerprint, Fp8ConfigCountsUnderFp8Only) {
   Recipe fp8 = base_recipe();
   fp8.precision = Precision::kFp8;

@@ -159,6 +159,52 @@ TEST(Prompts, Slugs) {
   EXPECT_EQ(output_stem(12345, "x"), "12345-x");
 }
 
+// `image` and `last_image` (docs/batch.md "Image inputs"): paths relative to the prompt file's
+// directory become absolute, absolute ones stay; a last frame alone, a wrong type or an empty path
+// fails its line alone, as the other keys do; a plain-text line has no image.
+TEST(Prompts, ImageFieldsResolveAgainstThePromptFile) {
+  const std::string text =
+      "{\"prompt\": \"a\", \"image\": \"in/first.png\", \"last_image\": \"../last.jpg\"}\n"
+      "{\"prompt\": \"b\", \"image\": \"/abs/x.png\"}\n"
+      "{\"prompt\": \"c\", \"last_image\": \"l.png\"}\n"
+      "{\"prompt\": \"d\", \"image\": 5}\n"
+      "{\"prompt\": \"e\", \"image\": \"\"}\n"
+      "{\"prompt\": \"f\", \"image\": null, \"last_image\": null}\n"
+      "{\"prompt\": \"g\", \"imag\": \"x.png\"}\n"
+      "{\"prompt\": \"h\"}\n";
+  auto items = parse_prompts(text, "/data/set/p.jsonl");
+  ASSERT_EQ(items.size(), 8u);
+  ASSERT_TRUE(items[0].ok()) << items[0].error;
+  ASSERT_TRUE(items[0].image && items[0].last_image);
+  EXPECT_EQ(items[0].image->path, "/data/set/in/first.png");
+  EXPECT_EQ(items[0].last_image->path, "/data/last.jpg");
+  EXPECT_TRUE(items[0].image->content_hash.empty());  // the preflight hashes the file
+  ASSERT_TRUE(items[1].ok()) << items[1].error;
+  EXPECT_EQ(items[1].image->path, "/abs/x.png");
+  EXPECT_FALSE(items[1].last_image);
+  EXPECT_FALSE(items[2].ok());
+  EXPECT_NE(items[2].error.find("/data/set/p.jsonl:3: 'last_image' (/data/set/l.png) needs 'image' (the first frame)"),
+            std::string::npos)
+      << items[2].error;
+  EXPECT_NE(items[3].error.find("p.jsonl:4: 'image' must be a non-empty string"), std::string::npos) << items[3].error;
+  EXPECT_NE(items[3].error.find("got 5"), std::string::npos) << items[3].error;
+  EXPECT_NE(items[4].error.find("p.jsonl:5: 'image' must be a non-empty string"), std::string::npos) << items[4].error;
+  EXPECT_TRUE(items[5].ok()) << items[5].error;  // null: no image, as for the other keys
+  EXPECT_FALSE(items[5].image || items[5].last_image);
+  EXPECT_NE(items[6].error.find("unknown key 'imag' (known: prompt, negative_prompt, seed, num_frames, name, image, "
+                                "last_image)"),
+            std::string::npos)
+      << items[6].error;
+  EXPECT_TRUE(items[7].ok() && !items[7].image);
+
+  // A relative prompt file: against the current directory. A plain-text line has no image.
+  auto rel = parse_prompts("{\"prompt\": \"a\", \"image\": \"i.png\"}\n", "sub/p.jsonl");
+  ASSERT_TRUE(rel[0].ok()) << rel[0].error;
+  EXPECT_EQ(rel[0].image->path, (fs::current_path() / "sub" / "i.png").lexically_normal().string());
+  auto plain = parse_prompts("a cat with image: x.png\n", "/data/p.txt");
+  EXPECT_TRUE(plain[0].ok() && !plain[0].image && !plain[0].last_image);
+}
+
 TEST(Prompts, Files) {
   fs::path dir = fs::temp_directory_path() / ("vgen_prompts_" + std::to_string(getpid()));
   fs::create_directories(dir);

@@ -62,4 +62,38 @@ TEST(Registry, ImageToVideoComponentsRouteToWanButThePipelineIsRefused) {
   }
 }
 
+// The images a checkpoint takes, from its configs (docs/batch.md "Image inputs"): WanPipeline none;
+// TI2V (expand_timesteps) an optional first frame; WanImageToVideoPipeline a required first frame
+// and an optional last one (not under expand_timesteps). The I2V pipeline is not rendered yet, but its
+// conditioning is read.
+TEST(Registry, ImageConditioningFollowsThePipelineConfigs) {
+  const std::string i2v = std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/";
+  struct Case {
+    std::string dir;
+    ImageConditioning conditioning;
+    bool last_image;
+  };
+  for (const Case& c : {Case{golden("wan21-tiny"), ImageConditioning::kNone, false},
+                        Case{golden("wan22-tiny"), ImageConditioning::kNone, false},
+                        Case{i2v + "wan22-ti2v-tiny", ImageConditioning::kOptional, false},
+                        Case{i2v + "wan21-i2v-tiny", ImageConditioning::kRequired, true},
+                        Case{i2v + "wan21-flf2v-tiny", ImageConditioning::kRequired, true},
+                        Case{i2v + "wan22-i2v-tiny", ImageConditioning::kRequired, true}}) {
+    const DiffusersDir dir(c.dir);
+    const ImageInputs in = component_family(dir).image_inputs(dir);
+    EXPECT_EQ(in.conditioning, c.conditioning) << c.dir << ": " << image_conditioning_name(in.conditioning);
+    EXPECT_EQ(in.last_image, c.last_image) << c.dir;
+  }
+  EXPECT_STREQ(image_conditioning_name(ImageConditioning::kOptional), "optional");
+  // The traits carry them (the TI2V VAE is refused by the traits' config parse, so not read here).
+  for (const std::string& d : {golden("wan21-tiny"), i2v + "wan21-i2v-tiny"}) {
+    const DiffusersDir dir(d);
+    const ModelTraits t = component_family(dir).traits(dir);
+    EXPECT_EQ(t.images.conditioning, component_family(dir).image_inputs(dir).conditioning) << d;
+    EXPECT_EQ(t.images.last_image, component_family(dir).image_inputs(dir).last_image) << d;
+  }
+  const DiffusersDir i2v21(i2v + "wan21-i2v-tiny");
+  EXPECT_EQ(component_family(i2v21).traits(i2v21).images.conditioning, ImageConditioning::kRequired);
+}
+
 }  // namespace

@@ -30,6 +30,13 @@ std::string pipeline_class(const DiffusersDir& dir) {
   return idx.contains("_class_name") && idx["_class_name"].is_string() ? idx["_class_name"].get<std::string>() : "";
 }
 
+// Wan 2.2 TI2V: per-token timesteps, the first frame's latents kept clean (model_index.json).
+bool expand_timesteps(const DiffusersDir& dir) {
+  const Json& idx = dir.model_index();
+  return idx.contains("expand_timesteps") && idx["expand_timesteps"].is_boolean() &&
+         idx["expand_timesteps"].get<bool>();
+}
+
 }  // namespace
 
 std::vector<std::string> wan_expert_components(const DiffusersDir& dir) {
@@ -39,7 +46,21 @@ std::vector<std::string> wan_expert_components(const DiffusersDir& dir) {
 }
 
 std::string wan_variant(const DiffusersDir& dir) {
-  return dir.has_component("transformer_2") ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
+  const bool two = dir.has_component("transformer_2");
+  if (pipeline_class(dir) == "WanImageToVideoPipeline")
+    return expand_timesteps(dir) ? "Wan 2.2 TI2V (WanImageToVideoPipeline)"
+                                 : two ? "Wan 2.2 I2V-A14B (two experts)" : "Wan I2V (WanImageToVideoPipeline)";
+  if (expand_timesteps(dir)) return "Wan 2.2 TI2V (expand_timesteps)";
+  return two ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
+}
+
+ImageInputs WanFamily::image_inputs(const DiffusersDir& dir) const {
+  // diffusers' WanImageToVideoPipeline needs `image` and drops `last_image` under expand_timesteps
+  // (prepare_latents); WanPipeline takes none, but a TI2V checkpoint (expand_timesteps) serves both
+  // pipelines, so an image is optional there.
+  if (pipeline_class(dir) == "WanImageToVideoPipeline")
+    return {ImageConditioning::kRequired, /*last_image=*/!expand_timesteps(dir)};
+  return {expand_timesteps(dir) ? ImageConditioning::kOptional : ImageConditioning::kNone, false};
 }
 
 bool WanFamily::accepts(const DiffusersDir& dir) const { return pipeline_class(dir) == "WanPipeline"; }
@@ -56,6 +77,7 @@ ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
   const WanVaeConfig vc = parse_wan_vae_config(dir.component_config("vae"), dir.component_path("vae") + "/config.json");
   t.num_experts = int(wan_expert_components(dir).size());
   t.variant = wan_variant(dir);
+  t.images = image_inputs(dir);
   t.latent_channels = tc.in_channels;
   t.patch = {int(tc.patch_size[0]), int(tc.patch_size[1]), int(tc.patch_size[2])};
   t.attention_heads = tc.num_attention_heads;

@@ -15,6 +15,9 @@ class WanFamily final : public ModelFamily {
   std::string pipeline_classes() const override { return "WanPipeline"; }
   bool accepts(const DiffusersDir& dir) const override;
   ModelTraits traits(const DiffusersDir& dir) const override;
+  // WanPipeline: none; with expand_timesteps (TI2V) an optional first frame; WanImageToVideoPipeline:
+  // a first frame, and a last one unless expand_timesteps.
+  ImageInputs image_inputs(const DiffusersDir& dir) const override;
   int check_configs(const DiffusersDir& dir) const override;
   void check_weights(const DiffusersDir& dir) const override;
   void check_recipe(const Recipe& recipe, const DiffusersDir& dir) const override;
