@@ -175,6 +175,16 @@ Tensor WeightStore::get_as(const std::string& name, DType dt, const Shape& expec
   return t.dtype() == dt ? t.clone() : t.to(dt);
 }
 
+void WeightStore::check_float(const std::string& name, const Shape& expect) const {
+  auto it = where_.find(name);
+  VGEN_CHECK(it != where_.end(), ExitCode::kModel, "{}: missing tensor '{}'", source_, name);
+  const TensorInfo& ti = files_[it->second]->infos().at(name);
+  VGEN_CHECK(ti.shape == expect, ExitCode::kModel, "{}: tensor '{}' has shape {}, expected {}", source_, name,
+             shape_str(ti.shape), shape_str(expect));
+  VGEN_CHECK(ti.dtype == DType::kF32 || ti.dtype == DType::kBF16 || ti.dtype == DType::kF16, ExitCode::kModel,
+             "{}: tensor '{}' has dtype {}, expected F32, BF16 or F16", source_, name, dtype_name(ti.dtype));
+}
+
 Tensor WeightStore::get_f32(const std::string& name, const Shape& expect) const {
   return get_as(name, DType::kF32, expect);
 }

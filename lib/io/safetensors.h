@@ -59,6 +59,9 @@ class WeightStore {
   bool has(const std::string& name) const { return where_.count(name) != 0; }
   std::vector<std::string> names() const;
   Tensor get(const std::string& name) const;  // file dtype, mmap view
+  // The checks of get_f32(name, expect) on the header alone (present, shape, a float dtype): no
+  // data is read (a preflight's check of a checkpoint).
+  void check_float(const std::string& name, const Shape& expect) const;
   // Converted to f32 (a copy unless already f32), shape checked when `expect` is non-empty.
   Tensor get_f32(const std::string& name, const Shape& expect = {}) const;
   // Converted to `dt` (a copy unless already dt), shape checked when `expect` is non-empty.

@@ -99,6 +99,17 @@ h = b[8:8 + n].replace(b'blocks.1.ffn.net.2.bias', b'blocks.1.ffn.net.9.bias')
 open(p, 'wb').write(b[:8] + h + b[8 + n:])
 PY
     code=4 msg="missing tensor 'blocks.1.ffn.net.2.bias' (expected shape [24])" ;;
+  missing_vae_tensor)
+    # The same for the VAE decoder, which loads on every rank of a parallel VAE group of 2.
+    copy_model
+    args+=(--set parallel_config.parallel_vae_size=2)
+    python3 - "$work/model/vae/diffusion_pytorch_model.safetensors" <<'PY'
+import struct, sys
+p = sys.argv[1]; b = open(p, 'rb').read(); n = struct.unpack('<Q', b[:8])[0]
+h = b[8:8 + n].replace(b'decoder.conv_out.bias', b'decoder.conv_out.bia_')
+open(p, 'wb').write(b[:8] + h + b[8 + n:])
+PY
+    code=4 msg="missing tensor 'decoder.conv_out.bias'" ;;
   unknown_dtype)
     copy_model
     craft "$work/model/text_encoder/model.safetensors" \

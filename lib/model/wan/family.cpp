@@ -10,6 +10,7 @@
 #include "model/wan/dit/transformer_weights.h"
 #include "model/wan/text/umt5_config.h"
 #include "model/wan/vae/vae_config.h"
+#include "model/wan/vae/vae_layers.h"
 #include "ops/fp8.h"
 
 namespace vgen {
@@ -126,6 +127,12 @@ void WanFamily::check_weights(const DiffusersDir& dir) const {
     check_wan_transformer_weights(WeightStore::open(dir.component_path(c)),
                                   WanTransformerConfig::from_json(dir.component_config(c),
                                                                   dir.component_path(c) + "/config.json"));
+  // The VAE decoder's likewise (it loads on every rank of the VAE group).
+  const WanVaeConfig vc = parse_wan_vae_config(dir.component_config("vae"), dir.component_path("vae") + "/config.json");
+  const WeightStore vae = WeightStore::open(dir.component_path("vae"));
+  VaeWeightSource headers = VaeWeightSource::headers_only(vae);
+  VaeDecoderLayers layers;
+  build_vae_layers(vc, headers, layers);
 }
 
 void WanFamily::check_recipe(const Recipe& recipe, const DiffusersDir& dir) const {

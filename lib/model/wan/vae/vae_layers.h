@@ -52,6 +52,13 @@ struct VaeDecoderLayers {
 class VaeWeightSource {
  public:
   explicit VaeWeightSource(const WeightStore& ws) : ws_(&ws) {}
+  // The checkpoint's headers checked alone (names, shapes, float dtypes), every tensor left
+  // undefined: the preflight's check of the decoder's weights.
+  static VaeWeightSource headers_only(const WeightStore& ws) {
+    VaeWeightSource s(ws);
+    s.headers_only_ = true;
+    return s;
+  }
   VaeWeightSource(WeightStream* stream, int component, DType dtype, uint64_t seed, float std)
       : stream_(stream), comp_(component), dt_(dtype), seed_(seed), std_(std) {}
   // `<prefix>.weight` [cout, cin, kt, kh, kw] (kt = 0: a Conv2d [cout, cin, kh, kw]) and `.bias`;
@@ -64,6 +71,7 @@ class VaeWeightSource {
 
  private:
   const WeightStore* ws_ = nullptr;  // host
+  bool headers_only_ = false;
   WeightStream* stream_ = nullptr;
   int comp_ = -1;
   DType dt_ = DType::kF32;

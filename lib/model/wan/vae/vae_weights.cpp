@@ -17,6 +17,11 @@ VaeConvWeights VaeWeightSource::conv(const std::string& prefix, int64_t cout, in
   c.kh = kh;
   c.kw = kw;
   const Shape file_shape = kt == 0 ? Shape{cout, cin, kh, kw} : Shape{cout, cin, kt, kh, kw};
+  if (headers_only_) {
+    ws_->check_float(prefix + ".weight", file_shape);
+    ws_->check_float(prefix + ".bias", {cout});
+    return c;
+  }
   if (ws_) {
     c.cout_store = cout;
     c.w = ws_->get_f32(prefix + ".weight", file_shape);
@@ -49,6 +54,10 @@ VaeConvWeights VaeWeightSource::conv(const std::string& prefix, int64_t cout, in
 
 Tensor VaeWeightSource::gamma(const std::string& name, const Shape& shape) {
   Tensor g;
+  if (headers_only_) {
+    ws_->check_float(name, shape);
+    return g;
+  }
   if (ws_) {
     g = ws_->get_f32(name, shape);
   } else {
