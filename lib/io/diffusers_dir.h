@@ -16,6 +16,11 @@ class DiffusersDir {
   explicit DiffusersDir(const std::string& root);  // throws kModel if missing or not a pipeline dir
   const std::string& root() const { return root_; }
   const Json& model_index() const { return index_; }
+  // model_index.json's `_class_name` (the pipeline), or "" when it has none.
+  std::string pipeline_class() const {
+    return index_.contains("_class_name") && index_["_class_name"].is_string()
+               ? index_["_class_name"].get<std::string>() : std::string();
+  }
   bool has_component(const std::string& name) const;  // listed in model_index.json and not null
   std::string component_path(const std::string& name) const;  // throws kModel naming the component
   Json component_config(const std::string& name) const;  // config.json / scheduler_config.json

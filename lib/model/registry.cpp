@@ -13,10 +13,7 @@ const std::vector<const ModelFamily*>& model_families() {
 const ModelFamily& model_family(const DiffusersDir& dir) {
   for (const ModelFamily* f : model_families())
     if (f->accepts(dir)) return *f;
-  const Json& idx = dir.model_index();
-  const std::string cls = idx.contains("_class_name") && idx["_class_name"].is_string()
-                              ? idx["_class_name"].get<std::string>()
-                              : std::string("(none)");
+  const std::string cls = dir.pipeline_class().empty() ? std::string("(none)") : dir.pipeline_class();
   std::string names;
   for (const ModelFamily* f : model_families())
     names += (names.empty() ? "" : "; ") + f->name() + ": " + f->pipeline_classes();

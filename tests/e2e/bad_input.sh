@@ -40,6 +40,16 @@ header += b" " * (-len(header) % 8)
 open(path, "wb").write(struct.pack("<Q", len(header)) + header + bytes(n))
 PY
 }
+# Renames a tensor in a safetensors header in place (same length): rename_tensor FILE OLD NEW
+rename_tensor() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import struct, sys
+p, old, new = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+b = open(p, 'rb').read(); n = struct.unpack('<Q', b[:8])[0]
+assert len(old) == len(new) and old in b[8:8 + n]
+open(p, 'wb').write(b[:8] + b[8:8 + n].replace(old, new) + b[8 + n:])
+PY
+}
 
 case $case_name in
   malformed_yaml)
@@ -92,23 +102,14 @@ case $case_name in
   missing_tensor)
     # A tensor renamed in the header (same length): every rank finds it missing before the load.
     copy_model
-    python3 - "$work/model/transformer/diffusion_pytorch_model.safetensors" <<'PY'
-import struct, sys
-p = sys.argv[1]; b = open(p, 'rb').read(); n = struct.unpack('<Q', b[:8])[0]
-h = b[8:8 + n].replace(b'blocks.1.ffn.net.2.bias', b'blocks.1.ffn.net.9.bias')
-open(p, 'wb').write(b[:8] + h + b[8 + n:])
-PY
+    rename_tensor "$work/model/transformer/diffusion_pytorch_model.safetensors" blocks.1.ffn.net.2.bias \
+      blocks.1.ffn.net.9.bias
     code=4 msg="missing tensor 'blocks.1.ffn.net.2.bias' (expected shape [24])" ;;
   missing_vae_tensor)
     # The same for the VAE decoder, which loads on every rank of a parallel VAE group of 2.
     copy_model
     args+=(--set parallel_config.parallel_vae_size=2)
-    python3 - "$work/model/vae/diffusion_pytorch_model.safetensors" <<'PY'
-import struct, sys
-p = sys.argv[1]; b = open(p, 'rb').read(); n = struct.unpack('<Q', b[:8])[0]
-h = b[8:8 + n].replace(b'decoder.conv_out.bias', b'decoder.conv_out.bia_')
-open(p, 'wb').write(b[:8] + h + b[8 + n:])
-PY
+    rename_tensor "$work/model/vae/diffusion_pytorch_model.safetensors" decoder.conv_out.bias decoder.conv_out.bia_
     code=4 msg="missing tensor 'decoder.conv_out.bias'" ;;
   unknown_dtype)
     copy_model

@@ -26,11 +26,6 @@ int expert_heads(const DiffusersDir& dir, const std::string& component) {
   return heads;
 }
 
-std::string pipeline_class(const DiffusersDir& dir) {
-  const Json& idx = dir.model_index();
-  return idx.contains("_class_name") && idx["_class_name"].is_string() ? idx["_class_name"].get<std::string>() : "";
-}
-
 // Wan 2.2 TI2V: per-token timesteps, the first frame's latents kept clean (model_index.json).
 bool expand_timesteps(const DiffusersDir& dir) {
   const Json& idx = dir.model_index();
@@ -48,7 +43,7 @@ std::vector<std::string> wan_expert_components(const DiffusersDir& dir) {
 
 std::string wan_variant(const DiffusersDir& dir) {
   const bool two = dir.has_component("transformer_2");
-  if (pipeline_class(dir) == "WanImageToVideoPipeline")
+  if (dir.pipeline_class() == "WanImageToVideoPipeline")
     return expand_timesteps(dir) ? "Wan 2.2 TI2V (WanImageToVideoPipeline)"
                                  : two ? "Wan 2.2 I2V-A14B (two experts)" : "Wan I2V (WanImageToVideoPipeline)";
   if (expand_timesteps(dir)) return "Wan 2.2 TI2V (expand_timesteps)";
@@ -59,15 +54,15 @@ ImageInputs WanFamily::image_inputs(const DiffusersDir& dir) const {
   // diffusers' WanImageToVideoPipeline needs `image` and drops `last_image` under expand_timesteps
   // (prepare_latents); WanPipeline takes none, but a TI2V checkpoint (expand_timesteps) serves both
   // pipelines, so an image is optional there.
-  if (pipeline_class(dir) == "WanImageToVideoPipeline")
+  if (dir.pipeline_class() == "WanImageToVideoPipeline")
     return {ImageConditioning::kRequired, /*last_image=*/!expand_timesteps(dir)};
   return {expand_timesteps(dir) ? ImageConditioning::kOptional : ImageConditioning::kNone, false};
 }
 
-bool WanFamily::accepts(const DiffusersDir& dir) const { return pipeline_class(dir) == "WanPipeline"; }
+bool WanFamily::accepts(const DiffusersDir& dir) const { return dir.pipeline_class() == "WanPipeline"; }
 
 bool WanFamily::runs_components_of(const DiffusersDir& dir) const {
-  return pipeline_class(dir) == "WanImageToVideoPipeline";
+  return dir.pipeline_class() == "WanImageToVideoPipeline";
 }
 
 ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
