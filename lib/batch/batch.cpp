@@ -397,6 +397,8 @@ bool BatchRun::render_video(VideoPipeline& pipe, const PromptItem& item, VideoRe
   job.num_frames = frames_of(item);
   job.height = recipe.generation.height;
   job.width = recipe.generation.width;
+  if (item.image) job.image = item.image->path;
+  if (item.last_image) job.last_image = item.last_image->path;
   auto hook = [&](const VideoJob&, const DenoiseStepInfo& info, const Tensor&) {
     progress.step(info);
     if (any_rank_failed(*mesh.replica, stop_requested()))
