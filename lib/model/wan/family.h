@@ -43,5 +43,6 @@ std::string wan_variant(const DiffusersDir& dir);
 void golden_text_encode(GoldenCase& c);
 void golden_dit_forward(GoldenCase& c);
 void golden_vae_decode(GoldenCase& c);
+void golden_vae_encode(GoldenCase& c);  // kinds vae_encode (Wan 2.1) and vae22_encode (Wan 2.2)
 
 }  // namespace vgen
