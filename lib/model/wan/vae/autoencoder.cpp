@@ -76,4 +76,9 @@ Tensor WanVideoAutoencoder::decode(const Tensor& latents) const {
   return dec_->decode(z);  // [1, 3, F, H, W]
 }
 
+Tensor WanVideoAutoencoder::encode(const Tensor& video) const {
+  VGEN_CHECK(enc_ != nullptr, ExitCode::kInternal, "the VAE encoder is not loaded on this rank");
+  return vae_normalize(enc_->encode_mode(video), cfg_);  // [1, z, T, h, w]
+}
+
 }  // namespace vgen
