@@ -32,7 +32,8 @@ const char* image_conditioning_name(ImageConditioning c);  // "none", "optional"
 // The still images a checkpoint takes on a prompt line (ModelFamily::image_inputs).
 struct ImageInputs {
   ImageConditioning conditioning = ImageConditioning::kNone;
-  bool last_image = false;  // a last frame too (Wan: WanImageToVideoPipeline without expand_timesteps)
+  bool last_image = false;           // a last frame too (Wan: WanImageToVideoPipeline without expand_timesteps)
+  bool last_image_required = false;  // every line needs one (Wan 2.1 FLF2V: its image positions are pairs)
 };
 
 // Facts of a checkpoint that the pipeline and the planner need, read from its configs.
