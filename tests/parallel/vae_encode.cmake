@@ -30,3 +30,22 @@ foreach(case vae_encode vae22_encode)
     vgen_vae_encode_golden(${case} 3 ${split})
   endforeach()
 endforeach()
+
+# The same on 2 GPUs over NCCL (label gpu; CUDA builds only), fp32 and bf16; skipped (not passed)
+# with fewer GPUs than ranks.
+if(VGEN_HAVE_CUDA)
+  foreach(case vae_encode vae22_encode)
+    foreach(prec fp32 bf16)
+      foreach(split width height)
+        set(test parallel_golden_${case}_cuda_pvs2_${split}_${prec})
+        add_test(NAME ${test}
+                 COMMAND ${VGEN_SKIP_STATUS} ${CMAKE_CURRENT_LIST_DIR}/gpu_guard.sh 2 ${VGEN_MPIRUN} -np 2
+                         $<TARGET_FILE:vgen> golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden-i2v --case ${case}
+                         --set device=cuda --set precision=${prec} --set parallel_config.ring_size=2
+                         --set parallel_config.parallel_vae_size=2 --set parallel_config.parallel_vae_split_dim=${split})
+        set_tests_properties(${test} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV};NCCL_NVLS_ENABLE=0"
+                             TIMEOUT 300 SKIP_RETURN_CODE 77)
+      endforeach()
+    endforeach()
+  endforeach()
+endif()
