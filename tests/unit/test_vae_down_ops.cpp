@@ -213,7 +213,9 @@ TEST(VaeEncoder, ModeLogvarAndInputChecksOnTheTinyVae) {
   const Tensor m2 = enc.encode_moments(other);
   for (int64_t c = 0; c < 32; ++c)
     for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(m2.f32()[c * 12 + i], m.f32()[c * 12 + i]);
-  for (const Shape& bad : {Shape{1, 3, 4, 16, 24}, Shape{1, 3, 5, 12, 24}, Shape{1, 4, 5, 16, 24}, Shape{3, 5, 16, 24}}) {
+  // 4 frames, a height not a multiple of 8, 4 channels, no batch dim.
+  for (const Shape& bad :
+       {Shape{1, 3, 4, 16, 24}, Shape{1, 3, 5, 12, 24}, Shape{1, 4, 5, 16, 24}, Shape{3, 5, 16, 24}}) {
     try {
       enc.encode_moments(Tensor::zeros(bad, DType::kF32));
       ADD_FAILURE() << "accepted " << shape_str(bad);

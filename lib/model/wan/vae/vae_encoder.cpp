@@ -98,8 +98,8 @@ Shape WanVaeEncoder::moments_shape(const Tensor& video) const {
 }
 
 void WanVaeEncoder::encode_stream(const Tensor& video, VaeEncoderContext& ctx, const ChunkSink& emit) const {
-  VGEN_ASSERT(video.ndim() == 4 && video.dtype() == DType::kF32, "VAE encode_stream: video part {} must be [in, F, H, W] f32",
-              video.str());
+  VGEN_ASSERT(video.ndim() == 4 && video.dtype() == DType::kF32,
+              "VAE encode_stream: video part {} must be [in, F, H, W] f32", video.str());
   const int64_t F = video.dim(1);
   State st;
   int64_t t0 = 0;
@@ -147,7 +147,8 @@ Tensor vae_posterior_logvar(const Tensor& moments) {
   const int64_t B = m.dim(0), z = m.dim(1) / 2, S = m.dim(2) * m.dim(3) * m.dim(4);
   Tensor lv = Tensor::empty({B, z, m.dim(2), m.dim(3), m.dim(4)}, DType::kF32);  // [B, z, T, h, w]
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t i = 0; i < z * S; ++i) lv.f32()[b * z * S + i] = std::clamp(m.f32()[(b * 2 + 1) * z * S + i], -30.0f, 20.0f);
+    for (int64_t i = 0; i < z * S; ++i)
+      lv.f32()[b * z * S + i] = std::clamp(m.f32()[(b * 2 + 1) * z * S + i], -30.0f, 20.0f);
   return lv;
 }
 
