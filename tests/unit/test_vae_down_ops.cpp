@@ -1,7 +1,8 @@
 // The Wan VAE encoder's down-direction ops (ops/vae_down_ops.h) on the host against straightforward
 // loops: the strided conv (the downsamplers' padded stride-2 Conv2d and stride-2 time_conv, odd
 // sizes), patchify and AvgDown3D against a literal transcription of diffusers' view / permute /
-// mean, the frame helpers; the encoder's config helpers, vae_normalize and its input checks.
+// mean, the frame helpers; the encoder's config helpers, vae_normalize, its input checks, and the
+// split encode's context on one rank against the local encode.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +12,7 @@
 
 #include "kernels/vae_down/vae_down_ref.h"
 #include "model/wan/vae/vae_decoder.h"
-#include "model/wan/vae/vae_encoder.h"
+#include "model/wan/vae/vae_encoder_parallel.h"
 #include "ops/vae_down_ops.h"
 
 using namespace vgen;
@@ -222,5 +223,19 @@ TEST(VaeEncoder, ModeLogvarAndInputChecksOnTheTinyVae) {
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ExitCode::kInput);
     }
+  }
+}
+
+TEST(VaeEncoder, HaloContextOnOneRankEqualsLocal) {
+  // One rank: every halo and the stride-2 conv's extra row/col are materialised zeros.
+  auto self = make_self_communicator();
+  for (const char* model : {"wan21-i2v-tiny", "wan22-ti2v-tiny"}) {
+    const WanVaeEncoder enc = WanVaeEncoder::load(std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/" + model + "/vae");
+    const int64_t s = vae_encoder_spatial_factor(enc.config());
+    const Tensor video = rand_tensor({1, 3, 5, 2 * s, 3 * s}, 53);
+    const Tensor local = enc.encode_moments(video);
+    for (VaeSplitDim d : {VaeSplitDim::kWidth, VaeSplitDim::kHeight})
+      EXPECT_LE(rel_l2(parallel_vae_encode(enc, video, *self, d), local), 1e-6) << model;
+    EXPECT_FALSE(vae_group_encode(enc, video, nullptr, VaeSplitDim::kWidth).defined());
   }
 }
