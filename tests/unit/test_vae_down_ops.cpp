@@ -239,3 +239,26 @@ TEST(VaeEncoder, HaloContextOnOneRankEqualsLocal) {
     EXPECT_FALSE(vae_group_encode(enc, video, nullptr, VaeSplitDim::kWidth).defined());
   }
 }
+
+TEST(VaeEncoder, HeadersOnlyWalkChecksEveryTensor) {
+  // The preflight-style walk of the encoder's layout: every tensor of the fixtures is found; the
+  // Wan 2.1 layout against the Wan 2.2 checkpoint is refused (kModel) on a missing tensor.
+  const std::string root = std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/";
+  for (const char* model : {"wan21-i2v-tiny", "wan22-ti2v-tiny"}) {
+    const std::string dir = root + model + "/vae";
+    const WeightStore ws = WeightStore::open(dir);
+    VaeWeightSource src = VaeWeightSource::headers_only(ws);
+    VaeEncoderLayers L;
+    EXPECT_NO_THROW(build_vae_encoder_layers(load_wan_vae_config(dir), src, L)) << model;
+  }
+  WanVaeConfig wan21 = load_wan_vae_config(root + "wan21-i2v-tiny/vae");
+  const WeightStore ws22 = WeightStore::open(root + "wan22-ti2v-tiny/vae");
+  VaeWeightSource src = VaeWeightSource::headers_only(ws22);
+  VaeEncoderLayers L;
+  try {
+    build_vae_encoder_layers(wan21, src, L);
+    ADD_FAILURE() << "the Wan 2.1 layout was accepted for the Wan 2.2 checkpoint";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kModel) << e.message();
+  }
+}
