@@ -29,6 +29,16 @@ int64_t WanVaeConfig::output_frames(int64_t latent_frames) const {
 
 int WanVaeConfig::spatial_upscale() const { return 1 << (num_up_blocks() - 1); }
 
+int WanVaeConfig::up_block_in(int i) const {
+  const std::vector<int> d = decoder_dims();
+  return i > 0 && !is_residual ? d[size_t(i)] / 2 : d[size_t(i)];
+}
+
+int WanVaeConfig::upsampler_out(int i) const {
+  const int out = decoder_dims()[size_t(i) + 1];
+  return is_residual ? out : out / 2;
+}
+
 WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
   VGEN_CHECK(j.is_object(), ExitCode::kModel, "{}: expected a JSON object", source);
   WanVaeConfig c;
@@ -52,12 +62,6 @@ WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
     VGEN_CHECK(dropout >= 0 && dropout < 1, ExitCode::kModel, "{}: key 'dropout' = {} out of range", source, dropout);
   }
 
-  VGEN_CHECK(!c.is_residual, ExitCode::kModel,
-             "{}: key 'is_residual' = true (Wan 2.2 TI2V-5B VAE with residual up blocks) is not supported; "
-             "vgen decodes the Wan 2.1 VAE (also used by Wan 2.2 A14B)",
-             source);
-  VGEN_CHECK(c.patch_size <= 1, ExitCode::kModel,
-             "{}: key 'patch_size' = {} (patchified Wan 2.2 VAE) is not supported", source, c.patch_size);
   VGEN_CHECK(c.base_dim > 0 && c.decoder_base_dim > 0, ExitCode::kModel, "{}: key 'base_dim' must be positive",
              source);
   VGEN_CHECK(c.z_dim > 0, ExitCode::kModel, "{}: key 'z_dim' must be positive", source);
@@ -90,18 +94,31 @@ WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
     VGEN_CHECK(v != 0.0f, ExitCode::kModel, "{}: key 'latents_std' has a zero entry", source);
   int temporal = 1;
   for (bool t : c.temperal_downsample) temporal *= t ? 2 : 1;
-  VGEN_CHECK(c.scale_factor_spatial == c.spatial_upscale(), ExitCode::kModel,
-             "{}: key 'scale_factor_spatial' = {} but the decoder upsamples by {} (2^(len(dim_mult) - 1))", source,
-             c.scale_factor_spatial, c.spatial_upscale());
+  VGEN_CHECK(c.patch_size >= 0 && c.patch_size <= 64, ExitCode::kModel, "{}: key 'patch_size' = {} out of range",
+             source, c.patch_size);
+  VGEN_CHECK(c.out_channels % (c.patch() * c.patch()) == 0, ExitCode::kModel,
+             "{}: key 'out_channels' = {} is not a multiple of patch_size² = {} (the unpatchified video channels)",
+             source, c.out_channels, c.patch() * c.patch());
+  VGEN_CHECK(c.scale_factor_spatial == c.video_upscale(), ExitCode::kModel,
+             "{}: key 'scale_factor_spatial' = {} but the decoder upsamples by {} (2^(len(dim_mult) - 1) · patch_size)",
+             source, c.scale_factor_spatial, c.video_upscale());
   VGEN_CHECK(c.scale_factor_temporal == temporal, ExitCode::kModel,
              "{}: key 'scale_factor_temporal' = {} but temperal_downsample gives {}", source, c.scale_factor_temporal,
              temporal);
   // Wan 2.1 decoder: up block i>0 takes half the previous width (the upsampler outputs dim/2).
   auto dims = c.decoder_dims();
-  for (size_t i = 1; i + 1 < dims.size(); ++i)
+  for (size_t i = 1; i + 1 < dims.size() && !c.is_residual; ++i)
     VGEN_CHECK(dims[i] % 2 == 0, ExitCode::kModel,
                "{}: decoder width {} (decoder_base_dim · dim_mult) must be even for the Wan 2.1 upsamplers", source,
                dims[i]);
+  // Wan 2.2 residual up block i (every one but the last): DupUp3D spreads its input's dims[i]
+  // channels over dims[i+1] · factor_t · 2² output values, a whole number of copies each.
+  for (int i = 0; c.is_residual && i + 1 < c.num_up_blocks(); ++i) {
+    const int64_t factor = (c.temperal_upsample()[size_t(i)] ? 2 : 1) * 4;
+    VGEN_CHECK(int64_t(dims[size_t(i) + 1]) * factor % dims[size_t(i)] == 0, ExitCode::kModel,
+               "{}: up block {} (width {} → {}): its DupUp3D shortcut needs {} · {} to be a multiple of {}", source, i,
+               dims[size_t(i)], dims[size_t(i) + 1], dims[size_t(i) + 1], factor, dims[size_t(i)]);
+  }
   return c;
 }
 
