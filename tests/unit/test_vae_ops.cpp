@@ -221,9 +221,12 @@ TEST(VaeConfig, DefaultsAndRejections) {
   Json j = {{"base_dim", 8}, {"dim_mult", {1, 2, 2, 2}}, {"num_res_blocks", 1}, {"decoder_base_dim", nullptr}};
   c = parse_wan_vae_config(j, "test");
   EXPECT_EQ(c.decoder_dims(), (std::vector<int>{16, 16, 16, 16, 8}));
-  // The Wan 2.2 VAE's keys (test_vae_up_ops.cpp has its cases): a patchified decoder upsamples by
-  // 8 · patch_size, which scale_factor_spatial must say.
-  EXPECT_TRUE(parse_wan_vae_config(Json{{"is_residual", true}}, "cfg.json").is_residual);
+  // Wan 2.2: residual blocks and a 2×2 patch, which scales by 16 (test_vae_up_ops.cpp has the
+  // decoder's cases).
+  c = parse_wan_vae_config(
+      Json{{"is_residual", true}, {"patch_size", 2}, {"scale_factor_spatial", 16}, {"out_channels", 12}}, "cfg.json");
+  EXPECT_TRUE(c.is_residual);
+  EXPECT_EQ(c.patch_size, 2);
   try {
     parse_wan_vae_config(Json{{"patch_size", 2}, {"out_channels", 12}}, "cfg.json");
     FAIL() << "patch_size 2 with scale_factor_spatial 8 accepted";

@@ -94,13 +94,13 @@ WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
     VGEN_CHECK(v != 0.0f, ExitCode::kModel, "{}: key 'latents_std' has a zero entry", source);
   int temporal = 1;
   for (bool t : c.temperal_downsample) temporal *= t ? 2 : 1;
-  VGEN_CHECK(c.patch_size >= 0 && c.patch_size <= 64, ExitCode::kModel, "{}: key 'patch_size' = {} out of range",
+  VGEN_CHECK(c.patch_size >= 0 && c.patch_size <= 16, ExitCode::kModel, "{}: key 'patch_size' = {} out of range",
              source, c.patch_size);
   VGEN_CHECK(c.out_channels % (c.patch() * c.patch()) == 0, ExitCode::kModel,
              "{}: key 'out_channels' = {} is not a multiple of patch_size² = {} (the unpatchified video channels)",
              source, c.out_channels, c.patch() * c.patch());
   VGEN_CHECK(c.scale_factor_spatial == c.video_upscale(), ExitCode::kModel,
-             "{}: key 'scale_factor_spatial' = {} but the decoder upsamples by {} (2^(len(dim_mult) - 1) · patch_size)",
+             "{}: key 'scale_factor_spatial' = {} but the VAE scales by {} (2^(len(dim_mult) - 1) · patch_size)",
              source, c.scale_factor_spatial, c.video_upscale());
   VGEN_CHECK(c.scale_factor_temporal == temporal, ExitCode::kModel,
              "{}: key 'scale_factor_temporal' = {} but temperal_downsample gives {}", source, c.scale_factor_temporal,
