@@ -65,7 +65,7 @@ endif()
 # the CPU meshes under the same tolerances (label parallel: CFG, the sequence meshes, DWDP, the
 # parallel VAE beside Ulysses), and fp32 / bf16 on one GPU (label gpu).
 if(VGEN_IMAGES)
-  set(VGEN_I2V_PIPELINES pipeline_i2v_wan21 pipeline_flf2v_wan21 pipeline_i2v_wan22)
+  set(VGEN_I2V_PIPELINES pipeline_i2v_wan21 pipeline_flf2v_wan21 pipeline_i2v_wan22 pipeline_ti2v_i2v pipeline_ti2v_t2v)
   foreach(case ${VGEN_I2V_PIPELINES})
     add_test(NAME golden_i2v_${case} COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_DIR} --case ${case})
     set_tests_properties(golden_i2v_${case} PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
