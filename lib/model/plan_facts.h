@@ -58,6 +58,10 @@ struct PlanModel {
   // encoder's weights (-1: none or unknown), on the replica leaders.
   std::string conditioning;
   int64_t image_encoder_bytes = -1;
+  double image_encoder_flops = 0;     // one image through the image encoder (0: none)
+  bool condition_frames_all = false;  // the VAE encodes every frame of the condition video (else the first)
+  // The VAE encoder's FLOPs for a condition video of F × H × W pixels (null: the model encodes none).
+  std::function<double(double F, double H, double W)> vae_encode_flops;
   int dim() const { return heads * head_dim; }
   // The index of the block linear named `name`, or -1.
   int linear_index(const std::string& name) const {

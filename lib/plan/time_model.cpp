@@ -92,6 +92,7 @@ class TimeModel {
   TimeModel(const Recipe& recipe, const Plan& plan, const HardwareProfile& hw);
   void denoise(Prediction& p) const;
   double text_seconds() const;
+  double image_seconds() const;
   void vae_and_mp4(Prediction& p) const;
   double load_seconds() const;
 
@@ -367,6 +368,21 @@ double TimeModel::text_seconds() const {
   return hw.text_fixed_s + prompts_here * (te_flops + kv_flops) / (peak * hw.gemm.at(md.text_len));
 }
 
+// An image line's conditioning (PlanModel's image facts): the image encoder on the replica leader
+// (one image; FLF2V's second is not priced) at the GEMM rate of its tokens, and the VAE encode of
+// the condition video (every frame for I2V, the first for TI2V) split over the VAE group like the
+// decode, at the profile's VAE fraction of the peak. 0 for a text-only model.
+double TimeModel::image_seconds() const {
+  if (!md.vae_encode_flops) return 0;
+  const double F = md.condition_frames_all ? g.num_frames : 1;
+  const bool split_w = recipe.parallel.parallel_vae_split_dim != VaeSplitDim::kHeight;
+  const double lat_side = split_w ? plan.tokens.latent_w : plan.tokens.latent_h;
+  const double part = std::ceil(lat_side / m.vae) / lat_side;  // the largest rank's share
+  const double encode = md.vae_encode_flops(F, g.height, g.width) * part / (peak * hw.vae_efficiency);
+  const double clip = md.image_encoder_flops > 0 ? md.image_encoder_flops / (peak * hw.gemm.at(257)) : 0;
+  return encode + clip;
+}
+
 // VAE decode of this rank's part (PlanModel::vae_work; the frame split along width or height over the
 // VAE group in near-equal parts, the largest sets the pace). Convs at the profile's VAE fraction of
 // the peak, the memory-bound passes at HBM speed. Split over P > 1 ranks (vae_parallel.cpp)
@@ -432,8 +448,9 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   const TimeModel model(recipe, plan, hw);
   model.denoise(p);
   p.text_s = model.text_seconds();
+  p.image_s = model.image_seconds();
   model.vae_and_mp4(p);
-  p.e2e_s = p.text_s + p.denoise_s + p.vae_s + p.mp4_s;
+  p.e2e_s = p.text_s + p.image_s + p.denoise_s + p.vae_s + p.mp4_s;
   p.load_s = model.load_seconds();
 
   p.videos_per_hour = 3600.0 * m.dp / p.e2e_s;
@@ -481,11 +498,14 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", p.precision == Precision::kFp8 ? "per fp8 step" : "per step", p.step_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  ({} steps)\n", "denoise", p.denoise_s, g.num_inference_steps);
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "text encode", p.text_s);
+  if (p.image_s > 0)
+    fmt::format_to(out, "  {:<24} {:>9.3f} s  (an image line: image encoder + VAE encode)\n", "image encode", p.image_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  (parallel_vae_size {}: decode {:.3f} + frames to the host {:.3f})\n",
                  "VAE", p.vae_s, p.pc.parallel_vae_size, p.vae_decode_s, p.vae_s - p.vae_decode_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "MP4 encode", p.mp4_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  (once per job)\n", "load", p.load_s);
-  fmt::format_to(out, "  {:<24} {:>9.3f} s  (text + denoise + VAE + MP4)\n", "end to end per video", p.e2e_s);
+  fmt::format_to(out, "  {:<24} {:>9.3f} s  (text{} + denoise + VAE + MP4)\n", "end to end per video", p.e2e_s,
+                 p.image_s > 0 ? " + image" : "");
   fmt::format_to(out, "  {:<24} {:>9.1f}    (dp {})\n", "videos per hour", p.videos_per_hour, p.pc.dp_size);
   fmt::format_to(out, "  {:<24} {:>9.3f}    (against one GPU of {})\n", "efficiency", p.efficiency, hw.name);
   fmt::format_to(out, "  {:<24} {:>9.1f} GiB of {:.0f}{}\n", "memory estimate", p.memory_gib, hw.memory_gib,

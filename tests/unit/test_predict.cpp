@@ -466,3 +466,25 @@ TEST(Predict, AutoKeepsExplicitKeys) {
 
 }  // namespace
 
+
+namespace {
+
+// Image lines are priced (the image encoder and the VAE encode, split like the decode): a text-only
+// model has none; Wan 2.1 I2V encodes the whole condition video, so its encode grows with the
+// frames and shrinks over the VAE group; TI2V encodes its first frame only, whatever the frames.
+TEST(Predict, ImageConditioningIsPriced) {
+  EXPECT_EQ(run("h200", "wan2.1-t2v-14b", 1, {}).image_s, 0.0);
+  const Prediction i2v = run("h200", "wan2.1-i2v-14b-720p", 1, {});
+  EXPECT_GT(i2v.image_s, 0.0);
+  EXPECT_NEAR(i2v.e2e_s, i2v.text_s + i2v.image_s + i2v.denoise_s + i2v.vae_s + i2v.mp4_s, 1e-9);
+  EXPECT_GT(i2v.image_s, run("h200", "wan2.1-i2v-14b-720p", 1, {"generation.num_frames=41"}).image_s);
+  EXPECT_LT(run("h200", "wan2.1-i2v-14b-720p", 2, {"parallel_config.ulysses_size=2", "parallel_config.parallel_vae_size=2"})
+                .image_s,
+            i2v.image_s);
+  const std::vector<std::string> ti2v = {"generation.height=704"};
+  std::vector<std::string> ti2v_short = ti2v;
+  ti2v_short.push_back("generation.num_frames=41");
+  EXPECT_DOUBLE_EQ(run("h200", "wan2.2-ti2v-5b", 1, ti2v).image_s, run("h200", "wan2.2-ti2v-5b", 1, ti2v_short).image_s);
+}
+
+}  // namespace
