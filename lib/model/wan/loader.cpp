@@ -159,7 +159,7 @@ void stream_to_host(WanLoad& l) {
 // over the world, as on the GPU, whose DWDP placed the blocks while streaming).
 void finalize(WanLoad& l) {
   for (auto& e : l.experts)
-    if (e) e->set_attention_backend(l.recipe.attention.backend);
+    if (e) e->set_attention(l.recipe.attention);
   for (auto& e : l.experts)
     if (e && l.recipe.is_fp8()) e->enable_fp8(wan_fp8_options(l.recipe));
   if (!l.cuda && l.recipe.parallel.dwdp_size > 1)
