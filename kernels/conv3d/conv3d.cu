@@ -6,7 +6,9 @@
 // one GEMM whose input rows are a contiguous run of P shifted by (dt·Hp + dh)·Wp + dw rows:
 //   Acc[M = Ho·Wp, Cout] += P_shift[M, Cin] · W_tap[Cout, Cin]ᵀ     (fp32 accumulation)
 // batched over the output frames. The last kw−1 columns of each row are discarded by the final
-// crop, which also adds the bias and rounds into y.
+// crop, which also adds the bias and rounds into y. A spatial stride s reads every s-th row of P
+// (GEMM column m = ho·Wp + wo at row offset s·m: the padded-width trick still holds, with (s − 1)·Wp
+// more rows of slack); a temporal stride steps the batch by stride_t input frames.
 #include <atomic>
 #include <type_traits>
 #include <string>
@@ -37,7 +39,7 @@ GemmLayout gemm_layout(const Conv3dArgs& a) {
   g.Hp = a.Hi + a.pad.top + a.pad.bottom;
   g.Wp = a.Wi + a.pad.left + a.pad.right;
   g.taps = a.kt * a.kh * a.kw;
-  g.p_elems = size_t((a.N * a.Ti * g.Hp * g.Wp + a.kw) * a.Cin);
+  g.p_elems = size_t((a.N * a.Ti * g.Hp * g.Wp + (a.stride_s - 1) * g.Wp + a.kw) * a.Cin);
   g.acc_elems = size_t(a.N * a.To() * a.Ho() * g.Wp * a.Cout);
   g.p_bytes = align256(g.p_elems * (a.type == FloatType::kF32 ? 4 : 2));
   g.acc_bytes = align256(g.acc_elems * 4);
@@ -89,7 +91,9 @@ bool valid(const Conv3dArgs& a, std::string* why) {
   if (a.N < 1 || a.Cin < 1 || a.Cout < 1 || a.kt < 1 || a.kh < 1 || a.kw < 1 || a.Ti < 1 || a.Hi < 1 || a.Wi < 1)
     return (*why = "empty or negative extent", false);
   if (a.pad.top < 0 || a.pad.bottom < 0 || a.pad.left < 0 || a.pad.right < 0) return (*why = "negative padding", false);
-  if (a.To() < 1 || a.Ho() < 1 || a.Wo() < 1) return (*why = "input smaller than the kernel", false);
+  if (a.stride_t < 1 || a.stride_s < 1) return (*why = "stride below 1", false);
+  if (a.Ti < a.kt || a.Hi + a.pad.top + a.pad.bottom < a.kh || a.Wi + a.pad.left + a.pad.right < a.kw)
+    return (*why = "input smaller than the kernel", false);
   return true;
 }
 
@@ -122,8 +126,9 @@ cudaError_t gemm_forward(const Conv3dArgs& a, void* workspace, size_t ws_bytes, 
           const T* B = P + ((n * a.Ti + dt) * g.Hp * g.Wp + dh * g.Wp + dw) * a.Cin;
           const cublasStatus_t s = cublasGemmStridedBatchedEx(
               h, CUBLAS_OP_T, CUBLAS_OP_N, int(a.Cout), int(M), int(a.Cin), &alpha, W + tap * a.Cin, in_t,
-              int(g.taps * a.Cin), 0, B, in_t, int(a.Cin), (long long)(g.Hp * g.Wp * a.Cin), &beta, accn, CUDA_R_32F,
-              int(a.Cout), (long long)(M * a.Cout), int(To), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+              int(g.taps * a.Cin), 0, B, in_t, int(a.stride_s * a.Cin), (long long)(a.stride_t * g.Hp * g.Wp * a.Cin),
+              &beta, accn, CUDA_R_32F, int(a.Cout), (long long)(M * a.Cout), int(To), CUBLAS_COMPUTE_32F,
+              CUBLAS_GEMM_DEFAULT);
           if (s != CUBLAS_STATUS_SUCCESS)
             return fail(cudaErrorUnknown, std::string("conv3d GEMM fallback: cublasGemmStridedBatchedEx: ") +
                                               blas_status_name(s));

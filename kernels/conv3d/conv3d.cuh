@@ -1,8 +1,11 @@
-// CUDA stride-1 3-D convolution of the Wan VAE: the math of conv3d_ref.h in the device decoder's
+// CUDA 3-D convolution of the Wan VAE (stride 1 unless asked): the math of conv3d_ref.h in the device decoder's
 // channels-last layout,
 //   y[n, to, ho, wo, co] = bias[co] + Σ_{dt,dh,dw,ci} w[co, dt, dh, dw, ci] · x[n, to+dt, ho+dh−top, wo+dw−left, ci]
 // with x [N, Ti, Hi, Wi, Cin] (NDHWC), w [Cout, kt, kh, kw, Cin] (KTRSC), bias [Cout] fp32 or null,
 // y [N, To, Ho, Wo, Cout], To = Ti − kt + 1, Ho = Hi + top + bottom − kh + 1, Wo = Wi + left + right − kw + 1.
+// With strides (the encoder's downsamplers) output frame to reads input frame stride_t·to + dt and
+// pixel (ho, wo) reads (stride_s·ho + dh − top, stride_s·wo + dw − left): To = (Ti − kt) / stride_t + 1,
+// Ho = (Hi + top + bottom − kh) / stride_s + 1, Wo likewise (floor).
 // Spatial zero padding only; a causal conv's cached frames are the leading frames of x (the caller
 // lays [cache, chunk] out contiguously). kt = 1 is the per-frame 2-D conv (resample.1).
 // x, w and y share one type: bf16 (fp32 accumulation, one rounding of conv + bias) or f32 (fp32
@@ -31,9 +34,10 @@ struct Conv3dArgs {
   FloatType type = FloatType::kBF16;  // of x, w, y (f32 or bf16)
   int64_t N = 1, Cin = 0, Ti = 0, Hi = 0, Wi = 0, Cout = 0, kt = 1, kh = 1, kw = 1;
   Conv3dPad pad;
-  int64_t To() const { return Ti - kt + 1; }
-  int64_t Ho() const { return Hi + pad.top + pad.bottom - kh + 1; }
-  int64_t Wo() const { return Wi + pad.left + pad.right - kw + 1; }
+  int64_t stride_t = 1, stride_s = 1;  // frames; both spatial dims
+  int64_t To() const { return (Ti - kt) / stride_t + 1; }
+  int64_t Ho() const { return (Hi + pad.top + pad.bottom - kh) / stride_s + 1; }
+  int64_t Wo() const { return (Wi + pad.left + pad.right - kw) / stride_s + 1; }
 };
 
 enum class ConvBackend : uint8_t { kAuto, kCudnn, kGemm };

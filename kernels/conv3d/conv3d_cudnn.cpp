@@ -58,8 +58,8 @@ namespace {
 constexpr int64_t kUidX = 1, kUidW = 2, kUidB = 3, kUidY = 4;
 constexpr int64_t kMaxWorkspace = int64_t(512) << 20;  // engines needing more are deselected
 
-// device, type, N, Cin, Ti, Hi, Wi, Cout, kt, kh, kw, top, bottom, left, right, bias, autotune
-using PlanKey = std::array<int64_t, 17>;
+// device, type, N, Cin, Ti, Hi, Wi, Cout, kt, kh, kw, top, bottom, left, right, bias, autotune, stride_t, stride_s
+using PlanKey = std::array<int64_t, 19>;
 
 // Where the bias is added: in the graph; by conv3d_bias_convert from the conv's fp32 output; by
 // conv3d_bias_convert in place on the conv's io-type output.
@@ -130,11 +130,12 @@ PlanEntry build(const Conv3dArgs& a, BiasMode mode, bool autotune, cudnnHandle_t
   const bool has_bias = a.bias != nullptr, fused = mode == BiasMode::kFused;
   const bool f32 = a.type == FloatType::kF32;
   const fe::DataType_t io = f32 ? fe::DataType_t::FLOAT : fe::DataType_t::BFLOAT16;
-  const bool two_d = a.kt == 1;
   auto g = std::make_shared<fe::graph::Graph>();
   g->set_io_data_type(io).set_intermediate_data_type(fe::DataType_t::FLOAT).set_compute_data_type(fe::DataType_t::FLOAT);
 
-  std::vector<int64_t> xd, wd, yd, bd, pre, post, one;
+  std::vector<int64_t> xd, wd, yd, bd, pre, post, one, stride;
+  // kt = 1 runs as N·Ti images, which a temporal stride would skip: the 3-D graph takes that case.
+  const bool two_d = a.kt == 1 && a.stride_t == 1;
   if (two_d) {
     xd = {a.N * a.Ti, a.Cin, a.Hi, a.Wi};
     wd = {a.Cout, a.Cin, a.kh, a.kw};
@@ -143,6 +144,7 @@ PlanEntry build(const Conv3dArgs& a, BiasMode mode, bool autotune, cudnnHandle_t
     pre = {a.pad.top, a.pad.left};
     post = {a.pad.bottom, a.pad.right};
     one = {1, 1};
+    stride = {a.stride_s, a.stride_s};
   } else {
     xd = {a.N, a.Cin, a.Ti, a.Hi, a.Wi};
     wd = {a.Cout, a.Cin, a.kt, a.kh, a.kw};
@@ -151,6 +153,7 @@ PlanEntry build(const Conv3dArgs& a, BiasMode mode, bool autotune, cudnnHandle_t
     pre = {0, a.pad.top, a.pad.left};
     post = {0, a.pad.bottom, a.pad.right};
     one = {1, 1, 1};
+    stride = {a.stride_t, a.stride_s, a.stride_s};
   }
   auto X = g->tensor(fe::graph::Tensor_attributes().set_name("X").set_uid(kUidX).set_dim(xd).set_stride(cl_strides(xd)));
   auto W = g->tensor(fe::graph::Tensor_attributes().set_name("W").set_uid(kUidW).set_dim(wd).set_stride(cl_strides(wd)));
@@ -159,7 +162,7 @@ PlanEntry build(const Conv3dArgs& a, BiasMode mode, bool autotune, cudnnHandle_t
                                 .set_name("conv")
                                 .set_pre_padding(pre)
                                 .set_post_padding(post)
-                                .set_stride(one)
+                                .set_stride(stride)
                                 .set_dilation(one)
                                 .set_compute_data_type(fe::DataType_t::FLOAT));
   conv->set_dim(yd).set_stride(cl_strides(yd));
@@ -214,7 +217,7 @@ PlanEntry build(const Conv3dArgs& a, BiasMode mode, bool autotune, cudnnHandle_t
 PlanKey key_of(const Conv3dArgs& a, int dev, bool autotune) {
   return {dev,       int64_t(a.type), a.N,          a.Cin,         a.Ti,          a.Hi,
           a.Wi,      a.Cout,          a.kt,         a.kh,          a.kw,          a.pad.top,
-          a.pad.bottom, a.pad.left,   a.pad.right,  a.bias ? 1 : 0, autotune ? 1 : 0};
+          a.pad.bottom, a.pad.left,   a.pad.right,  a.bias ? 1 : 0, autotune ? 1 : 0, a.stride_t, a.stride_s};
 }
 
 size_t total_workspace(const Conv3dArgs& a, const PlanEntry& p) {

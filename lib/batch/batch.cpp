@@ -312,8 +312,8 @@ std::vector<VideoReport> BatchRun::skipped_reports() const {
     // What the existing video was made with (skip_existing checked it against the previous report).
     r.seed = seed_of(it);
     r.frames = frames_of(it);
-    r.height = recipe.generation.height;
-    r.width = recipe.generation.width;
+    r.height = it.height.value_or(recipe.generation.height);
+    r.width = it.width.value_or(recipe.generation.width);
     if (output_exists(video_path(pf.out_dir, it))) r.output = video_file(video_path(pf.out_dir, it));
     // The existing file is kept; its fingerprint is its sidecar's (equal to this run's when reused).
     r.reused = !r.output.empty();
@@ -380,8 +380,8 @@ VideoReport BatchRun::video_report(const PromptItem& item) const {
   vr.name = item.stem();
   vr.prompt = item.prompt;
   vr.seed = seed_of(item);
-  vr.height = recipe.generation.height;
-  vr.width = recipe.generation.width;
+  vr.height = item.height.value_or(recipe.generation.height);
+  vr.width = item.width.value_or(recipe.generation.width);
   return vr;
 }
 
@@ -395,8 +395,10 @@ bool BatchRun::render_video(VideoPipeline& pipe, const PromptItem& item, VideoRe
   job.negative_prompt = item.negative_prompt.value_or(recipe.generation.negative_prompt);
   job.seed = vr.seed;
   job.num_frames = frames_of(item);
-  job.height = recipe.generation.height;
-  job.width = recipe.generation.width;
+  job.height = item.height.value_or(recipe.generation.height);
+  job.width = item.width.value_or(recipe.generation.width);
+  if (item.image) job.image = item.image->path;
+  if (item.last_image) job.last_image = item.last_image->path;
   auto hook = [&](const VideoJob&, const DenoiseStepInfo& info, const Tensor&) {
     progress.step(info);
     if (any_rank_failed(*mesh.replica, stop_requested()))

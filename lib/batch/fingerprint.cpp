@@ -101,6 +101,8 @@ VideoFingerprints::VideoFingerprints(const Recipe& recipe, Json job_inputs)
   settings_ = r["generation"];
   for (const char* per_video : {"seed", "num_frames", "negative_prompt", "initial_latents"})
     settings_.erase(per_video);  // the prompt line's values, and the latents file by content (job part)
+  if (recipe.generation.image_max_area == 0)
+    settings_.erase("image_max_area");  // off: the settings of a vgen without the key
   settings_["precision"] = r["precision"];
   // fp8_config is ignored under another precision, so it changes nothing there.
   settings_["fp8_config"] = recipe.is_fp8() ? r["fp8_config"] : Json(nullptr);

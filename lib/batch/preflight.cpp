@@ -85,7 +85,10 @@ PreflightResult preflight_run(const Recipe& recipe, const RunOptions& opts, cons
   preflight_sizes(recipe, limits, r.prompts_path, r.prompts);  // each line's num_frames; the CFG warning
   // Each line's images: decoded, hashed and checked against the checkpoint; the ranks agree on the
   // failed lines after the preflight (agree_on_prompt_errors), which counts them.
-  preflight_images(image_input_rules(traits, recipe.model), r.prompts_path, r.prompts);
+  ImageInputRules rules = image_input_rules(traits, recipe.model);
+  rules.image_max_area = recipe.generation.image_max_area;
+  preflight_images(rules, r.prompts_path, r.prompts);
+  preflight_line_sizes(limits, r.prompts_path, r.prompts);  // sizes from images (generation.image_max_area)
 
   r.out_dir = absolute(opts.out_override.empty() ? recipe.output.dir : opts.out_override);
   check_output_dir(r.out_dir);

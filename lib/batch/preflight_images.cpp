@@ -1,5 +1,6 @@
 #include "batch/preflight_images.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -20,6 +21,7 @@ struct ImageFileCheck {
   std::string error;  // the decoder's message, "image <path>: <reason>"; "" when it decodes
   std::string content_hash;
   int64_t bytes = 0;
+  int64_t height = 0, width = 0;
 };
 
 // Reads and decodes the whole file (the decoder has no header-only check, docs/images.md "Limits and
@@ -28,7 +30,9 @@ ImageFileCheck check_image_file(const std::string& path) {
   ImageFileCheck c;
   try {
     const std::vector<uint8_t> bytes = read_image_bytes(path);
-    decode_image(bytes.data(), bytes.size(), path);
+    const Tensor rgb = decode_image(bytes.data(), bytes.size(), path);  // [H, W, 3]
+    c.height = rgb.dim(0);
+    c.width = rgb.dim(1);
     c.content_hash = content_hash(std::string(bytes.begin(), bytes.end()));
     c.bytes = int64_t(bytes.size());
   } catch (const Error& e) {
@@ -53,6 +57,8 @@ std::string check_line_files(PromptItem& item, std::map<std::string, ImageFileCh
     if (!it->second.error.empty()) return as_key(it->second.error, key);
     (*image)->content_hash = it->second.content_hash;
     (*image)->bytes = it->second.bytes;
+    (*image)->height = it->second.height;
+    (*image)->width = it->second.width;
   }
   return "";
 }
@@ -76,7 +82,16 @@ ImageInputRules image_input_rules(const ModelTraits& traits, const std::string& 
   r.pipeline_takes_images = kVideoPipelineTakesImages;
   r.checkpoint = model_dir;
   r.variant = traits.variant;
+  r.size_multiple = traits.scale_spatial * traits.patch[1];
   return r;
+}
+
+std::array<int, 2> size_from_image(int64_t image_height, int64_t image_width, int64_t max_area, int multiple) {
+  // diffusers' image-to-video examples: round(sqrt(area · aspect)) floored to the multiple (Python's
+  // round: ties to even, as nearbyint in the default rounding mode).
+  const double aspect = double(image_height) / double(image_width);
+  const auto fit = [&](double v) { return int(int64_t(std::nearbyint(std::sqrt(v))) / multiple * multiple); };
+  return {fit(double(max_area) * aspect), fit(double(max_area) / aspect)};
 }
 
 std::string image_conditioning_problem(const ImageInputRules& r, const PromptItem& item) {
@@ -106,6 +121,14 @@ void preflight_images(const ImageInputRules& rules, const std::string& prompts_p
     // The line's own files first (a broken file is broken whatever the checkpoint), then the checkpoint.
     std::string why = check_line_files(it, seen);
     if (why.empty()) why = image_conditioning_problem(rules, it);
+    if (why.empty() && it.image && rules.image_max_area > 0) {
+      const auto [h, w] = size_from_image(it.image->height, it.image->width, rules.image_max_area, rules.size_multiple);
+      if (h <= 0 || w <= 0)
+        why = fmt::format("image {}: {}x{} pixels within generation.image_max_area {} leave no frame (a side under {})",
+                          it.image->path, it.image->width, it.image->height, rules.image_max_area, rules.size_multiple);
+      it.height = h;
+      it.width = w;
+    }
     if (why.empty()) continue;
     it.error = fmt::format("{}:{}: {}", prompts_path, it.line, why);
     log_warn_job("{} (prompt {} will be marked failed)", it.error, it.index);

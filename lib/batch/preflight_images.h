@@ -5,6 +5,7 @@
 // (exit 7 at the end), named by prompt file, line and image; agree_on_prompt_errors then makes the
 // ranks agree on the failed lines, so an image that one rank cannot read fails its line on every rank.
 #pragma once
+#include <array>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,15 @@ struct ImageInputRules {
   bool pipeline_takes_images = false;
   std::string checkpoint;  // for messages: the model directory
   std::string variant;     // ModelTraits::variant, e.g. "Wan T2V"
+  int64_t image_max_area = 0;  // generation.image_max_area: > 0 sizes image lines from their image
+  int size_multiple = 16;      // frame sizes are multiples of this (the VAE's factor × the DiT patch)
 };
 ImageInputRules image_input_rules(const ModelTraits& traits, const std::string& model_dir);
+
+// The frame size (height, width) of a line whose first image is image_height × image_width under
+// generation.image_max_area: the image's aspect ratio, at most about max_area pixels, each side a
+// multiple of `multiple` (as diffusers' image-to-video examples compute it).
+std::array<int, 2> size_from_image(int64_t image_height, int64_t image_width, int64_t max_area, int multiple);
 
 // Why a valid line's images do not fit `rules` ("" when they do): an image on a text-to-video
 // checkpoint, no image on an image-to-video one, a last frame where the checkpoint takes the first
@@ -30,7 +38,7 @@ ImageInputRules image_input_rules(const ModelTraits& traits, const std::string& 
 std::string image_conditioning_problem(const ImageInputRules& rules, const PromptItem& item);
 
 // Each valid line: its images decoded once per file (content hash and size into the item), then
-// image_conditioning_problem. A problem becomes the line's error ("<prompts>:<line>: image <path>:
+// image_conditioning_problem, then with rules.image_max_area the line's frame size. A problem becomes the line's error ("<prompts>:<line>: image <path>:
 // <reason>"), logged once per job (world rank 0). No collective.
 void preflight_images(const ImageInputRules& rules, const std::string& prompts_path,
                       std::vector<PromptItem>& prompts);

@@ -33,6 +33,18 @@ void preflight_sizes(const Recipe& recipe, const SizeLimits& limits, const std::
   warn_idle_cfg(recipe);
 }
 
+void preflight_line_sizes(const SizeLimits& limits, const std::string& prompts_path, std::vector<PromptItem>& prompts) {
+  for (PromptItem& it : prompts) {
+    if (!it.ok() || !it.height || !it.width) continue;
+    std::string why = pixels_problem(*it.height, 1, limits);
+    if (why.empty()) why = pixels_problem(*it.width, 2, limits);
+    if (why.empty()) continue;
+    it.error = fmt::format("{}:{}: image {}: its frame size {}x{} (generation.image_max_area): {}", prompts_path,
+                           it.line, it.image ? it.image->path : "?", *it.width, *it.height, why);
+    log_warn_job("{} (prompt {} will be marked failed)", it.error, it.index);
+  }
+}
+
 void check_device_memory(const Recipe& recipe, int world, const PlanModel& model, const DeviceMemoryInfo& gpu,
                          int ranks_on_device) {
   const int sharing = std::max(ranks_on_device, 1);

@@ -21,6 +21,10 @@ namespace vgen {
 void preflight_sizes(const Recipe& recipe, const SizeLimits& limits, const std::string& prompts_path,
                      std::vector<PromptItem>& prompts);
 
+// Each valid line's own frame size (generation.image_max_area, set by preflight_images) against
+// `limits`; a line beyond them fails alone.
+void preflight_line_sizes(const SizeLimits& limits, const std::string& prompts_path, std::vector<PromptItem>& prompts);
+
 // vgen plan's estimate for `recipe` on `world` ranks, times the ranks sharing this GPU, against its
 // free memory: kDeviceOutOfMemory naming the estimate, the GPU and a parallel_config that fits.
 void check_device_memory(const Recipe& recipe, int world, const PlanModel& model, const DeviceMemoryInfo& gpu,

@@ -24,6 +24,7 @@ struct PromptImage {
   std::string path;          // absolute: relative paths resolved against the prompt file's directory
   std::string content_hash;  // of the file's bytes, set by the preflight (batch/preflight_images.h)
   int64_t bytes = 0;         // the file's size, set with content_hash
+  int64_t height = 0, width = 0;  // as decoded (orientation applied), set with content_hash
 };
 
 struct PromptItem {
@@ -35,6 +36,9 @@ struct PromptItem {
   std::optional<int> num_frames;  // already rounded to 4k+1
   std::optional<PromptImage> image;       // JSONL `image`: the first frame
   std::optional<PromptImage> last_image;  // JSONL `last_image`: the last frame (needs `image`)
+  // The line's own frame size (generation.image_max_area from its image, set by the preflight);
+  // unset: the recipe's height × width.
+  std::optional<int> height, width;
   std::string name;   // slug: from `name`, else from the prompt
   std::string error;  // non-empty: the item is invalid
 

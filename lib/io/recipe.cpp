@@ -200,6 +200,11 @@ std::vector<Key> generation_keys(const Ctx& c, GenerationConfig& g) {
          if (g.negative_prompt.find('\0') != std::string::npos) c.fail(p, n, "holds a NUL byte; a prompt is text");
        }},
       {"max_sequence_length", [&](auto& n, auto& p) { g.max_sequence_length = get_int_min(c, n, p, 1); }},
+      {"image_max_area",
+       [&](auto& n, auto& p) {
+         g.image_max_area = get_i64(c, n, p);
+         if (g.image_max_area < 0) c.fail(p, n, fmt::format("must be >= 0 (0: off), got {}", g.image_max_area));
+       }},
       {"seed",
        [&](auto& n, auto& p) {
          // Seeds are fixed (a prompt renders seed + its index on every run); -1, "random" elsewhere, is refused.

@@ -29,6 +29,9 @@ struct GenerationConfig {
   std::string negative_prompt;
   int max_sequence_length = 512;
   int64_t seed = 42;
+  // > 0: a line with an image renders at that image's aspect ratio within this many pixels instead
+  // of height × width (docs/images.md "Size from the image"); 0: height × width for every line.
+  int64_t image_max_area = 0;
   std::string initial_latents;  // safetensors path with tensor `initial_latents`, or empty
 };
 

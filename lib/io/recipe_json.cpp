@@ -29,6 +29,7 @@ Json recipe_to_json(const Recipe& r) {
                      {"negative_prompt", g.negative_prompt},
                      {"max_sequence_length", g.max_sequence_length},
                      {"seed", g.seed},
+                     {"image_max_area", g.image_max_area},
                      {"initial_latents", g.initial_latents.empty() ? Json(nullptr) : Json(g.initial_latents)}};
   j["parallel_config"] = {{"dp_size", pc.dp_size},
                           {"cfg_size", pc.cfg_size},

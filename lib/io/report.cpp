@@ -14,6 +14,10 @@ OrderedJson to_json(const VideoReport& v) {
   for (double s : v.seconds.steps) steps.push_back(num(s));
   OrderedJson secs;
   secs["text_encode"] = num(v.seconds.text_encode);
+  if (v.seconds.image_encode > 0 || v.seconds.vae_encode > 0) {
+    secs["image_encode"] = num(v.seconds.image_encode);
+    secs["vae_encode"] = num(v.seconds.vae_encode);
+  }
   secs["steps"] = steps;
   secs["denoise"] = num(v.seconds.denoise);
   secs["vae_decode"] = num(v.seconds.vae_decode);
@@ -94,6 +98,8 @@ VideoReport video_report_from_json(const Json& j) {
   if (j.contains("seconds") && j["seconds"].is_object()) {
     const Json& s = j["seconds"];
     v.seconds.text_encode = field(s, "text_encode", 0.0);
+    v.seconds.image_encode = field(s, "image_encode", 0.0);
+    v.seconds.vae_encode = field(s, "vae_encode", 0.0);
     v.seconds.denoise = field(s, "denoise", 0.0);
     v.seconds.vae_decode = field(s, "vae_decode", 0.0);
     v.seconds.mp4_encode = field(s, "mp4_encode", 0.0);

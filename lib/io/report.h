@@ -17,6 +17,10 @@ namespace vgen {
 
 struct VideoSeconds {
   double text_encode = 0;
+  // Image-conditioned lines: the image encoder (CLIP) and the autoencoder's encode of the condition;
+  // in the JSON only for lines with images.
+  double image_encode = 0;
+  double vae_encode = 0;
   std::vector<double> steps;  // one entry per denoising step
   double denoise = 0;
   double vae_decode = 0;

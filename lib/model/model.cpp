@@ -17,4 +17,8 @@ Shape ModelTraits::latent_shape(int64_t batch, int num_frames, int height, int w
   return vgen::latent_shape(batch, latent_channels, num_frames, height, width, scale_temporal, scale_spatial);
 }
 
+Tensor VideoAutoencoder::encode(const Tensor& video) const {
+  VGEN_THROW(ExitCode::kModel, "this model's autoencoder does not encode (video {})", video.str());
+}
+
 }  // namespace vgen

@@ -92,8 +92,10 @@ class Denoiser {
   // Post-patch token count S of latents [B, C, T, H, W] (shape checked).
   virtual int64_t num_tokens(const Shape& latents_shape) const = 0;
   virtual int64_t out_channels() const = 0;
-  // prompt embeddings [B, L, D] → this expert's conditioning.
-  virtual std::unique_ptr<Conditioning> prepare(const Tensor& prompt_embeds) const = 0;
+  // prompt embeddings [B, L, D] → this expert's conditioning; image_tokens [n, L_img, D_img] (an
+  // image-conditioned family's ImageCondition::image_tokens, or undefined) join it.
+  virtual std::unique_ptr<Conditioning> prepare(const Tensor& prompt_embeds,
+                                                const Tensor& image_tokens = Tensor()) const = 0;
   // latents [B, C, T, H, W] (identical on every rank), timestep [B] or, for a model that takes one
   // per post-patch token, [B, S] (every rank passes the whole of it) → this rank's output tokens
   // [B, layout.local(), P] for global tokens [layout.begin(), layout.end()); self-attention through
@@ -126,10 +128,51 @@ class VideoAutoencoder {
   // latents [1, C, T, h, w] as the scheduler leaves them (the family denormalises) → video
   // [1, 3, F, H, W] host f32 in [-1, 1] on every rank of the group. Collective over the group.
   virtual Tensor decode(const Tensor& latents) const = 0;
+  // video [1, 3, F, H, W] host f32 in [-1, 1] → its latents as the scheduler sees them [1, C, T, h,
+  // w] (the posterior's mode, normalised by the family), host f32. Called on the replica leader
+  // alone (the encoder is not split). A family without an encoder refuses it (kModel).
+  virtual Tensor encode(const Tensor& video) const;
   // Finishes what the load started so that the first decode is fast (device plans, workspaces; a
   // split decoder warms up collectively over its group). Called once on every rank that holds an
   // autoencoder, after the device mesh exists (dist/device_mesh.h).
   virtual void finish_warm_up() {}
+};
+
+// A prompt line's still images as decoded (io/image_reader.h): CPU u8 [H, W, 3], or undefined.
+struct JobImages {
+  Tensor first, last;
+  bool any() const { return first.defined(); }
+};
+
+// What a line's images become for the denoising loop (ImageConditioner), the same on every rank of
+// the replica. Each part is optional; together they cover the image-to-video schemes of diffusers'
+// pipelines (docs/images.md "Conditioning").
+struct ImageCondition {
+  // [n, L_img, D_img]: image tokens every expert attends to beside the text (Denoiser::prepare).
+  Tensor image_tokens;
+  // [1, C_x, T, h, w]: channels concatenated after the latents in every step's model input.
+  Tensor extra_channels;
+  // [1, C, k, h, w]: the first k latent frames are known: they replace the latents' in every step's
+  // model input, their tokens run at timestep 0, and they replace the final latents' too.
+  Tensor fixed_latents;
+  bool any() const { return image_tokens.defined() || extra_channels.defined() || fixed_latents.defined(); }
+};
+
+// The image side of an image-conditioned family, on the replica leader: the pipeline calls
+// image_tokens, condition_video, encodes that through the autoencoder, then finish.
+class ImageConditioner {
+ public:
+  virtual ~ImageConditioner() = default;
+  // The image tokens of the images (an image encoder such as CLIP), or undefined if the model
+  // takes none.
+  virtual Tensor image_tokens(const JobImages& images) const = 0;
+  // The images preprocessed for the autoencoder [n, 3, H, W] in [-1, 1] (first, then last).
+  virtual Tensor preprocess(const JobImages& images, int height, int width) const = 0;
+  // The video the autoencoder encodes [1, 3, F_c, H, W] from `preprocess`'s images.
+  virtual Tensor condition_video(const Tensor& preprocessed, int num_frames) const = 0;
+  // The encoded condition video [1, C, T_c, h, w] (normalised) → the condition of latents
+  // `latent_shape` [1, C, T, h, w]; image_tokens are filled by the pipeline.
+  virtual ImageCondition finish(const Tensor& encoded, const Shape& latent_shape, bool has_last) const = 0;
 };
 
 // A family's model as loaded on this rank: each part only where this rank needs it.
@@ -139,6 +182,7 @@ struct LoadedModel {
   std::vector<std::unique_ptr<Denoiser>> experts;  // every rank; the first is the high-noise one
   ExpertSchedule schedule;
   std::unique_ptr<VideoAutoencoder> autoencoder;  // ranks that decode
+  std::unique_ptr<ImageConditioner> image_conditioner;  // image-conditioned models, replica leader only
   Json scheduler_config;                          // scheduler/scheduler_config.json
   LoadStats load_stats;                           // what loading cost this rank
 };

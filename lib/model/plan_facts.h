@@ -54,6 +54,10 @@ struct PlanModel {
   // cross-attention keys/values of the prompt are computed once per prompt.
   std::vector<PlanLinear> block_linears;
   VaeWorkFn vae_work;  // the family's VAE decoder work
+  // Image-to-video: what a line's images become ("" for a text-only model) and the image
+  // encoder's weights (-1: none or unknown), on the replica leaders.
+  std::string conditioning;
+  int64_t image_encoder_bytes = -1;
   int dim() const { return heads * head_dim; }
   // The index of the block linear named `name`, or -1.
   int linear_index(const std::string& name) const {

@@ -14,18 +14,6 @@ std::string positions_text(const SizeLimits& l, int axis) {
                      l.positions_source.empty() ? "" : " (" + l.positions_source + ")");
 }
 
-std::string pixels_problem(int64_t pixels, int axis, const SizeLimits& l) {
-  const int64_t step = l.pixels_per_position(axis);
-  if (pixels % step != 0)
-    return fmt::format("{} is not a multiple of {} (the VAE's spatial factor {} × the DiT's patch {})", pixels, step,
-                       l.scale_spatial, l.patch[size_t(axis)]);
-  const int64_t limit = l.max_positions[size_t(axis)];
-  if (limit > 0 && pixels / step > limit)
-    return fmt::format("{} pixels are {} positions ({} / {}), beyond {}: at most {}", pixels, pixels / step, pixels,
-                       step, positions_text(l, axis), l.max_pixels(axis));
-  return "";
-}
-
 }  // namespace
 
 int64_t SizeLimits::frame_positions(int64_t num_frames) const {
@@ -39,6 +27,18 @@ int64_t SizeLimits::max_num_frames() const {
 
 int64_t SizeLimits::max_pixels(int axis) const {
   return max_positions[size_t(axis)] <= 0 ? 0 : max_positions[size_t(axis)] * pixels_per_position(axis);
+}
+
+std::string pixels_problem(int64_t pixels, int axis, const SizeLimits& l) {
+  const int64_t step = l.pixels_per_position(axis);
+  if (pixels % step != 0)
+    return fmt::format("{} is not a multiple of {} (the VAE's spatial factor {} × the DiT's patch {})", pixels, step,
+                       l.scale_spatial, l.patch[size_t(axis)]);
+  const int64_t limit = l.max_positions[size_t(axis)];
+  if (limit > 0 && pixels / step > limit)
+    return fmt::format("{} pixels are {} positions ({} / {}), beyond {}: at most {}", pixels, pixels / step, pixels,
+                       step, positions_text(l, axis), l.max_pixels(axis));
+  return "";
 }
 
 std::string frames_problem(int64_t num_frames, const SizeLimits& l) {

@@ -35,5 +35,7 @@ struct SizeLimits {
 void check_generation_sizes(const Recipe& recipe, const SizeLimits& limits);
 // A frame count against `limits`: "" when it fits, else why (without a key: the caller names it).
 std::string frames_problem(int64_t num_frames, const SizeLimits& limits);
+// A frame height (axis 1) or width (axis 2) in pixels against `limits`: "" when it fits, else why.
+std::string pixels_problem(int64_t pixels, int axis, const SizeLimits& limits);
 
 }  // namespace vgen

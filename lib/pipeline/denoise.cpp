@@ -13,6 +13,7 @@
 #include "ops/fp8.h"
 #include "model/dit_step.h"
 #include "model/phase_profiler.h"
+#include "pipeline/image_condition.h"
 
 namespace vgen {
 namespace {
@@ -102,7 +103,8 @@ const Conditioning& DenoiseLoop::context(int expert, int stream) {
   std::unique_ptr<Conditioning>& c = conds_[expert][stream];
   if (!c) {
     Timer t;
-    c = models_.experts[size_t(expert)]->prepare(stream ? negative_ : prompt_);
+    const Tensor image_tokens = settings_.image ? settings_.image->image_tokens : Tensor();
+    c = models_.experts[size_t(expert)]->prepare(stream ? negative_ : prompt_, image_tokens);
     res_.text_prepare_seconds += t.seconds();
   }
   return *c;
@@ -155,7 +157,11 @@ Tensor DenoiseLoop::step(int i, const Tensor& latents, SeqAttention& attention) 
   const Denoiser& model = *models_.experts[size_t(expert)];
   const double g = expert ? settings_.guidance_scale_2.value_or(settings_.guidance_scale) : settings_.guidance_scale;
   const int64_t B = latents.dim(0);
-  Tensor tvec = Tensor::from_vector(std::vector<float>(size_t(B), float(t)), {B});  // [B]
+  const ImageCondition none;
+  const ImageCondition& image = settings_.image ? *settings_.image : none;
+  const Tensor input = condition_model_input(latents, image);  // [B, C (+ C_x), T, h, w]
+  Tensor tvec = condition_token_timesteps(image, t, B, model.num_tokens(input.shape()), latents.dim(2));  // [B, S]
+  if (!tvec.defined()) tvec = Tensor::from_vector(std::vector<float>(size_t(B), float(t)), {B});  // [B]
   const StepPolicy policy{settings_.fp8.step_in_fp8(i, n)};                       // the step's precision
 
   const Denoiser* dm = profile_ && model.on_device() ? &model : nullptr;
@@ -165,7 +171,7 @@ Tensor DenoiseLoop::step(int i, const Tensor& latents, SeqAttention& attention) 
     if (dm) dm->set_profiler(nullptr);
   });
   Timer predict_timer;
-  Tensor v = predict(model, expert, g, latents, tvec, policy, attention);  // [B, C, T, H, W] after guidance
+  Tensor v = predict(model, expert, g, input, tvec, policy, attention);  // [B, C, T, H, W] after guidance
   if (dm) dm->set_profiler(nullptr);  // the normal path; `detach` covers a throw above
   const double predict_s = predict_timer.seconds();  // the forwards end in a copy to the host
   Timer sched_timer;
@@ -213,6 +219,7 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
   Timer total;
   DenoiseLoop loop(models, scheduler, prompt_embeds, negative_prompt_embeds, settings, mesh);
   loop.check(initial_latents);
+  if (settings.image) check_image_condition(*settings.image, initial_latents.shape());
   std::unique_ptr<SeqAttention> attention = attention_factory ? attention_factory(mesh) : make_local_attention();
   VGEN_CHECK(attention != nullptr, ExitCode::kInternal, "the SeqAttention factory returned nothing");
   scheduler.set_timesteps(settings.num_inference_steps);
@@ -224,7 +231,7 @@ DenoiseResult denoise(const DenoiseModels& models, Scheduler& scheduler, const T
   wait_marker_step(0, 0);
   loop.count_cache_hits();
   DenoiseResult res = std::move(loop.result());
-  res.latents = latents;
+  res.latents = settings.image ? with_fixed_frames(latents, *settings.image) : latents;  // known frames put back
   res.seconds = total.seconds();
   return res;
 }

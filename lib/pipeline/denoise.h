@@ -28,6 +28,9 @@ struct DenoiseSettings {
   // wholly in bf16 (StepPolicy::fp8 false); the others as the models' fp8 options say.
   // No effect on models without fp8.
   Fp8Config fp8;
+  // The line's images as the model takes them (model.h ImageCondition; pipeline/image_condition.h
+  // applies them to each step); null for text alone. Not owned.
+  const ImageCondition* image = nullptr;
 };
 
 struct DenoiseModels {

@@ -80,8 +80,8 @@ Tensor VideoPipeline::encode_text(const VideoJob& job, bool need_negative) {
   return embeds;
 }
 
-DenoiseResult VideoPipeline::denoise_job(const VideoJob& job, const Tensor& embeds, bool do_cfg, VideoOutput& out,
-                                         const VideoStepHook& hook) {
+DenoiseResult VideoPipeline::denoise_job(const VideoJob& job, const Tensor& embeds, bool do_cfg,
+                                         const ImageCondition& image, VideoOutput& out, const VideoStepHook& hook) {
   const GenerationConfig& g = recipe_.generation;
   Tensor cond = embeds.narrow(0, 1).clone();
   Tensor uncond = do_cfg ? embeds.narrow(1, 1).clone() : Tensor();
@@ -104,6 +104,7 @@ DenoiseResult VideoPipeline::denoise_job(const VideoJob& job, const Tensor& embe
   ds.guidance_scale_2 = g.guidance_scale_2;
   ds.first_block_threshold = recipe_.cache.first_block_threshold;
   ds.fp8 = recipe_.fp8;
+  ds.image = image.any() ? &image : nullptr;
   DenoiseModels models;
   for (const auto& e : model_.experts) models.experts.push_back(e.get());
   models.schedule = model_.schedule;
@@ -140,7 +141,8 @@ VideoOutput VideoPipeline::render(const VideoJob& job, const VideoStepHook& hook
   Tensor embeds = encode_text(job, do_cfg);  // [1|2, L, D]
   out.seconds.text_encode = t_text.seconds();
 
-  DenoiseResult dr = denoise_job(job, embeds, do_cfg, out, hook);
+  const ImageCondition image = job.image.empty() ? ImageCondition() : condition_on_images(job, out);
+  DenoiseResult dr = denoise_job(job, embeds, do_cfg, image, out, hook);
   out.latents = dr.latents;
   out.seconds.denoise = dr.seconds;
   for (auto& s : dr.steps) out.step_timesteps.push_back(s.timestep);

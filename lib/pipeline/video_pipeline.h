@@ -27,17 +27,22 @@ struct VideoJob {
   int num_frames = 81;  // already 1 + k·scale_temporal
   int height = 480, width = 832;
   Tensor initial_latents;  // optional: use these instead of generation.initial_latents / the seed
+  // The line's still images (files the preflight checked; read by the replica leader): the first
+  // frame, and the last one for first-and-last-frame models. Empty: text to video.
+  std::string image, last_image;
 };
 
-// Whether render() conditions on a prompt line's images (VideoJob carries none yet): false until the
-// image-to-video pipeline is built (docs/images.md), so the preflight fails a line with an image
-// instead of rendering it as text-to-video (batch/preflight_images.h).
-inline constexpr bool kVideoPipelineTakesImages = false;
+// Whether render() conditions on a prompt line's images (batch/preflight_images.h fails a line
+// with images when it does not).
+inline constexpr bool kVideoPipelineTakesImages = true;
 
 struct VideoOutput {
   Tensor frames;   // u8 [F, H, W, 3] on the replica leader; undefined elsewhere
   Tensor video;    // f32 [1, 3, F, H, W] in [-1, 1] on the replica leader (for save_tensors / goldens)
   Tensor latents;  // f32 [1, C, T, h, w] after the last step (every rank)
+  // The condition images as the autoencoder took them [n, 3, H, W] in [-1, 1] (replica leader,
+  // image lines; for goldens).
+  Tensor condition_images;
   std::vector<double> step_timesteps;
   VideoSeconds seconds;
   int64_t cache_forwards = 0, cache_hits = 0;  // first-block cache (DenoiseResult)
@@ -66,8 +71,11 @@ class VideoPipeline {
 
  private:
   Tensor encode_text(const VideoJob& job, bool need_negative);  // [2 or 1, L, D] on every rank
-  DenoiseResult denoise_job(const VideoJob& job, const Tensor& embeds, bool do_cfg, VideoOutput& out,
-                            const VideoStepHook& hook);
+  // The line's images → the model's condition, on every rank of the replica (made on the leader).
+  ImageCondition condition_on_images(const VideoJob& job, VideoOutput& out);
+  ImageCondition make_image_condition(const VideoJob& job, VideoOutput& out) const;  // leader
+  DenoiseResult denoise_job(const VideoJob& job, const Tensor& embeds, bool do_cfg, const ImageCondition& image,
+                            VideoOutput& out, const VideoStepHook& hook);
   void decode(const Tensor& latents, VideoOutput& out);
 
   const Recipe& recipe_;

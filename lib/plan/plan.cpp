@@ -225,6 +225,8 @@ void add_runtime_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
                                   human_count(md.te_params), human_bytes(double(md.te_params) * 4)));
   }
   if (md.vae_bytes >= 0) p.memory.push_back({"VAE weights (fp32)", double(md.vae_bytes)});
+  if (md.image_encoder_bytes >= 0)
+    p.memory.push_back({"CLIP image encoder weights (replica leaders only)", double(md.image_encoder_bytes)});
   else p.notes.push_back("VAE weights not estimated (no vae/ safetensors)");
   const int streams = z.cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;
   p.memory.push_back({fmt::format("text K/V cache ({} layers × {} stream(s) × {} tokens)", md.layers, streams,
@@ -332,6 +334,7 @@ std::string format_plan(const Recipe& recipe, const Plan& p) {
     fmt::format_to(out, "lora[{}]: {} scale {} -> {}: {} weight(s) changed, rank {}{}\n", l.index, l.path, l.scale,
                    l.component, l.tensors, l.max_rank,
                    l.skipped_keys ? fmt::format(", {} key(s) skipped (lora_strict false)", l.skipped_keys) : "");
+  if (!md.conditioning.empty()) fmt::format_to(out, "conditioning: {} ({})\n", md.conditioning, md.variant);
   fmt::format_to(out, "precision: {}\n", precision_text(recipe));
   fmt::format_to(out, "mesh: dp {} × cfg {} × {} × ulysses {} = {} (seq degree {}, vae group {})\n", m.dp, m.cfg,
                  m.ring ? fmt::format("ring {}", m.cols) : fmt::format("attn2d {}×{}", m.rows, m.cols), m.ulysses,

@@ -1,6 +1,7 @@
-// Golden cases pipeline_wan21 / pipeline_wan22 / pipeline_lora*: the whole T2V pipeline (text
-// encoder, denoising loop with CFG and the Wan 2.2 expert switch, VAE decode; with the case's LoRA
-// adapters merged) from the case's initial latents, compared step by step with diffusers.
+// Golden cases pipeline_*: the whole pipeline (text encoder, the image condition of the case's
+// `image` / `last_image`, denoising loop with CFG and the Wan 2.2 expert switch, VAE decode; with
+// the case's LoRA adapters merged) from the case's initial latents, compared step by step with
+// diffusers, and the preprocessed condition images when the case has them.
 #include <filesystem>
 
 #include "tools/golden.h"
@@ -8,6 +9,31 @@
 
 namespace vgen {
 namespace fs = std::filesystem;
+
+namespace {
+
+// image_preprocessed / last_image_preprocessed [1, 3, H, W]: the VAE's condition images (host
+// preprocessing on the replica leader in every precision), within the image_resize rule of one
+// 8-bit level (2/255 in [-1, 1]) when a resize ran, exact otherwise.
+void compare_condition_images(GoldenCase& c, const VideoOutput& out) {
+  const char* names[] = {"image_preprocessed", "last_image_preprocessed"};
+  for (int64_t i = 0; i < 2; ++i) {
+    if (!c.tensors.has(names[i])) continue;
+    Tensor ref = c.tensors.get_f32(names[i]);
+    Tensor got = Tensor::zeros(ref.shape(), DType::kF32);
+    const Tensor& pre = out.condition_images;  // [n, 3, H, W]
+    if (c.mesh->is_replica_leader()) {
+      VGEN_CHECK(pre.defined() && pre.dim(0) > i && pre[i].numel() == ref.numel(), ExitCode::kInput,
+                 "case {}: condition images {} vs reference {} {}", c.name, pre.defined() ? pre.str() : "none",
+                 names[i], ref.str());
+      got.copy_from(pre[i].reshape(ref.shape()));
+    }
+    c.mesh->replica->broadcast(got, 0);
+    c.max_abs(names[i], got, ref, 2.0 / 255.0 + 1e-6);
+  }
+}
+
+}  // namespace
 
 void golden_pipeline(GoldenCase& c) {
   const Json& p = c.params;
@@ -48,11 +74,15 @@ void golden_pipeline(GoldenCase& c) {
   job.height = g.height;
   job.width = g.width;
   job.initial_latents = c.tensors.get_f32("initial_latents");
+  if (p.contains("image")) job.image = (fs::path(c.fixtures_dir) / p["image"].get<std::string>()).string();
+  if (p.contains("last_image"))
+    job.last_image = (fs::path(c.fixtures_dir) / p["last_image"].get<std::string>()).string();
   std::vector<Tensor> steps;
   VideoOutput out = pipe.render(job, [&](const VideoJob&, const DenoiseStepInfo&, const Tensor& lat) {
     steps.push_back(lat.clone());
   });
 
+  compare_condition_images(c, out);
   const bool fp8 = r.is_fp8(), cuda = r.is_cuda();
   const double step_tol = fp8 ? golden_fp8_tolerance("step_latents", cuda) : c.bf16 ? 5e-2 : 1e-3;
   Tensor ts = Tensor::empty({int64_t(out.step_timesteps.size())}, DType::kF32);

@@ -1,11 +1,19 @@
 # The benchmark scripts' own logic (label unit: they gate, unlike the benchmarks): the random
-# checkpoint's tensor names and shapes against the tiny fixture's files, the scaling table/plot,
+# checkpoint's tensor names and shapes against the tiny fixtures' files (every --variant, with dry
+# runs at real size), a small written checkpoint of the image-to-video variants, the scaling table/plot,
 # scripts/bench/gpu_suite.sh's CPU side and scripts/bench/fp8_accuracy.py's comparison logic.
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME bench_checkpoint_layout
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/bench/make_random_checkpoint.py --selftest
                    --from ${PROJECT_SOURCE_DIR}/tests/golden/wan21-tiny)
+  # ~0.3 GB each (the full-size Wan 2.1 VAE), written under the build tree and removed.
+  foreach(variant i2v-14b i2v-a14b)
+    add_test(NAME bench_checkpoint_variant_${variant}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/checkpoint_variant_check.py ${variant}
+                     ${CMAKE_BINARY_DIR})
+    set_tests_properties(bench_checkpoint_variant_${variant} PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77)
+  endforeach()
   add_test(NAME bench_plot_scaling COMMAND ${CMAKE_CURRENT_LIST_DIR}/plot_scaling_check.sh ${PROJECT_SOURCE_DIR})
   # The GPU harness on the CPU: its records, parsers and table on made-up input, and a dry run of
   # every suite on a pretended two-GPU machine (prints the commands, runs none).

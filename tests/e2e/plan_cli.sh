@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `vgen plan` as a user meets it: a recipe whose model is not here names the config-only copy to
 # plan with; --predict prices on the recipe's `hardware` profile and says so; without --hardware, a
-# `hardware` key or a GPU it stops with exit 2 listing the profiles; --rank rows are distinct meshes.
+# `hardware` key or a GPU it stops with exit 2 listing the profiles; --rank rows are distinct meshes;
+# every config-only copy plans, or (the image-to-video ones vgen does not render yet) fails with one
+# error naming a file of that copy.
 # Usage: plan_cli.sh CASE VGEN SOURCE_DIR
 set -uo pipefail
 CASE=$1; VGEN=$2; SRC=$3
@@ -17,7 +19,27 @@ case "$CASE" in
     "$VGEN" plan --recipe recipes/nvl72-14b.yaml --world 72 >"$OUT" 2>&1; expect_rc $? 4
     expect_text "/models/Wan2.1-T2V-14B-Diffusers does not exist here"
     expect_text "--no-weights --set model=recipes/models/wan2.1-t2v-14b"
-    "$VGEN" plan --recipe recipes/nvl72-14b.yaml --world 72 "${COPY[@]}" >"$OUT" 2>&1; expect_rc $? 0 ;;
+    "$VGEN" plan --recipe recipes/nvl72-14b.yaml --world 72 "${COPY[@]}" >"$OUT" 2>&1; expect_rc $? 0
+    for m in Wan2.1-I2V-14B-480P Wan2.1-I2V-14B-720P Wan2.1-FLF2V-14B-720P Wan2.2-I2V-A14B Wan2.2-TI2V-5B; do
+      "$VGEN" plan --recipe recipes/1gpu-14b.yaml --world 1 --set "model=/models/$m-Diffusers" >"$OUT" 2>&1
+      expect_rc $? 4
+      expect_text "--no-weights --set model=recipes/models/${m,,}"
+    done ;;
+  config_only_models)
+    for d in recipes/models/*/; do
+      d=${d%/}
+      "$VGEN" plan --recipe recipes/1gpu-14b.yaml --world 1 --no-weights --set "model=$d" >"$OUT" 2>&1; rc=$?
+      case "$d" in
+        */wan2.?-t2v-*) expect_rc $rc 0; expect_text "model: $SRC/$d (" ;;
+        *) [ $rc -eq 0 ] || [ $rc -eq 4 ] || fail "$d: exit $rc, expected 0 or 4"
+           if [ $rc -eq 4 ]; then
+             [ "$(grep -c 'error:' "$OUT")" -eq 1 ] || fail "$d: not one error"
+             grep 'error:' "$OUT" | grep -qF "$SRC/$d/" || fail "$d: the error names no file of $d"
+           else
+             expect_text "model: $SRC/$d ("
+           fi ;;
+      esac
+    done ;;
   recipe_hardware)
     "$VGEN" plan --recipe recipes/nvl72-14b.yaml --world 72 --predict "${COPY[@]}" >"$OUT" 2>&1; expect_rc $? 0
     expect_text "hardware profile: gb200-nvl72 (from the recipe's \`hardware\` key)"

@@ -169,3 +169,40 @@ TEST(PreflightImages, AgreementOnOneRankAndTheInjectedLine) {
   EXPECT_TRUE(items[0].ok() && items[2].ok());
   EXPECT_TRUE(has(items[1].error, "p.txt:2: injected failure on rank 0 (VGEN_INJECT_LINE_ERROR)")) << items[1].error;
 }
+
+namespace {
+
+// generation.image_max_area: the size diffusers' image-to-video examples compute (values from
+// Python: round(sqrt(area · h / w)) // m · m and round(sqrt(area · w / h)) // m · m).
+TEST(PreflightImages, SizeFromTheImageAsTheExamplesComputeIt) {
+  using A = std::array<int, 2>;
+  EXPECT_EQ(size_from_image(720, 1280, 480 * 832, 16), (A{464, 832}));
+  EXPECT_EQ(size_from_image(1024, 1024, 480 * 832, 16), (A{624, 624}));
+  EXPECT_EQ(size_from_image(832, 480, 720 * 1280, 16), (A{1264, 720}));
+  EXPECT_EQ(size_from_image(704, 1280, 704 * 1280, 32), (A{704, 1280}));
+  EXPECT_EQ(size_from_image(3, 5000, 480 * 832, 16)[0], 0);  // a sliver leaves no frame
+}
+
+// The preflight sizes image lines from their first image (after the orientation) and leaves the
+// others at the recipe's size; a sliver fails its line.
+TEST(PreflightImages, ImageMaxAreaSizesTheImageLines) {
+  VGEN_SKIP_WITHOUT_DECODERS();
+  const fs::path d = fresh_dir();
+  std::ofstream(d / "p.jsonl") << "{\"prompt\": \"a\", \"image\": \"" << kImages << "/i2v_first.png\"}\n"
+                               << "{\"prompt\": \"text only\"}\n";
+  const std::string path = (d / "p.jsonl").string();
+  std::vector<PromptItem> items = load_prompts(path);
+  ImageInputRules r = rules(ImageConditioning::kOptional);
+  r.image_max_area = 480 * 832;
+  preflight_images(r, path, items);
+  ASSERT_TRUE(items[0].ok()) << items[0].error;
+  EXPECT_EQ(items[0].image->height, 32);  // i2v_first.png is 48 × 32
+  EXPECT_EQ(items[0].image->width, 48);
+  const std::array<int, 2> want = size_from_image(32, 48, 480 * 832, 16);
+  EXPECT_EQ(items[0].height, want[0]);
+  EXPECT_EQ(items[0].width, want[1]);
+  EXPECT_FALSE(items[1].height.has_value());
+  fs::remove_all(d);
+}
+
+}  // namespace

@@ -48,24 +48,23 @@ TEST(Registry, AnUnknownPipelineIsRefusedByName) {
   fs::remove_all(dir);
 }
 
-// An I2V checkpoint: `vgen golden` runs its component cases through the Wan family, while `vgen run`
-// and `vgen plan` (model_family) still refuse the pipeline by its class name.
-TEST(Registry, ImageToVideoComponentsRouteToWanButThePipelineIsRefused) {
-  const DiffusersDir dir(std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/wan21-i2v-tiny");
-  EXPECT_EQ(component_family(dir).name(), "wan");
-  try {
-    model_family(dir);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kModel);
-    EXPECT_NE(e.message().find("WanImageToVideoPipeline"), std::string::npos) << e.message();
+// An I2V checkpoint is the Wan family's (WanImageToVideoPipeline), for `vgen run` and `vgen plan` as
+// for the goldens; its latents keep the VAE's channels though its transformer takes 36.
+TEST(Registry, ImageToVideoCheckpointsAreWan) {
+  for (const char* d : {"wan21-i2v-tiny", "wan21-flf2v-tiny", "wan22-i2v-tiny"}) {
+    const DiffusersDir dir(std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/" + d);
+    EXPECT_EQ(model_family(dir).name(), "wan") << d;
+    const ModelTraits t = model_family(dir).traits(dir);
+    EXPECT_EQ(t.latent_channels, 16) << d;
+    EXPECT_EQ(t.native_fps, 16) << d;
   }
+  EXPECT_NE(model_family(DiffusersDir(golden("wan21-tiny"))).pipeline_classes().find("WanImageToVideoPipeline"),
+            std::string::npos);
 }
 
 // The images a checkpoint takes, from its configs (docs/batch.md "Image inputs"): WanPipeline none;
 // TI2V (expand_timesteps) an optional first frame; WanImageToVideoPipeline a required first frame
-// and an optional last one (not under expand_timesteps). The I2V pipeline is not rendered yet, but its
-// conditioning is read.
+// and an optional last one (not under expand_timesteps).
 TEST(Registry, ImageConditioningFollowsThePipelineConfigs) {
   const std::string i2v = std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/";
   struct Case {

@@ -41,6 +41,12 @@ std::vector<std::string> wan_expert_components(const DiffusersDir& dir) {
   return c;
 }
 
+bool wan_takes_image_tokens(const DiffusersDir& dir) {
+  const std::string src = dir.component_path("transformer") + "/config.json";
+  return WanTransformerConfig::from_json(dir.component_config("transformer"), src).has_image() &&
+         dir.pipeline_class() == "WanImageToVideoPipeline" && !expand_timesteps(dir);
+}
+
 std::string wan_variant(const DiffusersDir& dir) {
   const bool two = dir.has_component("transformer_2");
   if (dir.pipeline_class() == "WanImageToVideoPipeline")
@@ -59,10 +65,8 @@ ImageInputs WanFamily::image_inputs(const DiffusersDir& dir) const {
   return {expand_timesteps(dir) ? ImageConditioning::kOptional : ImageConditioning::kNone, false};
 }
 
-bool WanFamily::accepts(const DiffusersDir& dir) const { return dir.pipeline_class() == "WanPipeline"; }
-
-bool WanFamily::runs_components_of(const DiffusersDir& dir) const {
-  return dir.pipeline_class() == "WanImageToVideoPipeline";
+bool WanFamily::accepts(const DiffusersDir& dir) const {
+  return dir.pipeline_class() == "WanPipeline" || dir.pipeline_class() == "WanImageToVideoPipeline";
 }
 
 ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
@@ -74,14 +78,14 @@ ModelTraits WanFamily::traits(const DiffusersDir& dir) const {
   t.num_experts = int(wan_expert_components(dir).size());
   t.variant = wan_variant(dir);
   t.images = image_inputs(dir);
-  t.latent_channels = tc.in_channels;
+  t.latent_channels = tc.out_channels;  // I2V's input adds the condition channels
   t.patch = {int(tc.patch_size[0]), int(tc.patch_size[1]), int(tc.patch_size[2])};
   t.attention_heads = tc.num_attention_heads;
   t.scale_spatial = vc.scale_factor_spatial;
   t.scale_temporal = vc.scale_factor_temporal;
   // The 48-channel latents are the Wan 2.2 VAE's, whose models render at 24 fps; Wan 2.1 and
   // Wan 2.2 A14B at 16 (their diffusers examples' export fps).
-  t.native_fps = tc.in_channels == 48 ? 24 : 16;
+  t.native_fps = vc.z_dim == 48 ? 24 : 16;
   const Json te = dir.component_config("text_encoder");
   t.prompt_dim = json_get_or<int64_t>(te, "d_model", 0);
   VGEN_CHECK(t.prompt_dim > 0, ExitCode::kModel, "{}/text_encoder/config.json: no d_model", dir.root());
@@ -97,6 +101,12 @@ int WanFamily::check_configs(const DiffusersDir& dir) const {
     dir.component_path(c);  // the folder exists
   }
   for (auto& c : {"transformer", "text_encoder", "vae", "scheduler"}) dir.component_config(c);
+  if (wan_takes_image_tokens(dir))  // Wan 2.1 I2V / FLF2V: the CLIP image encoder and its processor
+    for (auto& c : {"image_encoder", "image_processor"}) {
+      VGEN_CHECK(dir.has_component(c), ExitCode::kModel, "{}: the transformer has an image path (image_dim) but "
+                 "model_index.json lists no '{}' component", dir.root(), c);
+      dir.component_path(c);
+    }
   std::string spiece = (fs::path(dir.component_path("tokenizer")) / "spiece.model").string();
   VGEN_CHECK(fs::is_regular_file(spiece), ExitCode::kModel, "{}: tokenizer/spiece.model is missing (the UMT5 "
              "SentencePiece model)", dir.root());
@@ -176,6 +186,8 @@ bool WanFamily::run_golden_case(const std::string& kind, GoldenCase& c) const {
   if (kind == "text_encode") golden_text_encode(c);
   else if (kind == "dit_forward") golden_dit_forward(c);
   else if (kind == "vae_decode") golden_vae_decode(c);
+  else if (kind == "vae_encode") golden_vae_encode(c);
+  else if (kind == "vae22_encode") golden_vae_encode(c);
   else if (kind == "clip_image_encode") golden_clip_image_encode(c);  // the I2V checkpoints' image_encoder
   else return false;
   return true;

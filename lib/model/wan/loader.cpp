@@ -15,6 +15,7 @@
 #include "model/wan/dit/lora.h"
 #include "model/wan/dit/transformer.h"
 #include "model/wan/family.h"
+#include "model/wan/image_condition.h"
 #include "model/wan/text/text_encoder.h"
 #include "model/wan/vae/autoencoder.h"
 
@@ -172,6 +173,26 @@ void finalize(WanLoad& l) {
   l.out.scheduler_config = l.dir.component_config("scheduler");
 }
 
+// The image side on the replica leader of an image-conditioned checkpoint: the CLIP image encoder
+// (Wan 2.1 I2V / FLF2V; read by the leader alone, moved to its GPU) and the conditioning rules.
+void load_image_side(WanLoad& l) {
+  if (!l.leader || l.out.traits.images.conditioning == ImageConditioning::kNone) return;
+  WanImageConditionConfig c;
+  const Json& idx = l.dir.model_index();
+  c.expand_timesteps = idx.contains("expand_timesteps") && idx["expand_timesteps"].is_boolean() &&
+                       idx["expand_timesteps"].get<bool>();
+  c.scale_spatial = l.vcfg.scale_factor_spatial;
+  c.scale_temporal = l.vcfg.scale_factor_temporal;
+  if (wan_takes_image_tokens(l.dir)) {
+    auto clip = std::make_shared<ClipVisionEncoder>(ClipVisionEncoder::load(l.dir.component_path("image_encoder")));
+    if (l.cuda) clip->to_device(l.recipe.compute_dtype());
+    clip->set_attention(l.recipe.attention);
+    c.clip = std::move(clip);
+    c.clip_processor = read_clip_image_processor_config(l.dir.component_path("image_processor"));
+  }
+  l.out.image_conditioner = std::make_unique<WanImageConditioner>(std::move(c));
+}
+
 }  // namespace
 
 LoadedModel WanFamily::load(const Recipe& recipe, Mesh& mesh) const {
@@ -188,6 +209,7 @@ LoadedModel WanFamily::load(const Recipe& recipe, Mesh& mesh) const {
   else
     stream_to_host(l);
   finalize(l);
+  load_image_side(l);
   return std::move(l.out);
 }
 

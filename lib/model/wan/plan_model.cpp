@@ -183,6 +183,36 @@ std::vector<PlanLinear> block_linears(const PlanModel& m) {
 
 }  // namespace
 
+// What a line's images become (docs/images.md "Conditioning") and the CLIP encoder's weights.
+void plan_conditioning(const DiffusersDir& dir, PlanModel& m, bool headers, size_t run_bytes) {
+  const ImageInputs in = WanFamily().image_inputs(dir);
+  if (in.conditioning == ImageConditioning::kNone) return;
+  std::string frames = in.conditioning == ImageConditioning::kRequired ? "a first frame (required)"
+                                                                       : "a first frame (optional)";
+  if (in.last_image) frames += " and a last frame (optional)";
+  if (m.in_channels == m.out_channels) {  // TI2V: the first frame's latents are known
+    m.conditioning = fmt::format("{}; the VAE encodes that frame alone; its latent frame's tokens run at timestep 0",
+                                 frames);
+    return;
+  }
+  m.conditioning = fmt::format("{}; the VAE encodes the whole condition video; {} extra input channels (mask + "
+                               "condition)", frames, m.in_channels - m.out_channels);
+  if (!wan_takes_image_tokens(dir)) return;
+  const Json ic = dir.component_config("image_encoder");
+  const int64_t image = json_get_or<int64_t>(ic, "image_size", 224), patch = json_get_or<int64_t>(ic, "patch_size", 14);
+  const int64_t tokens = patch > 0 ? (image / patch) * (image / patch) + 1 : 0;
+  m.conditioning += fmt::format("; {} CLIP image tokens per image ({} layers run of {}) beside the text", tokens,
+                                json_get_or<int64_t>(ic, "num_hidden_layers", 32) - 1,
+                                json_get_or<int64_t>(ic, "num_hidden_layers", 32));
+  const std::string idir = dir.component_path("image_encoder");
+  if (headers && has_safetensors(idir)) {
+    WeightStore ws = WeightStore::open(idir);
+    int64_t n = 0;
+    for (auto& name : ws.names()) n += ws.get(name).numel();
+    m.image_encoder_bytes = n * int64_t(run_bytes);
+  }
+}
+
 PlanModel WanFamily::plan_model(const Recipe& recipe, bool headers) const {
   VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing", recipe.source_path);
   DiffusersDir dir(recipe.model);
@@ -263,6 +293,7 @@ PlanModel WanFamily::plan_model(const Recipe& recipe, bool headers) const {
     for (auto& name : ws.names()) n += ws.get(name).numel();
     m.vae_bytes = n * 4;  // the VAE decodes in fp32 (as diffusers recommends for Wan)
   }
+  plan_conditioning(dir, m, headers, run_bytes);
   m.block_linears = block_linears(m);
   m.vae_work = [vs](double T, double h, double w, double eb, bool split_w) { return vae_work(vs, T, h, w, eb, split_w); };
   return m;

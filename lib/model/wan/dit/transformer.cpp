@@ -71,8 +71,8 @@ TextContext WanTransformer::prepare_text(const Tensor& encoder_hidden_states, co
   return wan_prepare_text(host_context(), encoder_hidden_states, image_tokens);
 }
 
-std::unique_ptr<Conditioning> WanTransformer::prepare(const Tensor& prompt_embeds) const {
-  return std::make_unique<TextContext>(prepare_text(prompt_embeds));
+std::unique_ptr<Conditioning> WanTransformer::prepare(const Tensor& prompt_embeds, const Tensor& image_tokens) const {
+  return std::make_unique<TextContext>(prepare_text(prompt_embeds, image_tokens));
 }
 
 void WanTransformer::set_attention(const AttentionConfig& attention) {

@@ -55,7 +55,8 @@ class WanTransformer final : public Denoiser, private WanBlockSource {
   // encoder_hidden_states [B, L, text_dim] → text embedder + per-block cross-attention K and V;
   // image_tokens (the image path, transformer_forward.h) add the image K and V.
   TextContext prepare_text(const Tensor& encoder_hidden_states, const Tensor& image_tokens = Tensor()) const;
-  std::unique_ptr<Conditioning> prepare(const Tensor& prompt_embeds) const override;
+  std::unique_ptr<Conditioning> prepare(const Tensor& prompt_embeds,
+                                        const Tensor& image_tokens = Tensor()) const override;
 
   // latents [B, C_in, T, H, W] (full, identical on every rank), timestep [B] f32 (or i64), or [B, S]
   // one per post-patch token (Wan 2.2 TI2V; this rank reads its tokens' columns).

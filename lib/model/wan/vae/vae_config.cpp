@@ -1,5 +1,6 @@
 #include "model/wan/vae/vae_config.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "io/diffusers_dir.h"
@@ -52,12 +53,6 @@ WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
     VGEN_CHECK(dropout >= 0 && dropout < 1, ExitCode::kModel, "{}: key 'dropout' = {} out of range", source, dropout);
   }
 
-  VGEN_CHECK(!c.is_residual, ExitCode::kModel,
-             "{}: key 'is_residual' = true (Wan 2.2 TI2V-5B VAE with residual up blocks) is not supported; "
-             "vgen decodes the Wan 2.1 VAE (also used by Wan 2.2 A14B)",
-             source);
-  VGEN_CHECK(c.patch_size <= 1, ExitCode::kModel,
-             "{}: key 'patch_size' = {} (patchified Wan 2.2 VAE) is not supported", source, c.patch_size);
   VGEN_CHECK(c.base_dim > 0 && c.decoder_base_dim > 0, ExitCode::kModel, "{}: key 'base_dim' must be positive",
              source);
   VGEN_CHECK(c.z_dim > 0, ExitCode::kModel, "{}: key 'z_dim' must be positive", source);
@@ -90,9 +85,12 @@ WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
     VGEN_CHECK(v != 0.0f, ExitCode::kModel, "{}: key 'latents_std' has a zero entry", source);
   int temporal = 1;
   for (bool t : c.temperal_downsample) temporal *= t ? 2 : 1;
-  VGEN_CHECK(c.scale_factor_spatial == c.spatial_upscale(), ExitCode::kModel,
-             "{}: key 'scale_factor_spatial' = {} but the decoder upsamples by {} (2^(len(dim_mult) - 1))", source,
-             c.scale_factor_spatial, c.spatial_upscale());
+  VGEN_CHECK(c.patch_size >= 0 && c.patch_size <= 16, ExitCode::kModel, "{}: key 'patch_size' = {} out of range",
+             source, c.patch_size);
+  const int spatial = (1 << (c.dim_mult.size() - 1)) * std::max(1, c.patch_size);
+  VGEN_CHECK(c.scale_factor_spatial == spatial, ExitCode::kModel,
+             "{}: key 'scale_factor_spatial' = {} but the VAE scales by {} (2^(len(dim_mult) - 1) · patch_size)", source,
+             c.scale_factor_spatial, spatial);
   VGEN_CHECK(c.scale_factor_temporal == temporal, ExitCode::kModel,
              "{}: key 'scale_factor_temporal' = {} but temperal_downsample gives {}", source, c.scale_factor_temporal,
              temporal);

@@ -36,8 +36,7 @@ struct WanVaeConfig {
 };
 
 // Parses a config.json object; `source` names the file in errors. Throws kModel naming the key for
-// wrong types, inconsistent sizes, and for the Wan 2.2 residual/patchified decoder (not implemented:
-// keys `is_residual` and `patch_size`).
+// wrong types and inconsistent sizes.
 WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source);
 // Reads <vae_dir>/config.json.
 WanVaeConfig load_wan_vae_config(const std::string& vae_dir);

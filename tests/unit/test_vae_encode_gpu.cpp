@@ -1,0 +1,120 @@
+// The VAE encoder on the device (model/wan/vae/vae_encoder.h) on the tiny golden VAEs of
+// tests/golden-i2v (Wan 2.1, and Wan 2.2 with residual down blocks and patchify): the golden
+// posterior mean in fp32 (rel-L2 <= 1e-4) and bf16 (<= 3e-2), `vgen golden --case vae_encode /
+// vae22_encode` with device cuda, agreement with the host encoder on other sizes for both conv
+// backends, a device video against a host one, and batch items encoded independently.
+#include "gpu_test_util.h"
+
+#ifdef VGEN_WITH_CUDA
+#include <iostream>
+
+#include "dist/mesh.h"
+#include "dit_test_util.h"
+#include "model/wan/vae/vae_encoder.h"
+#include "ops/vae_device_ops.h"
+#include "tools/golden.h"
+
+using namespace vgen;
+using namespace vgen::testing;
+
+namespace {
+
+const std::string kFixtures = std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v";
+
+struct VaeCase {
+  const char* name;
+  const char* model;
+};
+const VaeCase kCases[] = {{"vae_encode", "wan21-i2v-tiny"}, {"vae22_encode", "wan22-ti2v-tiny"}};
+
+std::string vae_dir(const VaeCase& c) { return kFixtures + "/" + c.model + "/vae"; }
+
+std::shared_ptr<WanVaeEncoder> device_encoder(const VaeCase& c, DType dt) {
+  WanVaeOptions opt;
+  opt.device = Device::kCUDA;
+  opt.dtype = dt;
+  return std::make_shared<WanVaeEncoder>(WanVaeEncoder::load(vae_dir(c), opt));
+}
+
+Tensor random_video(const Shape& s, uint32_t seed) {
+  return Tensor::from_vector(random_vec(size_t(shape_numel(s)), seed, -1.0f, 1.0f), s);
+}
+
+struct BackendGuard {
+  explicit BackendGuard(VaeConvBackend b) { set_vae_conv_backend(b); }
+  ~BackendGuard() { set_vae_conv_backend(VaeConvBackend::kAuto); }
+};
+
+TEST(VaeEncodeGpu, GoldenMoments) {
+  VGEN_REQUIRE_GPU();
+  for (const VaeCase& c : kCases) {
+    WeightStore ws = WeightStore::open(kFixtures + "/cases/" + c.name + ".safetensors");
+    const Tensor video = ws.get_f32("video"), ref = ws.get_f32("latents_mode");
+    for (DType dt : {DType::kF32, DType::kBF16}) {
+      const Tensor mode = device_encoder(c, dt)->encode_mode(video);
+      ASSERT_EQ(mode.shape(), ref.shape()) << c.name;
+      const double err = rel_l2(mode, ref);
+      std::cout << "[vae encode gpu] " << c.name << " " << dtype_name(dt) << " rel-L2 " << err << "\n";
+      EXPECT_LE(err, dt == DType::kF32 ? 1e-4 : 3e-2) << c.name << " " << dtype_name(dt);
+    }
+  }
+}
+
+TEST(VaeEncodeGpu, GoldenCasesThroughTheRunner) {
+  VGEN_REQUIRE_GPU();
+  for (const VaeCase& c : kCases)
+    for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
+      Recipe recipe;
+      recipe.device = Device::kCUDA;
+      recipe.precision = precision;
+      Mesh mesh = test::single_rank_mesh();
+      EXPECT_EQ(run_golden(kFixtures, recipe, mesh, c.name), 0) << c.name << " " << precision_name(precision);
+    }
+}
+
+TEST(VaeEncodeGpu, MatchesHostEncoderBothBackends) {
+  VGEN_REQUIRE_GPU();
+  for (const VaeCase& c : kCases) {
+    const WanVaeEncoder host = WanVaeEncoder::load(vae_dir(c));
+    const int64_t s = vae_encoder_spatial_factor(host.config());
+    const Tensor video = random_video({1, 3, 9, 3 * s, 5 * s}, 7);
+    const Tensor ref = host.encode_moments(video);  // [1, 2z, 3, 3, 5]
+    for (VaeConvBackend b : {VaeConvBackend::kAuto, VaeConvBackend::kGemm})
+      for (DType dt : {DType::kF32, DType::kBF16}) {
+        BackendGuard guard(b);
+        const VaeConvCounts c0 = vae_conv_counts();
+        const Tensor m = device_encoder(c, dt)->encode_moments(video);
+        const VaeConvCounts c1 = vae_conv_counts();
+        ASSERT_EQ(m.device(), Device::kCUDA);
+        ASSERT_EQ(m.shape(), ref.shape());
+        const double err = rel_l2(m, ref);
+        std::cout << "[vae encode gpu] " << c.name << " vs host, backend "
+                  << (b == VaeConvBackend::kGemm ? "gemm" : "auto") << ", " << dtype_name(dt) << ": rel-L2 " << err
+                  << " (cudnn calls " << c1.cudnn - c0.cudnn << ", gemm calls " << c1.gemm - c0.gemm << ")\n";
+        EXPECT_LE(err, dt == DType::kF32 ? 1e-4 : 3e-2);
+        if (b == VaeConvBackend::kGemm) {
+          EXPECT_EQ(c1.cudnn, c0.cudnn);
+        }
+      }
+  }
+}
+
+TEST(VaeEncodeGpu, DeviceVideoAndBatchItems) {
+  VGEN_REQUIRE_GPU();
+  for (const VaeCase& c : kCases) {
+    auto enc = device_encoder(c, DType::kF32);
+    const int64_t s = vae_encoder_spatial_factor(enc->config());
+    const Tensor video = random_video({2, 3, 5, 2 * s, 3 * s}, 9);
+    const Tensor both = enc->encode_moments(video.to(Device::kCUDA)).to(Device::kCPU);  // device input
+    for (int64_t b = 0; b < 2; ++b) {
+      const Tensor one = enc->encode_moments(video.narrow(b, 1)).to(Device::kCPU);  // host input
+      EXPECT_LE(rel_l2(both[b], one[0]), 1e-7) << c.name << " " << b;
+    }
+  }
+}
+
+}  // namespace
+
+#else
+VGEN_GPU_TESTS_NEED_CUDA(VaeEncodeGpu)
+#endif
