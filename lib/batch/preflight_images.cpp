@@ -79,6 +79,7 @@ ImageInputRules image_input_rules(const ModelTraits& traits, const std::string& 
   ImageInputRules r;
   r.conditioning = traits.images.conditioning;
   r.takes_last_image = traits.images.last_image;
+  r.needs_last_image = traits.images.last_image_required;
   r.pipeline_takes_images = kVideoPipelineTakesImages;
   r.checkpoint = model_dir;
   r.variant = traits.variant;
@@ -102,6 +103,9 @@ std::string image_conditioning_problem(const ImageInputRules& r, const PromptIte
   if (r.conditioning == ImageConditioning::kNone)
     return fmt::format("image {}: {} is a text-to-video checkpoint ({}); the line's image cannot be used (remove "
                        "'image', or use an image-to-video checkpoint)",
+                       item.image->path, r.checkpoint, r.variant);
+  if (!item.last_image && r.needs_last_image)
+    return fmt::format("image {}: {} ({}) renders from a first and a last frame; the line needs a 'last_image'",
                        item.image->path, r.checkpoint, r.variant);
   if (item.last_image && !r.takes_last_image)
     return fmt::format("last_image {}: {} ({}) takes a first frame only; the line's last_image cannot be used",

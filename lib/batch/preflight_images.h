@@ -19,6 +19,7 @@ namespace vgen {
 struct ImageInputRules {
   ImageConditioning conditioning = ImageConditioning::kNone;
   bool takes_last_image = false;
+  bool needs_last_image = false;
   bool pipeline_takes_images = false;
   std::string checkpoint;  // for messages: the model directory
   std::string variant;     // ModelTraits::variant, e.g. "Wan T2V"

@@ -32,7 +32,8 @@ const char* image_conditioning_name(ImageConditioning c);  // "none", "optional"
 // The still images a checkpoint takes on a prompt line (ModelFamily::image_inputs).
 struct ImageInputs {
   ImageConditioning conditioning = ImageConditioning::kNone;
-  bool last_image = false;  // a last frame too (Wan: WanImageToVideoPipeline without expand_timesteps)
+  bool last_image = false;           // a last frame too (Wan: WanImageToVideoPipeline without expand_timesteps)
+  bool last_image_required = false;  // every line needs one (Wan 2.1 FLF2V: its image positions are pairs)
 };
 
 // Facts of a checkpoint that the pipeline and the planner need, read from its configs.
@@ -128,9 +129,10 @@ class VideoAutoencoder {
   // latents [1, C, T, h, w] as the scheduler leaves them (the family denormalises) → video
   // [1, 3, F, H, W] host f32 in [-1, 1] on every rank of the group. Collective over the group.
   virtual Tensor decode(const Tensor& latents) const = 0;
-  // video [1, 3, F, H, W] host f32 in [-1, 1] → its latents as the scheduler sees them [1, C, T, h,
-  // w] (the posterior's mode, normalised by the family), host f32. Called on the replica leader
-  // alone (the encoder is not split). A family without an encoder refuses it (kModel).
+  // video [1, 3, F, H, W] host f32 in [-1, 1], the same on every rank of the group → its latents as
+  // the scheduler sees them [1, C, T, h, w] (the posterior's mode, normalised by the family), host
+  // f32 on every rank of the group. Collective over the group, as decode. A family without an
+  // encoder refuses it (kModel).
   virtual Tensor encode(const Tensor& video) const;
   // Finishes what the load started so that the first decode is fast (device plans, workspaces; a
   // split decoder warms up collectively over its group). Called once on every rank that holds an

@@ -29,8 +29,10 @@ void vae_patchify_into(const Tensor& frames, int64_t patch, Tensor& y) {
   if (!y.is_cpu()) return cuda_vae_patchify(frames, patch, y);
   check_host_f32(frames, "vae_patchify", "frames");
   check_host_f32(y, "vae_patchify", "output");
+  VGEN_ASSERT(frames.ndim() == 4, "vae_patchify: frames {} must be [C, t, H, W]", frames.str());
   const int64_t C = frames.dim(0), t = frames.dim(1), H = frames.dim(2), W = frames.dim(3), p = patch;
-  VGEN_ASSERT(frames.ndim() == 4 && p >= 1 && H % p == 0 && W % p == 0 && y.shape() == (Shape{C * p * p, t, H / p, W / p}),
+  VGEN_ASSERT(p >= 1 && H % p == 0 && W % p == 0 &&
+                  y.shape() == (Shape{C * p * p, t, H / p, W / p}),
               "vae_patchify: frames {} with patch {} into {}", frames.str(), p, y.str());
   kern::patchify_ref(frames.f32(), y.f32(), C, t, H, W, p);
 }
@@ -70,7 +72,8 @@ Tensor vae_cat_frames(const Tensor& a, const Tensor& b) {
   VGEN_ASSERT(a.ndim() == 4 && b.ndim() == 4 && a.dtype() == b.dtype() && !b.is_cpu() && a.dim(1) == b.dim(1) &&
                   a.dim(2) == b.dim(2) && a.dim(3) == b.dim(3),
               "vae_cat_frames: {} and {}", a.str(), b.str());
-  Tensor y = Tensor::empty({a.dim(0) + b.dim(0), a.dim(1), a.dim(2), a.dim(3)}, a.dtype(), a.device());  // [ta+tb, H, W, C]
+  Tensor y = Tensor::empty({a.dim(0) + b.dim(0), a.dim(1), a.dim(2), a.dim(3)}, a.dtype(),
+                           a.device());  // [ta + tb, H, W, C]
   Tensor front = y.narrow(0, a.dim(0)), back = y.narrow(a.dim(0), b.dim(0));
   front.copy_from(a);
   back.copy_from(b);

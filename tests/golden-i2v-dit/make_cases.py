@@ -4,7 +4,7 @@ transformers of ../golden-i2v (read, not copied: model_dir points there). The I2
 pipeline cases only; these isolate the transformer.
 
   python3 tests/golden-i2v-dit/make_cases.py      (torch, diffusers 0.42.1, safetensors)
-Writes cases/dit_forward_{i2v,flf2v,i2v_mixed,i2v_short}.*, the per-token timestep cases of Wan 2.2
+Writes cases/dit_forward_{i2v,flf2v,i2v_mixed,i2v_short,flf2v_short}.*, the per-token timestep cases of Wan 2.2
 TI2V cases/dit_forward_ti2v{,_pad}.* and PROVENANCE.json.
 """
 import json, os, sys
@@ -18,7 +18,7 @@ torch.use_deterministic_algorithms(True)
 g = torch.Generator().manual_seed(4500)
 
 
-def case(name, model_dir, image_batches, text_len=16, latent=(1, 36, 3, 8, 8), t=(700.0,)):
+def case(name, model_dir, image_batches, text_len=16, latent=(1, 36, 3, 8, 8), t=(700.0,), g=g):
     dit = WanTransformer3DModel.from_pretrained(os.path.join(HERE, "..", "golden-i2v", model_dir, "transformer")).eval()
     cfg = dit.config
     clip_tokens = 17  # the tiny CLIP's (32 / 8)^2 + 1
@@ -49,6 +49,9 @@ case("dit_forward_i2v", "wan21-i2v-tiny", image_batches=1, text_len=512)      # 
 case("dit_forward_flf2v", "wan21-flf2v-tiny", image_batches=2, text_len=512)  # both images' 34 tokens
 case("dit_forward_i2v_mixed", "wan21-i2v-tiny", image_batches=1, text_len=250)  # 2L - 512 = 22: 5 text tokens too
 case("dit_forward_i2v_short", "wan21-i2v-tiny", image_batches=1, text_len=16)   # none (the pipeline fixtures' length)
+# FLF2V at the pipeline fixtures' length: the 34 image tokens (with their position embedding) all on
+# the text path. Its own generator: the cases above keep their bytes.
+case("dit_forward_flf2v_short", "wan21-flf2v-tiny", image_batches=2, text_len=16, g=torch.Generator().manual_seed(4700))
 
 
 def ti2v_case(name, latent, t=(700.0, 123.0), text_len=16):

@@ -44,3 +44,38 @@ if(VGEN_HAVE_CUDA)
                          TIMEOUT 300 SKIP_RETURN_CODE 77)
   endforeach()
 endif()
+
+# The image-to-video pipelines (the PNG inputs need VGEN_IMAGES): one rank in fp32 (label golden),
+# the CPU meshes under the same tolerances (label parallel: CFG, the sequence meshes, DWDP, the
+# parallel VAE beside Ulysses), and fp32 / bf16 on one GPU (label gpu).
+if(VGEN_IMAGES)
+  set(VGEN_I2V_PIPELINES pipeline_i2v_wan21 pipeline_flf2v_wan21 pipeline_i2v_wan22)
+  foreach(case ${VGEN_I2V_PIPELINES})
+    add_test(NAME golden_i2v_${case} COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_DIR} --case ${case})
+    set_tests_properties(golden_i2v_${case} PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+    foreach(mesh "cfg2;2;cfg_size=2" "ulysses2;2;ulysses_size=2" "ring2;2;ring_size=2" "attn2d_2x2;4;attn2d_size=[2,2]"
+                 "cfg2_ulysses2;4;cfg_size=2;ulysses_size=2" "ulysses2_dwdp2;2;ulysses_size=2;dwdp_size=2"
+                 "ulysses2_vae2;2;ulysses_size=2;parallel_vae_size=2")
+      list(GET mesh 0 name)
+      list(GET mesh 1 np)
+      list(SUBLIST mesh 2 -1 kvs)
+      set(sets)
+      foreach(kv ${kvs})
+        list(APPEND sets --set parallel_config.${kv})
+      endforeach()
+      add_test(NAME parallel_golden_i2v_${case}_${name}
+               COMMAND ${VGEN_MPIRUN} -np ${np} ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_DIR} --case ${case} ${sets})
+      set_tests_properties(parallel_golden_i2v_${case}_${name} PROPERTIES LABELS parallel
+                           ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+    endforeach()
+    if(VGEN_HAVE_CUDA)
+      foreach(prec fp32 bf16)
+        add_test(NAME golden_i2v_${case}_cuda_${prec}
+                 COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 1 ${VGEN_BIN} golden
+                         --fixtures ${VGEN_GOLDEN_I2V_DIR} --case ${case} --set device=cuda --set precision=${prec})
+        set_tests_properties(golden_i2v_${case}_cuda_${prec} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}"
+                             TIMEOUT 300 SKIP_RETURN_CODE 77)
+      endforeach()
+    endif()
+  endforeach()
+endif()

@@ -91,3 +91,31 @@ TEST(ImageCondition, KnownFramesRunAtTimestepZero) {
 
 }  // namespace
 }  // namespace vgen
+
+#include <cstring>
+
+#include "core/random.h"
+#include "model/wan/dit/transformer.h"
+
+namespace vgen {
+namespace {
+
+// Both CFG streams prepare their conditioning from the same image tokens: preparing must not change
+// them (FLF2V adds its position embedding to a copy), so the second stream's K/V equal the first's.
+TEST(ImageCondition, PreparingTheImageTokensLeavesThemUnchanged) {
+  auto dit = WanTransformer::load(std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/wan21-flf2v-tiny/transformer");
+  const Tensor text = randn({1, 16, dit->config().text_dim}, 1);        // [1, L, text_dim]
+  const Tensor tokens = randn({2, 17, *dit->config().image_dim}, 2);    // [2 images, 17, image_dim]
+  const Tensor before = tokens.clone();
+  const TextContext a = dit->prepare_text(text, tokens);
+  const TextContext b = dit->prepare_text(text, tokens);
+  ASSERT_EQ(std::memcmp(tokens.raw(), before.raw(), tokens.nbytes()), 0) << "the caller's image tokens changed";
+  ASSERT_EQ(a.k.size(), b.k.size());
+  for (size_t i = 0; i < a.k.size(); ++i) {
+    EXPECT_EQ(std::memcmp(a.k[i].raw(), b.k[i].raw(), a.k[i].nbytes()), 0) << "block " << i;
+    EXPECT_EQ(std::memcmp(a.v[i].raw(), b.v[i].raw(), a.v[i].nbytes()), 0) << "block " << i;
+  }
+}
+
+}  // namespace
+}  // namespace vgen

@@ -63,6 +63,11 @@ TEST(PreflightImages, ConditioningAgainstTheCheckpoint) {
                   "/m/wan is an image-to-video checkpoint (Wan X); the line needs an 'image'"));
   EXPECT_EQ(problem(rules(C::kRequired, true), line_with("/i/a.png", "/i/b.png")), "");
   EXPECT_EQ(problem(rules(C::kOptional), line_with(nullptr)), "");
+  ImageInputRules pairs = rules(C::kRequired, true);
+  pairs.needs_last_image = true;  // Wan 2.1 FLF2V
+  EXPECT_TRUE(has(problem(pairs, line_with("/i/a.png")), "image /i/a.png: /m/wan (Wan X) renders from a first and a "
+                  "last frame; the line needs a 'last_image'"));
+  EXPECT_EQ(problem(pairs, line_with("/i/a.png", "/i/b.png")), "");
   EXPECT_EQ(problem(rules(C::kOptional), line_with("/i/a.png")), "");
   EXPECT_TRUE(has(problem(rules(C::kOptional), line_with("/i/a.png", "/i/b.png")),
                   "last_image /i/b.png: /m/wan (Wan X) takes a first frame only"));

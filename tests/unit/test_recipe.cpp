@@ -358,7 +358,9 @@ TEST(Recipe, LoadFromFile) {
 
 TEST(Recipe, RepoRecipesParse) {
   for (const char* f :
-       {"demo-cpu.yaml", "1gpu-14b.yaml", "1gpu-14b-fp8.yaml", "2gpu-14b.yaml", "8gpu-14b.yaml", "nvl72-14b.yaml"}) {
+       {"demo-cpu.yaml", "1gpu-14b.yaml", "1gpu-14b-fp8.yaml", "2gpu-14b.yaml", "8gpu-14b.yaml", "nvl72-14b.yaml",
+        "1gpu-i2v-480p.yaml", "1gpu-i2v-720p.yaml", "8gpu-i2v-720p.yaml", "1gpu-flf2v-720p.yaml", "8gpu-i2v-a14b.yaml",
+        "1gpu-ti2v-5b.yaml", "8gpu-ti2v-5b.yaml"}) {
     Recipe r = load_recipe(std::string(VGEN_SOURCE_DIR) + "/recipes/" + f, {});
     EXPECT_GE(r.parallel.world_size(), 1) << f;
   }

@@ -75,13 +75,15 @@ TEST(Registry, ImageConditioningFollowsThePipelineConfigs) {
   for (const Case& c : {Case{golden("wan21-tiny"), ImageConditioning::kNone, false},
                         Case{golden("wan22-tiny"), ImageConditioning::kNone, false},
                         Case{i2v + "wan22-ti2v-tiny", ImageConditioning::kOptional, false},
-                        Case{i2v + "wan21-i2v-tiny", ImageConditioning::kRequired, true},
+                        Case{i2v + "wan21-i2v-tiny", ImageConditioning::kRequired, false},
                         Case{i2v + "wan21-flf2v-tiny", ImageConditioning::kRequired, true},
                         Case{i2v + "wan22-i2v-tiny", ImageConditioning::kRequired, true}}) {
     const DiffusersDir dir(c.dir);
     const ImageInputs in = component_family(dir).image_inputs(dir);
     EXPECT_EQ(in.conditioning, c.conditioning) << c.dir << ": " << image_conditioning_name(in.conditioning);
     EXPECT_EQ(in.last_image, c.last_image) << c.dir;
+    // FLF2V's image positions come in pairs: only it needs the last frame.
+    EXPECT_EQ(in.last_image_required, c.dir.find("flf2v") != std::string::npos) << c.dir;
   }
   EXPECT_STREQ(image_conditioning_name(ImageConditioning::kOptional), "optional");
   // The traits carry them (the TI2V VAE is refused by the traits' config parse, so not read here).

@@ -1,7 +1,8 @@
 // The Wan VAE encoder's down-direction ops (ops/vae_down_ops.h) on the host against straightforward
 // loops: the strided conv (the downsamplers' padded stride-2 Conv2d and stride-2 time_conv, odd
 // sizes), patchify and AvgDown3D against a literal transcription of diffusers' view / permute /
-// mean, the frame helpers; the encoder's config helpers, vae_normalize and its input checks.
+// mean, the frame helpers; the encoder's config helpers, vae_normalize, its input checks, and the
+// split encode's context on one rank against the local encode.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +12,7 @@
 
 #include "kernels/vae_down/vae_down_ref.h"
 #include "model/wan/vae/vae_decoder.h"
-#include "model/wan/vae/vae_encoder.h"
+#include "model/wan/vae/vae_encoder_parallel.h"
 #include "ops/vae_down_ops.h"
 
 using namespace vgen;
@@ -217,12 +218,51 @@ TEST(VaeEncoder, ModeLogvarAndInputChecksOnTheTinyVae) {
   const Tensor m2 = enc.encode_moments(other);
   for (int64_t c = 0; c < 32; ++c)
     for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(m2.f32()[c * 12 + i], m.f32()[c * 12 + i]);
-  for (const Shape& bad : {Shape{1, 3, 4, 16, 24}, Shape{1, 3, 5, 12, 24}, Shape{1, 4, 5, 16, 24}, Shape{3, 5, 16, 24}}) {
+  // 4 frames, a height not a multiple of 8, 4 channels, no batch dim.
+  for (const Shape& bad :
+       {Shape{1, 3, 4, 16, 24}, Shape{1, 3, 5, 12, 24}, Shape{1, 4, 5, 16, 24}, Shape{3, 5, 16, 24}}) {
     try {
       enc.encode_moments(Tensor::zeros(bad, DType::kF32));
       ADD_FAILURE() << "accepted " << shape_str(bad);
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ExitCode::kInput);
     }
+  }
+}
+
+TEST(VaeEncoder, HaloContextOnOneRankEqualsLocal) {
+  // One rank: every halo and the stride-2 conv's extra row/col are materialised zeros.
+  auto self = make_self_communicator();
+  for (const char* model : {"wan21-i2v-tiny", "wan22-ti2v-tiny"}) {
+    const WanVaeEncoder enc = WanVaeEncoder::load(std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/" + model + "/vae");
+    const int64_t s = vae_encoder_spatial_factor(enc.config());
+    const Tensor video = rand_tensor({1, 3, 5, 2 * s, 3 * s}, 53);
+    const Tensor local = enc.encode_moments(video);
+    for (VaeSplitDim d : {VaeSplitDim::kWidth, VaeSplitDim::kHeight})
+      EXPECT_LE(rel_l2(parallel_vae_encode(enc, video, *self, d), local), 1e-6) << model;
+    EXPECT_FALSE(vae_group_encode(enc, video, nullptr, VaeSplitDim::kWidth).defined());
+  }
+}
+
+TEST(VaeEncoder, HeadersOnlyWalkChecksEveryTensor) {
+  // The preflight-style walk of the encoder's layout: every tensor of the fixtures is found; the
+  // Wan 2.1 layout against the Wan 2.2 checkpoint is refused (kModel) on a missing tensor.
+  const std::string root = std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/";
+  for (const char* model : {"wan21-i2v-tiny", "wan22-ti2v-tiny"}) {
+    const std::string dir = root + model + "/vae";
+    const WeightStore ws = WeightStore::open(dir);
+    VaeWeightSource src = VaeWeightSource::headers_only(ws);
+    VaeEncoderLayers L;
+    EXPECT_NO_THROW(build_vae_encoder_layers(load_wan_vae_config(dir), src, L)) << model;
+  }
+  WanVaeConfig wan21 = load_wan_vae_config(root + "wan21-i2v-tiny/vae");
+  const WeightStore ws22 = WeightStore::open(root + "wan22-ti2v-tiny/vae");
+  VaeWeightSource src = VaeWeightSource::headers_only(ws22);
+  VaeEncoderLayers L;
+  try {
+    build_vae_encoder_layers(wan21, src, L);
+    ADD_FAILURE() << "the Wan 2.1 layout was accepted for the Wan 2.2 checkpoint";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kModel) << e.message();
   }
 }

@@ -2,7 +2,8 @@
 // tests/golden-i2v (Wan 2.1, and Wan 2.2 with residual down blocks and patchify): the golden
 // posterior mean in fp32 (rel-L2 <= 1e-4) and bf16 (<= 3e-2), `vgen golden --case vae_encode /
 // vae22_encode` with device cuda, agreement with the host encoder on other sizes for both conv
-// backends, a device video against a host one, and batch items encoded independently.
+// backends, a device video against a host one, batch items encoded independently, and the split
+// encode's context on one rank (every halo and the stride-2 conv's extra row/col materialised).
 #include "gpu_test_util.h"
 
 #ifdef VGEN_WITH_CUDA
@@ -10,7 +11,7 @@
 
 #include "dist/mesh.h"
 #include "dit_test_util.h"
-#include "model/wan/vae/vae_encoder.h"
+#include "model/wan/vae/vae_encoder_parallel.h"
 #include "ops/vae_device_ops.h"
 #include "tools/golden.h"
 
@@ -107,6 +108,23 @@ TEST(VaeEncodeGpu, DeviceVideoAndBatchItems) {
       EXPECT_LE(rel_l2(both[b], one[0]), 1e-7) << c.name << " " << b;
     }
   }
+}
+
+TEST(VaeEncodeGpu, HaloContextOnOneRankEqualsLocal) {
+  VGEN_REQUIRE_GPU();
+  auto self = make_self_communicator();
+  for (const VaeCase& c : kCases)
+    for (DType dt : {DType::kF32, DType::kBF16}) {
+      auto enc = device_encoder(c, dt);
+      const int64_t s = vae_encoder_spatial_factor(enc->config());
+      const Tensor video = random_video({1, 3, 5, 3 * s, 2 * s}, 11);
+      const Tensor local = enc->encode_moments(video);
+      for (VaeSplitDim d : {VaeSplitDim::kWidth, VaeSplitDim::kHeight}) {
+        EXPECT_LE(rel_l2(vae_group_encode(*enc, video, self.get(), d), local), 1e-7);
+        EXPECT_LE(rel_l2(parallel_vae_encode(*enc, video, *self, d), local), dt == DType::kF32 ? 1e-5 : 1e-2)
+            << c.name << " " << dtype_name(dt);
+      }
+    }
 }
 
 }  // namespace

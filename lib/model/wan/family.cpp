@@ -51,7 +51,12 @@ std::string wan_variant(const DiffusersDir& dir) {
   const bool two = dir.has_component("transformer_2");
   if (dir.pipeline_class() == "WanImageToVideoPipeline")
     return expand_timesteps(dir) ? "Wan 2.2 TI2V (WanImageToVideoPipeline)"
-                                 : two ? "Wan 2.2 I2V-A14B (two experts)" : "Wan I2V (WanImageToVideoPipeline)";
+           : two                 ? "Wan 2.2 I2V-A14B (two experts)"
+           : WanTransformerConfig::from_json(dir.component_config("transformer"),
+                                             dir.component_path("transformer") + "/config.json")
+                   .pos_embed_seq_len
+               ? "Wan FLF2V (first and last frame)"
+               : "Wan I2V (WanImageToVideoPipeline)";
   if (expand_timesteps(dir)) return "Wan 2.2 TI2V (expand_timesteps)";
   return two ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
 }
@@ -60,8 +65,17 @@ ImageInputs WanFamily::image_inputs(const DiffusersDir& dir) const {
   // diffusers' WanImageToVideoPipeline needs `image` and drops `last_image` under expand_timesteps
   // (prepare_latents); WanPipeline takes none, but a TI2V checkpoint (expand_timesteps) serves both
   // pipelines, so an image is optional there.
-  if (dir.pipeline_class() == "WanImageToVideoPipeline")
-    return {ImageConditioning::kRequired, /*last_image=*/!expand_timesteps(dir)};
+  // The CLIP tokens of a last image go with FLF2V's paired position embedding only: Wan 2.1 FLF2V
+  // needs both frames, Wan 2.1 I2V takes the first alone (diffusers would pass it two images' tokens
+  // for one video), Wan 2.2 I2V-A14B (no image tokens) either.
+  if (dir.pipeline_class() == "WanImageToVideoPipeline") {
+    if (expand_timesteps(dir)) return {ImageConditioning::kRequired, false, false};
+    if (!wan_takes_image_tokens(dir)) return {ImageConditioning::kRequired, true, false};
+    const bool paired = WanTransformerConfig::from_json(dir.component_config("transformer"),
+                                                        dir.component_path("transformer") + "/config.json")
+                            .pos_embed_seq_len.has_value();
+    return {ImageConditioning::kRequired, paired, paired};
+  }
   return {expand_timesteps(dir) ? ImageConditioning::kOptional : ImageConditioning::kNone, false};
 }
 

@@ -101,6 +101,12 @@ void open(WanLoad& l) {
   l.out.autoencoder = std::move(ae);
 }
 
+// The ranks that decode an image-conditioned checkpoint's videos also encode its condition images
+// (split over the VAE group like the decode).
+bool encodes(const WanLoad& l) {
+  return l.autoencoder && l.out.traits.images.conditioning != ImageConditioning::kNone;
+}
+
 std::unique_ptr<TextEncoder> make_text_encoder(const WanLoad& l) {
   return std::make_unique<TextEncoder>(l.dir.component_path("text_encoder"), l.dir.component_path("tokenizer"),
                                        l.topt);
@@ -124,6 +130,8 @@ void stream_to_device(WanLoad& l) {
     vopt.device = Device::kCUDA;
     vopt.dtype = l.recipe.compute_dtype();
     l.autoencoder->set_decoder(std::make_shared<WanVaeDecoder>(l.vcfg, l.vae_store, vopt, l.stream.get(), l.c_vae));
+    if (encodes(l))
+      l.autoencoder->set_encoder(std::make_shared<WanVaeEncoder>(l.vcfg, l.vae_store, vopt, l.stream.get(), l.c_vae));
   }
   WanDeviceOptions dopt;
   dopt.dtype = l.recipe.compute_dtype();
@@ -154,6 +162,7 @@ void stream_to_host(WanLoad& l) {
   if (l.two) l.experts[1] = WanTransformer::load(l.dir.component_path("transformer_2"), l.tr2_store);
   merge_recipe_lora(l.recipe, *l.experts[0], l.experts[1].get());
   if (l.autoencoder) l.autoencoder->set_decoder(std::make_shared<WanVaeDecoder>(l.vcfg, l.vae_store));
+  if (l.autoencoder && encodes(l)) l.autoencoder->set_encoder(std::make_shared<WanVaeEncoder>(l.vcfg, l.vae_store));
 }
 
 // Finalize: fp8 quantises the final (merged) weights; host DWDP then shares the blocks (collective

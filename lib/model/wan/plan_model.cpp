@@ -189,7 +189,7 @@ void plan_conditioning(const DiffusersDir& dir, PlanModel& m, bool headers, size
   if (in.conditioning == ImageConditioning::kNone) return;
   std::string frames = in.conditioning == ImageConditioning::kRequired ? "a first frame (required)"
                                                                        : "a first frame (optional)";
-  if (in.last_image) frames += " and a last frame (optional)";
+  if (in.last_image) frames += in.last_image_required ? " and a last frame (required)" : " and a last frame (optional)";
   if (m.in_channels == m.out_channels) {  // TI2V: the first frame's latents are known
     m.conditioning = fmt::format("{}; the VAE encodes that frame alone; its latent frame's tokens run at timestep 0",
                                  frames);

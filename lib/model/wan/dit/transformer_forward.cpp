@@ -182,7 +182,8 @@ Tensor embed_image(const WanForwardContext& c, const Tensor& image_tokens) {
     const int64_t Lp = ie.pos_embed.dim(0);
     VGEN_CHECK(e.numel() % (Lp * I) == 0 && 2 * e.dim(1) == Lp, ExitCode::kInput,
                "FLF2V image tokens: {} do not regroup into pairs of {} positions", e.str(), Lp);
-    e = e.reshape({e.numel() / (Lp * I), Lp, I});  // [B/2, 2L, I]: first and last image side by side
+    // A copy: on the host in fp32 `e` may share the caller's tokens, which every stream's prepare reuses.
+    e = e.reshape({e.numel() / (Lp * I), Lp, I}).clone();  // [B/2, 2L, I]: first and last image side by side
     phase(c, P::kOther, [&] {
       for (int64_t b = 0; b < e.dim(0); ++b) {
         Tensor eb = e[b];

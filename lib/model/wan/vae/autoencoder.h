@@ -11,6 +11,7 @@
 #include "model/latents.h"
 #include "model/model.h"
 #include "model/wan/vae/vae_decoder.h"
+#include "model/wan/vae/vae_encoder.h"
 #include "model/wan/vae/vae_parallel.h"
 
 namespace vgen {
@@ -34,8 +35,13 @@ class WanVideoAutoencoder final : public VideoAutoencoder {
   // weights of the config's shapes; joined by finish_warm_up or the destructor.
   void start_warm_up();
   void set_decoder(std::shared_ptr<const WanVaeDecoder> dec) { dec_ = std::move(dec); }
+  // The encoder of an image-conditioned checkpoint (replica leader only).
+  void set_encoder(std::shared_ptr<const WanVaeEncoder> enc) { enc_ = std::move(enc); }
 
   Tensor decode(const Tensor& latents) const override;
+  // The posterior's mode, normalised with the config's latents_mean / latents_std (diffusers'
+  // WanImageToVideoPipeline.prepare_latents).
+  Tensor encode(const Tensor& video) const override;
   void finish_warm_up() override;
 
  private:
@@ -47,6 +53,7 @@ class WanVideoAutoencoder final : public VideoAutoencoder {
   LatentStats stats_;
   WanAutoencoderPlacement place_;
   std::shared_ptr<const WanVaeDecoder> dec_;
+  std::shared_ptr<const WanVaeEncoder> enc_;
   std::shared_ptr<Communicator> device_group_;  // NCCL over the VAE group (finish_warm_up)
   std::thread warm_thread_;
   std::exception_ptr warm_error_;

@@ -66,7 +66,7 @@ std::shared_ptr<WanVaeEncoder> WanVaeEncoder::random(const WanVaeConfig& cfg, co
   return e;
 }
 
-Tensor WanVaeEncoder::encode_chunk(const Tensor& frames, State& st, VaeSpatialContext& ctx) const {
+Tensor WanVaeEncoder::encode_chunk(const Tensor& frames, State& st, VaeEncoderContext& ctx) const {
   const VaeRun r = run();
   const int64_t p = std::max(1, cfg_.patch_size);
   const Shape in_shape = vae_shape({cfg_.in_channels, frames.dim(1), frames.dim(2) / p, frames.dim(3) / p}, r.device);
@@ -83,42 +83,61 @@ Tensor WanVaeEncoder::encode_chunk(const Tensor& frames, State& st, VaeSpatialCo
   return vae_pointwise(L_.quant_conv, y);                                                         // [2z, t', h, w]
 }
 
-Tensor WanVaeEncoder::encode_moments(const Tensor& video) const {
+Shape WanVaeEncoder::moments_shape(const Tensor& video) const {
   const int64_t p = std::max(1, cfg_.patch_size), s = vae_encoder_spatial_factor(cfg_);
-  const int64_t in = cfg_.in_channels / (p * p), z2 = 2 * int64_t(cfg_.z_dim);
+  const int64_t in = cfg_.in_channels / (p * p);
   VGEN_CHECK(video.defined() && video.ndim() == 5 && video.dim(0) >= 1 && video.dim(1) == in &&
                  video.dtype() == DType::kF32,
              ExitCode::kInput, "VAE encode: video {} must be [B, {}, F, H, W] f32",
              video.defined() ? video.str() : std::string("undefined"), in);
-  const int64_t B = video.dim(0), F = video.dim(2), H = video.dim(3), W = video.dim(4);
+  const int64_t F = video.dim(2), H = video.dim(3), W = video.dim(4);
   VGEN_CHECK(F >= 1 && (F - 1) % 4 == 0 && H >= s && W >= s && H % s == 0 && W % s == 0, ExitCode::kInput,
              "VAE encode: video {} needs 1 + 4k frames and a height and width that are multiples of {}", video.str(),
              s);
-  const int64_t T = vae_encoder_latent_frames(cfg_, F);
-  Tensor out = Tensor::empty({B, z2, T, H / s, W / s}, DType::kF32, opt_.device);  // [B, 2z, T, h, w]
+  return {video.dim(0), 2 * int64_t(cfg_.z_dim), vae_encoder_latent_frames(cfg_, F), H / s, W / s};
+}
+
+void WanVaeEncoder::encode_stream(const Tensor& video, VaeEncoderContext& ctx, const ChunkSink& emit) const {
+  VGEN_ASSERT(video.ndim() == 4 && video.dtype() == DType::kF32,
+              "VAE encode_stream: video part {} must be [in, F, H, W] f32", video.str());
+  const int64_t F = video.dim(1);
+  State st;
+  int64_t t0 = 0;
+  for (int64_t f0 = 0; f0 < F; f0 += f0 == 0 ? 1 : 4) {
+    const int64_t n = std::min<int64_t>(f0 == 0 ? 1 : 4, F - f0);
+    Tensor frames = vae_video_frames(video, f0, n);  // [in, n, H, W] on the video's device
+    if (frames.device() != opt_.device) frames = frames.to(opt_.device);
+    const Tensor y = encode_chunk(frames, st, ctx);  // [2z, t', h, w]
+    emit(y, t0);
+    t0 += vae_dims(y).t;
+  }
+}
+
+Tensor WanVaeEncoder::encode_moments(const Tensor& video) const {
+  const Shape ms = moments_shape(video);
+  const int64_t z2 = ms[1];
+  Tensor out = Tensor::empty(ms, DType::kF32, opt_.device);  // [B, 2z, T, h, w]
   const float inf = std::numeric_limits<float>::infinity();
-  for (int64_t b = 0; b < B; ++b) {
-    const Tensor vb = video[b];  // [in, F, H, W]
-    Tensor ob = out[b];          // [2z, T, h, w]
-    State st;
-    LocalSpatialContext ctx;
-    int64_t t0 = 0;
-    for (int64_t f0 = 0; f0 < F; f0 += f0 == 0 ? 1 : 4) {
-      const int64_t n = f0 == 0 ? 1 : 4;
-      Tensor frames = vae_video_frames(vb, f0, n);  // [in, n, H, W] on the video's device
-      if (frames.device() != opt_.device) frames = frames.to(opt_.device);
-      const Tensor y = encode_chunk(frames, st, ctx);  // [2z, t', h, w]
+  LocalEncoderContext ctx;
+  for (int64_t b = 0; b < ms[0]; ++b) {
+    Tensor ob = out[b];  // [2z, T, h, w]
+    int64_t frames = 0;
+    encode_stream(video[b], ctx, [&](const Tensor& y, int64_t t0) {
       vae_write_frames(y, z2, -inf, inf, ob, t0);
-      t0 += vae_dims(y).t;
-    }
-    VGEN_ASSERT(t0 == T, "VAE encode produced {} latent frames for {} frames", t0, F);
+      frames = t0 + vae_dims(y).t;
+    });
+    VGEN_ASSERT(frames == ms[2], "VAE encode produced {} latent frames for {} frames", frames, video.dim(2));
   }
   return out;
 }
 
-Tensor WanVaeEncoder::encode_mode(const Tensor& video) const {
-  Tensor m = encode_moments(video).to(Device::kCPU);  // [B, 2z, T, h, w]
-  const int64_t B = m.dim(0), z = cfg_.z_dim, S = m.dim(2) * m.dim(3) * m.dim(4);
+Tensor WanVaeEncoder::encode_mode(const Tensor& video) const { return vae_posterior_mode(encode_moments(video)); }
+
+Tensor vae_posterior_mode(const Tensor& moments) {
+  Tensor m = moments.to(Device::kCPU).to(DType::kF32);  // [B, 2z, T, h, w]
+  VGEN_CHECK(m.ndim() == 5 && m.dim(1) % 2 == 0, ExitCode::kInternal, "VAE moments {} must be [B, 2z, T, h, w]",
+             m.str());
+  const int64_t B = m.dim(0), z = m.dim(1) / 2, S = m.dim(2) * m.dim(3) * m.dim(4);
   Tensor mode = Tensor::empty({B, z, m.dim(2), m.dim(3), m.dim(4)}, DType::kF32);  // [B, z, T, h, w]
   for (int64_t b = 0; b < B; ++b)
     std::memcpy(mode.f32() + b * z * S, m.f32() + b * 2 * z * S, size_t(z * S) * sizeof(float));
@@ -132,7 +151,8 @@ Tensor vae_posterior_logvar(const Tensor& moments) {
   const int64_t B = m.dim(0), z = m.dim(1) / 2, S = m.dim(2) * m.dim(3) * m.dim(4);
   Tensor lv = Tensor::empty({B, z, m.dim(2), m.dim(3), m.dim(4)}, DType::kF32);  // [B, z, T, h, w]
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t i = 0; i < z * S; ++i) lv.f32()[b * z * S + i] = std::clamp(m.f32()[(b * 2 + 1) * z * S + i], -30.0f, 20.0f);
+    for (int64_t i = 0; i < z * S; ++i)
+      lv.f32()[b * z * S + i] = std::clamp(m.f32()[(b * 2 + 1) * z * S + i], -30.0f, 20.0f);
   return lv;
 }
 

@@ -11,6 +11,7 @@
 // kF32 fp32 throughout (the validation precision), kBF16 bf16 weights and activations with fp32
 // accumulation and norms. The moments are fp32 either way.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -46,13 +47,21 @@ class WanVaeEncoder {
   // the host, not normalised.
   Tensor encode_mode(const Tensor& video) const;
 
+  // One batch item, this rank's part of the video [in, F, H, W] (any device, f32) in the context
+  // `ctx` (collective when ctx is): calls emit(moments, first_latent_frame) for every chunk in order,
+  // moments this rank's part of quant_conv's output in the device's layout (ops/vae_ops.h).
+  using ChunkSink = std::function<void(const Tensor& moments, int64_t first_latent_frame)>;
+  void encode_stream(const Tensor& video, VaeEncoderContext& ctx, const ChunkSink& emit) const;
+  // Checks video [B, in, F, H, W] (kInput) and returns the moments' shape [B, 2·z_dim, T, H/s, W/s].
+  Shape moments_shape(const Tensor& video) const;
+
  private:
   struct State;
   WanVaeEncoder(const WanVaeConfig& cfg, const WanVaeOptions& opt);
   VaeRun run() const { return {opt_.device, opt_.dtype, opt_.cache_copy, opt_.conv}; }
   // One chunk of video frames [in, t, H, W] f32 on the encoder's device → quant_conv's output
   // [2z, t', h, w] in the device's layout.
-  Tensor encode_chunk(const Tensor& frames, State& st, VaeSpatialContext& ctx) const;
+  Tensor encode_chunk(const Tensor& frames, State& st, VaeEncoderContext& ctx) const;
 
   WanVaeConfig cfg_;
   WanVaeOptions opt_;
@@ -65,6 +74,8 @@ class WanVaeEncoder {
 // vae_denormalize.
 Tensor vae_normalize(const Tensor& latents, const WanVaeConfig& cfg);
 
+// The posterior's mode (its mean, the moments' first half) [B, z_dim, T, h, w] f32 on the host.
+Tensor vae_posterior_mode(const Tensor& moments);
 // The posterior's logvar as diffusers' DiagonalGaussianDistribution keeps it: clamp to [-30, 20] of
 // the moments' second half → [1, z_dim, T, h, w] f32 on the host.
 Tensor vae_posterior_logvar(const Tensor& moments);

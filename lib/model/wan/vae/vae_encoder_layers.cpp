@@ -121,9 +121,12 @@ int64_t vae_encoder_latent_frames(const WanVaeConfig& cfg, int64_t frames) {
   return frames < 1 ? 0 : 1 + (frames - 1) / 4 * (4 / cfg.scale_factor_temporal);
 }
 
-Tensor vae_down_forward(const VaeDownsampler& d, const Tensor& x, VaeDownState& st, const VaeRun& run) {
+Tensor vae_down_forward(const VaeDownsampler& d, const Tensor& x, VaeDownState& st, const VaeRun& run,
+                        VaeEncoderContext& ctx) {
   // ZeroPad2d((0, 1, 0, 1)): one zero column on the right, one zero row at the bottom.
-  Tensor y = vae_strided_conv(d.resample, x, Conv3dPad{0, 1, 0, 1}, 1, 2, run.conv);  // [C, t, H/2, W/2]
+  Conv3dPad pad;
+  const Tensor in = ctx.down_conv_input(x, pad);           // [C, t, H (+1), W (+1)]
+  Tensor y = vae_strided_conv(d.resample, in, pad, 1, 2, run.conv);  // [C, t, H/2, W/2]
   if (!d.temporal) return y;
   const int64_t t = vae_dims(y).t;
   Tensor last = vae_frames(y, t - 1, 1).clone();  // [C, 1, H/2, W/2]
@@ -138,14 +141,14 @@ Tensor vae_down_forward(const VaeDownsampler& d, const Tensor& x, VaeDownState& 
 }
 
 Tensor vae_level_forward(const VaeDownLevel& l, const Tensor& x, VaeLevelState& st, const VaeRun& run,
-                         VaeSpatialContext& ctx) {
+                         VaeEncoderContext& ctx) {
   if (st.res.size() != l.res.size()) st.res.resize(l.res.size());
   Tensor h = x;  // [Cin, t, H, W]
   for (size_t r = 0; r < l.res.size(); ++r) {
     h = vae_res_forward(l.res[r], h, st.res[r], run, ctx);  // [Cout, t, H, W]
     if (l.has_attn[r]) h = vae_attn_forward(l.attn[r], h, ctx);
   }
-  if (l.has_down) h = vae_down_forward(l.down, h, st.down, run);  // [Cout, t', H/2, W/2]
+  if (l.has_down) h = vae_down_forward(l.down, h, st.down, run, ctx);  // [Cout, t', H/2, W/2]
   if (l.avg_shortcut) vae_avg_down_add_(h, x, l.factor_t, l.factor_s);
   return h;
 }

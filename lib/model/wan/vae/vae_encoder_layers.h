@@ -6,6 +6,7 @@
 #pragma once
 #include <vector>
 
+#include "model/wan/vae/vae_encoder_context.h"
 #include "model/wan/vae/vae_layers.h"
 
 namespace vgen {
@@ -57,11 +58,12 @@ struct VaeLevelState {
   VaeDownState down;
 };
 
-// The downsampler over a chunk x [C, t, H, W] → [C, t', H/2, W/2] (t' = t on the first chunk or
-// without time_conv, else t/2).
-Tensor vae_down_forward(const VaeDownsampler& d, const Tensor& x, VaeDownState& st, const VaeRun& run);
+// The downsampler over a chunk x [C, t, H, W] (this rank's part) → [C, t', H/2, W/2] (t' = t on the
+// first chunk or without time_conv, else t/2).
+Tensor vae_down_forward(const VaeDownsampler& d, const Tensor& x, VaeDownState& st, const VaeRun& run,
+                        VaeEncoderContext& ctx);
 // One level over a chunk.
 Tensor vae_level_forward(const VaeDownLevel& l, const Tensor& x, VaeLevelState& st, const VaeRun& run,
-                         VaeSpatialContext& ctx);
+                         VaeEncoderContext& ctx);
 
 }  // namespace vgen
