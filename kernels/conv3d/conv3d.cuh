@@ -32,6 +32,9 @@ struct Conv3dArgs {
   const float* bias = nullptr;  // [Cout] or null
   void* y = nullptr;            // [N, To, Ho, Wo, Cout]; must not overlap x
   FloatType type = FloatType::kBF16;  // of x, w, y (f32 or bf16)
+  // cuDNN: false runs the heuristics' first plan; true times the first few plans of each new shape
+  // on its first call (a device synchronisation each) and keeps the fastest.
+  bool autotune = false;
   int64_t N = 1, Cin = 0, Ti = 0, Hi = 0, Wi = 0, Cout = 0, kt = 1, kh = 1, kw = 1;
   Conv3dPad pad;
   int64_t stride_t = 1, stride_s = 1;  // frames; both spatial dims
@@ -60,10 +63,6 @@ const char* conv3d_last_error();
 
 // True when this build has the cuDNN path.
 bool conv3d_cudnn_built();
-
-// cuDNN autotuning: false (default) runs the heuristics' first plan; true times the first few
-// plans of each new shape on its first call (a device synchronisation each) and keeps the fastest.
-void conv3d_set_autotune(bool enabled);
 
 struct Conv3dStats {
   uint64_t cudnn_calls = 0, gemm_calls = 0;

@@ -27,12 +27,6 @@
 
 namespace vgen::kern {
 
-namespace {
-std::atomic<bool> g_autotune{false};
-}
-
-void conv3d_set_autotune(bool enabled) { g_autotune = enabled; }
-
 #ifndef VGEN_WITH_CUDNN
 
 bool conv3d_cudnn_built() { return false; }
@@ -241,7 +235,7 @@ cudaError_t plan(State& st, const Conv3dArgs& a, PlanEntry** out, cudnnHandle_t*
     conv3d_set_error(why.c_str());
     return ce;
   }
-  const bool autotune = g_autotune.load();
+  const bool autotune = a.autotune;
   const PlanKey key = key_of(a, dev, autotune);
   auto it = st.plans.find(key);
   if (it == st.plans.end()) {
@@ -318,7 +312,7 @@ cudaError_t conv3d_cudnn_forward(const Conv3dArgs& a, void* workspace, size_t wo
     std::unordered_map<int64_t, void*> pack{
         {kUidX, const_cast<void*>(a.x)}, {kUidW, const_cast<void*>(a.w)}, {kUidY, y_conv}};
     if (a.bias && p->bias == BiasMode::kFused) pack.emplace(kUidB, const_cast<float*>(a.bias));
-    if (g_autotune.load() && !p->tuned) {
+    if (a.autotune && !p->tuned) {
       p->tuned = true;
       const fe::error_t te = p->graph->autotune(h, pack, workspace);
       if (te.is_bad()) {

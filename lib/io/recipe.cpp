@@ -16,6 +16,7 @@
 
 #include "core/log.h"
 #include "core/utf8.h"
+#include "io/attention_tuning.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
@@ -553,6 +554,9 @@ Recipe parse_recipe(const std::string& yaml_text, const std::string& path, const
                        "dwdp_size 1, or remove lora)",
                        pc.dwdp_size));
   check_fp8(c, root, r);
+  // Tuning knobs of the environment rather than recipe keys: resolved here once, with the rest of
+  // the execution policy, and passed down with every attention call.
+  r.attention.key_split = attention_key_split_from_env();
   r.model = resolve_path(r.model);
   for (LoraEntry& l : r.lora) l.path = resolve_path(l.path);
   r.prompts = resolve_path(r.prompts);

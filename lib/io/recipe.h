@@ -95,7 +95,7 @@ struct Recipe {
   Precision precision = Precision::kFp32;
   GenerationConfig generation;
   ParallelConfig parallel;
-  AttentionConfig attention;
+  AttentionConfig attention;  // backend: attention_config; key_split: the environment (io/attention_tuning.h)
   CacheConfig cache;
   OutputConfig output;
   TextConfig text;

@@ -1,9 +1,6 @@
 #include "ops/attention_backend.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
-#include <limits>
 
 #include "ops/device_ops.h"
 
@@ -15,49 +12,6 @@ AttentionBackend parse_attention_backend(const std::string& name) {
   if (name == "cudnn") return AttentionBackend::kCudnn;
   VGEN_THROW(ExitCode::kUsage, "attention_config.backend: unknown backend '{}' (expected auto, native or cudnn)",
              name);
-}
-
-namespace {
-constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
-std::atomic<int64_t> g_kv_chunk{kUnset};  // read VGEN_ATTN_KV_CHUNK on first use
-}  // namespace
-
-void set_attention_kv_chunk(int64_t tokens) { g_kv_chunk.store(tokens < 0 ? -1 : tokens); }
-
-int64_t attention_kv_chunk() {
-  int64_t v = g_kv_chunk.load();
-  if (v == kUnset) {
-    const char* e = std::getenv("VGEN_ATTN_KV_CHUNK");
-    const std::string s = e ? e : "";
-    if (s.empty() || s == "auto") {
-      v = -1;
-    } else {
-      VGEN_CHECK(s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos, ExitCode::kUsage,
-                 "VGEN_ATTN_KV_CHUNK={}: expected auto, 0 (no split) or a key count", s);
-      v = std::stoll(s);
-    }
-    g_kv_chunk.store(v);
-  }
-  return v;
-}
-
-namespace {
-std::atomic<int> g_tail_fold{-1};  // read VGEN_ATTN_TAIL on first use
-}  // namespace
-
-void set_attention_tail_fold(bool fold) { g_tail_fold.store(fold ? 1 : 0); }
-
-bool attention_tail_fold() {
-  int v = g_tail_fold.load();
-  if (v < 0) {
-    const char* e = std::getenv("VGEN_ATTN_TAIL");
-    const std::string s = e ? e : "";
-    VGEN_CHECK(s.empty() || s == "fold" || s == "cudnn", ExitCode::kUsage,
-               "VGEN_ATTN_TAIL={}: expected fold (the remainder keys merged in one pass) or cudnn", s);
-    v = s == "cudnn" ? 0 : 1;
-    g_tail_fold.store(v);
-  }
-  return v == 1;
 }
 
 std::vector<std::pair<int64_t, int64_t>> attention_kv_plan(int64_t num_valid, int64_t chunk) {
@@ -74,10 +28,10 @@ std::vector<std::pair<int64_t, int64_t>> attention_kv_plan(int64_t num_valid, in
   return plan;
 }
 
-
 AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
-                                     int64_t num_valid_kv, float scale, const std::string& backend) {
-  return cuda_attention_auto(q, k, v, out, lse, num_valid_kv, scale, parse_attention_backend(backend));
+                                     int64_t num_valid_kv, float scale, const std::string& backend,
+                                     const AttentionKeySplit& split) {
+  return cuda_attention_auto(q, k, v, out, lse, num_valid_kv, scale, parse_attention_backend(backend), split);
 }
 
 #ifndef VGEN_WITH_CUDA
@@ -87,7 +41,7 @@ bool cudnn_attention_available(std::string* why) {
 }
 
 AttentionBackend cuda_attention_auto(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float,
-                                     AttentionBackend) {
+                                     AttentionBackend, const AttentionKeySplit&) {
   VGEN_THROW(ExitCode::kUsage,
              "cuda_attention_auto: this vgen was built without the CUDA backend (VGEN_CUDA=OFF); use device: cpu");
 }

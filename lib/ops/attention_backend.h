@@ -25,34 +25,31 @@ AttentionBackend parse_attention_backend(const std::string& name);
 // Key chunking of cuDNN attention calls (device, bf16). cuDNN's SDPA runs ~7% slower per FLOP when
 // the key count is not a multiple of 128 (H200, cuDNN 9.14/9.19: 569 vs 611 TFLOP/s at 75,600 vs
 // 75,648 keys), so long key ranges are split into 128-multiple chunks plus the remainder, each
-// attended with LSE and merged once in fp32 (attention_merge_parts_bf16).
-//   < 0 (default, "auto"): split off the remainder only, when there are >= kKvSplitMinKeys keys;
+// attended with LSE and merged once in fp32 (attention_merge_parts_bf16). The caller's
+// AttentionKeySplit (config/attention_config.h) says how:
+//   kv_chunk < 0 (auto): split off the remainder only, when there are >= kKvSplitMinKeys keys;
 //   0: never split (one call); N > 0: more than N keys are cut into 128-multiple chunks of ~N keys
 //   plus the remainder. Every range's bf16 partial is alive until the merge: B·Sq·H·D·2 bytes each.
-// Default from VGEN_ATTN_KV_CHUNK (auto | 0 | N), else auto.
+//   tail_fold: the remainder of a split (< 128 keys) is folded into the cuDNN ranges' result by one
+//   pass of the own kernel (attention_tail_merge_bf16: the remainder's attention, started from their
+//   LSE) instead of a cuDNN call plus an LSE merge.
 constexpr int64_t kKvSplitMinKeys = 4096;
-void set_attention_kv_chunk(int64_t tokens);
-int64_t attention_kv_chunk();
-
-// The remainder of a split (< 128 keys) is folded into the cuDNN ranges' result by one pass of
-// the own kernel (attention_tail_merge_bf16: the remainder's attention, started from their LSE)
-// instead of a cuDNN call plus an LSE merge. Default from VGEN_ATTN_TAIL (fold | cudnn), else fold.
-void set_attention_tail_fold(bool fold);
-bool attention_tail_fold();
 
 // The key ranges [begin, begin + len) one attention over `num_valid` keys runs as under `chunk`
-// (the setting above); one range means no split. At most 16 ranges.
+// (AttentionKeySplit::kv_chunk, above); one range means no split. At most 16 ranges.
 std::vector<std::pair<int64_t, int64_t>> attention_kv_plan(int64_t num_valid, int64_t chunk);
 
 // Whether cuDNN attention can run here (built with cuDNN and it initialises on the current
 // device); otherwise false with the reason in *why. Always false without the CUDA backend.
 bool cudnn_attention_available(std::string* why = nullptr);
 
-// cuda_attention through the backend named by `backend` (attention_config.backend). Returns the
-// kernel family that ran (kNative: the Hopper or the flash kernel; kCudnn).
+// cuda_attention through the backend named by `backend` (attention_config.backend), its cuDNN calls
+// cut by `split`. Returns the kernel family that ran (kNative: the Hopper or the flash kernel; kCudnn).
 AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
-                                     int64_t num_valid_kv, float scale, const std::string& backend);
+                                     int64_t num_valid_kv, float scale, const std::string& backend,
+                                     const AttentionKeySplit& split);
 AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
-                                     int64_t num_valid_kv, float scale, AttentionBackend backend);
+                                     int64_t num_valid_kv, float scale, AttentionBackend backend,
+                                     const AttentionKeySplit& split);
 
 }  // namespace vgen

@@ -80,15 +80,16 @@ kern::AttnArgs range_args(const kern::AttnArgs& a, int64_t c0, int64_t len) {
   return c;
 }
 
-// cuDNN over the key ranges of attention_kv_plan, merged into a.out (and a.lse) by LSE; the
-// remainder range (< 128 keys) folded in by attention_tail_merge_bf16 where it serves the call.
+// cuDNN over the key ranges of attention_kv_plan under `split`, merged into a.out (and a.lse) by
+// LSE; the remainder range (< 128 keys) folded in by attention_tail_merge_bf16 where it serves the
+// call and split.tail_fold asks for it.
 // cudaErrorNotSupported when the plan is one range or a range is outside cuDNN's support surface
 // (checked before anything is launched; the caller then runs one call).
-cudaError_t cudnn_chunked(const kern::AttnArgs& a, cudaStream_t stream) {
-  const auto plan = attention_kv_plan(std::min(a.num_valid_kv, a.Skv), attention_kv_chunk());
+cudaError_t cudnn_chunked(const kern::AttnArgs& a, const AttentionKeySplit& split, cudaStream_t stream) {
+  const auto plan = attention_kv_plan(std::min(a.num_valid_kv, a.Skv), split.kv_chunk);
   if (plan.size() < 2 || a.o_stride != 0) return cudaErrorNotSupported;
   const kern::AttnArgs tail = range_args(a, plan.back().first, plan.back().second);
-  const bool fold = attention_tail_fold() && tail.num_valid_kv <= kern::kAttnTailMaxKeys &&
+  const bool fold = split.tail_fold && tail.num_valid_kv <= kern::kAttnTailMaxKeys &&
                     kern::attention_tail_merge_supports(tail);
   const size_t n_cudnn = plan.size() - (fold ? 1 : 0);
   for (size_t i = 0; i < n_cudnn; ++i)
@@ -140,7 +141,8 @@ cudaError_t cudnn_chunked(const kern::AttnArgs& a, cudaStream_t stream) {
 bool cudnn_attention_available(std::string* why) { return kern::attention_cudnn_available(why); }
 
 AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
-                                     int64_t num_valid_kv, float scale, AttentionBackend backend) {
+                                     int64_t num_valid_kv, float scale, AttentionBackend backend,
+                                     const AttentionKeySplit& split) {
   if (backend != AttentionBackend::kCudnn) {
     // The own Hopper kernel: faster than cuDNN's SDPA on the H200 at Wan's shapes (720p
     // 188-190 ms against 191-195 for cuDNN with the key split; 480p 35.2 against 38.0 ms;
@@ -172,7 +174,7 @@ AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Ten
     } else {
       kern::AttnArgs a;
       if (bf16_args(q, k, v, out, lse, num_valid_kv, scale, &a, &why)) {
-        cudaError_t e = cudnn_chunked(a, compute_stream());
+        cudaError_t e = cudnn_chunked(a, split, compute_stream());
         if (e == cudaErrorNotSupported) e = kern::attention_fwd_cudnn(a, kern::AttnOut::kBF16, compute_stream());
         if (e == cudaSuccess) return AttentionBackend::kCudnn;
         if (e != cudaErrorNotSupported)

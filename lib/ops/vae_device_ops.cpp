@@ -7,11 +7,10 @@ namespace vgen {
 
 #ifndef VGEN_WITH_CUDA
 
-void set_vae_conv_backend(VaeConvBackend) {}
-VaeConvBackend vae_conv_backend() { return VaeConvBackend::kAuto; }
-void set_vae_conv_autotune(bool) {}
 VaeConvCounts vae_conv_counts() { return {}; }
-Tensor cuda_vae_conv3d(const Tensor&, const Tensor&, const Tensor&, const kern::Conv3dPad&) { throw_no_cuda("vae_conv3d"); }
+Tensor cuda_vae_conv3d(const Tensor&, const Tensor&, const Tensor&, const kern::Conv3dPad&, const VaeConvPolicy&) {
+  throw_no_cuda("vae_conv3d");
+}
 void cuda_vae_rms_norm(const Tensor&, const Tensor&, bool, Tensor&) { throw_no_cuda("vae_rms_norm"); }
 void cuda_vae_upsample2x(const Tensor&, int64_t, int64_t, Tensor&) { throw_no_cuda("vae_upsample2x"); }
 Tensor cuda_vae_time_interleave2(const Tensor&) { throw_no_cuda("vae_time_interleave2"); }

@@ -11,13 +11,17 @@
 
 namespace vgen {
 
-// Which convolution backend the device VAE uses (tests and benchmarks; default kAuto: cuDNN when
-// built and it accepts the shape, else the per-tap GEMM fallback).
+// How the device VAE's convolutions run, passed with every conv (WanVaeOptions::conv → VaeRun →
+// vae_causal_conv / vae_strided_conv → the device conv): a run keeps the defaults; tests and
+// benchmarks force a backend or autotuning.
 enum class VaeConvBackend { kAuto, kCudnn, kGemm };
-void set_vae_conv_backend(VaeConvBackend b);
-VaeConvBackend vae_conv_backend();
-// cuDNN plan autotuning for new conv shapes (kern::conv3d_set_autotune).
-void set_vae_conv_autotune(bool enabled);
+struct VaeConvPolicy {
+  // kAuto: cuDNN when built and it accepts the shape, else the per-tap GEMM fallback.
+  VaeConvBackend backend = VaeConvBackend::kAuto;
+  // cuDNN: the first call of each new shape times the first few plans (a device synchronisation
+  // each) and keeps the fastest; false runs the heuristics' first plan (kern::Conv3dArgs::autotune).
+  bool autotune = false;
+};
 // Calls served by each conv backend since start (tests check which path ran).
 struct VaeConvCounts {
   uint64_t cudnn = 0, gemm = 0, cudnn_rejected_shapes = 0, cudnn_unfused_bias = 0;
@@ -25,8 +29,10 @@ struct VaeConvCounts {
 VaeConvCounts vae_conv_counts();
 
 // Stride-1 conv, channels-last: x [Ti, Hi, Wi, Cin] (or [N, Ti, Hi, Wi, Cin]), w [Cout, kt, kh, kw, Cin]
-// of x's dtype, b [Cout] f32 or undefined, spatial zero padding `pad` → y [(N,) To, Ho, Wo, Cout].
-Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const kern::Conv3dPad& pad);
+// of x's dtype, b [Cout] f32 or undefined, spatial zero padding `pad` → y [(N,) To, Ho, Wo, Cout],
+// on the backend `policy` asks for.
+Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const kern::Conv3dPad& pad,
+                       const VaeConvPolicy& policy);
 
 // y = norm(x) over the last dim (channel RMS norm, gamma f32 [C]) then SiLU if asked; y
 // preallocated with x's shape (its dtype may differ; y may be a view, e.g. frames of a buffer).

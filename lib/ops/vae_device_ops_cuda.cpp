@@ -1,7 +1,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 
 #include "core/cuda_stream.h"
@@ -19,8 +18,6 @@ namespace {
 
 using namespace device_ops;
 
-std::atomic<VaeConvBackend> g_backend{VaeConvBackend::kAuto};
-
 // Score memory of one query block of the frame attention (fp32 elements).
 constexpr int64_t kAttnScoreElems = int64_t(64) << 20;
 
@@ -33,10 +30,6 @@ kern::ConvBackend kern_backend(VaeConvBackend b) {
 }
 
 }  // namespace
-
-void set_vae_conv_backend(VaeConvBackend b) { g_backend = b; }
-VaeConvBackend vae_conv_backend() { return g_backend.load(); }
-void set_vae_conv_autotune(bool enabled) { kern::conv3d_set_autotune(enabled); }
 
 VaeConvCounts vae_conv_counts() {
   const kern::Conv3dStats s = kern::conv3d_stats();
@@ -62,7 +55,8 @@ void cuda_vae_conv_weight_layout(const Tensor& src, Tensor& dst) {
   VGEN_CUDA_CHECK(kern::conv_weight_taps_last(src.f32(), dst.raw(), ot, d, compute_stream()));
 }
 
-Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const kern::Conv3dPad& pad) {
+Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const kern::Conv3dPad& pad,
+                       const VaeConvPolicy& policy) {
   const kern::FloatType t = act_type(x, "vae_conv3d", "input");
   check_dev(w, "vae_conv3d", "weight");
   VGEN_ASSERT(x.ndim() == 4 || x.ndim() == 5, "vae_conv3d: input {} must be [T,H,W,C] or [N,T,H,W,C]", x.str());
@@ -74,6 +68,7 @@ Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const 
   a.Ti = x.dim(-4), a.Hi = x.dim(-3), a.Wi = x.dim(-2), a.Cin = x.dim(-1);
   a.Cout = w.dim(0), a.kt = w.dim(1), a.kh = w.dim(2), a.kw = w.dim(3);
   a.pad = pad;
+  a.autotune = policy.autotune;
   if (b.defined()) {
     check_dev(b, "vae_conv3d", "bias");
     VGEN_ASSERT(b.dtype() == DType::kF32 && b.numel() == a.Cout, "vae_conv3d: bias {} must be f32 [{}]", b.str(),
@@ -88,7 +83,7 @@ Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const 
   a.x = x.raw(), a.w = w.raw(), a.y = y.raw();
   kern::ConvBackend chosen{};
   size_t ws = 0;
-  launched(kern::conv3d_prepare(a, kern_backend(g_backend.load()), &chosen, &ws), "vae_conv3d (plan)", x,
+  launched(kern::conv3d_prepare(a, kern_backend(policy.backend), &chosen, &ws), "vae_conv3d (plan)", x,
            kern::conv3d_last_error());
   Tensor work;
   if (ws > 0) work = Tensor::empty({int64_t(ws)}, DType::kU8, Device::kCUDA);

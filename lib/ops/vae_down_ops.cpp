@@ -38,10 +38,10 @@ void vae_patchify_into(const Tensor& frames, int64_t patch, Tensor& y) {
 }
 
 Tensor vae_strided_conv(const VaeConvWeights& c, const Tensor& x, const Conv3dPad& pad, int64_t stride_t,
-                        int64_t stride_s) {
+                        int64_t stride_s, const VaeConvPolicy& conv) {
   VGEN_ASSERT(vae_dims(x).C == c.cin && stride_t >= 1 && stride_s >= 1,
               "VAE strided conv: input {} for {} input channels, strides {}, {}", x.str(), c.cin, stride_t, stride_s);
-  if (!x.is_cpu()) return cuda_vae_conv3d_strided(x, c.w, c.b, pad, stride_t, stride_s);
+  if (!x.is_cpu()) return cuda_vae_conv3d_strided(x, c.w, c.b, pad, stride_t, stride_s, conv);
   check_host_f32(x, "vae_strided_conv", "input");
   check_host_f32(c.w, "vae_strided_conv", "weight");
   const int64_t t = x.dim(1), H = x.dim(2), W = x.dim(3);
@@ -81,7 +81,8 @@ Tensor vae_cat_frames(const Tensor& a, const Tensor& b) {
 }
 
 #ifndef VGEN_WITH_CUDA
-Tensor cuda_vae_conv3d_strided(const Tensor&, const Tensor&, const Tensor&, const kern::Conv3dPad&, int64_t, int64_t) {
+Tensor cuda_vae_conv3d_strided(const Tensor&, const Tensor&, const Tensor&, const kern::Conv3dPad&, int64_t, int64_t,
+                               const VaeConvPolicy&) {
   throw_no_cuda("vae_conv3d_strided");
 }
 void cuda_vae_patchify(const Tensor&, int64_t, Tensor&) { throw_no_cuda("vae_patchify"); }

@@ -20,8 +20,9 @@ void vae_patchify_into(const Tensor& frames, int64_t patch, Tensor& y);
 // The conv of `c` over the activation x with strides (stride_t frames, stride_s both spatial dims)
 // and spatial zero padding `pad`, no temporal padding and no cache → [Cout_s, To, Ho, Wo] (device
 // [To, Ho, Wo, Cout_s]) with To = (t − kt) / stride_t + 1, Ho = (H + top + bottom − kh) / stride_s + 1.
+// `conv`: the device conv's backend (the host runs the reference).
 Tensor vae_strided_conv(const VaeConvWeights& c, const Tensor& x, const Conv3dPad& pad, int64_t stride_t,
-                        int64_t stride_s);
+                        int64_t stride_s, const VaeConvPolicy& conv);
 
 // y += AvgDown3D(x) (Wan 2.2's residual down-block shortcut): x [Cin, t, H, W] → ceil(t / ft) frames
 // of H/fs × W/fs with y's channels (kern::avg_down_add_ref); x and y of one dtype.
@@ -32,7 +33,7 @@ Tensor vae_cat_frames(const Tensor& a, const Tensor& b);
 
 // Device sides of the ops above (ops/vae_down_ops_cuda.cpp; a CPU-only build throws kUsage).
 Tensor cuda_vae_conv3d_strided(const Tensor& x, const Tensor& w, const Tensor& b, const kern::Conv3dPad& pad,
-                               int64_t stride_t, int64_t stride_s);
+                               int64_t stride_t, int64_t stride_s, const VaeConvPolicy& policy);
 void cuda_vae_patchify(const Tensor& frames, int64_t patch, Tensor& y);
 void cuda_vae_avg_down_add_(Tensor& y, const Tensor& x, int64_t factor_t, int64_t factor_s);
 

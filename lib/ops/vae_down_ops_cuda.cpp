@@ -1,5 +1,5 @@
-// Device sides of ops/vae_down_ops.h: the strided conv on kernels/conv3d (the backend chosen by
-// set_vae_conv_backend, as the decoder's convs), patchify and AvgDown3D on kernels/vae_down/.
+// Device sides of ops/vae_down_ops.h: the strided conv on kernels/conv3d (the backend of the
+// caller's VaeConvPolicy, as the decoder's convs), patchify and AvgDown3D on kernels/vae_down/.
 #include "core/cuda_stream.h"
 #include "kernels/conv3d/conv3d.cuh"
 #include "kernels/vae_down/vae_down.cuh"
@@ -23,7 +23,7 @@ kern::ConvBackend kern_backend(VaeConvBackend b) {
 }  // namespace
 
 Tensor cuda_vae_conv3d_strided(const Tensor& x, const Tensor& w, const Tensor& b, const kern::Conv3dPad& pad,
-                               int64_t stride_t, int64_t stride_s) {
+                               int64_t stride_t, int64_t stride_s, const VaeConvPolicy& policy) {
   kern::Conv3dArgs a;
   a.type = act_type(x, "vae_conv3d_strided", "input");
   check_dev(w, "vae_conv3d_strided", "weight");
@@ -34,6 +34,7 @@ Tensor cuda_vae_conv3d_strided(const Tensor& x, const Tensor& w, const Tensor& b
   a.Cout = w.dim(0), a.kt = w.dim(1), a.kh = w.dim(2), a.kw = w.dim(3);
   a.pad = pad;
   a.stride_t = stride_t, a.stride_s = stride_s;
+  a.autotune = policy.autotune;
   if (b.defined()) {
     check_dev(b, "vae_conv3d_strided", "bias");
     VGEN_ASSERT(b.dtype() == DType::kF32 && b.numel() == a.Cout, "vae_conv3d_strided: bias {} must be f32 [{}]",
@@ -48,7 +49,7 @@ Tensor cuda_vae_conv3d_strided(const Tensor& x, const Tensor& w, const Tensor& b
   a.x = x.raw(), a.w = w.raw(), a.y = y.raw();
   kern::ConvBackend chosen{};
   size_t ws = 0;
-  launched(kern::conv3d_prepare(a, kern_backend(vae_conv_backend()), &chosen, &ws), "vae_conv3d_strided (plan)", x,
+  launched(kern::conv3d_prepare(a, kern_backend(policy.backend), &chosen, &ws), "vae_conv3d_strided (plan)", x,
            kern::conv3d_last_error());
   Tensor work;
   if (ws > 0) work = Tensor::empty({int64_t(ws)}, DType::kU8, Device::kCUDA);

@@ -91,7 +91,7 @@ Tensor host_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv3d
 }
 
 Tensor device_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv3dPad& pad, VaeConvCache* cache,
-                          bool cache_copy) {
+                          bool cache_copy, const VaeConvPolicy& conv) {
   const int64_t keep = c.kt - 1;
   if (keep > 0) {
     VGEN_ASSERT(cache != nullptr, "VAE conv with kt = {} needs a cache", c.kt);
@@ -104,7 +104,7 @@ Tensor device_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv
       front.copy_from(cache->frames);
     }
   }
-  Tensor y = cuda_vae_conv3d(buf, c.w, c.b, pad);  // [t, H, W, cout_store]
+  Tensor y = cuda_vae_conv3d(buf, c.w, c.b, pad, conv);  // [t, H, W, cout_store]
   if (keep > 0 && cache) {
     Tensor last = buf.narrow(buf.dim(0) - keep, keep);
     if (!cache_copy)
@@ -120,10 +120,10 @@ Tensor device_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv
 }  // namespace
 
 Tensor vae_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv3dPad& pad, VaeConvCache* cache,
-                       bool cache_copy) {
+                       bool cache_copy, const VaeConvPolicy& conv) {
   VGEN_ASSERT(vae_dims(buf).C == c.cin, "VAE conv: input {} for {} input channels", buf.str(), c.cin);
   if (buf.is_cpu()) return host_causal_conv(c, buf, pad, cache);
-  return device_causal_conv(c, buf, pad, cache, cache_copy);
+  return device_causal_conv(c, buf, pad, cache, cache_copy, conv);
 }
 
 Tensor vae_pointwise(const VaeConvWeights& c, const Tensor& x) {

@@ -5,6 +5,7 @@
 #pragma once
 #include "core/tensor.h"
 #include "kernels/conv3d/conv3d_ref.h"
+#include "ops/vae_device_ops.h"
 
 namespace vgen {
 
@@ -48,9 +49,9 @@ VaeConvBuffer vae_conv_buffer(const Shape& shape, DType dt, Device device, int64
 // The stride-1 conv of `c` over buf (vae_conv_front frames in front of the chunk) with the zero
 // padding `pad`: with kt > 1 over [cache, chunk], the cache then holding the last kt − 1 frames
 // (diffusers' feat_cache protocol; device: a view of buf, or with cache_copy a copy) → [Cout_s, t, H, W]
-// / [t, H, W, Cout_s].
+// / [t, H, W, Cout_s]. `conv`: the device conv's backend (the host runs the reference).
 Tensor vae_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv3dPad& pad, VaeConvCache* cache,
-                       bool cache_copy);
+                       bool cache_copy, const VaeConvPolicy& conv);
 // A 1×1×1 conv of x (any number of frames; device: one GEMM) → Cout_s channels.
 Tensor vae_pointwise(const VaeConvWeights& c, const Tensor& x);
 

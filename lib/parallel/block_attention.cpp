@@ -29,7 +29,7 @@ void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t 
     if (fp8)
       cuda_attention_fp8(q, k, v, out, lse, num_valid_kv, scale, qk == kern::Fp8Qk::kInt8);
     else
-      cuda_attention_auto(q, k, v, out, lse, num_valid_kv, scale, policy.backend);
+      cuda_attention_auto(q, k, v, out, lse, num_valid_kv, scale, policy.backend, policy.key_split);
     return;
   }
   check_host_f32(q, "q");

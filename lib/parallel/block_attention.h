@@ -12,8 +12,9 @@ namespace vgen {
 
 // q [B, Sq, H, D], k/v [B, Skv, H, D] -> out [B, Sq, H, D]; lse [B, H, Sq] fp32 (optional).
 // Keys j >= num_valid_kv get zero weight; with no valid key the row is 0 and lse = -inf.
-// Scale 1/sqrt(D). `policy`: the device backend, and whether this is an fp8 self-attention (the
-// FP8 kernels give the LSE of the true scores, so the Ring and Attention2D merges are unchanged).
+// Scale 1/sqrt(D). `policy`: the device backend and key split, and whether this is an fp8
+// self-attention (the FP8 kernels give the LSE of the true scores, so the Ring and Attention2D
+// merges are unchanged).
 void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t num_valid_kv, Tensor& out,
                      Tensor* lse, const AttentionPolicy& policy);
 

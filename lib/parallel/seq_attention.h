@@ -31,10 +31,12 @@ struct SeqLayout {
 };
 
 // How one attention call computes, passed down with every call (no process or thread state): the
-// device kernels' backend (attention_config.backend) and, for a self-attention under precision fp8,
-// the FP8 kernel with its Q·Kᵀ format. The host runs the fp32 reference (fp8: its emulation).
+// device kernels' backend (attention_config.backend), how its cuDNN calls cut the keys and, for a
+// self-attention under precision fp8, the FP8 kernel with its Q·Kᵀ format. The host runs the fp32
+// reference (fp8: its emulation).
 struct AttentionPolicy {
   AttentionBackend backend = AttentionBackend::kAuto;
+  AttentionKeySplit key_split;
   bool fp8 = false;
   QkFormat qk = QkFormat::kE4m3;
 };

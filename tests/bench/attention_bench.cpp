@@ -245,6 +245,7 @@ void bench_split(int64_t S, int64_t H, int64_t D) {
   const kern::AttnArgs am = args(0, main_keys, o, l), ar = args(main_keys, tail, o2, l2);
   const void* parts[2] = {o.raw(), o2.raw()};
   const float* lses[2] = {l.f32(), l2.f32()};
+  const AttentionKeySplit fold{-1, true}, tail_cudnn{-1, false};  // the remainder both ways
   const std::vector<std::pair<std::string, std::function<cudaError_t()>>> fns = {
       {"main_cudnn", [&] { return kern::attention_fwd_cudnn(am, kern::AttnOut::kBF16, compute_stream()); }},
       {"tail_cudnn", [&] { return kern::attention_fwd_cudnn(ar, kern::AttnOut::kBF16, compute_stream()); }},
@@ -256,14 +257,11 @@ void bench_split(int64_t S, int64_t H, int64_t D) {
          return kern::attention_tail_merge_bf16(a, l.f32(), compute_stream());
        }},
       {"whole", [&] {
-         set_attention_tail_fold(true);
-         cuda_attention_auto(q, k, v, o, &l, S, 1.0f / std::sqrt(float(D)), AttentionBackend::kAuto);
+         cuda_attention_auto(q, k, v, o, &l, S, 1.0f / std::sqrt(float(D)), AttentionBackend::kAuto, fold);
          return cudaSuccess;
        }},
       {"whole_tail_cudnn", [&] {
-         set_attention_tail_fold(false);
-         cuda_attention_auto(q, k, v, o, &l, S, 1.0f / std::sqrt(float(D)), AttentionBackend::kAuto);
-         set_attention_tail_fold(true);
+         cuda_attention_auto(q, k, v, o, &l, S, 1.0f / std::sqrt(float(D)), AttentionBackend::kAuto, tail_cudnn);
          return cudaSuccess;
        }}};
   for (int round = 0; round < 2; ++round)
@@ -281,11 +279,8 @@ void bench_split(int64_t S, int64_t H, int64_t D) {
   const float scale = 1.0f / std::sqrt(float(D));
   Tensor lf = Tensor::empty({1, H, S}, DType::kF32, Device::kCUDA), lc = Tensor::empty({1, H, S}, DType::kF32, Device::kCUDA);
   Tensor of = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA), oc = Tensor::empty({1, S, H, D}, DType::kBF16, Device::kCUDA);
-  set_attention_tail_fold(true);
-  cuda_attention_auto(q, k, v, of, &lf, S, scale, AttentionBackend::kAuto);
-  set_attention_tail_fold(false);
-  cuda_attention_auto(q, k, v, oc, &lc, S, scale, AttentionBackend::kAuto);
-  set_attention_tail_fold(true);
+  cuda_attention_auto(q, k, v, of, &lf, S, scale, AttentionBackend::kAuto, fold);
+  cuda_attention_auto(q, k, v, oc, &lc, S, scale, AttentionBackend::kAuto, tail_cudnn);
   kern::AttnArgs an = args(0, S, o, l);
   VGEN_CUDA_CHECK(kern::attention_fwd_bf16(an, kern::AttnOut::kBF16, compute_stream()));
   const int64_t n = std::min(S, kCheckTokens);

@@ -61,6 +61,7 @@
 #include "dist/device_mesh.h"
 #include "dist/weight_stream.h"
 #include "kernels/gemm/gemm.cuh"
+#include "io/attention_tuning.h"
 #include "model/wan/dit/transformer.h"
 #include "ops/attention_backend.h"
 #include "ops/device_ops.h"
@@ -321,7 +322,8 @@ int main(int argc, char** argv) {
       stream.run();
       load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
-    model->set_attention_backend(parse_attention_backend(a.attention));
+    // The key split as a run reads it (VGEN_ATTN_KV_CHUNK, VGEN_ATTN_TAIL).
+    model->set_attention({parse_attention_backend(a.attention), attention_key_split_from_env()});
     const WanTransformerConfig& cfg = model->config();
     const int layers = cfg.num_layers;
     if (!a.fp8.empty())  // every forward in fp8; the bf16 weights of the quantised linears are freed

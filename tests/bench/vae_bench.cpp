@@ -149,8 +149,8 @@ std::vector<ConvShape> decoder_convs(const WanVaeConfig& cfg, int64_t T, int64_t
 
 // Times each conv (1 warm-up + 5 runs, median) on random data; returns the estimated conv seconds
 // of one decode.
-double conv_profile(const WanVaeConfig& cfg, DType dt, int64_t T, int64_t h, int64_t w, const std::string& shape,
-                    const Args& args) {
+double conv_profile(const WanVaeConfig& cfg, DType dt, const VaeConvPolicy& conv, int64_t T, int64_t h, int64_t w,
+                    const std::string& shape, const Args& args) {
   double total = 0;
   uint64_t seed = 99;
   for (const ConvShape& c : decoder_convs(cfg, T, h, w)) {
@@ -163,13 +163,13 @@ double conv_profile(const WanVaeConfig& cfg, DType dt, int64_t T, int64_t h, int
     const int64_t p = (c.k - 1) / 2;
     const kern::Conv3dPad pad{p, p, p, p};
     const VaeConvCounts c0 = vae_conv_counts();
-    { Tensor y = cuda_vae_conv3d(x, wt, b, pad); }
+    { Tensor y = cuda_vae_conv3d(x, wt, b, pad, conv); }
     const bool cudnn = vae_conv_counts().cudnn > c0.cudnn;
     std::vector<double> ms;
     CudaEventTimer timer;
     for (int r = 0; r < 5; ++r) {
       timer.start();
-      Tensor y = cuda_vae_conv3d(x, wt, b, pad);
+      Tensor y = cuda_vae_conv3d(x, wt, b, pad, conv);
       timer.stop();
       ms.push_back(timer.seconds() * 1e3);
     }
@@ -238,16 +238,16 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop{};
     VGEN_CUDA_CHECK(cudaGetDeviceProperties(&prop, cuda_current_device()));
     const char* commit = std::getenv("VGEN_COMMIT");
-    set_vae_conv_backend(args.backend == "gemm" ? VaeConvBackend::kGemm
-                         : args.backend == "cudnn" ? VaeConvBackend::kCudnn
-                                                   : VaeConvBackend::kAuto);
-    set_vae_conv_autotune(args.autotune);
 
     WanVaeConfig cfg;  // the constructor defaults are the Wan 2.1 VAE (wan_spec §5.1)
     WanVaeOptions opt;
     opt.device = Device::kCUDA;
     opt.dtype = args.dtype == "fp32" ? DType::kF32 : DType::kBF16;
     opt.cache_copy = args.cache_copy;
+    opt.conv.backend = args.backend == "gemm"    ? VaeConvBackend::kGemm
+                       : args.backend == "cudnn" ? VaeConvBackend::kCudnn
+                                                 : VaeConvBackend::kAuto;
+    opt.conv.autotune = args.autotune;
     auto dec = WanVaeDecoder::random(cfg, opt, 1234);  // same seed, same weights on every rank
     sync_compute_stream();
     // Every rank of the group ends with the full video (the output is all-gathered).
@@ -373,7 +373,7 @@ int main(int argc, char** argv) {
       }
       video = Tensor();
       hv = Tensor();
-      if (args.conv_profile) conv_profile(cfg, opt.dtype, T, h, w, shape, args);
+      if (args.conv_profile) conv_profile(cfg, opt.dtype, opt.conv, T, h, w, shape, args);
       if (any_bad) {
         dist_finalize();
         return 1;

@@ -80,7 +80,7 @@ Result run_case(Mesh& mesh, SeqAttention& attn, const Case& c, uint64_t seed, ke
          vp = test::pad_seq(v, layout.padded, rng, kPadScale);
   Tensor out;
   {
-    const AttentionPolicy fp8{AttentionBackend::kAuto, /*fp8=*/true,
+    const AttentionPolicy fp8{AttentionBackend::kAuto, AttentionKeySplit{}, /*fp8=*/true,
                               qk == kern::Fp8Qk::kInt8 ? QkFormat::kInt8 : QkFormat::kE4m3};
     out = attn.forward(shard_seq(qp, layout.begin(), L), shard_seq(kp, layout.begin(), L),
                        shard_seq(vp, layout.begin(), L), layout, fp8);

@@ -32,6 +32,8 @@ using namespace vgen::testing;
 
 namespace {
 
+const AttentionKeySplit kSplit{};  // the default key split (auto, remainder folded)
+
 struct Cfg {
   int64_t B, Sq, Skv, H, D, nvalid;
 };
@@ -227,7 +229,7 @@ TEST(AttentionCudnnGpu, BackendDispatchAndFallback) {
       Tensor out = Tensor::empty({c.B, c.Sq, c.H, c.D}, DType::kBF16, Device::kCUDA);
       Tensor lse = Tensor::empty({c.B, c.H, c.Sq}, DType::kF32, Device::kCUDA);
       const uint64_t wgmma0 = kern::attention_wgmma_calls();
-      const AttentionBackend used = cuda_attention_auto(q, k, v, out, &lse, c.nvalid, scale, backend);
+      const AttentionBackend used = cuda_attention_auto(q, k, v, out, &lse, c.nvalid, scale, backend, kSplit);
       // auto and native take the own Hopper kernel at D = 128 wherever it runs (sm_90).
       const bool hopper = std::string(backend) != "cudnn" && c.D == 128 && kern::attention_wgmma_available();
       const bool expect_cudnn = c.D % 8 == 0 && !hopper && std::string(backend) != "native";
@@ -239,11 +241,12 @@ TEST(AttentionCudnnGpu, BackendDispatchAndFallback) {
     }
     // An f32 output (Ring partials) always runs on the native kernel.
     Tensor out32 = Tensor::empty({c.B, c.Sq, c.H, c.D}, DType::kF32, Device::kCUDA);
-    EXPECT_EQ(cuda_attention_auto(q, k, v, out32, nullptr, c.nvalid, scale, "cudnn"), AttentionBackend::kNative);
+    EXPECT_EQ(cuda_attention_auto(q, k, v, out32, nullptr, c.nvalid, scale, "cudnn", kSplit),
+              AttentionBackend::kNative);
   }
   Tensor t = Tensor::empty({1, 1, 1, 64}, DType::kBF16, Device::kCUDA);
   try {
-    cuda_attention_auto(t, t, t, t, nullptr, 1, 1.0f, "flash3");
+    cuda_attention_auto(t, t, t, t, nullptr, 1, 1.0f, "flash3", kSplit);
     ADD_FAILURE() << "unknown backend accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::kUsage);
@@ -269,9 +272,9 @@ TEST(AttentionCudnnGpu, GraphsAreCached) {
   VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream()));
 }
 
-// Key-chunked cuDNN attention (set_attention_kv_chunk): chunks of 128-multiples over the valid keys,
-// merged once (attention_merge_parts_bf16), the remainder folded in by the own kernel or run on
-// cuDNN and merged (set_attention_tail_fold), with and without LSE, excluded keys loud; same bounds
+// Key-chunked cuDNN attention (AttentionKeySplit::kv_chunk): chunks of 128-multiples over the valid
+// keys, merged once (attention_merge_parts_bf16), the remainder folded in by the own kernel or run on
+// cuDNN and merged (AttentionKeySplit::tail_fold), with and without LSE, excluded keys loud; same bounds
 // as one call (the bf16 partials add at most half an ulp before the fp32 merge).
 TEST(AttentionCudnnGpu, KeyChunksMatchRef) {
   VGEN_REQUIRE_CUDNN();
@@ -290,13 +293,9 @@ TEST(AttentionCudnnGpu, KeyChunksMatchRef) {
         SCOPED_TRACE(::testing::Message() << "fold " << fold << " lse " << with_lse);
         Tensor out = Tensor::empty({c.B, c.Sq, c.H, c.D}, DType::kBF16, Device::kCUDA);
         Tensor lse = Tensor::empty({c.B, c.H, c.Sq}, DType::kF32, Device::kCUDA);
-        set_attention_kv_chunk(chunk);
-        set_attention_tail_fold(fold);
         const uint64_t calls0 = kern::attention_cudnn_stats().calls;
-        const AttentionBackend used =
-            cuda_attention_auto(q, k, v, out, with_lse ? &lse : nullptr, c.nvalid, scale, "cudnn");
-        set_attention_kv_chunk(-1);
-        set_attention_tail_fold(true);
+        const AttentionBackend used = cuda_attention_auto(q, k, v, out, with_lse ? &lse : nullptr, c.nvalid, scale,
+                                                          "cudnn", AttentionKeySplit{chunk, fold});
         EXPECT_EQ(used, AttentionBackend::kCudnn);
         // One cuDNN call per key range, but the last (<= 128 keys) when it is folded in: the
         // split really ran (a silent single call would also match).
@@ -320,21 +319,21 @@ TEST(AttentionCudnnGpu, RequestedBackendIsHonoured) {
   VGEN_REQUIRE_GPU();
   Tensor t = device_tensor(rounded_bf16(random_vec(4 * 64, 7)), {1, 4, 1, 64}, DType::kBF16);
   Tensor out = Tensor::empty({1, 4, 1, 64}, DType::kBF16, Device::kCUDA);
-  EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "native"), AttentionBackend::kNative);
+  EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "native", kSplit), AttentionBackend::kNative);
   if (kern::attention_cudnn_available()) {
-    EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "cudnn"), AttentionBackend::kCudnn);
-    EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "auto"), AttentionBackend::kCudnn);
+    EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "cudnn", kSplit), AttentionBackend::kCudnn);
+    EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "auto", kSplit), AttentionBackend::kCudnn);
     VGEN_CUDA_CHECK(cudaStreamSynchronize(compute_stream()));
     return;
   }
   try {
-    cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "cudnn");
+    cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "cudnn", kSplit);
     ADD_FAILURE() << "cudnn accepted in a build without cuDNN";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::kUsage);
     EXPECT_NE(e.message().find("attention_config.backend"), std::string::npos) << e.message();
   }
-  EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "auto"), AttentionBackend::kNative);
+  EXPECT_EQ(cuda_attention_auto(t, t, t, out, nullptr, 4, 1.0f, "auto", kSplit), AttentionBackend::kNative);
 }
 
 #else

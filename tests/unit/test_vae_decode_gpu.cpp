@@ -44,18 +44,15 @@ Tensor random_latents(const Shape& s, uint32_t seed) {
   return Tensor::from_vector(v, s);
 }
 
-std::shared_ptr<WanVaeDecoder> device_decoder(DType dt, bool cache_copy = false) {
+std::shared_ptr<WanVaeDecoder> device_decoder(DType dt, bool cache_copy = false,
+                                              VaeConvBackend backend = VaeConvBackend::kAuto) {
   WanVaeOptions opt;
   opt.device = Device::kCUDA;
   opt.dtype = dt;
   opt.cache_copy = cache_copy;
+  opt.conv.backend = backend;
   return std::make_shared<WanVaeDecoder>(WanVaeDecoder::load(kVaeDir, opt));
 }
-
-struct BackendGuard {
-  explicit BackendGuard(VaeConvBackend b) { set_vae_conv_backend(b); }
-  ~BackendGuard() { set_vae_conv_backend(VaeConvBackend::kAuto); }
-};
 
 TEST(VaeDecodeGpu, GoldenVideo) {
   VGEN_REQUIRE_GPU();
@@ -89,9 +86,8 @@ TEST(VaeDecodeGpu, MatchesCpuDecoderOnOddShapesBothBackends) {
   Tensor ref = cpu.decode(z);  // [1, 3, 9, 40, 56]
   for (VaeConvBackend b : {VaeConvBackend::kAuto, VaeConvBackend::kGemm})
     for (DType dt : {DType::kF32, DType::kBF16}) {
-      BackendGuard guard(b);
       const VaeConvCounts c0 = vae_conv_counts();
-      Tensor video = device_decoder(dt)->decode(z);
+      Tensor video = device_decoder(dt, false, b)->decode(z);
       const VaeConvCounts c1 = vae_conv_counts();
       ASSERT_EQ(video.shape(), ref.shape());
       const double err = rel_l2(video, ref);

@@ -170,9 +170,10 @@ TEST(VaeDownGpu, StridedConvOpMatchesHostOp) {
   cuda_vae_conv_weight_layout(hc.w.to(Device::kCUDA), dc.w);
   dc.b = hc.b.to(Device::kCUDA);
   const auto x = random_vec(size_t(Cin * T * H * W), 33);
-  const Tensor yh = vae_strided_conv(hc, Tensor::from_vector(x, {Cin, T, H, W}), {0, 1, 0, 1}, 1, 2);
+  const VaeConvPolicy conv{};
+  const Tensor yh = vae_strided_conv(hc, Tensor::from_vector(x, {Cin, T, H, W}), {0, 1, 0, 1}, 1, 2, conv);
   const Tensor yd = vae_strided_conv(dc, device_tensor(transpose(x, Cin, T * H * W), {T, H, W, Cin}, DType::kF32),
-                                     {0, 1, 0, 1}, 1, 2);
+                                     {0, 1, 0, 1}, 1, 2, conv);
   ASSERT_EQ(yd.shape(), (Shape{T, H / 2, W / 2, Cout}));
   EXPECT_LE(rel_err(host_f32(yd), transpose(host_f32(yh), Cout, T * (H / 2) * (W / 2))), 1e-5);
 }

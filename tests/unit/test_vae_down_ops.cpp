@@ -19,6 +19,8 @@ using namespace vgen;
 
 namespace {
 
+const VaeConvPolicy kHostConv{};  // the device conv's backend; the host runs the reference
+
 Tensor rand_tensor(const Shape& s, uint32_t seed) {
   std::mt19937 g(seed);
   std::normal_distribution<float> d(0.f, 1.f);
@@ -103,7 +105,7 @@ TEST(VaeDownOps, DownsampleConvMatchesLoops) {
     SCOPED_TRACE(::testing::Message() << T << "x" << H << "x" << W);
     const VaeConvWeights c = host_conv(6, 5, 0, 3, 3, 3);
     const Tensor x = rand_tensor({5, T, H, W}, 7);
-    const Tensor y = vae_strided_conv(c, x, {0, 1, 0, 1}, 1, 2);
+    const Tensor y = vae_strided_conv(c, x, {0, 1, 0, 1}, 1, 2, kHostConv);
     ASSERT_EQ(y.shape(), (Shape{6, T, H / 2, W / 2}));
     EXPECT_LE(rel_l2(y, naive_strided_conv(x, c.w.reshape({6, 5, 1, 3, 3}), c.b, {0, 1, 0, 1}, 1, 2)), 1e-6);
   }
@@ -114,7 +116,7 @@ TEST(VaeDownOps, TimeConvStrideTwoMatchesLoops) {
   for (int64_t T : {5, 3, 6}) {
     const VaeConvWeights c = host_conv(4, 4, 3, 1, 1, 11);
     const Tensor x = rand_tensor({4, T, 3, 5}, 13);
-    const Tensor y = vae_strided_conv(c, x, {}, 2, 1);
+    const Tensor y = vae_strided_conv(c, x, {}, 2, 1, kHostConv);
     ASSERT_EQ(y.dim(1), (T - 3) / 2 + 1);
     EXPECT_LE(rel_l2(y, naive_strided_conv(x, c.w, c.b, {}, 2, 1)), 1e-6);
   }
@@ -125,11 +127,13 @@ TEST(VaeDownOps, GeneralStridesAndPaddingMatchLoops) {
   const Tensor x = rand_tensor({2, 7, 9, 10}, 19);
   for (auto [st, ss] : {std::pair<int64_t, int64_t>{1, 1}, {2, 2}, {3, 2}, {1, 3}}) {
     const kern::Conv3dPad pad{1, 0, 2, 1};
-    EXPECT_LE(rel_l2(vae_strided_conv(c, x, pad, st, ss), naive_strided_conv(x, c.w, c.b, pad, st, ss)), 1e-6)
+    EXPECT_LE(rel_l2(vae_strided_conv(c, x, pad, st, ss, kHostConv), naive_strided_conv(x, c.w, c.b, pad, st, ss)),
+              1e-6)
         << st << " " << ss;
   }
   // Stride 1 agrees with the decoder's stride-1 conv.
-  EXPECT_LE(rel_l2(vae_strided_conv(c, x, {1, 1, 1, 1}, 1, 1), vae_conv3d(x, c.w, c.b, {1, 1, 1, 1})), 1e-6);
+  EXPECT_LE(rel_l2(vae_strided_conv(c, x, {1, 1, 1, 1}, 1, 1, kHostConv), vae_conv3d(x, c.w, c.b, {1, 1, 1, 1})),
+            1e-6);
 }
 
 TEST(VaeDownOps, PatchifyIsDiffusersViewPermute) {

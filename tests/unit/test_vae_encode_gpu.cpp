@@ -30,21 +30,18 @@ const VaeCase kCases[] = {{"vae_encode", "wan21-i2v-tiny"}, {"vae22_encode", "wa
 
 std::string vae_dir(const VaeCase& c) { return kFixtures + "/" + c.model + "/vae"; }
 
-std::shared_ptr<WanVaeEncoder> device_encoder(const VaeCase& c, DType dt) {
+std::shared_ptr<WanVaeEncoder> device_encoder(const VaeCase& c, DType dt,
+                                              VaeConvBackend backend = VaeConvBackend::kAuto) {
   WanVaeOptions opt;
   opt.device = Device::kCUDA;
   opt.dtype = dt;
+  opt.conv.backend = backend;
   return std::make_shared<WanVaeEncoder>(WanVaeEncoder::load(vae_dir(c), opt));
 }
 
 Tensor random_video(const Shape& s, uint32_t seed) {
   return Tensor::from_vector(random_vec(size_t(shape_numel(s)), seed, -1.0f, 1.0f), s);
 }
-
-struct BackendGuard {
-  explicit BackendGuard(VaeConvBackend b) { set_vae_conv_backend(b); }
-  ~BackendGuard() { set_vae_conv_backend(VaeConvBackend::kAuto); }
-};
 
 TEST(VaeEncodeGpu, GoldenMoments) {
   VGEN_REQUIRE_GPU();
@@ -82,9 +79,8 @@ TEST(VaeEncodeGpu, MatchesHostEncoderBothBackends) {
     const Tensor ref = host.encode_moments(video);  // [1, 2z, 3, 3, 5]
     for (VaeConvBackend b : {VaeConvBackend::kAuto, VaeConvBackend::kGemm})
       for (DType dt : {DType::kF32, DType::kBF16}) {
-        BackendGuard guard(b);
         const VaeConvCounts c0 = vae_conv_counts();
-        const Tensor m = device_encoder(c, dt)->encode_moments(video);
+        const Tensor m = device_encoder(c, dt, b)->encode_moments(video);
         const VaeConvCounts c1 = vae_conv_counts();
         ASSERT_EQ(m.device(), Device::kCUDA);
         ASSERT_EQ(m.shape(), ref.shape());

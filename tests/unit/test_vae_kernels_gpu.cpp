@@ -375,15 +375,17 @@ TEST(VaeConvGpu, TensorWrapperAndBackendSwitch) {
   auto b = random_vec(size_t(Cout), 93);
   Tensor dx = device_tensor(x, {T, H, W, Cin}, DType::kF32), dw = device_tensor(w, {Cout, 3, 3, 3, Cin}, DType::kF32);
   Tensor db = device_tensor(b, {Cout}, DType::kF32);
-  set_vae_conv_backend(VaeConvBackend::kGemm);
   const VaeConvCounts c0 = vae_conv_counts();
-  Tensor y1 = cuda_vae_conv3d(dx, dw, db, {1, 1, 1, 1});
+  Tensor y1 = cuda_vae_conv3d(dx, dw, db, {1, 1, 1, 1}, VaeConvPolicy{VaeConvBackend::kGemm, false});
   EXPECT_EQ(vae_conv_counts().gemm, c0.gemm + 1);
-  set_vae_conv_backend(VaeConvBackend::kAuto);
-  Tensor y2 = cuda_vae_conv3d(dx, dw, db, {1, 1, 1, 1});
+  Tensor y2 = cuda_vae_conv3d(dx, dw, db, {1, 1, 1, 1}, VaeConvPolicy{});
   ASSERT_EQ(y1.shape(), (Shape{1, H, W, Cout}));
   EXPECT_LE(rel_l2(host_f32(y2), host_f32(y1)), 1e-5);
-  EXPECT_THROW(cuda_vae_conv3d(dx, dw.reshape({Cout, 27, 1, 1, Cin}), db, {}), Error);  // kt = 27 > T
+  // Autotuning picks among cuDNN's plans of the same conv (auto: the fallback without cuDNN).
+  Tensor y3 = cuda_vae_conv3d(dx, dw, db, {1, 1, 1, 1}, VaeConvPolicy{VaeConvBackend::kAuto, true});
+  EXPECT_LE(rel_l2(host_f32(y3), host_f32(y1)), 1e-5);
+  EXPECT_THROW(cuda_vae_conv3d(dx, dw.reshape({Cout, 27, 1, 1, Cin}), db, {}, VaeConvPolicy{}),
+               Error);  // kt = 27 > T
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -124,7 +124,8 @@ void ClipVisionEncoder::layer_forward(const ClipVisionLayer& l, Tensor& x) const
   const Tensor v = linear(l.v, n, m).reshape({B, S, H, Dh});  // [B, S, H, Dh]
   Tensor o = Tensor::empty({B, S, H, Dh}, dtype_, device_);   // [B, S, H, Dh]
   // Every token attends to every token (no mask); block_attention's scale is head_dim^-0.5.
-  block_attention(q, k, v, S, o, nullptr, AttentionPolicy{backend_, false, QkFormat::kE4m3});
+  const AttentionPolicy policy{attention_.backend, attention_.key_split, false, QkFormat::kE4m3};
+  block_attention(q, k, v, S, o, nullptr, policy);
   linear_add_(x, l.o, o.reshape({B, S, D}), m);  // x += out_proj(o)
   n = layer_norm(x, l.ln2_w, l.ln2_b, eps);      // [B, S, D]
   Tensor h = linear(l.fc1, n, m);                // [B, S, F]

@@ -43,8 +43,9 @@ class ClipVisionEncoder {
   // embeddings in `dtype` (kBF16 or kF32), layer norms in f32 (the device norm's contract). Every
   // later forward runs there in `dtype`.
   void to_device(DType dtype);
-  // The device attention kernel family (attention_config.backend); the host ignores it.
-  void set_attention_backend(AttentionBackend backend) { backend_ = backend; }
+  // The device attention kernels (attention_config: the backend and the key split); the host
+  // ignores them.
+  void set_attention(const AttentionConfig& attention) { attention_ = attention; }
 
   const ClipVisionConfig& config() const { return cfg_; }
   Device device() const { return device_; }
@@ -63,7 +64,7 @@ class ClipVisionEncoder {
   ClipVisionConfig cfg_;
   Device device_ = Device::kCPU;
   DType dtype_ = DType::kF32;
-  AttentionBackend backend_ = AttentionBackend::kAuto;
+  AttentionConfig attention_;
   LinearWeights patch_;         // w [D, C·P·P] (the conv weight [D, C, P, P] flattened), no bias
   Tensor class_emb_;            // [D]
   Tensor pos_emb_;              // [num_positions, D]

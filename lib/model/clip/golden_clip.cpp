@@ -14,7 +14,7 @@ void golden_clip_image_encode(GoldenCase& c) {
   // first device selection is safe here).
   if (c.recipe && c.recipe->is_cuda()) {
     select_mesh_device();
-    enc.set_attention_backend(c.recipe->attention.backend);
+    enc.set_attention(c.recipe->attention);
     enc.to_device(c.recipe->compute_dtype());
   }
   const Tensor px = c.tensors.get_f32("pixel_values");                // [B, C, H, W]

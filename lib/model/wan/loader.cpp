@@ -169,7 +169,7 @@ void stream_to_host(WanLoad& l) {
 // over the world, as on the GPU, whose DWDP placed the blocks while streaming).
 void finalize(WanLoad& l) {
   for (auto& e : l.experts)
-    if (e) e->set_attention_backend(l.recipe.attention.backend);
+    if (e) e->set_attention(l.recipe.attention);
   for (auto& e : l.experts)
     if (e && l.recipe.is_fp8()) e->enable_fp8(wan_fp8_options(l.recipe));
   if (!l.cuda && l.recipe.parallel.dwdp_size > 1)
@@ -195,7 +195,7 @@ void load_image_side(WanLoad& l) {
   if (wan_takes_image_tokens(l.dir)) {
     auto clip = std::make_shared<ClipVisionEncoder>(ClipVisionEncoder::load(l.dir.component_path("image_encoder")));
     if (l.cuda) clip->to_device(l.recipe.compute_dtype());
-    clip->set_attention_backend(l.recipe.attention.backend);
+    clip->set_attention(l.recipe.attention);
     c.clip = std::move(clip);
     c.clip_processor = read_clip_image_processor_config(l.dir.component_path("image_processor"));
   }

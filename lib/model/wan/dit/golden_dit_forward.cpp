@@ -29,7 +29,7 @@ void golden_dit_forward(GoldenCase& c) {
   Mesh& mesh = dmesh ? *dmesh : *c.mesh;
   auto model = WanTransformer::load((std::filesystem::path(c.model_dir()) / component).string());
   const bool fp8 = c.recipe->is_fp8();
-  model->set_attention_backend(c.recipe->attention.backend);  // carried over by to_device
+  model->set_attention(c.recipe->attention);  // carried over by to_device
   if (fp8) model->enable_fp8(wan_fp8_options(*c.recipe));      // carried over by to_device
   if (dmesh) {
     WanDeviceOptions o;

@@ -62,7 +62,7 @@ LinearRows WanTransformer::linear_rows() const {
 }
 
 WanForwardContext WanTransformer::host_context() const {
-  return {cfg_, w_, *this, rope_, fp8_, Device::kCPU, WanBlockFusion{}, linear_rows(), backend_, host_dwdp_ != nullptr,
+  return {cfg_, w_, *this, rope_, fp8_, Device::kCPU, WanBlockFusion{}, linear_rows(), attention_, host_dwdp_ != nullptr,
           nullptr};
 }
 
@@ -75,9 +75,9 @@ std::unique_ptr<Conditioning> WanTransformer::prepare(const Tensor& prompt_embed
   return std::make_unique<TextContext>(prepare_text(prompt_embeds, image_tokens));
 }
 
-void WanTransformer::set_attention_backend(AttentionBackend backend) {
-  backend_ = backend;
-  if (device_) device_->set_attention_backend(backend);
+void WanTransformer::set_attention(const AttentionConfig& attention) {
+  attention_ = attention;
+  if (device_) device_->set_attention(attention);
 }
 
 void WanTransformer::set_profiler(DitPhaseProfiler* profiler) const {
@@ -131,7 +131,7 @@ void WanTransformer::enable_fp8(const WanFp8Options& options) {
 void WanTransformer::to_device(const WanDeviceOptions& options, bool keep_host_weights) {
   if (!device_) {
     device_ = WanDeviceModel::upload(cfg_, w_, options);
-    device_->set_attention_backend(backend_);
+    device_->set_attention(attention_);
     if (fp8_.any()) device_->enable_fp8(fp8_);
   }
   if (!keep_host_weights) {

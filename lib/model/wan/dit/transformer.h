@@ -76,10 +76,10 @@ class WanTransformer final : public Denoiser, private WanBlockSource {
   Tensor forward(const Tensor& latents, const Tensor& timestep, const Tensor& encoder_hidden_states,
                  const StepPolicy& step = {}) const;
 
-  // The device kernels of this model's attention calls (attention_config.backend; the host runs
-  // the reference). Set at load; a later to_device carries it over.
-  void set_attention_backend(AttentionBackend backend);
-  AttentionBackend attention_backend() const { return backend_; }
+  // The device kernels of this model's attention calls (attention_config: the backend and the key
+  // split; the host runs the reference). Set at load; a later to_device carries it over.
+  void set_attention(const AttentionConfig& attention);
+  const AttentionConfig& attention() const { return attention_; }
   // The host's fp32 linears row by row even when this model quantises nothing (a model that
   // quantises always runs them so): for an fp32 reference that rounds as the fp8 model's bf16 steps.
   void set_row_wise_linears(bool on) { row_wise_linears_ = on; }
@@ -125,7 +125,7 @@ class WanTransformer final : public Denoiser, private WanBlockSource {
   WanBlockWeights host_staged_[2];              // views of its staging slots
   bool fp8_quantises() const;  // whether some block runs some part in fp8 (at the steps that do)
   LinearRows linear_rows() const;  // how the host's fp32 linears run (fp8_quantises, row_wise_linears_)
-  AttentionBackend backend_ = AttentionBackend::kAuto;
+  AttentionConfig attention_;
   bool row_wise_linears_ = false;
   // The host's forwards (transformer_forward.h): fp32, no fusion, no profiler.
   WanForwardContext host_context() const;

@@ -50,7 +50,7 @@ void WanDeviceModel::block_end(size_t i) const {
 
 WanForwardContext WanDeviceModel::context() const {
   const WanBlockFusion fusion{opt_.dtype, opt_.fused_gelu, opt_.fused_residual_norm, opt_.fused_residual_gemm, false};
-  return {cfg_, w_, *this, rope_, fp8_, Device::kCUDA, fusion, LinearRows::kBatched, backend_, dwdp_ != nullptr, prof_};
+  return {cfg_, w_, *this, rope_, fp8_, Device::kCUDA, fusion, LinearRows::kBatched, attention_, dwdp_ != nullptr, prof_};
 }
 
 TextContext WanDeviceModel::prepare_text(const Tensor& encoder_hidden_states, const Tensor& image_tokens) const {

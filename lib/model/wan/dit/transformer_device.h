@@ -133,8 +133,8 @@ class WanDeviceModel final : private WanBlockSource {
   Tensor forward_local(const Tensor& latents, const Tensor& timestep, const TextContext& text,
                        const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache = nullptr,
                        const StepPolicy& step = {}) const;
-  // The device kernels of the attention calls (attention_config.backend).
-  void set_attention_backend(AttentionBackend backend) { backend_ = backend; }
+  // The device kernels of the attention calls (attention_config: the backend and the key split).
+  void set_attention(const AttentionConfig& attention) { attention_ = attention; }
   Tensor unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const;
 
   // precision fp8 (WanTransformer::enable_fp8): quantises the block linears on the device when
@@ -162,7 +162,7 @@ class WanDeviceModel final : private WanBlockSource {
   std::shared_ptr<DwdpDeviceWeights> dwdp_;  // null without DWDP
   WanBlockWeights staged_[2];                 // views of the DWDP staging slots
   WanFp8Options fp8_;
-  AttentionBackend backend_ = AttentionBackend::kAuto;
+  AttentionConfig attention_;
   mutable DitPhaseProfiler* prof_ = nullptr;
 };
 

@@ -148,7 +148,7 @@ void run_blocks(const WanForwardContext& c, const WanBlockRun& run, Tensor& x, c
     }
     const WanBlockWeights& w = c.blocks.block_begin(size_t(i));
     OnUnwind end_on_error([&] { c.blocks.block_end(size_t(i)); });  // a DWDP slot stays usable after an error
-    const WanBlockPolicy policy{c.fp8.block_switches(i, n, fwd), c.rows, c.backend};
+    const WanBlockPolicy policy{c.fp8.block_switches(i, n, fwd), c.rows, c.attention};
     const size_t k = size_t(i);
     const WanCrossKv kv{text.k[k], text.v[k], text.image_k.empty() ? Tensor() : text.image_k[k],
                         text.image_v.empty() ? Tensor() : text.image_v[k]};

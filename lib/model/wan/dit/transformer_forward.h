@@ -41,7 +41,7 @@ struct WanForwardContext {
   Device device = Device::kCPU;
   WanBlockFusion fusion{};                 // the device model's (dtype, fusions); the host: none, f32
   LinearRows rows = LinearRows::kBatched;  // the host's fp32 linears
-  AttentionBackend backend = AttentionBackend::kAuto;
+  AttentionConfig attention{};             // the device kernels of the attention calls
   bool dwdp = false;                     // block weights shared over DWDP (no first-block cache)
   DitPhaseProfiler* profiler = nullptr;  // the device's phase timing; null: none
 };

@@ -27,6 +27,7 @@ struct WanVaeOptions {
   Device device = Device::kCPU;  // kCUDA: weights and activations on the current GPU (CUDA builds only)
   DType dtype = DType::kF32;     // compute dtype: kF32 on the host; kF32 or kBF16 on the device
   bool cache_copy = false;       // device: causal caches as 2-frame copies (less memory, more copies)
+  VaeConvPolicy conv;            // device: the convs' backend (a run keeps the default; tests force one)
 };
 
 class WanVaeDecoder {
@@ -63,7 +64,7 @@ class WanVaeDecoder {
  private:
   struct State;
   WanVaeDecoder(const WanVaeConfig& cfg, const WanVaeOptions& opt);
-  VaeRun run() const { return {opt_.device, opt_.dtype, opt_.cache_copy}; }
+  VaeRun run() const { return {opt_.device, opt_.dtype, opt_.cache_copy, opt_.conv}; }
   void run_block(size_t i, const Tensor& x, State& st, VaeSpatialContext& ctx, const FrameSink& emit,
                  int64_t& frame) const;
 

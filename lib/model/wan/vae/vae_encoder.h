@@ -58,7 +58,7 @@ class WanVaeEncoder {
  private:
   struct State;
   WanVaeEncoder(const WanVaeConfig& cfg, const WanVaeOptions& opt);
-  VaeRun run() const { return {opt_.device, opt_.dtype, opt_.cache_copy}; }
+  VaeRun run() const { return {opt_.device, opt_.dtype, opt_.cache_copy, opt_.conv}; }
   // One chunk of video frames [in, t, H, W] f32 on the encoder's device → quant_conv's output
   // [2z, t', h, w] in the device's layout.
   Tensor encode_chunk(const Tensor& frames, State& st, VaeEncoderContext& ctx) const;

@@ -121,11 +121,12 @@ int64_t vae_encoder_latent_frames(const WanVaeConfig& cfg, int64_t frames) {
   return frames < 1 ? 0 : 1 + (frames - 1) / 4 * (4 / cfg.scale_factor_temporal);
 }
 
-Tensor vae_down_forward(const VaeDownsampler& d, const Tensor& x, VaeDownState& st, VaeEncoderContext& ctx) {
+Tensor vae_down_forward(const VaeDownsampler& d, const Tensor& x, VaeDownState& st, const VaeRun& run,
+                        VaeEncoderContext& ctx) {
   // ZeroPad2d((0, 1, 0, 1)): one zero column on the right, one zero row at the bottom.
   Conv3dPad pad;
   const Tensor in = ctx.down_conv_input(x, pad);           // [C, t, H (+1), W (+1)]
-  Tensor y = vae_strided_conv(d.resample, in, pad, 1, 2);  // [C, t, H/2, W/2]
+  Tensor y = vae_strided_conv(d.resample, in, pad, 1, 2, run.conv);  // [C, t, H/2, W/2]
   if (!d.temporal) return y;
   const int64_t t = vae_dims(y).t;
   Tensor last = vae_frames(y, t - 1, 1).clone();  // [C, 1, H/2, W/2]
@@ -136,7 +137,7 @@ Tensor vae_down_forward(const VaeDownsampler& d, const Tensor& x, VaeDownState& 
   }
   Tensor buf = vae_cat_frames(st.last, y);  // [C, 1 + t, H/2, W/2]
   st.last = last;
-  return vae_strided_conv(d.time_conv, buf, Conv3dPad{}, 2, 1);  // [C, t/2, H/2, W/2]
+  return vae_strided_conv(d.time_conv, buf, Conv3dPad{}, 2, 1, run.conv);  // [C, t/2, H/2, W/2]
 }
 
 Tensor vae_level_forward(const VaeDownLevel& l, const Tensor& x, VaeLevelState& st, const VaeRun& run,
@@ -147,7 +148,7 @@ Tensor vae_level_forward(const VaeDownLevel& l, const Tensor& x, VaeLevelState& 
     h = vae_res_forward(l.res[r], h, st.res[r], run, ctx);  // [Cout, t, H, W]
     if (l.has_attn[r]) h = vae_attn_forward(l.attn[r], h, ctx);
   }
-  if (l.has_down) h = vae_down_forward(l.down, h, st.down, ctx);  // [Cout, t', H/2, W/2]
+  if (l.has_down) h = vae_down_forward(l.down, h, st.down, run, ctx);  // [Cout, t', H/2, W/2]
   if (l.avg_shortcut) vae_avg_down_add_(h, x, l.factor_t, l.factor_s);
   return h;
 }

@@ -60,7 +60,8 @@ struct VaeLevelState {
 
 // The downsampler over a chunk x [C, t, H, W] (this rank's part) → [C, t', H/2, W/2] (t' = t on the
 // first chunk or without time_conv, else t/2).
-Tensor vae_down_forward(const VaeDownsampler& d, const Tensor& x, VaeDownState& st, VaeEncoderContext& ctx);
+Tensor vae_down_forward(const VaeDownsampler& d, const Tensor& x, VaeDownState& st, const VaeRun& run,
+                        VaeEncoderContext& ctx);
 // One level over a chunk.
 Tensor vae_level_forward(const VaeDownLevel& l, const Tensor& x, VaeLevelState& st, const VaeRun& run,
                          VaeEncoderContext& ctx);

@@ -13,7 +13,7 @@ Tensor vae_conv(const VaeConvWeights& c, const Shape& in_shape, VaeConvCache* ca
   Conv3dPad pad;
   Tensor buf = ctx.conv_input(in_shape, run.dtype, run.device, halo, vae_conv_front(run.device, c.kt), fill,
                               pad);  // [cin, front + t, H', W']
-  return vae_causal_conv(c, buf, pad, cache, run.cache_copy);  // [cout_s, t, H, W]
+  return vae_causal_conv(c, buf, pad, cache, run.cache_copy, run.conv);  // [cout_s, t, H, W]
 }
 
 Tensor vae_res_forward(const VaeResBlock& r, const Tensor& x, VaeResState& st, const VaeRun& run,

@@ -96,6 +96,7 @@ struct VaeRun {
   Device device = Device::kCPU;
   DType dtype = DType::kF32;
   bool cache_copy = false;  // device: caches as 2-frame copies instead of views of the conv buffers
+  VaeConvPolicy conv;       // device: the convs' backend (WanVaeOptions::conv)
 };
 
 struct VaeResState {
