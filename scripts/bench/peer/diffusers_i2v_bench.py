@@ -135,6 +135,9 @@ def build_random(torch, cls, cfg, device, dtype, fp32_modules):
 
 
 def load_config(path, drop=("_class_name", "_diffusers_version", "_name_or_path")):
+    """A config.json, or the one in the component directory `path`, without diffusers' bookkeeping keys."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "config.json")
     with open(path) as f:
         cfg = json.load(f)
     return {k: v for k, v in cfg.items() if k not in drop}
@@ -281,7 +284,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("mode", choices=["dit", "vae22", "ti2v"])
     ap.add_argument("--shapes", help="dit: default 720p,480p; vae22: default 704x1280x121")
-    ap.add_argument("--config", help="dit: a transformer config.json; vae22: a VAE config.json")
+    ap.add_argument("--config", help="dit: a transformer config.json or its directory; vae22: the VAE's")
     ap.add_argument("--model", help="dit: a Diffusers checkpoint (its transformer); ti2v: the TI2V checkpoint")
     ap.add_argument("--layers", type=int, help="dit: num_layers instead of the config's")
     ap.add_argument("--image-tokens", type=int, default=257, help="dit: CLIP tokens per image (257)")
