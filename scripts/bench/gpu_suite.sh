@@ -222,6 +222,11 @@ if [ "$NO_BUILD" != 1 ] && { has_suite tests || has_suite build || [ ${#TARGETS[
   say "build (${TARGETS[*]:-all targets}) $(( $(date +%s) - T1 )) s, warnings: $(grep -c 'warning' "$LOG/build.log")"
 fi
 
+# The carried image libraries, where the build links them (gpu_check.sh: no system libpng-dev).
+if grep -q "^PNG_LIBRARY_RELEASE:FILEPATH=$ROOT/.dev/deps/images/" "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  export LD_LIBRARY_PATH=$ROOT/.dev/deps/images/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+
 # ---- carried wheels, each installed once per call: wheel_env NAME GLOB TARGET HINT installs the
 # first .whl/GLOB into TARGET (0) or says why it cannot (1); the answer is kept for later calls.
 declare -A WHEEL_READY=()
