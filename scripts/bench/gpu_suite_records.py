@@ -144,6 +144,7 @@ def peer_result(text, wall, rc, cache):
                 rows.append(json.loads(l))
             except ValueError:
                 pass
+    rows = [x for x in rows if not x.get("done")]  # a closing {"done": ...} line carries no numbers
     r = rows[-1] if rows else {"error": "no result line (see the log)"}
     r.update(wall_seconds=wall, rc=rc, page_cache=cache)
     return r
@@ -296,7 +297,7 @@ def selftest():
         assert t["load_seconds"] == 3.5 and t["load_bytes_read"] == 40e9 and t["render_seconds"] == 20.0, t
         assert "error" in vgen_timing(os.path.join(d, "none"), 1.0, 2, "warm")
         recs += [json.loads(l) for l in emit("e2e", "vgen", "c", json.dumps(t), env)]
-        p = peer_result('noise\n{"load_seconds": 50.0, "render_seconds": 30.0}\n', 90.0, 0, "warm")
+        p = peer_result('noise\n{"load_seconds": 50.0, "render_seconds": 30.0}\n{"done": true}\n', 90.0, 0, "warm")
         assert p["load_seconds"] == 50.0 and p["wall_seconds"] == 90.0, p
         recs += [json.loads(l) for l in emit("e2e", "diffusers", "d", json.dumps(p), env)]
         bad = peer_result("Traceback ...\n", 0.1, 1, "warm")

@@ -275,8 +275,9 @@ def mode_ti2v(args, torch, device):
     frames = out.frames[0]
     rec.update(render_seconds=t4 - t3, height=args.height, width=args.width, frames=int(len(frames)),
                frame_shape=list(frames.shape[1:]), steps=args.steps, guidance_scale=args.guidance,
-               peak_mem_gib=peak_gib(torch, device), diffusers=diffusers.__version__, process_seconds=t4 - T_START)
-    emit(args, **rec)
+               peak_mem_gib=peak_gib(torch, device), diffusers=diffusers.__version__, torch=torch.__version__,
+               gpu=torch.cuda.get_device_name() if device == "cuda" else "cpu", process_seconds=t4 - T_START)
+    emit(args, **rec)  # the one line (gpu_suite.sh reads the last JSON line of the log)
 
 
 def main():
@@ -312,6 +313,8 @@ def main():
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("diffusers_i2v_bench.py: no CUDA device (--device cpu for a smoke test)")
     {"dit": mode_dit, "vae22": mode_vae22, "ti2v": mode_ti2v}[args.mode](args, torch, args.device)
+    if args.mode == "ti2v":
+        return 0
     import diffusers
     emit(args, done=True, mode=args.mode, torch=torch.__version__, diffusers=diffusers.__version__,
          gpu=torch.cuda.get_device_name() if args.device == "cuda" else "cpu")
