@@ -129,9 +129,10 @@ class VideoAutoencoder {
   // latents [1, C, T, h, w] as the scheduler leaves them (the family denormalises) → video
   // [1, 3, F, H, W] host f32 in [-1, 1] on every rank of the group. Collective over the group.
   virtual Tensor decode(const Tensor& latents) const = 0;
-  // video [1, 3, F, H, W] host f32 in [-1, 1] → its latents as the scheduler sees them [1, C, T, h,
-  // w] (the posterior's mode, normalised by the family), host f32. Called on the replica leader
-  // alone (the encoder is not split). A family without an encoder refuses it (kModel).
+  // video [1, 3, F, H, W] host f32 in [-1, 1], the same on every rank of the group → its latents as
+  // the scheduler sees them [1, C, T, h, w] (the posterior's mode, normalised by the family), host
+  // f32 on every rank of the group. Collective over the group, as decode. A family without an
+  // encoder refuses it (kModel).
   virtual Tensor encode(const Tensor& video) const;
   // Finishes what the load started so that the first decode is fast (device plans, workspaces; a
   // split decoder warms up collectively over its group). Called once on every rank that holds an

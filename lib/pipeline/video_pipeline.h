@@ -71,9 +71,8 @@ class VideoPipeline {
 
  private:
   Tensor encode_text(const VideoJob& job, bool need_negative);  // [2 or 1, L, D] on every rank
-  // The line's images → the model's condition, on every rank of the replica (made on the leader).
+  // The line's images → the model's condition, on every rank of the replica (collective).
   ImageCondition condition_on_images(const VideoJob& job, VideoOutput& out);
-  ImageCondition make_image_condition(const VideoJob& job, VideoOutput& out) const;  // leader
   DenoiseResult denoise_job(const VideoJob& job, const Tensor& embeds, bool do_cfg, const ImageCondition& image,
                             VideoOutput& out, const VideoStepHook& hook);
   void decode(const Tensor& latents, VideoOutput& out);

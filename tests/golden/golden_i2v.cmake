@@ -35,6 +35,22 @@ if(VGEN_HAVE_CUDA)
   endforeach()
 endif()
 
+# vae22_decode: the Wan 2.2 VAE decoder (residual up blocks, unpatchify; model/wan/vae). GPU: the
+# same command with --set device=cuda (fp32) or --set device=cuda --set precision=bf16.
+add_test(NAME golden_i2v_vae22_decode
+         COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_DIR} --case vae22_decode)
+set_tests_properties(golden_i2v_vae22_decode PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+
+if(VGEN_HAVE_CUDA)
+  foreach(prec fp32 bf16)
+    add_test(NAME golden_i2v_vae22_decode_cuda_${prec}
+             COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 1 ${VGEN_BIN} golden
+                     --fixtures ${VGEN_GOLDEN_I2V_DIR} --case vae22_decode --set device=cuda --set precision=${prec})
+    set_tests_properties(golden_i2v_vae22_decode_cuda_${prec} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}"
+                         TIMEOUT 300 SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
+
 if(VGEN_HAVE_CUDA)
   foreach(prec fp32 bf16)
     add_test(NAME golden_i2v_clip_image_encode_cuda_${prec}

@@ -31,6 +31,24 @@ foreach(split width height)
   vgen_vae_golden(3 ring_size ${split})
   vgen_vae_golden(4 ring_size ${split})
 endforeach()
+# The Wan 2.2 VAE (tests/golden-i2v --case vae22_decode, latents 4 × 6): ulysses 2 for 2 ranks (the
+# tiny TI2V DiT has 2 heads), ring for 3 and 4; height over 3 ranks (2, 1, 1) and width over 4
+# ranks (2, 2, 1, 1) are uneven.
+set(VGEN_VAE22_FIXTURES ${PROJECT_SOURCE_DIR}/tests/golden-i2v)
+function(vgen_vae22_golden np mesh_key split)
+  set(test parallel_golden_vae22_decode_pvs${np}_${split})
+  add_test(NAME ${test}
+           COMMAND ${VGEN_MPIRUN} -np ${np} $<TARGET_FILE:vgen> golden --fixtures ${VGEN_VAE22_FIXTURES}
+                   --case vae22_decode --set parallel_config.${mesh_key}=${np}
+                   --set parallel_config.parallel_vae_size=${np}
+                   --set parallel_config.parallel_vae_split_dim=${split})
+  set_tests_properties(${test} PROPERTIES LABELS parallel ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 300)
+endfunction()
+foreach(split width height)
+  vgen_vae22_golden(2 ulysses_size ${split})
+  vgen_vae22_golden(3 ring_size ${split})
+endforeach()
+vgen_vae22_golden(4 ring_size width)
 # VAE group smaller than the replica (cfg 2 × ulysses 2, VAE on the 2 ranks of cfg group 0): the
 # cfg-1 ranks receive the video by broadcast.
 add_test(NAME parallel_golden_vae_decode_cfg2_pvs2

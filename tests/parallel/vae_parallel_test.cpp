@@ -1,5 +1,6 @@
-// MPI parity test of the parallel VAE decode against the single-rank decode (tiny Wan 2.1 VAE of
-// the golden fixtures, random latents). Usage: mpirun -np N vae_parallel_test --pvs P
+// MPI parity test of the parallel VAE decode against the single-rank decode (the tiny Wan 2.1 VAE of
+// the golden fixtures and the tiny Wan 2.2 VAE of golden-i2v — residual up blocks, unpatchify —,
+// random latents). Usage: mpirun -np N vae_parallel_test --pvs P
 // The mesh is ring_size = N with parallel_vae_size = P (P <= N), so ranks P..N-1 sit outside the VAE
 // group and must stay out of its collectives. Both split dims, latent extents that divide and that
 // do not (first ranks get one more col), down to one latent col per rank.
@@ -52,21 +53,26 @@ int run(int argc, char** argv, const DistEnv& env) {
   Mesh mesh = make_mesh(pc, env);
   if (mesh.in_vae_group() != (env.world_rank < pvs)) fail("VAE group membership differs from ranks 0..P-1");
 
-  const WanVaeDecoder dec = WanVaeDecoder::load(std::string(VGEN_SOURCE_DIR) + "/tests/golden/wan21-tiny/vae");
-  // (T, H, W) latent shapes: split extents equal to P, not divisible by P, and larger.
-  const std::vector<Shape> shapes = {{1, 16, 3, 4, 5}, {1, 16, 2, 7, 7}, {1, 16, 2, pvs, pvs}, {1, 16, 1, 5, 6}};
+  const std::string src = VGEN_SOURCE_DIR;
+  const WanVaeDecoder dec = WanVaeDecoder::load(src + "/tests/golden/wan21-tiny/vae");
   uint32_t seed = 100;
-  for (const Shape& s : shapes) {
-    Tensor z = random_latents(s, seed++);  // same on every rank
-    Tensor ref = dec.decode(z);            // single-rank decode, on every rank
-    for (VaeSplitDim dim : {VaeSplitDim::kWidth, VaeSplitDim::kHeight}) {
-      const std::string name = fmt::format("pvs {} of {} {} latent {}", pvs, env.world_size,
-                                           dim == VaeSplitDim::kWidth ? "width " : "height", shape_str(s));
-      if (mesh.in_vae_group()) {
-        Tensor got = parallel_vae_decode(dec, z, *mesh.vae, dim);
-        compare(got, ref, name);
+  for (const std::string vae : {"/tests/golden/wan21-tiny/vae", "/tests/golden-i2v/wan22-ti2v-tiny/vae"}) {
+    const WanVaeDecoder d = WanVaeDecoder::load(src + vae);
+    const int64_t Z = d.config().z_dim;
+    // (T, H, W) latent shapes: split extents equal to P, not divisible by P, and larger.
+    const std::vector<Shape> shapes = {{1, Z, 3, 4, 5}, {1, Z, 2, 7, 7}, {1, Z, 2, pvs, pvs}, {1, Z, 1, 5, 6}};
+    for (const Shape& s : shapes) {
+      Tensor z = random_latents(s, seed++);  // same on every rank
+      Tensor ref = d.decode(z);              // single-rank decode, on every rank
+      for (VaeSplitDim dim : {VaeSplitDim::kWidth, VaeSplitDim::kHeight}) {
+        const std::string name = fmt::format("pvs {} of {} {} z {} latent {}", pvs, env.world_size,
+                                             dim == VaeSplitDim::kWidth ? "width " : "height", Z, shape_str(s));
+        if (mesh.in_vae_group()) {
+          Tensor got = parallel_vae_decode(d, z, *mesh.vae, dim);
+          compare(got, ref, name);
+        }
+        mesh.world->barrier();
       }
-      mesh.world->barrier();
     }
   }
   // Too many ranks for the split extent: a recipe error on every VAE rank, before any collective.

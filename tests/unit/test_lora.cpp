@@ -192,6 +192,36 @@ TEST(LoraMerge, MatchesDirectComputationAndAddsUp) {
   fs::remove(p2);
 }
 
+// The image path's adapters (Wan 2.1 I2V LoRAs): original names k_img / v_img / norm_k_img /
+// img_emb.proj.1 / .3 map as diffusers' converter maps them, and merge into the image K/V
+// projections and the image embedder.
+TEST(LoraMerge, ImageToVideoKeys) {
+  const std::string i2v = std::string(VGEN_SOURCE_DIR) + "/tests/golden-i2v/wan21-i2v-tiny/transformer";
+  const WanTransformerConfig cfg = WanTransformerConfig::load(i2v);
+  const int64_t D = cfg.dim(), I = *cfg.image_dim, A = *cfg.added_kv_proj_dim;
+  EXPECT_EQ(key("diffusion_model.blocks.1.cross_attn.k_img.lora_down.weight", true).module, "blocks.1.attn2.add_k_proj");
+  EXPECT_EQ(key("diffusion_model.blocks.1.cross_attn.norm_k_img.diff", true).module, "blocks.1.attn2.norm_added_k");
+  EXPECT_EQ(key("diffusion_model.img_emb.proj.3.lora_up.weight", true).module,
+            "condition_embedder.image_embedder.ff.net.2");
+  EXPECT_EQ(lora_target_shape(cfg, "blocks.0.attn2.add_v_proj")->weight, (Shape{D, A}));
+  EXPECT_EQ(lora_target_shape(cfg, "condition_embedder.image_embedder.ff.net.0.proj")->weight, (Shape{I, I}));
+  EXPECT_FALSE(lora_target_shape(WanTransformerConfig::load(kTiny), "blocks.0.attn2.add_k_proj"));  // no image path
+  Tensor ak = randn({2, A}, 11), bk = randn({D, 2}, 12), ae = randn({2, I}, 13), be = randn({D, 2}, 14);
+  const std::string p = write("i2v", {{"diffusion_model.blocks.1.cross_attn.k_img.lora_down.weight", ak},
+                                      {"diffusion_model.blocks.1.cross_attn.k_img.lora_up.weight", bk},
+                                      {"diffusion_model.img_emb.proj.3.lora_down.weight", ae},
+                                      {"diffusion_model.img_emb.proj.3.lora_up.weight", be}});
+  std::unique_ptr<WanTransformer> base = WanTransformer::load(i2v), model = WanTransformer::load(i2v);
+  std::vector<LoraAdapter> ad = {load_lora(p, 0.5, cfg, true)};
+  EXPECT_EQ(ad[0].num_tensors(), 2);
+  merge_lora(*model, ad);
+  const WanTransformerWeights &w0 = base->weights(), &w = model->weights();
+  expect_near_all(w.blocks[1].image.k.w, direct(w0.blocks[1].image.k.w, {{bk, ak, 0.5}}), "add_k_proj");
+  expect_near_all(w.image_embedder.ff2.w, direct(w0.image_embedder.ff2.w, {{be, ae, 0.5}}), "image_embedder ff2");
+  EXPECT_EQ(0, std::memcmp(w.blocks[1].image.v.w.raw(), w0.blocks[1].image.v.w.raw(), w0.blocks[1].image.v.w.nbytes()));
+  fs::remove(p);
+}
+
 TEST(LoraMerge, OrderOfOneAdapterIsTheSumOfTwoHalves) {
   // scale 1 once equals scale 0.5 twice (the sum is formed in fp32 and added once).
   const WanTransformerConfig cfg = WanTransformerConfig::load(kTiny);

@@ -184,7 +184,8 @@ TEST(VaeEncoderConfig, FactorsFramesAndNormalize) {
   EXPECT_EQ(vae_encoder_spatial_factor(c), 8);
   EXPECT_EQ(vae_encoder_latent_frames(c, 81), 21);
   EXPECT_EQ(vae_encoder_latent_frames(c, 1), 1);
-  c = parse_wan_vae_config(Json{{"is_residual", true}, {"patch_size", 2}, {"scale_factor_spatial", 16}}, "test");
+  c = parse_wan_vae_config(
+      Json{{"is_residual", true}, {"patch_size", 2}, {"scale_factor_spatial", 16}, {"out_channels", 12}}, "test");
   EXPECT_EQ(vae_encoder_spatial_factor(c), 16);
   // vae_normalize is the inverse of vae_denormalize (within an ulp or two).
   WanVaeConfig d = parse_wan_vae_config(Json::object(), "test");

@@ -221,12 +221,14 @@ TEST(VaeConfig, DefaultsAndRejections) {
   Json j = {{"base_dim", 8}, {"dim_mult", {1, 2, 2, 2}}, {"num_res_blocks", 1}, {"decoder_base_dim", nullptr}};
   c = parse_wan_vae_config(j, "test");
   EXPECT_EQ(c.decoder_dims(), (std::vector<int>{16, 16, 16, 16, 8}));
-  // Wan 2.2: residual blocks and a 2×2 patch, which scales by 16.
-  c = parse_wan_vae_config(Json{{"is_residual", true}, {"patch_size", 2}, {"scale_factor_spatial", 16}}, "cfg.json");
+  // Wan 2.2: residual blocks and a 2×2 patch, which scales by 16 (test_vae_up_ops.cpp has the
+  // decoder's cases).
+  c = parse_wan_vae_config(
+      Json{{"is_residual", true}, {"patch_size", 2}, {"scale_factor_spatial", 16}, {"out_channels", 12}}, "cfg.json");
   EXPECT_TRUE(c.is_residual);
   EXPECT_EQ(c.patch_size, 2);
   try {
-    parse_wan_vae_config(Json{{"patch_size", 2}}, "cfg.json");
+    parse_wan_vae_config(Json{{"patch_size", 2}, {"out_channels", 12}}, "cfg.json");
     FAIL() << "patch_size 2 with scale_factor_spatial 8 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::kModel);

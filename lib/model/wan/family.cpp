@@ -199,7 +199,7 @@ SizeLimits WanFamily::size_limits(const DiffusersDir& dir) const {
 bool WanFamily::run_golden_case(const std::string& kind, GoldenCase& c) const {
   if (kind == "text_encode") golden_text_encode(c);
   else if (kind == "dit_forward") golden_dit_forward(c);
-  else if (kind == "vae_decode") golden_vae_decode(c);
+  else if (kind == "vae_decode" || kind == "vae22_decode") golden_vae_decode(c);
   else if (kind == "vae_encode") golden_vae_encode(c);
   else if (kind == "vae22_encode") golden_vae_encode(c);
   else if (kind == "clip_image_encode") golden_clip_image_encode(c);  // the I2V checkpoints' image_encoder

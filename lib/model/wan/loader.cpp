@@ -101,9 +101,10 @@ void open(WanLoad& l) {
   l.out.autoencoder = std::move(ae);
 }
 
-// The replica leader of an image-conditioned checkpoint encodes the lines' condition images.
+// The ranks that decode an image-conditioned checkpoint's videos also encode its condition images
+// (split over the VAE group like the decode).
 bool encodes(const WanLoad& l) {
-  return l.leader && l.out.traits.images.conditioning != ImageConditioning::kNone;
+  return l.autoencoder && l.out.traits.images.conditioning != ImageConditioning::kNone;
 }
 
 std::unique_ptr<TextEncoder> make_text_encoder(const WanLoad& l) {

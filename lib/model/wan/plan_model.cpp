@@ -86,10 +86,12 @@ int64_t umt5_params(const Json& c) {
 
 // The decoder's shapes from vae/config.json (defaults: the Wan 2.1 VAE).
 struct WanVaeShape {
-  int base_dim = 96, res_blocks = 2;
+  int base_dim = 96, res_blocks = 2;  // base_dim: the decoder's (decoder_base_dim when given)
   std::vector<int> dim_mult = {1, 2, 4, 4};
   std::vector<bool> temporal_down = {false, true, true};
   double z_dim = 16;
+  bool residual = false;  // Wan 2.2: residual up blocks (upsamplers keep the width, DupUp3D adds)
+  int out_channels = 3;   // the decoder's (Wan 2.2: 12, unpatchified to RGB)
 };
 
 // The Wan VAE decoder as vgen runs it on the device (vae/vae_decoder.cpp): channels-last
@@ -112,7 +114,8 @@ VaeWork vae_work(const WanVaeShape& md, double T, double h, double w, double eb,
   const std::vector<bool> tup(md.temporal_down.rbegin(), md.temporal_down.rend());
   const int nr = md.res_blocks + 1;
   const double z_dim = md.z_dim;
-  const double rgb = 3, out_store = 8;  // conv_out's 3 channels stored as 8 (cuDNN's tensor-core engines)
+  // conv_out's channels stored rounded up to 8 (cuDNN's tensor-core engines); each is one f32 video value.
+  const double rgb = md.out_channels, out_store = double((md.out_channels + 7) / 8 * 8);
   double frames = T, H = h, W = w;
   enum Fill { kNorm, kCopy, kUpsample };
   auto conv = [&](double cin, double cout, int kt, int k, double calls, Fill fill) {
@@ -143,7 +146,7 @@ VaeWork vae_work(const WanVaeShape& md, double T, double h, double w, double eb,
     v.attn_gather_bytes += frames * px * 3 * d0 * eb;
   }
   for (int i = 0; i < nb; ++i) {
-    const double in = i > 0 ? d[size_t(i)] / 2 : d0, out = d[size_t(i) + 1];
+    const double in = i > 0 && !md.residual ? d[size_t(i)] / 2 : d[size_t(i)], out = d[size_t(i) + 1];
     for (int r = 0; r < nr; ++r) {
       const double cin = r == 0 ? in : out;
       if (cin != out) v.flops += 2 * cin * out * H * W * frames;  // the 1×1 shortcut
@@ -163,7 +166,9 @@ VaeWork vae_work(const WanVaeShape& md, double T, double h, double w, double eb,
       frames = 1 + 2 * (frames - 1);
     }
     H *= 2, W *= 2;
-    conv(out, out / 2, 1, 3, frames, kUpsample);  // the upsampler's 3×3 conv after nearest ×2
+    const double up_out = md.residual ? out : out / 2;
+    conv(out, up_out, 1, 3, frames, kUpsample);  // the upsampler's 3×3 conv after nearest ×2
+    if (md.residual) add(up_out);                // the DupUp3D shortcut added to its output
   }
   return v;
 }
@@ -276,8 +281,10 @@ PlanModel WanFamily::plan_model(const Recipe& recipe, bool headers) const {
     Json vc = read_json_file(vcfg, ExitCode::kModel);
     m.vae_spatial = json_get_or(vc, "scale_factor_spatial", 8);
     m.vae_temporal = json_get_or(vc, "scale_factor_temporal", 4);
-    vs.base_dim = json_get_or(vc, "base_dim", 96);
+    vs.base_dim = json_get_or(vc, "decoder_base_dim", json_get_or(vc, "base_dim", 96));
     vs.res_blocks = json_get_or(vc, "num_res_blocks", 2);
+    vs.residual = json_get_or(vc, "is_residual", false);
+    vs.out_channels = json_get_or(vc, "out_channels", 3);
     if (vc.contains("dim_mult") && vc["dim_mult"].is_array() && !vc["dim_mult"].empty()) {
       vs.dim_mult.clear();
       for (auto& x : vc["dim_mult"]) vs.dim_mult.push_back(x.get<int>());

@@ -3,7 +3,9 @@
 // cross_attn → attn2, q/k/v/o → to_q/to_k/to_v/to_out.0, ffn.0 → ffn.net.0.proj, ffn.2 → ffn.net.2,
 // norm3 → norm2 (the cross-attention norm), modulation → scale_shift_table, text_embedding.0/2 →
 // condition_embedder.text_embedder.linear_1/2, time_embedding.0/2 → ...time_embedder.linear_1/2,
-// time_projection.1 → condition_embedder.time_proj, head.head → proj_out.
+// time_projection.1 → condition_embedder.time_proj, head.head → proj_out; the image path (I2V):
+// cross_attn.k_img / v_img / norm_k_img → attn2.add_k_proj / add_v_proj / norm_added_k, img_emb.proj.1
+// / proj.3 → condition_embedder.image_embedder.ff.net.0.proj / ff.net.2.
 #include <array>
 #include <cstdlib>
 
@@ -28,6 +30,9 @@ std::string wan_block_module(const std::string& m) {
     if (rest == "k") return std::string(to) + "to_k";
     if (rest == "v") return std::string(to) + "to_v";
     if (rest == "o") return std::string(to) + "to_out.0";
+    if (rest == "k_img") return std::string(to) + "add_k_proj";
+    if (rest == "v_img") return std::string(to) + "add_v_proj";
+    if (rest == "norm_k_img") return std::string(to) + "norm_added_k";
     return std::string(to) + rest;  // norm_q, norm_k (and names that match nothing)
   }
   if (m == "ffn.0") return "ffn.net.0.proj";
@@ -44,7 +49,9 @@ std::string wan_module(const std::string& m) {
     if (dot == std::string::npos) return m;
     return m.substr(0, dot + 1) + wan_block_module(m.substr(dot + 1));
   }
-  static const std::array<std::pair<const char*, const char*>, 8> kTop = {{
+  static const std::array<std::pair<const char*, const char*>, 10> kTop = {{
+      {"img_emb.proj.1", "condition_embedder.image_embedder.ff.net.0.proj"},
+      {"img_emb.proj.3", "condition_embedder.image_embedder.ff.net.2"},
       {"text_embedding.0", "condition_embedder.text_embedder.linear_1"},
       {"text_embedding.2", "condition_embedder.text_embedder.linear_2"},
       {"time_embedding.0", "condition_embedder.time_embedder.linear_1"},
@@ -79,7 +86,7 @@ bool lora_file_uses_wan_names(const std::vector<std::string>& keys) {
   for (const std::string& k : keys) {
     if (starts_with(k, "diffusion_model.")) return true;
     for (const char* w : {".self_attn.", ".cross_attn.", ".lora_down.", ".lora_up.", "text_embedding.",
-                          "time_embedding.", "time_projection.", "head.head."})
+                          "time_embedding.", "time_projection.", "head.head.", "img_emb."})
       if (k.find(w) != std::string::npos) return true;
   }
   return false;
@@ -124,6 +131,10 @@ std::optional<LoraTargetShape> lora_target_shape(const WanTransformerConfig& cfg
       const std::string r = rest.substr(6);
       if (r == "to_q" || r == "to_k" || r == "to_v" || r == "to_out.0") return linear(D, D);
       if (r == "norm_q" || r == "norm_k") return LoraTargetShape{{D}, {}, false};
+      if (std::string(a) == "attn2." && cfg.has_image()) {  // the image path's keys and values
+        if (r == "add_k_proj" || r == "add_v_proj") return linear(D, *cfg.added_kv_proj_dim);
+        if (r == "norm_added_k") return LoraTargetShape{{D}, {}, false};
+      }
       return std::nullopt;
     }
     if (rest == "ffn.net.0.proj") return linear(F, D);
@@ -138,6 +149,9 @@ std::optional<LoraTargetShape> lora_target_shape(const WanTransformerConfig& cfg
   if (module == "condition_embedder.text_embedder.linear_1") return linear(D, cfg.text_dim);
   if (module == "condition_embedder.text_embedder.linear_2") return linear(D, D);
   if (module == "proj_out") return linear(int64_t(cfg.out_channels) * cfg.patch_volume(), D);
+  if (cfg.has_image() && module == "condition_embedder.image_embedder.ff.net.0.proj")
+    return linear(*cfg.image_dim, *cfg.image_dim);
+  if (cfg.has_image() && module == "condition_embedder.image_embedder.ff.net.2") return linear(D, *cfg.image_dim);
   if (module == "scale_shift_table") return LoraTargetShape{{1, 2, D}, {}, false};
   return std::nullopt;
 }
@@ -158,6 +172,9 @@ Tensor* lora_weight_slot(WanTransformerWeights& w, const std::string& module, bo
       if (r == "to_out.0") return lin(a->o);
       if (r == "norm_q") return bias ? nullptr : &a->norm_q;
       if (r == "norm_k") return bias ? nullptr : &a->norm_k;
+      if (a == &b.attn2 && r == "add_k_proj" && b.image.k.w.defined()) return lin(b.image.k);
+      if (a == &b.attn2 && r == "add_v_proj" && b.image.v.w.defined()) return lin(b.image.v);
+      if (a == &b.attn2 && r == "norm_added_k" && b.image.norm_k.defined()) return bias ? nullptr : &b.image.norm_k;
       return nullptr;
     }
     if (rest == "ffn.net.0.proj") return lin(b.ffn1);
@@ -172,6 +189,10 @@ Tensor* lora_weight_slot(WanTransformerWeights& w, const std::string& module, bo
   if (module == "condition_embedder.text_embedder.linear_1") return lin(w.text_linear_1);
   if (module == "condition_embedder.text_embedder.linear_2") return lin(w.text_linear_2);
   if (module == "proj_out") return lin(w.proj_out);
+  if (module == "condition_embedder.image_embedder.ff.net.0.proj" && w.image_embedder.ff1.w.defined())
+    return lin(w.image_embedder.ff1);
+  if (module == "condition_embedder.image_embedder.ff.net.2" && w.image_embedder.ff2.w.defined())
+    return lin(w.image_embedder.ff2);
   if (module == "scale_shift_table") return bias ? nullptr : &w.scale_shift_table;
   return nullptr;
 }

@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "dist/device_mesh.h"
+#include "model/wan/vae/vae_encoder_parallel.h"
 #include "model/wan/vae/vae_parallel.h"
 
 namespace vgen {
@@ -78,7 +79,11 @@ Tensor WanVideoAutoencoder::decode(const Tensor& latents) const {
 
 Tensor WanVideoAutoencoder::encode(const Tensor& video) const {
   VGEN_CHECK(enc_ != nullptr, ExitCode::kInternal, "the VAE encoder is not loaded on this rank");
-  return vae_normalize(enc_->encode_mode(video), cfg_);  // [1, z, T, h, w]
+  Tensor moments;  // [1, 2z, T, h, w]: split over the VAE group like the decode
+  if (place_.cuda) moments = vae_group_encode(*enc_, video, device_group_.get(), place_.split);
+  else if (is_split()) moments = parallel_vae_encode(*enc_, video, *place_.mesh.vae, place_.split);
+  else moments = enc_->encode_moments(video);
+  return vae_normalize(vae_posterior_mode(moments), cfg_);  // [1, z, T, h, w]
 }
 
 }  // namespace vgen

@@ -1,4 +1,5 @@
-// Golden case vae_decode: raw latents (no mean/std step) → video [1, 3, F, 8H, 8W] in [-1, 1].
+// Golden cases vae_decode (Wan 2.1) and vae22_decode (Wan 2.2: residual up blocks, unpatchify):
+// raw latents (no mean/std step) → video [1, 3, F, sH, sW] in [-1, 1], s = 8 or 16 (the VAE's config).
 // With parallel_vae_size > 1 the VAE group decodes split across its ranks; the other ranks of the
 // replica receive the video by a broadcast, so every rank reports a real comparison.
 // device: cuda decodes on the GPU (WanVaeDecoder on the device in the recipe's precision; the split decode
@@ -16,8 +17,8 @@ namespace vgen {
 
 void golden_vae_decode(GoldenCase& c) {
   const std::string vae_dir = (std::filesystem::path(c.model_dir()) / "vae").string();
-  Tensor latents = c.tensors.get_f32("latents");  // [1, 16, T, H, W]
-  Tensor ref = c.tensors.get_f32("video");        // [1, 3, F, 8H, 8W]
+  Tensor latents = c.tensors.get_f32("latents");  // [1, z_dim, T, H, W]
+  Tensor ref = c.tensors.get_f32("video");        // [1, 3, F, sH, sW]
   Mesh& mesh = *c.mesh;
   const bool decoder_rank = mesh.vae != nullptr;
   const bool cuda = c.recipe->is_cuda();
@@ -70,11 +71,7 @@ void golden_vae_decode(GoldenCase& c) {
   if (replica) {
     // VAE rank 0 is replica rank 0 (docs/architecture.md "The mesh and rank layout": the VAE group is ranks 0..P-1 of the cfg-0 group).
     // Every rank knows the output shape from the config, so the broadcast shapes always agree.
-    const int64_t s = cfg.spatial_upscale();
-    if (!decoder_rank)
-      video = Tensor::empty({latents.dim(0), cfg.out_channels, cfg.output_frames(latents.dim(2)), s * latents.dim(3),
-                             s * latents.dim(4)},
-                            DType::kF32);
+    if (!decoder_rank) video = Tensor::empty(vae_video_shape(cfg, latents.shape()), DType::kF32);
     replica->broadcast(video, 0);
   }
   c.rel_l2("video", video, ref, c.bf16 ? 3e-2 : 1e-4);

@@ -1,6 +1,5 @@
 #include "model/wan/vae/vae_config.h"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "io/diffusers_dir.h"
@@ -29,6 +28,16 @@ int64_t WanVaeConfig::output_frames(int64_t latent_frames) const {
 }
 
 int WanVaeConfig::spatial_upscale() const { return 1 << (num_up_blocks() - 1); }
+
+int WanVaeConfig::up_block_in(int i) const {
+  const std::vector<int> d = decoder_dims();
+  return i > 0 && !is_residual ? d[size_t(i)] / 2 : d[size_t(i)];
+}
+
+int WanVaeConfig::upsampler_out(int i) const {
+  const int out = decoder_dims()[size_t(i) + 1];
+  return is_residual ? out : out / 2;
+}
 
 WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
   VGEN_CHECK(j.is_object(), ExitCode::kModel, "{}: expected a JSON object", source);
@@ -87,19 +96,29 @@ WanVaeConfig parse_wan_vae_config(const Json& j, const std::string& source) {
   for (bool t : c.temperal_downsample) temporal *= t ? 2 : 1;
   VGEN_CHECK(c.patch_size >= 0 && c.patch_size <= 16, ExitCode::kModel, "{}: key 'patch_size' = {} out of range",
              source, c.patch_size);
-  const int spatial = (1 << (c.dim_mult.size() - 1)) * std::max(1, c.patch_size);
-  VGEN_CHECK(c.scale_factor_spatial == spatial, ExitCode::kModel,
-             "{}: key 'scale_factor_spatial' = {} but the VAE scales by {} (2^(len(dim_mult) - 1) · patch_size)", source,
-             c.scale_factor_spatial, spatial);
+  VGEN_CHECK(c.out_channels % (c.patch() * c.patch()) == 0, ExitCode::kModel,
+             "{}: key 'out_channels' = {} is not a multiple of patch_size² = {} (the unpatchified video channels)",
+             source, c.out_channels, c.patch() * c.patch());
+  VGEN_CHECK(c.scale_factor_spatial == c.video_upscale(), ExitCode::kModel,
+             "{}: key 'scale_factor_spatial' = {} but the VAE scales by {} (2^(len(dim_mult) - 1) · patch_size)",
+             source, c.scale_factor_spatial, c.video_upscale());
   VGEN_CHECK(c.scale_factor_temporal == temporal, ExitCode::kModel,
              "{}: key 'scale_factor_temporal' = {} but temperal_downsample gives {}", source, c.scale_factor_temporal,
              temporal);
   // Wan 2.1 decoder: up block i>0 takes half the previous width (the upsampler outputs dim/2).
   auto dims = c.decoder_dims();
-  for (size_t i = 1; i + 1 < dims.size(); ++i)
+  for (size_t i = 1; i + 1 < dims.size() && !c.is_residual; ++i)
     VGEN_CHECK(dims[i] % 2 == 0, ExitCode::kModel,
                "{}: decoder width {} (decoder_base_dim · dim_mult) must be even for the Wan 2.1 upsamplers", source,
                dims[i]);
+  // Wan 2.2 residual up block i (every one but the last): DupUp3D spreads its input's dims[i]
+  // channels over dims[i+1] · factor_t · 2² output values, a whole number of copies each.
+  for (int i = 0; c.is_residual && i + 1 < c.num_up_blocks(); ++i) {
+    const int64_t factor = (c.temperal_upsample()[size_t(i)] ? 2 : 1) * 4;
+    VGEN_CHECK(int64_t(dims[size_t(i) + 1]) * factor % dims[size_t(i)] == 0, ExitCode::kModel,
+               "{}: up block {} (width {} → {}): its DupUp3D shortcut needs {} · {} to be a multiple of {}", source, i,
+               dims[size_t(i)], dims[size_t(i) + 1], dims[size_t(i) + 1], factor, dims[size_t(i)]);
+  }
   return c;
 }
 

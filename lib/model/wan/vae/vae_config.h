@@ -19,7 +19,7 @@ struct WanVaeConfig {
   bool is_residual = false;  // Wan 2.2 (TI2V-5B) VAE
   int in_channels = 3;
   int out_channels = 3;
-  int patch_size = 0;  // null → 0 (no patchify)
+  int patch_size = 0;  // null → 0 (no patchify); Wan 2.2: 2 (the decoder's out_channels unpatchified)
   int scale_factor_temporal = 4;
   int scale_factor_spatial = 8;
   std::vector<float> latents_mean;  // z_dim entries (defaults: the Wan 2.1 statistics)
@@ -32,7 +32,16 @@ struct WanVaeConfig {
   int num_up_blocks() const { return int(dim_mult.size()); }
   // Output frames for T latent frames: 1 + 4·(T−1) with two temporal upsamplers.
   int64_t output_frames(int64_t latent_frames) const;
-  int spatial_upscale() const;  // 2^(number of up blocks that upsample) (8 for Wan 2.1)
+  int spatial_upscale() const;  // 2^(number of up blocks that upsample) (8 for Wan 2.1 and 2.2)
+  // The unpatchify after the decoder: patch p (1: none), the video's channels out_channels / p²
+  // and its size over the latents', spatial_upscale · p (16 for Wan 2.2).
+  int patch() const { return patch_size > 1 ? patch_size : 1; }
+  int video_channels() const { return out_channels / (patch() * patch()); }
+  int video_upscale() const { return spatial_upscale() * patch(); }
+  // Up block i's input width and its upsampler's output width: Wan 2.1 halves the width in each
+  // upsampler, the Wan 2.2 residual blocks keep it (diffusers' upsample_out_dim).
+  int up_block_in(int i) const;
+  int upsampler_out(int i) const;
 };
 
 // Parses a config.json object; `source` names the file in errors. Throws kModel naming the key for

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "dist/weight_stream.h"
+#include "ops/vae_up_ops.h"
 
 namespace vgen {
 
@@ -64,8 +65,11 @@ void WanVaeDecoder::run_block(size_t i, const Tensor& x, State& st, VaeSpatialCo
   Tensor h = x;  // [C, 1, H, W]
   for (size_t k = 0; k < L_.up_res[i].size(); ++k) h = vae_res_forward(L_.up_res[i][k], h, st.up_res[i][k], r, ctx);
   if (L_.has_up[i]) {
-    vae_up_forward(L_.up[i], h, st.up[i], r, ctx,
-                   [&](const Tensor& y) { run_block(i + 1, y, st, ctx, emit, frame); });  // [C/2, 1, 2H, 2W]
+    auto next = [&](const Tensor& y) { run_block(i + 1, y, st, ctx, emit, frame); };  // [C', 1, 2H, 2W]
+    if (L_.dup_up[i].cout > 0)
+      vae_residual_up_forward(L_.up[i], L_.dup_up[i], x, h, st.up[i], r, ctx, next);
+    else
+      vae_up_forward(L_.up[i], h, st.up[i], r, ctx, next);
     return;
   }
   Tensor y = vae_conv(L_.conv_out, h.shape(), &st.conv_out, r, ctx,
@@ -100,15 +104,24 @@ void WanVaeDecoder::decode_stream(const Tensor& z, VaeSpatialContext& ctx, const
 Tensor WanVaeDecoder::decode(const Tensor& z) const {
   VGEN_CHECK(z.ndim() == 5 && z.dim(1) == cfg_.z_dim, ExitCode::kInput,
              "VAE decode: latents {} must be [B, {}, T, H, W]", z.str(), cfg_.z_dim);
-  const int64_t B = z.dim(0), T = z.dim(2), s = cfg_.spatial_upscale(), C = cfg_.out_channels;
-  Tensor video = Tensor::empty({B, C, cfg_.output_frames(T), s * z.dim(3), s * z.dim(4)}, DType::kF32,
-                               opt_.device);  // [B, C, F, sH, sW]
+  Tensor video = Tensor::empty(vae_video_shape(cfg_, z.shape()), DType::kF32, opt_.device);  // [B, C, F, sH, sW]
   LocalSpatialContext ctx;
-  for (int64_t b = 0; b < B; ++b) {
+  for (int64_t b = 0; b < z.dim(0); ++b) {
     Tensor vb = video[b];  // [C, F, sH, sW]
-    decode_stream(z[b], ctx, [&](const Tensor& y, int64_t f0) { vae_write_frames(y, C, -1.0f, 1.0f, vb, f0); });
+    decode_stream(z[b], ctx, [&](const Tensor& y, int64_t f0) { vae_write_video_frames(cfg_, y, vb, f0); });
   }
   return video;
+}
+
+Shape vae_video_shape(const WanVaeConfig& cfg, const Shape& z) {
+  VGEN_ASSERT(z.size() == 5, "vae_video_shape: latents {} must be [B, C, T, H, W]", shape_str(z));
+  const int64_t s = cfg.video_upscale();
+  return {z[0], cfg.video_channels(), cfg.output_frames(z[2]), s * z[3], s * z[4]};
+}
+
+void vae_write_video_frames(const WanVaeConfig& cfg, const Tensor& frames, Tensor& video, int64_t f0) {
+  if (cfg.patch() == 1) return vae_write_frames(frames, cfg.out_channels, -1.0f, 1.0f, video, f0);
+  vae_write_frames_unpatchify(frames, cfg.video_channels(), cfg.patch(), -1.0f, 1.0f, video, f0);
 }
 
 Tensor vae_denormalize(const Tensor& latents, const WanVaeConfig& cfg) {

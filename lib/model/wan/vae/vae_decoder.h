@@ -1,9 +1,11 @@
-// Wan 2.1 VAE decoder (AutoencoderKLWan.decode, wan_spec §5.3–5.4), one forward for the host fp32
+// Wan VAE decoder (AutoencoderKLWan.decode, wan_spec §5.3–5.4), one forward for the host fp32
 // oracle and the GPU: post_quant_conv on the whole clip, then the decoder one frame at a time at
 // every level — a latent frame through the mid block and up block 0, each frame an upsampler emits
 // through the next block, and so on — so every causal conv sees [2 cached frames, 1 new frame] and
 // activation memory does not grow with the number of frames (the per-frame order is exact: every
-// conv after the first chunk is causal over frames, wan_spec §5.4); clamp to [-1, 1].
+// conv after the first chunk is causal over frames, wan_spec §5.4); clamp to [-1, 1]. The Wan 2.2
+// VAE (is_residual, patch_size) is the same walk with its residual up blocks (the DupUp3D
+// shortcut, vae_layers.h) and the unpatchify of the output frames, chosen by the config.
 //
 // Device: activations channels-last (ops/vae_ops.h), so 1×1 convs are GEMMs and the 3×3(×3) convs
 // run on cuDNN NDHWC / NHWC (kernels/conv3d/conv3d.cuh). Precision kF32 keeps everything fp32 (no
@@ -45,14 +47,16 @@ class WanVaeDecoder {
   const WanVaeOptions& options() const { return opt_; }
   size_t weight_bytes() const { return weight_bytes_; }
 
-  // z [B, z_dim, T, H, W] already denormalised (any device, f32 / bf16) → video [B, out_channels, F,
-  // s·H, s·W] f32 on the decoder's device in [-1, 1], F = 1 + 4·(T−1), s = 8 for Wan 2.1.
+  // z [B, z_dim, T, H, W] already denormalised (any device, f32 / bf16) → video [B, video_channels,
+  // F, s·H, s·W] f32 on the decoder's device in [-1, 1], F = 1 + 4·(T−1), s = video_upscale (8 for
+  // Wan 2.1, 16 for Wan 2.2).
   Tensor decode(const Tensor& z) const;
 
   // One batch item, this rank's part z [z_dim, T, H, W] (any device) in the spatial context `ctx`
   // (collective when ctx is): calls emit(frames, first_frame) for every group of output frames in
   // order; frames are this rank's part in the device's layout (ops/vae_ops.h), not clamped, with
-  // the output channels first (device: more channels follow as padding). Nothing else is kept.
+  // the decoder's out_channels first (device: more channels follow as padding), still patchified
+  // (vae_write_video_frames unpatchifies). Nothing else is kept.
   using FrameSink = std::function<void(const Tensor& frames, int64_t first_frame)>;
   void decode_stream(const Tensor& z, VaeSpatialContext& ctx, const FrameSink& emit) const;
 
@@ -68,6 +72,12 @@ class WanVaeDecoder {
   VaeDecoderLayers L_;
   size_t weight_bytes_ = 0;
 };
+
+// The video of latents z [B, z_dim, T, H, W]: [B, video_channels, F, s·H, s·W] (s = video_upscale).
+Shape vae_video_shape(const WanVaeConfig& cfg, const Shape& z);
+// Frames of decode_stream (the whole frame) clamped to [-1, 1], unpatchified when the config
+// patchifies, into frames [f0, f0 + t) of video [video_channels, F, s·H, s·W] on their device.
+void vae_write_video_frames(const WanVaeConfig& cfg, const Tensor& frames, Tensor& video, int64_t f0);
 
 // Pipeline step before decode: z = latents / (1/std) + mean per channel (diffusers' arithmetic),
 // latents [B, z_dim, T, H, W] f32.

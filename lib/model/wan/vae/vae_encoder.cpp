@@ -131,9 +131,13 @@ Tensor WanVaeEncoder::encode_moments(const Tensor& video) const {
   return out;
 }
 
-Tensor WanVaeEncoder::encode_mode(const Tensor& video) const {
-  Tensor m = encode_moments(video).to(Device::kCPU);  // [B, 2z, T, h, w]
-  const int64_t B = m.dim(0), z = cfg_.z_dim, S = m.dim(2) * m.dim(3) * m.dim(4);
+Tensor WanVaeEncoder::encode_mode(const Tensor& video) const { return vae_posterior_mode(encode_moments(video)); }
+
+Tensor vae_posterior_mode(const Tensor& moments) {
+  Tensor m = moments.to(Device::kCPU).to(DType::kF32);  // [B, 2z, T, h, w]
+  VGEN_CHECK(m.ndim() == 5 && m.dim(1) % 2 == 0, ExitCode::kInternal, "VAE moments {} must be [B, 2z, T, h, w]",
+             m.str());
+  const int64_t B = m.dim(0), z = m.dim(1) / 2, S = m.dim(2) * m.dim(3) * m.dim(4);
   Tensor mode = Tensor::empty({B, z, m.dim(2), m.dim(3), m.dim(4)}, DType::kF32);  // [B, z, T, h, w]
   for (int64_t b = 0; b < B; ++b)
     std::memcpy(mode.f32() + b * z * S, m.f32() + b * 2 * z * S, size_t(z * S) * sizeof(float));

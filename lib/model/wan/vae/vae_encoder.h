@@ -74,6 +74,8 @@ class WanVaeEncoder {
 // vae_denormalize.
 Tensor vae_normalize(const Tensor& latents, const WanVaeConfig& cfg);
 
+// The posterior's mode (its mean, the moments' first half) [B, z_dim, T, h, w] f32 on the host.
+Tensor vae_posterior_mode(const Tensor& moments);
 // The posterior's logvar as diffusers' DiagonalGaussianDistribution keeps it: clamp to [-30, 20] of
 // the moments' second half → [1, z_dim, T, h, w] f32 on the host.
 Tensor vae_posterior_logvar(const Tensor& moments);

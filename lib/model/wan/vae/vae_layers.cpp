@@ -2,6 +2,8 @@
 // ops/vae_ops.h; shapes in comments are the host's [C, t, H, W] (device: [t, H, W, C]).
 #include "model/wan/vae/vae_layers.h"
 
+#include "ops/vae_up_ops.h"
+
 namespace vgen {
 
 Tensor vae_conv(const VaeConvWeights& c, const Shape& in_shape, VaeConvCache* cache, const VaeRun& run,
@@ -59,6 +61,23 @@ void vae_up_forward(const VaeUpsampler& u, const Tensor& x, VaeUpState& st, cons
       next(vae_conv(u.resample, up_shape, nullptr, run, ctx,
                     [&](Tensor& b) { vae_upsample2x_into(sf, k * d.C, d.C, b); }));  // [C/2, 1, 2H, 2W]
   }
+}
+
+void vae_residual_up_forward(const VaeUpsampler& u, const VaeDupUp& s, const Tensor& x, const Tensor& h,
+                             VaeUpState& st, const VaeRun& run, VaeSpatialContext& ctx,
+                             const std::function<void(const Tensor&)>& next) {
+  // Output frames per input frame: both time phases, or the last alone on the first chunk.
+  const bool first = u.temporal && !st.seen;
+  const int64_t per_frame = u.temporal && !first ? 2 : 1;
+  int64_t emitted = 0;
+  vae_up_forward(u, h, st, run, ctx, [&](const Tensor& y) {  // [C', 1, 2H, 2W]
+    const int64_t f = emitted / per_frame, k = emitted % per_frame;
+    ++emitted;
+    Tensor out = y;
+    const Tensor xf = vae_dims(x).t == 1 ? x : vae_frames(x, f, 1);  // [Cin, 1, H, W]
+    vae_dup_up_add_(out, xf, s.cout, s.factor_t, s.factor_s, first ? s.factor_t - 1 : k);
+    next(out);
+  });
 }
 
 }  // namespace vgen

@@ -1,4 +1,4 @@
-// Building blocks of the Wan 2.1 VAE decoder (wan_spec §5.2), one frame at a time with the causal
+// Building blocks of the Wan 2.1 and 2.2 VAE decoders (wan_spec §5.2), one frame at a time with the causal
 // temporal feature cache, for the host fp32 oracle and the device decoder alike: activations of
 // one batch item in the device's layout (ops/vae_ops.h), every spatial conv's input made through
 // the VaeSpatialContext, so the same code runs split across ranks.
@@ -29,10 +29,17 @@ struct VaeAttnBlock {
 };
 
 // upsample2d / upsample3d: optional causal time_conv (dim → 2·dim, 3×1×1, frames interleaved),
-// then nearest ×2 and a 3×3 Conv2d dim → dim/2.
+// then nearest ×2 and a 3×3 Conv2d dim → dim/2 (Wan 2.2 residual blocks: dim → dim).
 struct VaeUpsampler {
   bool temporal = false;
   VaeConvWeights time_conv, resample;
+};
+
+// DupUp3D, the shortcut of a Wan 2.2 residual up block (no weights): the block's input channels
+// duplicated onto the upsampled grid (ops/vae_up_ops.h), added to the upsampler's output.
+struct VaeDupUp {
+  int64_t cout = 0;  // 0: the block has no shortcut (the last block, or Wan 2.1)
+  int64_t factor_t = 1, factor_s = 2;
 };
 
 struct VaeDecoderLayers {
@@ -42,6 +49,7 @@ struct VaeDecoderLayers {
   std::vector<std::vector<VaeResBlock>> up_res;  // [block][resnet]
   std::vector<bool> has_up;
   std::vector<VaeUpsampler> up;  // one per block (unused where has_up is false)
+  std::vector<VaeDupUp> dup_up;  // one per block (Wan 2.2 residual blocks that upsample)
   Tensor norm_out;
 };
 
@@ -112,5 +120,12 @@ Tensor vae_attn_forward(const VaeAttnBlock& a, const Tensor& x, VaeSpatialContex
 // `next` before the following one is made.
 void vae_up_forward(const VaeUpsampler& u, const Tensor& x, VaeUpState& st, const VaeRun& run, VaeSpatialContext& ctx,
                     const std::function<void(const Tensor&)>& next);
+// A Wan 2.2 residual up block's upsampler over h (the block's resnets' output) with the DupUp3D
+// shortcut of the block's input x added to each output frame: time phase k of x's frame for
+// output frame 2τ+k, the last phase alone while the upsampler's first chunk skips time_conv
+// (diffusers' first_chunk). The shortcut is pixel-local, so a split rank needs no halo for it.
+void vae_residual_up_forward(const VaeUpsampler& u, const VaeDupUp& s, const Tensor& x, const Tensor& h,
+                             VaeUpState& st, const VaeRun& run, VaeSpatialContext& ctx,
+                             const std::function<void(const Tensor&)>& next);
 
 }  // namespace vgen

@@ -162,11 +162,9 @@ Tensor parallel_vae_decode(const WanVaeDecoder& dec, const Tensor& z, Communicat
   const WanVaeConfig& cfg = dec.config();
   const VaeSplitPlan plan = vae_split_plan(cfg, z, comm.size(), comm.rank(), dim);
   const int64_t start = plan.start, mine = plan.sizes[size_t(comm.rank())];
-  const int64_t B = z.dim(0), Z = cfg.z_dim, T = z.dim(2), s = cfg.spatial_upscale(), C = cfg.out_channels;
-  const int64_t Hl = z.dim(3), Wl = z.dim(4);
+  const int64_t B = z.dim(0), Z = cfg.z_dim, T = z.dim(2), Hl = z.dim(3), Wl = z.dim(4);
   Tensor zc = z.to(Device::kCPU).to(DType::kF32);  // [B, Z, T, H, W]
-  Tensor video = Tensor::empty({B, C, cfg.output_frames(T), s * Hl, s * Wl}, DType::kF32,
-                               dec.options().device);  // [B, C, F, sH, sW]
+  Tensor video = Tensor::empty(vae_video_shape(cfg, z.shape()), DType::kF32, dec.options().device);  // [B, C, F, sH, sW]
   HaloSpatialContext ctx(comm, dim, plan.sizes);
   for (int64_t b = 0; b < B; ++b) {
     // This rank's latent part [Z, T, h, w] (host copy; the decoder uploads it).
@@ -179,7 +177,7 @@ Tensor parallel_vae_decode(const WanVaeDecoder& dec, const Tensor& z, Communicat
         std::memcpy(local.f32() + (ct * h + y) * w, src + (ct * Hl + h0 + y) * Wl + w0, size_t(w) * sizeof(float));
     Tensor vb = video[b];  // [C, F, sH, sW]
     dec.decode_stream(local, ctx, [&](const Tensor& y, int64_t f0) {
-      vae_write_frames(ctx.gather(y), C, -1.0f, 1.0f, vb, f0);  // the whole frame's f frames
+      vae_write_video_frames(cfg, ctx.gather(y), vb, f0);  // the whole frame's f frames
     });
   }
   return video;

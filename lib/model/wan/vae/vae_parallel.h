@@ -4,7 +4,8 @@
 // rows/cols from each neighbour (zeros at the global edges, so every conv's padding is symmetric,
 // what cuDNN's fast engines want); the causal temporal cache stores halo-extended frames, so cached
 // frames never need a second exchange; upsampling doubles the local extents; attention gathers
-// keys/values of the whole frame; the output is all-gathered chunk by chunk on every rank. Halo
+// keys/values of the whole frame; Wan 2.2's DupUp3D shortcut is pixel-local (no exchange); the
+// output is all-gathered chunk by chunk on every rank, then unpatchified when the VAE patchifies. Halo
 // rows/cols are strided 2-D copies in the activation layout of the decoder's device
 // (ops/vae_ops.h); the communicator moves tensors of that device (MPI on the host, NCCL on the GPU).
 // The result equals the single-rank decode up to fp32 rounding.
@@ -52,8 +53,9 @@ class HaloSpatialContext final : public VaeSpatialContext {
 };
 
 // z [B, z_dim, T, H, W] (the same full latents on every rank of `comm`, any device) → the full video
-// [B, out_channels, F, s·H, s·W] f32 on the decoder's device of every rank. Collective over `comm`
-// (a communicator of the decoder's device); kRecipe when the split extent is smaller than comm.size().
+// [B, video_channels, F, s·H, s·W] (vae_video_shape) f32 on the decoder's device of every rank.
+// Collective over `comm` (a communicator of the decoder's device); kRecipe when the split extent is
+// smaller than comm.size().
 Tensor parallel_vae_decode(const WanVaeDecoder& dec, const Tensor& z, Communicator& comm, VaeSplitDim dim);
 
 // The decode step of a replica's VAE group member: `vae` is the group's communicator of the

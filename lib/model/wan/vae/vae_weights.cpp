@@ -102,9 +102,11 @@ void build_vae_layers(const WanVaeConfig& cfg, VaeWeightSource& src, VaeDecoderL
   L.up_res.assign(size_t(nb), {});
   L.has_up.assign(size_t(nb), false);
   L.up.assign(size_t(nb), {});
+  L.dup_up.assign(size_t(nb), {});
   for (int i = 0; i < nb; ++i) {
-    // Wan 2.1: block i > 0 takes the previous upsampler's output, half of dims[i].
-    int64_t in = i > 0 ? dims[size_t(i)] / 2 : dims[0];
+    // Wan 2.1: block i > 0 takes the previous upsampler's output, half of dims[i]; Wan 2.2's
+    // residual blocks (WanResidualUpBlock) all of it.
+    int64_t in = cfg.up_block_in(i);
     const int64_t out = dims[size_t(i) + 1];
     const std::string p = "decoder.up_blocks." + std::to_string(i);
     for (int r = 0; r < cfg.num_res_blocks + 1; ++r) {
@@ -115,8 +117,10 @@ void build_vae_layers(const WanVaeConfig& cfg, VaeWeightSource& src, VaeDecoderL
       L.has_up[size_t(i)] = true;
       VaeUpsampler& u = L.up[size_t(i)];
       u.temporal = tup[size_t(i)];
-      if (u.temporal) u.time_conv = src.conv(p + ".upsamplers.0.time_conv", 2 * out, out, 3, 1, 1);
-      u.resample = src.conv(p + ".upsamplers.0.resample.1", out / 2, out, 0, 3, 3);
+      const std::string up = p + (cfg.is_residual ? ".upsampler" : ".upsamplers.0");
+      if (u.temporal) u.time_conv = src.conv(up + ".time_conv", 2 * out, out, 3, 1, 1);
+      u.resample = src.conv(up + ".resample.1", cfg.upsampler_out(i), out, 0, 3, 3);
+      if (cfg.is_residual) L.dup_up[size_t(i)] = {out, u.temporal ? 2 : 1, 2};
     }
   }
   L.norm_out = src.gamma("decoder.norm_out.gamma", {dims.back(), 1, 1, 1});
