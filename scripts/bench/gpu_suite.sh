@@ -36,6 +36,13 @@
 #            cudnn-frontend's Python graph (scripts/bench/peer/cudnn_fp8_attention_bench.py, the same
 #            data and timing rule; needs .whl/nvidia_cudnn_frontend-*-cp312-*.whl); ATTN_SUSTAIN=SECONDS
 #            also times each one's FP8 run back to back for that long (the rate at the power cap)
+#   dit_i2v, vae22, peer_i2v, ti2v, i2v_batch: image-to-video (scripts/bench/gpu_suite_i2v.sh has the
+#            details): the I2V-14B DiT forward at $SHAPES (vgen_dit_bench --config, DIT_FP8 as for dit),
+#            the Wan 2.2 VAE decode at $VAE22_SHAPES (704x1280x121) with peak memory, the peer of
+#            whichever of those ran (diffusers_i2v_bench.py), one TI2V-5B video 704x1280x121 (4 steps,
+#            guidance 5, an image) against WanImageToVideoPipeline in $E2E_ORDER, and one job of
+#            $I2V_LINES (8) image lines on a random I2V-14B of $I2V_LAYERS (10) layers (each video's
+#            seconds, the first against the rest)
 #   build    configure and build every target, nothing else (a first full build may need a call
 #            of its own: the build dir is kept while the machine stays up)
 #   all      tests golden dit peer vae
@@ -56,7 +63,8 @@
 # --dry-run prints every command instead of running it and writes records marked dry_run (to a
 # scratch file unless --results is given); DRY_GPUS=N pretends N GPUs.
 # Environment: VGEN_GPU_BUILD (build dir), JOBS (build jobs, default nproc), SHAPES (default
-# 480p,720p), LAYERS (40), REPS (3), DIT_MODES (two GPUs: "cfg ulysses ring attn2d"), MODE_SHAPES
+# 480p,720p), LAYERS (40), REPS (3), I2V_DIT_CONFIG, VAE22_CONFIG, VAE22_SHAPES, PEER_I2V_WHAT, TI2V_MODEL,
+# TI2V_IMAGE, I2V_MODEL, I2V_LAYERS, I2V_RECIPE, I2V_LINES, I2V_STEPS (gpu_suite_i2v.sh), DIT_MODES (two GPUs: "cfg ulysses ring attn2d"), MODE_SHAPES
 # (720p), PEER_WHAT, MODEL, LOAD_ORDER, E2E_ORDER, LORA_RANK (64), LORA_SHAPES (480p,720p), LORA_DEFAULT_STEPS (3), DIT_FP8 (all|attention|gemm: the dit suite's forwards in precision fp8; e.g. `DIT_FP8=all gpu_suite.sh dit peer`), DIT_FP8_QK (e4m3|int8: their self-attention's Q·Kᵀ, default e4m3), DIT_FP8_GEMM (int8|e4m3: their block linears' GEMM format, default int8), DIT_MODEL (a Diffusers checkpoint: the dit suite's one-GPU forwards and the peer's on its transformer's weights, e.g. the trained-like one of fp8_accuracy.sh, instead of random ones; its config sets the layers), DROP_CACHES=1 (drop the page cache before each
 # load, where permitted), BUDGET_S (seconds for the whole call, default 570: a suite that no longer
 # fits is skipped and said so), VGEN_COMMIT.
@@ -77,8 +85,10 @@ while [ $# -gt 0 ]; do
     --build) BUILD=$2; shift ;;
     -h|--help) sed -n '2,/^# shellcheck/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     build|tests|golden|dit|vae|peer|load|e2e|lora|scaling|attn) SUITES+=("$1") ;;
+    dit_i2v|vae22|peer_i2v|ti2v|i2v_batch) SUITES+=("$1") ;;
     all) SUITES+=(tests golden dit peer vae) ;;
-    *) echo "gpu_suite: unknown suite or option '$1' (suites: build tests golden dit vae peer load e2e lora scaling attn all)" >&2
+    *) echo "gpu_suite: unknown suite or option '$1' (suites: build tests golden dit vae peer load e2e lora scaling" \
+            "attn dit_i2v vae22 peer_i2v ti2v i2v_batch all)" >&2
        exit 2 ;;
   esac
   shift
@@ -174,9 +184,11 @@ VGEN=$BUILD/bin/vgen
 DIT=$BUILD/tests/vgen_dit_bench
 VAE=$BUILD/tests/vgen_vae_bench
 TARGETS=()
-if has_suite golden || has_suite load || has_suite e2e || has_suite lora; then TARGETS+=(vgen); fi
-if has_suite dit; then TARGETS+=(vgen_dit_bench); fi
-if has_suite vae; then TARGETS+=(vgen_vae_bench); fi
+if has_suite golden || has_suite load || has_suite e2e || has_suite lora || has_suite ti2v || has_suite i2v_batch; then
+  TARGETS+=(vgen)
+fi
+if has_suite dit || has_suite dit_i2v; then TARGETS+=(vgen_dit_bench); fi
+if has_suite vae || has_suite vae22; then TARGETS+=(vgen_vae_bench); fi
 if has_suite attn; then TARGETS+=(attention_fp8_bench); fi
 if has_suite scaling; then TARGETS+=(vgen vgen_dit_bench vgen_vae_bench); fi
 if [ "$NO_BUILD" != 1 ] && { has_suite tests || has_suite build || [ ${#TARGETS[@]} -gt 0 ]; }; then
@@ -208,6 +220,11 @@ if [ "$NO_BUILD" != 1 ] && { has_suite tests || has_suite build || [ ${#TARGETS[
     finish 3
   fi
   say "build (${TARGETS[*]:-all targets}) $(( $(date +%s) - T1 )) s, warnings: $(grep -c 'warning' "$LOG/build.log")"
+fi
+
+# The carried image libraries, where the build links them (gpu_check.sh: no system libpng-dev).
+if grep -q "^PNG_LIBRARY_RELEASE:FILEPATH=$ROOT/.dev/deps/images/" "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  export LD_LIBRARY_PATH=$ROOT/.dev/deps/images/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
 # ---- carried wheels, each installed once per call: wheel_env NAME GLOB TARGET HINT installs the
@@ -556,6 +573,9 @@ suite_scaling() {
     emit scaling vgen "run_scaling.sh $f (SHAPES, LAYERS, REPS as set)" "@$WORK/scaling_${N}_$f.jsonl"
   done
 }
+
+# shellcheck source=scripts/bench/gpu_suite_i2v.sh
+source "$ROOT/scripts/bench/gpu_suite_i2v.sh"  # dit_i2v vae22 peer_i2v ti2v i2v_batch
 
 for s in "${SUITES[@]}"; do
   N=$((N + 1))

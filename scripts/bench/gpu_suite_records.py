@@ -12,6 +12,9 @@ prints one).
   gpu_suite_records.py ctest LOG RC                          ctest's summary as JSON
   gpu_suite_records.py vgen-timing DIR WALL RC CACHE         the numbers of a vgen run's DIR/timing.json
                                                              (--load-only: DIR/load.json)
+  gpu_suite_records.py vgen-videos DIR WALL RC               every video of a vgen run's DIR/timing.json (one
+                                                             JSON line each) and a summary line: the first
+                                                             video against the median of the rest
   gpu_suite_records.py peer-result LOG WALL RC CACHE         the peer's last JSON line plus wall time
   gpu_suite_records.py since T0 T1                           T1 - T0, rounded to ms
   gpu_suite_records.py table RESULTS INVOCATION              the table of one call's records
@@ -81,12 +84,56 @@ def vgen_timing(out_dir, wall, rc, cache):
             r["load_" + k] = load[k]
     v = (t.get("videos") or [None])[0]
     if v:
-        s = v.get("seconds", {})
-        r.update(status=v.get("status"), render_seconds=s.get("total"), text_encode_seconds=s.get("text_encode"),
-                 denoise_seconds=s.get("denoise"), vae_decode_seconds=s.get("vae_decode"),
-                 mp4_encode_seconds=s.get("mp4_encode"), peak_memory_bytes=v.get("peak_memory_bytes"),
-                 frames=v.get("frames"), height=v.get("height"), width=v.get("width"))
+        r.update(video_numbers(v))
     return r
+
+
+def _num(x):
+    return x if isinstance(x, (int, float)) else None
+
+
+def video_numbers(v):
+    """One timing.json video's seconds; render_seconds_without_output leaves out the video's write (raw
+    frames without FFmpeg), which the peer (output_type "np") does not do."""
+    s = v.get("seconds") or {}
+    total, out = _num(s.get("total")), _num(s.get("mp4_encode"))
+    r = dict(status=v.get("status"), render_seconds=total, text_encode_seconds=s.get("text_encode"),
+             denoise_seconds=s.get("denoise"), vae_decode_seconds=s.get("vae_decode"),
+             mp4_encode_seconds=s.get("mp4_encode"), peak_memory_bytes=v.get("peak_memory_bytes"),
+             frames=v.get("frames"), height=v.get("height"), width=v.get("width"))
+    if "image_encode" in s or "vae_encode" in s:  # image-conditioned lines
+        r.update(image_encode_seconds=s.get("image_encode"), vae_encode_seconds=s.get("vae_encode"))
+    if total is not None:
+        r["render_seconds_without_output"] = total - (out or 0.0)
+    return r
+
+
+def vgen_videos(out_dir, wall, rc):
+    """Every video of a vgen run (one row each) and a summary row: the first video against the median
+    of the others (a job whose videos after the first cost what the first does reloads nothing)."""
+    head = vgen_timing(out_dir, wall, rc, "warm")
+    if "error" in head:
+        return [dict(head, summary=True)]
+    with open(os.path.join(out_dir, head["report"])) as f:
+        videos = json.load(f).get("videos") or []
+    rows = []
+    for i, v in enumerate(videos):
+        rows.append(dict(video_numbers(v), video=v.get("index", i), name=v.get("name")))
+    ok = [r for r in rows if r["status"] == "ok" and r["render_seconds"] is not None]
+    summary = dict(summary=True, videos=len(rows), videos_ok=len(ok), load_seconds=head.get("load_seconds"),
+                   wall_seconds=wall, rc=rc)
+    for key, name in (("render_seconds", ""), ("render_seconds_without_output", "_without_output")):
+        xs = [r[key] for r in ok if r.get(key) is not None]
+        if len(xs) >= 2:
+            rest = statistics.median(xs[1:])
+            summary.update({"first_seconds" + name: xs[0], "rest_median_seconds" + name: rest,
+                            "rest_over_first" + name: rest / xs[0] if xs[0] else None})
+    for key in ("text_encode_seconds", "image_encode_seconds", "vae_encode_seconds", "denoise_seconds",
+                "vae_decode_seconds", "mp4_encode_seconds"):
+        xs = [r[key] for r in ok if isinstance(r.get(key), (int, float))]
+        if xs:
+            summary[key.replace("_seconds", "_median_seconds")] = statistics.median(xs)
+    return rows + [summary]
 
 
 def peer_result(text, wall, rc, cache):
@@ -97,6 +144,7 @@ def peer_result(text, wall, rc, cache):
                 rows.append(json.loads(l))
             except ValueError:
                 pass
+    rows = [x for x in rows if not x.get("done")]  # a closing {"done": ...} line carries no numbers
     r = rows[-1] if rows else {"error": "no result line (see the log)"}
     r.update(wall_seconds=wall, rc=rc, page_cache=cache)
     return r
@@ -125,7 +173,9 @@ def table(recs):
         elif r["suite"] == "golden":
             lines.append("golden  %-28s %s passed, %s failed" % ("%s %s" % (res.get("mesh"), res.get("precision")),
                                                                  res.get("passed"), res.get("failed")))
-    for bench, suites in (("dit_forward", ("dit", "peer", "scaling")), ("vae_decode", ("vae", "peer", "scaling"))):
+    for bench, suites in (("dit_forward", ("dit", "peer", "scaling")), ("vae_decode", ("vae", "peer", "scaling")),
+                          ("dit_forward", ("dit_i2v", "peer_i2v")), ("vae_decode", ("vae22", "peer_i2v"))):
+        label = {"dit_i2v": "dit_i2v", "vae22": "vae22"}.get(suites[0], bench.split("_")[0])
         rows = {}
         for r in recs:
             res = r["result"]
@@ -142,18 +192,50 @@ def table(recs):
                 r["impl"], []).append(res["seconds"] / per)
         for (h, mode), v in sorted(rows.items(), key=lambda kv: (kv[0][1] != "single", kv[0][1], kv[0][0])):
             lines.append("%-7s %-28s %-20s %-20s %s" % (
-                bench.split("_")[0], "%sp %s" % (h, mode), _fmt(v.get("vgen")), _fmt(v.get("diffusers")),
+                label, "%sp %s" % (h, mode), _fmt(v.get("vgen")), _fmt(v.get("diffusers")),
                 _ratio(v.get("vgen"), v.get("diffusers")) if mode == "single" else "-"))
+    # vae22: the peak memory beside the time (the target: no more than the peer's)
+    peaks = {}
+    for r in recs:
+        res = r["result"]
+        if r["suite"] in ("vae22", "peer_i2v") and res.get("bench") == "vae_decode":
+            g = res.get("peak_gib", res.get("peak_mem_gib"))
+            if isinstance(g, (int, float)):
+                peaks.setdefault(res.get("height") or 0, {"vgen": [], "diffusers": []}).setdefault(
+                    r["impl"], []).append(g)
+    for h, v in sorted(peaks.items()):
+        lines.append("%-7s %-28s %-20s %-20s %s" % ("vae22", "%sp peak GiB" % h, _fmt(v.get("vgen")),
+                                                    _fmt(v.get("diffusers")), _ratio(v.get("vgen"), v.get("diffusers"))))
+    # ti2v: the peer has no separate output write, so its render stands against vgen's without it.
+    for r in recs:
+        res = r["result"]
+        if r["suite"] == "ti2v" and r["impl"] == "diffusers" and "render_seconds" in res:
+            res.setdefault("render_seconds_without_output", res["render_seconds"])
+        if r["suite"] == "ti2v" and isinstance(res.get("load_seconds"), (int, float)) and \
+                isinstance(res.get("render_seconds"), (int, float)):
+            res.setdefault("load_plus_render_seconds", res["load_seconds"] + res["render_seconds"])
     for suite, keys in (("load", ("load_seconds", "wall_seconds")),
-                        ("e2e", ("load_seconds", "render_seconds", "wall_seconds"))):
+                        ("e2e", ("load_seconds", "render_seconds", "wall_seconds")),
+                        ("ti2v", ("load_seconds", "render_seconds", "render_seconds_without_output",
+                                  "load_plus_render_seconds", "wall_seconds"))):
         for k in keys:
             # A failed process counts nowhere (its wall time would look like a fast one).
             v = {imp: [r["result"][k] for r in recs if r["suite"] == suite and r["impl"] == imp
                        and r["result"].get("rc", 0) == 0 and "error" not in r["result"]
                        and isinstance(r["result"].get(k), (int, float))] for imp in ("vgen", "diffusers")}
             if v["vgen"] or v["diffusers"]:
-                lines.append("%-7s %-28s %-20s %-20s %s" % (suite, k, _fmt(v["vgen"]), _fmt(v["diffusers"]),
+                shown = {"render_seconds_without_output": "render (no output write)",
+                         "load_plus_render_seconds": "load + render"}.get(k, k)
+                lines.append("%-7s %-28s %-20s %-20s %s" % (suite, shown, _fmt(v["vgen"]), _fmt(v["diffusers"]),
                                                             _ratio(v["vgen"], v["diffusers"])))
+    # i2v_batch: one job's videos, the first against the median of the rest (vgen alone)
+    for r in recs:
+        res = r["result"]
+        if r["suite"] == "i2v_batch" and res.get("summary") and res.get("videos") is not None:
+            first, rest = res.get("first_seconds"), res.get("rest_median_seconds")
+            lines.append("%-7s %-28s %-20s %-20s %s" % (
+                "i2v_b", "%s videos: first, rest" % res.get("videos"), _fmt([first] if first else []),
+                _fmt([rest] if rest else []), _ratio([rest] if rest else [], [first] if first else [])))
     # attn: the FP8 kernels' rates per length, the burst and (with --sustain) the sustained one.
     rates = {}
     for r in recs:
@@ -169,7 +251,8 @@ def table(recs):
         lines.append("%-7s %-28s %-20s %-20s %s" % ("attn", "fp8 %d tokens %s" % (n, what), _fmt(v["vgen"]),
                                                     _fmt(v["peer"]), _ratio(v["vgen"], v["peer"])))
     lines.append("(seconds; dit: per forward, a cfg mode's pair counted as two forwards; attn: TFLOP/s of the "
-                 "kernel alone, the peer cuDNN's FP8 SDPA; ratio of the means)")
+                 "kernel alone, the peer cuDNN's FP8 SDPA; i2v_b: the columns are vgen's first video and the "
+                 "median of the rest; ratio of the means)")
     return lines
 
 
@@ -214,7 +297,7 @@ def selftest():
         assert t["load_seconds"] == 3.5 and t["load_bytes_read"] == 40e9 and t["render_seconds"] == 20.0, t
         assert "error" in vgen_timing(os.path.join(d, "none"), 1.0, 2, "warm")
         recs += [json.loads(l) for l in emit("e2e", "vgen", "c", json.dumps(t), env)]
-        p = peer_result('noise\n{"load_seconds": 50.0, "render_seconds": 30.0}\n', 90.0, 0, "warm")
+        p = peer_result('noise\n{"load_seconds": 50.0, "render_seconds": 30.0}\n{"done": true}\n', 90.0, 0, "warm")
         assert p["load_seconds"] == 50.0 and p["wall_seconds"] == 90.0, p
         recs += [json.loads(l) for l in emit("e2e", "diffusers", "d", json.dumps(p), env)]
         bad = peer_result("Traceback ...\n", 0.1, 1, "warm")
@@ -240,6 +323,39 @@ def selftest():
     assert "720p single" in text and "0.8462" in text and "720p cfg" in text, text
     assert "0.0700" in text, text  # e2e load 3.5 / 50.0
     assert "0.3333" in text, text  # e2e wall 30 / 90: the failed peer process left out
+    with tempfile.TemporaryDirectory() as d:  # the image-to-video suites
+        with open(os.path.join(d, "timing.json"), "w") as f:
+            vid = lambda i, tot: {"index": i, "status": "ok", "seconds": {
+                "text_encode": 0.2, "image_encode": 0.1, "vae_encode": 0.3, "denoise": tot - 1.5, "vae_decode": 0.6,
+                "mp4_encode": 0.3, "total": tot}}
+            json.dump({"load": {"seconds": 5.0}, "videos": [vid(0, 10.0), vid(1, 9.0), vid(2, 9.5), vid(3, 8.0)]}, f)
+        rows = vgen_videos(d, 50.0, 0)
+        summ = rows[-1]
+        assert len(rows) == 5 and rows[0]["image_encode_seconds"] == 0.1 and rows[1]["video"] == 1, rows
+        assert summ["first_seconds"] == 10.0 and summ["rest_median_seconds"] == 9.0, summ
+        assert abs(summ["rest_over_first_without_output"] - 8.7 / 9.7) < 1e-9 and summ["load_seconds"] == 5.0, summ
+        assert summ["vae_encode_median_seconds"] == 0.3 and summ["videos_ok"] == 4, summ
+        assert vgen_videos(os.path.join(d, "none"), 1.0, 3)[0]["summary"] is True
+        with open(os.path.join(d, "r.jsonl"), "w") as f:
+            f.write("\n".join(json.dumps(r) for r in rows) + "\n")
+        recs += [json.loads(l) for l in emit("i2v_batch", "vgen", "g", "@" + os.path.join(d, "r.jsonl"), env)]
+        ti = vgen_timing(d, 20.0, 0, "warm")
+        assert ti["render_seconds_without_output"] == 9.7 and ti["vae_encode_seconds"] == 0.3, ti
+        recs += [json.loads(l) for l in emit("ti2v", "vgen", "h", json.dumps(ti), env)]
+        recs += [json.loads(l) for l in emit("ti2v", "diffusers", "i", json.dumps(
+            {"load_seconds": 10.0, "render_seconds": 19.4, "wall_seconds": 40.0, "rc": 0}), env)]
+        for suite, impl, res in (
+                ("dit_i2v", "vgen", {"bench": "dit_forward", "height": 720, "seconds": 10.2}),
+                ("peer_i2v", "diffusers", {"bench": "dit_forward", "height": 720, "seconds": 12.0}),
+                ("vae22", "vgen", {"bench": "vae_decode", "height": 704, "seconds": 3.0, "peak_gib": 9.0}),
+                ("peer_i2v", "diffusers", {"bench": "vae_decode", "height": 704, "seconds": 7.5, "peak_mem_gib": 12.0})):
+            recs += [json.loads(l) for l in emit(suite, impl, "j", json.dumps(res), env)]
+    text = "\n".join(table(recs))
+    assert "dit_i2v 720p single" in text and "0.8500" in text, text  # 10.2 / 12.0
+    assert "vae22   704p single" in text and "0.4000" in text and "704p peak GiB" in text and "0.7500" in text, text
+    assert "render (no output write)" in text and "0.5000" in text, text  # 9.7 / 19.4
+    assert "load + render" in text and "0.5102" in text, text  # (5 + 10) / (10 + 19.4)
+    assert "4 videos: first, rest" in text and "0.9000" in text, text  # 9.0 / 10.0
     dry = emit("tests", "vgen", "x", "@/nonexistent", dict(env, GS_DRY="1"))
     assert len(dry) == 1 and json.loads(dry[0])["dry_run"] is True
     print("gpu_suite_records selftest: OK")
@@ -257,6 +373,8 @@ def main(argv):
             print(json.dumps(ctest_summary(f.read(), int(a[1]))))
     elif cmd == "vgen-timing":
         print(json.dumps(vgen_timing(a[0], float(a[1]), int(a[2]), a[3])))
+    elif cmd == "vgen-videos":
+        print("\n".join(json.dumps(r) for r in vgen_videos(a[0], float(a[1]), int(a[2]))))
     elif cmd == "peer-result":
         try:
             with open(a[0], errors="replace") as f:

@@ -8,7 +8,8 @@
 #
 # Dependencies come from the system when present, otherwise from the copies that
 # scripts/device/pack_deps.sh put in .dev/deps (copied to the GPU machine with the working tree):
-# nlohmann-json (header-only), GoogleTest (built here from the carried sources), OpenBLAS.
+# nlohmann-json (header-only), GoogleTest (built here from the carried sources), OpenBLAS, and the
+# image libraries (libpng, libjpeg, zlib: without them, and without a carried copy, VGEN_IMAGES=OFF).
 #
 # Usage: scripts/device/gpu_check.sh [--tests-only] [--configure-only] [--bench] [--build DIR]
 #   --tests-only      build only the gpu test targets (faster than the whole tree)
@@ -136,11 +137,26 @@ else
   exit 2
 fi
 
-# Image inputs need the libpng and libjpeg headers; without them the build reads no images
-# (VGEN_IMAGES=OFF: its image tests are not registered, docs/images.md).
-if ! { [ -f /usr/include/png.h ] && { [ -f /usr/include/jpeglib.h ] || [ -f /usr/include/x86_64-linux-gnu/jpeglib.h ]; }; }; then
+# Image inputs need the libpng and libjpeg headers: the system's, else the copies pack_deps.sh put
+# in .dev/deps/images (named to CMake file by file; found at run time through LD_LIBRARY_PATH, which
+# gpu_suite.sh sets too); without either the build reads no images (VGEN_IMAGES=OFF: its image tests
+# are not registered, docs/images.md).
+IM=$DEPS/images
+IM_JPEG=$(ls "$IM"/lib/libjpeg.so.* 2>/dev/null | head -1)
+if [ "$FORCE" != 1 ] && [ -f /usr/include/png.h ] &&
+  { [ -f /usr/include/jpeglib.h ] || [ -f /usr/include/x86_64-linux-gnu/jpeglib.h ]; }; then
+  say "libpng/libjpeg: system"
+elif [ -f "$IM/include/png.h" ] && [ -f "$IM/include/jpeglib.h" ] && [ -f "$IM/lib/libpng16.so.16" ] && [ -n "$IM_JPEG" ]; then
+  EXTRA+=(-DPNG_PNG_INCLUDE_DIR="$IM/include" -DPNG_LIBRARY_RELEASE="$IM/lib/libpng16.so.16"
+          -DJPEG_INCLUDE_DIR="$IM/include" -DJPEG_LIBRARY_RELEASE="$IM_JPEG")
+  if [ "$FORCE" = 1 ] || [ ! -f /usr/include/zlib.h ]; then
+    EXTRA+=(-DZLIB_INCLUDE_DIR="$IM/include" -DZLIB_LIBRARY_RELEASE="$IM/lib/libz.so.1")
+  fi
+  export LD_LIBRARY_PATH=$IM/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  say "libpng/libjpeg: carried in .dev/deps/images"
+else
   EXTRA+=(-DVGEN_IMAGES=OFF)
-  say "libpng/libjpeg headers missing: VGEN_IMAGES=OFF"
+  say "libpng/libjpeg headers missing (and no .dev/deps/images): VGEN_IMAGES=OFF"
 fi
 
 GEN=()

@@ -6,6 +6,9 @@
 #   .dev/deps/googletest/  GoogleTest sources (built there with that machine's compiler)
 #   .dev/deps/openblas/    cblas.h & co + libopenblas.so.0 and the Fortran runtime it needs
 #                          (VGEN_PACK_BLAS=netlib: the 0.5 MB reference libblas.so.3 instead)
+#   .dev/deps/images/      png.h, jpeglib.h, zlib.h & co + libpng16.so.16, libjpeg.so.*, libz.so.1
+#                          (~1 MB: image inputs, VGEN_IMAGES, where the GPU machine lacks libpng-dev
+#                          and libjpeg-dev; skipped with a note where this machine lacks them)
 # Usage: [VGEN_PACK_BLAS=openblas|netlib] scripts/device/pack_deps.sh [DEST]   (default DEST:
 # <repo>/.dev/deps). Idempotent; other subdirectories of DEST (cudnn_frontend/, ...) are left alone.
 set -euo pipefail
@@ -17,7 +20,7 @@ ARCH_LIB=/usr/lib/x86_64-linux-gnu
 die() { echo "pack_deps: $*" >&2; exit 1; }
 
 # Only this script's own subdirectories are replaced: others (e.g. cudnn_frontend/) share .dev/deps.
-rm -rf "$DEST/nlohmann" "$DEST/googletest" "$DEST/openblas"
+rm -rf "$DEST/nlohmann" "$DEST/googletest" "$DEST/openblas" "$DEST/images"
 mkdir -p "$DEST"
 
 # nlohmann-json: headers and the CMake package config (it locates the headers relative to itself).
@@ -72,5 +75,26 @@ ldd "$lib" | awk '$3 ~ /^\// {print $1, $3}' | while read -r dep path; do
   esac
 done
 
+# Image decoding (libpng, libjpeg-turbo and the zlib libpng needs): headers and the versioned shared
+# libraries (symlinks resolved; gpu_check.sh names the files to CMake).
+pack_images() {
+  local h lib d=$DEST/images
+  mkdir -p "$d/include" "$d/lib"
+  for h in png.h pngconf.h pnglibconf.h jpeglib.h jmorecfg.h jerror.h zlib.h zconf.h; do
+    [ -f "/usr/include/$h" ] || { echo "pack_deps: no /usr/include/$h here: image libraries not packed" >&2; return 1; }
+    cp -L "/usr/include/$h" "$d/include/"
+  done
+  for h in /usr/include/jconfig.h /usr/include/x86_64-linux-gnu/jconfig.h; do
+    [ -f "$h" ] && { cp -L "$h" "$d/include/"; break; }
+  done
+  [ -f "$d/include/jconfig.h" ] || { echo "pack_deps: no jconfig.h here: image libraries not packed" >&2; return 1; }
+  for lib in libpng16.so.16 libjpeg.so.62 libjpeg.so.8 libz.so.1; do
+    [ -e "$ARCH_LIB/$lib" ] && cp "$(readlink -f "$ARCH_LIB/$lib")" "$d/lib/$lib"
+  done
+  ls "$d"/lib/libpng16.so.16 "$d"/lib/libjpeg.so.* "$d"/lib/libz.so.1 >/dev/null 2>&1 ||
+    { echo "pack_deps: libpng16 / libjpeg / libz not all found in $ARCH_LIB: image libraries not packed" >&2; return 1; }
+}
+pack_images || rm -rf "$DEST/images"
+
 echo "pack_deps: wrote $DEST"
-du -sh "$DEST/nlohmann" "$DEST/googletest" "$DEST/openblas"
+du -sh "$DEST/nlohmann" "$DEST/googletest" "$DEST/openblas" "$DEST"/images 2>/dev/null

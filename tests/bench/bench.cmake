@@ -13,4 +13,9 @@ if(VGEN_HAVE_CUDA)
   target_compile_definitions(vgen_dit_bench PRIVATE VGEN_GIT_DESCRIBE="${VGEN_GIT_DESCRIBE}")
   add_test(NAME bench_dit_smoke COMMAND $<TARGET_FILE:vgen_dit_bench> --layers 2 --shapes 480p --reps 1 --no-profile)
   set_tests_properties(bench_dit_smoke PROPERTIES LABELS bench ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+  # The image path: two layers of the I2V-14B config (in_channels 36, CLIP tokens through prepare_text).
+  add_test(NAME bench_dit_i2v_smoke
+           COMMAND $<TARGET_FILE:vgen_dit_bench> --config ${PROJECT_SOURCE_DIR}/recipes/models/wan2.1-i2v-14b-720p/transformer
+                   --layers 2 --shapes 480p --reps 1 --no-profile)
+  set_tests_properties(bench_dit_i2v_smoke PROPERTIES LABELS bench ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
 endif()

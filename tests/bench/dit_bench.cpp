@@ -12,7 +12,7 @@
 //                       [--fp32] [--separate-gelu] [--separate-residual] [--no-profile] [--cfg-step]
 //                       [--first-block-cache] [--attention auto|native|cudnn] [--fp8 all|attention|gemm]
 //                       [--fp8-qk e4m3|int8] [--fp8-gemm e4m3|int8] [--model DIR] [--timestep T]
-//                       [--out FILE] [--tag TEXT]
+//                       [--config DIR] [--image-tokens N] [--out FILE] [--tag TEXT]
 //        mpirun -np N vgen_dit_bench --mode MESH [--cfg-step] [--async-ulysses] [--dwdp D] ...
 //   MESH: factors joined by '-', each cfg|ulysses|ring|attn2d with its size (cfg2, ulysses4, ring4,
 //   attn2d1x2; a bare name means 2, attn2d 1x2), e.g. cfg2-ulysses4, cfg2-ulysses2-attn2d1x2; N is
@@ -36,6 +36,13 @@
 //   not with --layers or --dwdp) instead of random ones, so that the forward is timed on the
 //   weights a run uses (clocks under the power cap follow the data); recorded as "model". The peer
 //   takes the same option (scripts/bench/peer/diffusers_wan_bench.py; gpu_suite.sh DIT_MODEL).
+//   --config DIR: random weights of the transformer config in DIR/config.json (e.g.
+//   recipes/models/wan2.1-i2v-14b-720p/transformer: in_channels 36 and the image path) instead of
+//   Wan2.1-T2V-14B's; --layers still overrides its num_layers; recorded as "config".
+//   A model with the image path (image_dim set) gets random image tokens [1, N, image_dim] through
+//   prepare_text in every forward, N = --image-tokens (default 257: CLIP ViT-H/14 at 224 px, 16²
+//   patches + the class token) or the config's pos_embed_seq_len (FLF2V: both images); the peer is
+//   scripts/bench/peer/diffusers_i2v_bench.py dit (gpu_suite.sh dit_i2v).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -69,6 +76,7 @@
 #include "parallel/local_attention.h"
 #include "parallel/seq_attention_factory.h"
 #include "model/dit_step.h"
+#include "dit_flops.h"
 
 #ifndef VGEN_GIT_DESCRIBE
 #define VGEN_GIT_DESCRIBE ""
@@ -88,6 +96,8 @@ struct Args {
   std::string fp8_qk = "e4m3";  // fp8_config.attention_qk
   std::string fp8_gemm = "int8";  // fp8_config.gemm_format (its default)
   std::string model;  // a Diffusers checkpoint's root: its transformer's weights, not random ones
+  std::string config;  // a transformer directory: random weights of its config.json
+  int image_tokens = 257;  // CLIP tokens per image, for a config with the image path
   bool layers_given = false;
   float timestep = 500.0f;  // the diffusion timestep of every forward (modulation follows it)
 };
@@ -135,6 +145,8 @@ Args parse(int argc, char** argv) {
     else if (k == "--fp8-qk") a.fp8_qk = val();
     else if (k == "--fp8-gemm") a.fp8_gemm = val();
     else if (k == "--model") a.model = val();
+    else if (k == "--config") a.config = val();
+    else if (k == "--image-tokens") a.image_tokens = std::atoi(val().c_str());
     else usage("unknown argument " + k);
   }
   if (a.layers < 1) usage("--layers must be >= 1");
@@ -143,6 +155,12 @@ Args parse(int argc, char** argv) {
     if (!std::filesystem::is_regular_file(std::filesystem::path(a.model) / "transformer" / "config.json"))
       usage("--model " + a.model + ": no transformer/config.json there (a Diffusers checkpoint's root)");
   }
+  if (!a.config.empty()) {
+    if (!a.model.empty()) usage("--config and --model exclude each other (--model brings its own config)");
+    if (!std::filesystem::is_regular_file(std::filesystem::path(a.config) / "config.json"))
+      usage("--config " + a.config + ": no config.json there (a transformer directory)");
+  }
+  if (a.image_tokens < 1) usage("--image-tokens must be >= 1");
   if (a.first_block_cache && (a.cfg_step || a.dwdp > 1)) usage("--first-block-cache runs one stream without DWDP");
   if (!a.fp8.empty() && a.fp8 != "all" && a.fp8 != "attention" && a.fp8 != "gemm") usage("--fp8 all|attention|gemm");
   if (a.fp8_qk != "int8" && a.fp8_qk != "e4m3") usage("--fp8-qk int8|e4m3");
@@ -243,22 +261,13 @@ WanTransformerConfig wan21_14b(int layers) {
   return c;
 }
 
-// FLOPs of one whole forward (multiply-add = 2) for S video tokens and L text tokens; the callers
-// divide by the ranks that share it.
-struct Flops {
-  double gemm = 0, self_attn = 0, cross_attn = 0;
-  double total() const { return gemm + self_attn + cross_attn; }
-};
-Flops count_flops(const WanTransformerConfig& c, double S, double L) {
-  const double D = c.dim(), F = c.ffn_dim, H = c.num_attention_heads, Dh = c.attention_head_dim, n = c.num_layers;
-  Flops f;
-  f.gemm = n * 2.0 * S * (4 * D * D + 2 * D * D + 2 * D * F)  // self q,k,v,o; cross q,o; ffn
-           + n * 2.0 * L * 2 * D * D                          // cross k,v of the text
-           + 2.0 * L * (double(c.text_dim) * D + D * D)        // text embedder
-           + 2.0 * S * D * double(c.in_channels + c.out_channels) * c.patch_volume();  // patch embed, proj_out
-  f.self_attn = n * 4.0 * S * S * Dh * H;
-  f.cross_attn = n * 4.0 * S * L * Dh * H;
-  return f;
+// --config: the directory's transformer config, --layers overriding its depth; else Wan2.1-T2V-14B.
+WanTransformerConfig bench_config(const Args& a) {
+  if (a.config.empty()) return wan21_14b(a.layers);
+  WanTransformerConfig c = WanTransformerConfig::load(a.config);
+  if (a.layers_given) c.num_layers = a.layers;
+  c.validate(a.config + "/config.json (benchmark)");
+  return c;
 }
 
 double median(std::vector<double> v) {
@@ -286,6 +295,11 @@ int main(int argc, char** argv) {
   if (multi) env = dist_init(&argc, &argv);
   const bool root = env.world_rank == 0;
   try {
+    if (!a.config.empty() && root) {  // read and checked before the device is looked for
+      const WanTransformerConfig c = bench_config(a);
+      std::printf("# %s: %d layers, dim %d, in_channels %d, image path %s\n", a.config.c_str(), c.num_layers, c.dim(),
+                  c.in_channels, c.has_image() ? "yes" : "no");
+    }
     if (cuda_device_count() == 0) {
       std::printf("# no CUDA device: nothing to measure\n");
       if (multi) dist_finalize();
@@ -311,7 +325,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<WanTransformer> model;
     double load_seconds = -1;  // --model: the checkpoint's stream to the device
     if (a.model.empty()) {
-      model = WanTransformer::random_on_device(wan21_14b(a.layers), opt, 20261130);
+      model = WanTransformer::random_on_device(bench_config(a), opt, 20261130);
     } else {  // streamed to the device as vgen run loads it (dist/weight_stream.h; no host copy)
       const std::string dir = (std::filesystem::path(a.model) / "transformer").string();
       WeightStore store = WeightStore::open(dir);
@@ -346,6 +360,13 @@ int main(int argc, char** argv) {
       cuda_fill_normal(x, 1, 0.0f, 1.0f);
       Tensor ctx = Tensor::empty({1, L, cfg.text_dim}, DType::kBF16, Device::kCUDA);
       cuda_fill_normal(ctx, 2 + uint64_t(host_mesh.coord.cfg), 0.0f, 1.0f);
+      // The image path: CLIP tokens through the image embedder and the image K/V in every forward.
+      const int64_t Li = cfg.has_image() ? int64_t(cfg.pos_embed_seq_len.value_or(a.image_tokens)) : 0;
+      Tensor img;
+      if (Li > 0) {
+        img = Tensor::empty({1, Li, int64_t(*cfg.image_dim)}, DType::kBF16, Device::kCUDA);  // [1, Li, I]
+        cuda_fill_normal(img, 4, 0.0f, 1.0f);
+      }
       // --cfg-step without cfg parallelism: the second stream runs after the first on every rank.
       const bool two_streams = a.cfg_step && pc.cfg_size == 1;
       Tensor ctx_uncond;
@@ -362,7 +383,7 @@ int main(int argc, char** argv) {
       // unpatchified prediction (on the device). CFG mode adds the exchange of the two predictions.
       FirstBlockCache* cache = nullptr;  // set for the --first-block-cache forwards only
       auto forward_stream = [&](const Tensor& c) {
-        TextContext text = model->prepare_text(c);
+        TextContext text = model->prepare_text(c, img);
         Tensor local = model->forward_local(x, t, text, layout, *attention, cache);
         Tensor tokens = seq.size() == 1 && layout.padded == S ? local : gather_seq_tokens(seq, local, layout);
         return model->unpatchify(tokens, T, Hl, Wl);  // [1, 16, T, Hl, Wl] f32 (device)
@@ -401,7 +422,7 @@ int main(int argc, char** argv) {
         secs.push_back(timed([&] { pred = forward(); }));
         host_secs.push_back(host_enqueue);
       }
-      for (int i = 0; i < a.reps; ++i) text_secs.push_back(timed([&] { model->prepare_text(ctx); }));
+      for (int i = 0; i < a.reps; ++i) text_secs.push_back(timed([&] { model->prepare_text(ctx, img); }));
       const DeviceAllocatorStats mem = DeviceAllocator::instance().stats();
       Tensor hpred = pred.to(Device::kCPU);
       double sumsq = 0;
@@ -412,7 +433,7 @@ int main(int argc, char** argv) {
         sumsq += double(v) * v;
       }
 
-      const Flops fl = count_flops(cfg, double(S), double(L));
+      const Flops fl = count_flops(cfg, double(S), double(L), double(Li));
       const double sec = median(secs);
       // FLOPs per rank in one forward() call: the sequence ranks share a stream's forward, and
       // --cfg-step without cfg parallelism runs two streams in it.
@@ -437,6 +458,10 @@ int main(int argc, char** argv) {
       j["height"] = vs.height, j["width"] = vs.width, j["frames"] = vs.frames;
       j["tokens"] = S, j["layers"] = layers;
       if (!a.model.empty()) j["model"] = a.model, j["load_seconds"] = load_seconds;
+      if (!a.config.empty()) j["config"] = a.config;
+      j["variant"] = cfg.has_image() ? "i2v" : "t2v";
+      j["in_channels"] = cfg.in_channels;
+      j["image_tokens"] = Li;
       j["timestep"] = a.timestep;
       j["seconds"] = sec;
       j["seconds_all"] = secs;

@@ -14,9 +14,15 @@
 // --conv-profile (single GPU only) adds, per shape, one line per distinct conv of the decoder (the
 // causal convs as called: 2 cached frames + 1 new one) with its time on the selected backend, its
 // call count per decode and TFLOP/s, and the estimated conv total, so a slow layer shows.
-// Usage: vgen_vae_bench [--shapes 480p,720p] [--dtype bf16|fp32] [--reps 3] [--frames 81]
-//                       [--cache-copy] [--backend auto|cudnn|gemm] [--autotune] [--conv-profile]
-//                       [--out FILE] [--tag TAG]
+// --config DIR: the VAE of DIR/config.json (random weights of its shapes) instead of the Wan 2.1
+// defaults, e.g. recipes/models/wan2.2-ti2v-5b/vae (the Wan 2.2 VAE: z 48, residual up blocks,
+// patch 2, 16 pixels per latent position); the latents are [z_dim, (F−1)/scale_factor_temporal + 1,
+// H/scale_factor_spatial, W/scale_factor_spatial] of the config. Shapes: 480p (480×832), 720p
+// (720×1280), both with --frames, or HxWxF (e.g. 704x1280x121). The peer is
+// scripts/bench/peer/diffusers_i2v_bench.py vae22 (gpu_suite.sh vae22).
+// Usage: vgen_vae_bench [--shapes 480p,720p|HxWxF,...] [--dtype bf16|fp32] [--reps 3] [--frames 81]
+//                       [--config DIR] [--cache-copy] [--backend auto|cudnn|gemm] [--autotune]
+//                       [--conv-profile] [--out FILE] [--tag TAG]
 //        mpirun -np N vgen_vae_bench [--split-dim width|height] ...   (N GPUs, parallel_vae_size N)
 #include <cuda_runtime.h>
 
@@ -48,7 +54,8 @@ namespace {
 
 struct Args {
   std::vector<std::string> shapes = {"480p", "720p"};
-  std::string dtype = "bf16", backend = "auto", out, tag;  // tag: "single" or "parallel_vae_N" unless given
+  std::string dtype = "bf16", backend = "auto", out, tag;
+  std::string config;  // a VAE directory (config.json); empty: the Wan 2.1 defaults  // tag: "single" or "parallel_vae_N" unless given
   std::string split_dim = vae_split_dim_name(ParallelConfig{}.parallel_vae_split_dim);  // the recipe default
   int reps = 3, frames = 81;
   bool cache_copy = false, autotune = false, conv_profile = false;
@@ -78,6 +85,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--reps") a.reps = std::stoi(val());
     else if (k == "--frames") a.frames = std::stoi(val());
     else if (k == "--backend") a.backend = val();
+    else if (k == "--config") a.config = val();
     else if (k == "--out") a.out = val();
     else if (k == "--tag") a.tag = val();
     else if (k == "--split-dim") a.split_dim = val();
@@ -94,6 +102,22 @@ Args parse(int argc, char** argv) {
     std::exit(2);
   }
   return a;
+}
+
+struct VideoSize {
+  int64_t height, width, frames;
+};
+// 480p / 720p with `frames`, or HxWxF; exits 2 on anything else.
+VideoSize parse_shape(const std::string& s, int frames) {
+  if (s == "480p") return {480, 832, frames};
+  if (s == "720p") return {720, 1280, frames};
+  long long h = 0, w = 0, f = 0;
+  char end = 0;
+  if (std::sscanf(s.c_str(), "%lldx%lldx%lld%c", &h, &w, &f, &end) != 3 || h < 1 || w < 1 || f < 1) {
+    std::fprintf(stderr, "vgen_vae_bench: bad shape %s (480p, 720p or HxWxF)\n", s.c_str());
+    std::exit(2);
+  }
+  return {h, w, f};
 }
 
 // The slowest rank's seconds (f32 through the reduction); one rank keeps its double unchanged.
@@ -216,6 +240,22 @@ int main(int argc, char** argv) {
   const bool multi = env.world_size > 1, root = env.world_rank == 0;
   if (args.tag.empty()) args.tag = multi ? "parallel_vae_" + std::to_string(env.world_size) : "single";
   try {
+    // The constructor defaults are the Wan 2.1 VAE (wan_spec §5.1); --config reads another. The
+    // config and the shapes are checked before the device is looked for (a CPU checks them too).
+    const WanVaeConfig cfg = args.config.empty() ? WanVaeConfig{} : load_wan_vae_config(args.config);
+    VGEN_CHECK(!(args.conv_profile && cfg.is_residual), ExitCode::kUsage,
+               "--conv-profile lists the Wan 2.1 decoder's convs; not with the residual VAE of {}", args.config);
+    for (const std::string& shape : args.shapes) {
+      const VideoSize vs = parse_shape(shape, args.frames);
+      const int64_t sf = cfg.scale_factor_spatial, T = (vs.frames - 1) / cfg.scale_factor_temporal + 1;
+      VGEN_CHECK(vs.height % sf == 0 && vs.width % sf == 0, ExitCode::kUsage,
+                 "shape {}: {}x{} is no multiple of the VAE's {} pixels per latent position", shape, vs.height,
+                 vs.width, sf);
+      if (root)
+        std::printf("# shape %s: latents [%d, %lld, %lld, %lld] -> %lld frames\n", shape.c_str(), cfg.z_dim,
+                    (long long)T, (long long)(vs.height / sf), (long long)(vs.width / sf),
+                    (long long)cfg.output_frames(T));
+    }
     if (cuda_device_count() == 0) {
       if (root) std::printf("[  SKIPPED ] vgen_vae_bench: no CUDA device\n");  // ctest reports a skip
       dist_finalize();
@@ -239,7 +279,6 @@ int main(int argc, char** argv) {
     VGEN_CUDA_CHECK(cudaGetDeviceProperties(&prop, cuda_current_device()));
     const char* commit = std::getenv("VGEN_COMMIT");
 
-    WanVaeConfig cfg;  // the constructor defaults are the Wan 2.1 VAE (wan_spec §5.1)
     WanVaeOptions opt;
     opt.device = Device::kCUDA;
     opt.dtype = args.dtype == "fp32" ? DType::kF32 : DType::kBF16;
@@ -256,8 +295,9 @@ int main(int argc, char** argv) {
     };
 
     for (const std::string& shape : args.shapes) {
-      const int64_t H = shape == "720p" ? 720 : 480, W = shape == "720p" ? 1280 : 832;
-      const int64_t T = (args.frames - 1) / 4 + 1, h = H / 8, w = W / 8;
+      const VideoSize vs = parse_shape(shape, args.frames);
+      const int64_t H = vs.height, W = vs.width, sf = cfg.scale_factor_spatial;
+      const int64_t T = (vs.frames - 1) / cfg.scale_factor_temporal + 1, h = H / sf, w = W / sf;
       std::mt19937 g{uint32_t(H)};  // same latents on every rank
       std::normal_distribution<float> nd;
       std::vector<float> zv(size_t(cfg.z_dim * T * h * w));
@@ -335,9 +375,11 @@ int main(int argc, char** argv) {
       j["ranks"] = env.world_size;
       j["parallel_vae_size"] = multi ? vae->size() : 1;
       j["split_dim"] = multi ? args.split_dim : "none";
-      j["height"] = H;
-      j["width"] = W;
-      j["frames"] = cfg.output_frames(T);
+      j["height"] = video.defined() ? video.dim(3) : H;  // the decoded video's size
+      j["width"] = video.defined() ? video.dim(4) : W;
+      j["frames"] = video.defined() ? video.dim(2) : cfg.output_frames(T);
+      j["config"] = args.config.empty() ? "wan2.1 defaults" : args.config;
+      j["is_residual"] = cfg.is_residual;
       j["latent"] = {cfg.z_dim, T, h, w};
       j["dtype"] = args.dtype;
       j["backend"] = args.backend;

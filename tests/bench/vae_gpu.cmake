@@ -7,4 +7,10 @@ if(VGEN_HAVE_CUDA)
   add_test(NAME bench_vae_gpu COMMAND ${VGEN_SKIP_STATUS} $<TARGET_FILE:vgen_vae_bench>)
   set_tests_properties(bench_vae_gpu PROPERTIES LABELS bench ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 900
                        SKIP_RETURN_CODE 77)
+  # The Wan 2.2 VAE (recipes/models/wan2.2-ti2v-5b/vae) at a small size: one decode and its peak.
+  add_test(NAME bench_vae22_gpu
+           COMMAND ${VGEN_SKIP_STATUS} $<TARGET_FILE:vgen_vae_bench> --config
+                   ${PROJECT_SOURCE_DIR}/recipes/models/wan2.2-ti2v-5b/vae --shapes 352x640x21 --reps 1)
+  set_tests_properties(bench_vae22_gpu PROPERTIES LABELS bench ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 900
+                       SKIP_RETURN_CODE 77)
 endif()
