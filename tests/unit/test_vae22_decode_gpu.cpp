@@ -32,18 +32,15 @@ Tensor random_latents(const Shape& s, uint32_t seed) {
   return Tensor::from_vector(v, s);
 }
 
-std::shared_ptr<WanVaeDecoder> device_decoder(DType dt, bool cache_copy = false) {
+std::shared_ptr<WanVaeDecoder> device_decoder(DType dt, bool cache_copy = false,
+                                              VaeConvBackend backend = VaeConvBackend::kAuto) {
   WanVaeOptions opt;
   opt.device = Device::kCUDA;
   opt.dtype = dt;
   opt.cache_copy = cache_copy;
+  opt.conv.backend = backend;
   return std::make_shared<WanVaeDecoder>(WanVaeDecoder::load(kVaeDir, opt));
 }
-
-struct BackendGuard {
-  explicit BackendGuard(VaeConvBackend b) { set_vae_conv_backend(b); }
-  ~BackendGuard() { set_vae_conv_backend(VaeConvBackend::kAuto); }
-};
 
 TEST(Vae22DecodeGpu, GoldenVideo) {
   VGEN_REQUIRE_GPU();
@@ -77,8 +74,7 @@ TEST(Vae22DecodeGpu, MatchesHostDecoderOnOddShapesBothBackends) {
   Tensor ref = host.decode(z);  // [1, 3, 9, 48, 80]
   for (VaeConvBackend b : {VaeConvBackend::kAuto, VaeConvBackend::kGemm})
     for (DType dt : {DType::kF32, DType::kBF16}) {
-      BackendGuard guard(b);
-      Tensor video = device_decoder(dt)->decode(z);
+      Tensor video = device_decoder(dt, false, b)->decode(z);
       ASSERT_EQ(video.shape(), ref.shape());
       const double err = rel_l2(video, ref);
       std::cout << "[vae22 gpu] vs host, backend " << (b == VaeConvBackend::kGemm ? "gemm" : "auto") << ", "
