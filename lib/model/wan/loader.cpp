@@ -30,8 +30,8 @@ struct WanLoad {
   DiffusersDir dir;
   bool leader = false, cuda = false, two = false;
   std::unique_ptr<WeightStream> stream;
-  WeightStore te_store, tr_store, tr2_store, vae_store;
-  int c_te = -1, c_tr = -1, c_tr2 = -1, c_vae = -1;
+  WeightStore te_store, tr_store, tr2_store, vae_store, img_store;
+  int c_te = -1, c_tr = -1, c_tr2 = -1, c_vae = -1, c_img = -1;  // c_img: the CLIP image encoder (I2V)
   WanVaeConfig vcfg;
   TextEncoderOptions topt;
   std::unique_ptr<TextEncoder> text;
@@ -55,6 +55,10 @@ void place(WanLoad& l) {
   l.c_tr = l.stream->add_component("transformer", l.tr_store);
   if (l.two) l.c_tr2 = l.stream->add_component("transformer_2", l.tr2_store);
   l.c_vae = l.stream->add_component("vae", l.vae_store);
+  if (wan_takes_image_tokens(l.dir)) {  // the replica leaders' CLIP encoder, streamed like the rest
+    l.img_store = WeightStore::open(l.dir.component_path("image_encoder"));
+    l.c_img = l.stream->add_component("image_encoder", l.img_store);
+  }
 }
 
 // The recipe's generation.boundary_ratio, else model_index.json's (Wan 2.2's expert switch).
@@ -115,6 +119,7 @@ std::unique_ptr<TextEncoder> make_text_encoder(const WanLoad& l) {
 // Stream to the GPU: the weights go straight to this rank's device, requested now and in place
 // after the stream's run; the adapters are read and packed beside it and merged after it.
 void stream_to_device(WanLoad& l) {
+  if (l.leader && l.c_img >= 0) l.stream->request_host(l.c_img);  // CLIP: to the host, then to the GPU
   if (!l.recipe.text_on_cuda()) {  // text.device cpu: the encoder's weights into host memory first
     if (l.leader) l.stream->request_host(l.c_te);
     l.stream->run();
@@ -153,6 +158,7 @@ void stream_to_device(WanLoad& l) {
 // the adapters merge into the host weights (before DWDP).
 void stream_to_host(WanLoad& l) {
   if (l.leader) l.stream->request_host(l.c_te);
+  if (l.leader && l.c_img >= 0) l.stream->request_host(l.c_img);
   l.stream->request_host(l.c_tr);
   if (l.two) l.stream->request_host(l.c_tr2);
   if (l.autoencoder) l.stream->request_host(l.c_vae);
@@ -193,7 +199,8 @@ void load_image_side(WanLoad& l) {
   c.scale_spatial = l.vcfg.scale_factor_spatial;
   c.scale_temporal = l.vcfg.scale_factor_temporal;
   if (wan_takes_image_tokens(l.dir)) {
-    auto clip = std::make_shared<ClipVisionEncoder>(ClipVisionEncoder::load(l.dir.component_path("image_encoder")));
+    const std::string dir = l.dir.component_path("image_encoder");
+    auto clip = std::make_shared<ClipVisionEncoder>(ClipVisionConfig::load(dir), l.img_store, dir);  // streamed
     if (l.cuda) clip->to_device(l.recipe.compute_dtype());
     clip->set_attention(l.recipe.attention);
     c.clip = std::move(clip);
