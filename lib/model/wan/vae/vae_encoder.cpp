@@ -32,22 +32,8 @@ WanVaeEncoder::WanVaeEncoder(const WanVaeConfig& cfg, const WanVaeOptions& opt) 
 WanVaeEncoder::WanVaeEncoder(const WanVaeConfig& cfg, const WeightStore& ws, const WanVaeOptions& opt,
                              WeightStream* stream, int component)
     : WanVaeEncoder(cfg, opt) {
-  if (opt.device == Device::kCPU) {
-    VaeWeightSource src(ws);
-    build_vae_encoder_layers(cfg_, src, L_);
-    weight_bytes_ = src.bytes();
-    return;
-  }
-  std::unique_ptr<WeightStream> own;
-  if (!stream) {
-    own = std::make_unique<WeightStream>(nullptr, nullptr);
-    stream = own.get();
-    component = stream->add_component("vae", ws);
-  }
-  VaeWeightSource src(stream, component, opt.dtype, 0, 0.0f);
-  build_vae_encoder_layers(cfg_, src, L_);
-  weight_bytes_ = src.bytes();
-  if (own) own->run();
+  weight_bytes_ = build_vae_weights(ws, opt.device, opt.dtype, stream, component,
+                                    [this](VaeWeightSource& src) { build_vae_encoder_layers(cfg_, src, L_); });
 }
 
 WanVaeEncoder WanVaeEncoder::load(const std::string& vae_dir, const WanVaeOptions& opt) {

@@ -10,26 +10,6 @@ namespace vgen {
 
 namespace {
 
-VaeResBlock load_res(VaeWeightSource& src, const std::string& p, int64_t in, int64_t out) {
-  VaeResBlock r;
-  r.norm1 = src.gamma(p + ".norm1.gamma", {in, 1, 1, 1});
-  r.conv1 = src.conv(p + ".conv1", out, in, 3, 3, 3);
-  r.norm2 = src.gamma(p + ".norm2.gamma", {out, 1, 1, 1});
-  r.conv2 = src.conv(p + ".conv2", out, out, 3, 3, 3);
-  r.has_shortcut = in != out;
-  if (r.has_shortcut) r.shortcut = src.conv(p + ".conv_shortcut", out, in, 1, 1, 1);
-  return r;
-}
-
-VaeAttnBlock load_attn(VaeWeightSource& src, const std::string& p, int64_t dim) {
-  VaeAttnBlock a;
-  a.dim = dim;
-  a.norm = src.gamma(p + ".norm.gamma", {dim, 1, 1});
-  a.to_qkv = src.conv(p + ".to_qkv", 3 * dim, dim, 0, 1, 1);
-  a.proj = src.conv(p + ".proj", dim, dim, 0, 1, 1);
-  return a;
-}
-
 VaeDownsampler load_down(VaeWeightSource& src, const std::string& p, int64_t dim, bool temporal) {
   VaeDownsampler d;
   d.temporal = temporal;
@@ -50,9 +30,9 @@ void build_plain_levels(const WanVaeConfig& cfg, VaeWeightSource& src, const std
     const int64_t out = dims[i + 1];
     const bool attn = std::find(cfg.attn_scales.begin(), cfg.attn_scales.end(), scale) != cfg.attn_scales.end();
     for (int r = 0; r < cfg.num_res_blocks; ++r) {
-      l.res.push_back(load_res(src, "encoder.down_blocks." + std::to_string(k++), in, out));
+      l.res.push_back(load_vae_res_block(src, "encoder.down_blocks." + std::to_string(k++), in, out));
       l.has_attn.push_back(attn);
-      l.attn.push_back(attn ? load_attn(src, "encoder.down_blocks." + std::to_string(k++), out) : VaeAttnBlock{});
+      l.attn.push_back(attn ? load_vae_attn_block(src, "encoder.down_blocks." + std::to_string(k++), out) : VaeAttnBlock{});
       in = out;
     }
     if (i + 1 != n) {
@@ -73,7 +53,7 @@ void build_residual_levels(const WanVaeConfig& cfg, VaeWeightSource& src, const 
     int64_t in = dims[i];
     const int64_t out = dims[i + 1];
     for (int r = 0; r < cfg.num_res_blocks; ++r) {
-      l.res.push_back(load_res(src, p + ".resnets." + std::to_string(r), in, out));
+      l.res.push_back(load_vae_res_block(src, p + ".resnets." + std::to_string(r), in, out));
       l.has_attn.push_back(false);
       l.attn.emplace_back();
       in = out;
@@ -105,9 +85,9 @@ void build_vae_encoder_layers(const WanVaeConfig& cfg, VaeWeightSource& src, Vae
     build_residual_levels(cfg, src, dims, L.levels);
   else
     build_plain_levels(cfg, src, dims, L.levels);
-  L.mid0 = load_res(src, "encoder.mid_block.resnets.0", top, top);
-  L.attn = load_attn(src, "encoder.mid_block.attentions.0", top);
-  L.mid1 = load_res(src, "encoder.mid_block.resnets.1", top, top);
+  L.mid0 = load_vae_res_block(src, "encoder.mid_block.resnets.0", top, top);
+  L.attn = load_vae_attn_block(src, "encoder.mid_block.attentions.0", top);
+  L.mid1 = load_vae_res_block(src, "encoder.mid_block.resnets.1", top, top);
   L.norm_out = src.gamma("encoder.norm_out.gamma", {top, 1, 1, 1});
   L.conv_out = src.conv("encoder.conv_out", z2, top, 3, 3, 3);
   L.quant_conv = src.conv("quant_conv", z2, z2, 1, 1, 1);

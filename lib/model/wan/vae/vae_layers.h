@@ -90,6 +90,15 @@ class VaeWeightSource {
 
 // Fills L with the decoder's weights from `src`, in checkpoint order.
 void build_vae_layers(const WanVaeConfig& cfg, VaeWeightSource& src, VaeDecoderLayers& L);
+// One resnet (`<p>.norm1/conv1/norm2/conv2`, `conv_shortcut` where in != out) or one attention block
+// (`<p>.norm/to_qkv/proj`) of the encoder or the decoder.
+VaeResBlock load_vae_res_block(VaeWeightSource& src, const std::string& p, int64_t in, int64_t out);
+VaeAttnBlock load_vae_attn_block(VaeWeightSource& src, const std::string& p, int64_t dim);
+// A VAE part's weights built by `build` from where `device` takes them: on the host the tensors of
+// `ws` as f32; on the device component `component` of `stream` (null: a stream of this call alone,
+// run here; else in place once the caller's stream has run). Returns their bytes.
+size_t build_vae_weights(const WeightStore& ws, Device device, DType dtype, WeightStream* stream, int component,
+                         const std::function<void(VaeWeightSource&)>& build);
 
 // How a decode runs: where, in which dtype, and how the causal caches are kept.
 struct VaeRun {

@@ -1,6 +1,8 @@
 // Weights of the VAE decoder (vae_layers.h): the host's checkpoint tensors as stored; the device's
 // read to the device as f32, then permuted to the channels-last conv layout [Cout, kt, kh, kw, Cin]
 // and converted to the compute dtype there; or random device fills.
+#include <memory>
+
 #include "dist/weight_stream.h"
 #include "model/wan/vae/vae_layers.h"
 #include "ops/dit_device_ops.h"
@@ -71,9 +73,7 @@ Tensor VaeWeightSource::gamma(const std::string& name, const Shape& shape) {
   return g;
 }
 
-namespace {
-
-VaeResBlock load_res(VaeWeightSource& src, const std::string& p, int64_t in, int64_t out) {
+VaeResBlock load_vae_res_block(VaeWeightSource& src, const std::string& p, int64_t in, int64_t out) {
   VaeResBlock r;
   r.norm1 = src.gamma(p + ".norm1.gamma", {in, 1, 1, 1});
   r.conv1 = src.conv(p + ".conv1", out, in, 3, 3, 3);
@@ -84,7 +84,33 @@ VaeResBlock load_res(VaeWeightSource& src, const std::string& p, int64_t in, int
   return r;
 }
 
-}  // namespace
+VaeAttnBlock load_vae_attn_block(VaeWeightSource& src, const std::string& p, int64_t dim) {
+  VaeAttnBlock a;
+  a.dim = dim;
+  a.norm = src.gamma(p + ".norm.gamma", {dim, 1, 1});
+  a.to_qkv = src.conv(p + ".to_qkv", 3 * dim, dim, 0, 1, 1);
+  a.proj = src.conv(p + ".proj", dim, dim, 0, 1, 1);
+  return a;
+}
+
+size_t build_vae_weights(const WeightStore& ws, Device device, DType dtype, WeightStream* stream, int component,
+                         const std::function<void(VaeWeightSource&)>& build) {
+  if (device == Device::kCPU) {
+    VaeWeightSource src(ws);
+    build(src);
+    return src.bytes();
+  }
+  std::unique_ptr<WeightStream> own;
+  if (!stream) {  // a stream of this call alone
+    own = std::make_unique<WeightStream>(nullptr, nullptr);
+    stream = own.get();
+    component = stream->add_component("vae", ws);
+  }
+  VaeWeightSource src(stream, component, dtype, 0, 0.0f);
+  build(src);
+  if (own) own->run();
+  return src.bytes();
+}
 
 void build_vae_layers(const WanVaeConfig& cfg, VaeWeightSource& src, VaeDecoderLayers& L) {
   const int64_t z = cfg.z_dim;
@@ -93,12 +119,9 @@ void build_vae_layers(const WanVaeConfig& cfg, VaeWeightSource& src, VaeDecoderL
   const int nb = cfg.num_up_blocks();
   L.post_quant_conv = src.conv("post_quant_conv", z, z, 1, 1, 1);
   L.conv_in = src.conv("decoder.conv_in", dims[0], z, 3, 3, 3);
-  L.mid0 = load_res(src, "decoder.mid_block.resnets.0", dims[0], dims[0]);
-  L.attn.dim = dims[0];
-  L.attn.norm = src.gamma("decoder.mid_block.attentions.0.norm.gamma", {dims[0], 1, 1});
-  L.attn.to_qkv = src.conv("decoder.mid_block.attentions.0.to_qkv", 3 * dims[0], dims[0], 0, 1, 1);
-  L.attn.proj = src.conv("decoder.mid_block.attentions.0.proj", dims[0], dims[0], 0, 1, 1);
-  L.mid1 = load_res(src, "decoder.mid_block.resnets.1", dims[0], dims[0]);
+  L.mid0 = load_vae_res_block(src, "decoder.mid_block.resnets.0", dims[0], dims[0]);
+  L.attn = load_vae_attn_block(src, "decoder.mid_block.attentions.0", dims[0]);
+  L.mid1 = load_vae_res_block(src, "decoder.mid_block.resnets.1", dims[0], dims[0]);
   L.up_res.assign(size_t(nb), {});
   L.has_up.assign(size_t(nb), false);
   L.up.assign(size_t(nb), {});
@@ -110,7 +133,7 @@ void build_vae_layers(const WanVaeConfig& cfg, VaeWeightSource& src, VaeDecoderL
     const int64_t out = dims[size_t(i) + 1];
     const std::string p = "decoder.up_blocks." + std::to_string(i);
     for (int r = 0; r < cfg.num_res_blocks + 1; ++r) {
-      L.up_res[size_t(i)].push_back(load_res(src, p + ".resnets." + std::to_string(r), in, out));
+      L.up_res[size_t(i)].push_back(load_vae_res_block(src, p + ".resnets." + std::to_string(r), in, out));
       in = out;
     }
     if (i != nb - 1) {
