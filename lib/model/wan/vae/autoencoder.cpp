@@ -62,12 +62,25 @@ void WanVideoAutoencoder::warm_up(const WanVaeDecoder& dec, Communicator* comm) 
   log_info("VAE warmed up at {}x{} in {:.2f} s", place_.height, place_.width, t.seconds());
 }
 
+void WanVideoAutoencoder::warm_up_encoder() const {
+  // Five frames of the recipe's size (the first chunk and a later one of the encoder) meet every
+  // conv shape of a condition video's encode; a TI2V condition (one frame) meets the first's.
+  Timer t;
+  const int64_t frames = std::min<int64_t>(1 + cfg_.scale_factor_temporal, place_.num_frames);
+  const int64_t in = cfg_.in_channels / (cfg_.patch() * cfg_.patch());
+  Tensor video = make_initial_latents({1, in, frames, place_.height, place_.width}, "", 0x5eed2ull);  // [1, 3, F, H, W]
+  vae_group_encode(*enc_, video, device_group_.get(), place_.split);
+  sync_compute_stream();
+  log_info("VAE encoder warmed up at {}x{} in {:.2f} s", place_.height, place_.width, t.seconds());
+}
+
 void WanVideoAutoencoder::finish_warm_up() {
   if (!place_.cuda) return;
   device_group_ = device_vae_communicator(place_.mesh);  // collective over the group the first time
   if (warm_thread_.joinable()) warm_thread_.join();
   if (warm_error_) std::rethrow_exception(std::exchange(warm_error_, nullptr));
   if (place_.warm_up && is_split()) warm_up(*dec_, device_group_.get());
+  if (place_.warm_up && enc_) warm_up_encoder();  // collective over the group, as the encode
 }
 
 Tensor WanVideoAutoencoder::decode(const Tensor& latents) const {

@@ -48,6 +48,8 @@ class WanVideoAutoencoder final : public VideoAutoencoder {
   bool is_split() const;
   // One decode of two latent frames of the recipe's size by `dec` (collective over `comm`).
   void warm_up(const WanVaeDecoder& dec, Communicator* comm) const;
+  // One encode of a few random frames of the recipe's size (image-conditioned checkpoints).
+  void warm_up_encoder() const;
 
   WanVaeConfig cfg_;
   LatentStats stats_;
