@@ -5,6 +5,7 @@
 #           timing.json, the bad ones fail alone (exit 7); the same job on dp 2 gives the same
 #           latents per line; a rerun reuses every video, and a changed image renders its line again.
 #   last    Wan 2.1 FLF2V needs a last frame; Wan 2.2 I2V-A14B takes one or not.
+#   fbcache the first-block cache on image lines: one rank and CFG 2 skip the same forwards.
 #   area    generation.image_max_area sizes a line from its image's aspect ratio.
 # Usage: i2v_test.sh <vgen> <source dir> <case>
 set -u
@@ -102,6 +103,23 @@ assert a[0]["seconds"]["image_encode"] < 0.05, a[0]["seconds"]  # no image encod
 l0, l1 = (latents(os.path.join(w, "a14b", stem(a[i]) + ".safetensors")) for i in (0, 1))
 assert l0 != l1, "the last frame changed nothing"
 print("FLF2V: both frames needed; I2V-A14B: with and without a last frame, which counts")
+PY
+  ;;
+fbcache)
+  # The first-block cache on image lines (the condition channels and image tokens in every forward):
+  # one rank and CFG on two ranks skip the same forwards, some but not all.
+  echo "{\"prompt\": \"a cat\", \"image\": \"$IMG/i2v_first.png\"}" > "$W/p.jsonl"
+  fb=(--set model="$SRC/tests/golden-i2v/wan21-i2v-tiny" --set generation.num_frames=9
+      --set generation.num_inference_steps=8 --set cache_config.first_block_threshold=0.1)
+  run fb1 1 "${fb[@]}" || { tail -20 "$W/log_fb1"; fail "fbcache one rank"; }
+  run fb2 2 "${fb[@]}" --set parallel_config.cfg_size=2 || { tail -20 "$W/log_fb2"; fail "fbcache cfg 2"; }
+  python3 - "$W" <<'PY' || fail "first-block cache on image lines"
+import json, os, sys
+w = sys.argv[1]
+fb = [json.load(open(os.path.join(w, r, "timing.json")))["videos"][0]["first_block_cache"] for r in ("fb1", "fb2")]
+assert fb[0] == fb[1], fb
+assert 0 < fb[0]["hits"] < fb[0]["forwards"], fb[0]
+print("fbcache: one rank and cfg 2 skip the same", fb[0]["hits"], "of", fb[0]["forwards"], "forwards")
 PY
   ;;
 area)

@@ -63,12 +63,17 @@ endif()
 
 # The image-to-video pipelines (the PNG inputs need VGEN_IMAGES): one rank in fp32 (label golden),
 # the CPU meshes under the same tolerances (label parallel: CFG, the sequence meshes, DWDP, the
-# parallel VAE beside Ulysses), and fp32 / bf16 on one GPU (label gpu).
+# parallel VAE beside Ulysses), fp8 in the CPU emulation, and fp32 / bf16 / fp8 on one GPU (label gpu).
 if(VGEN_IMAGES)
   set(VGEN_I2V_PIPELINES pipeline_i2v_wan21 pipeline_flf2v_wan21 pipeline_i2v_wan22 pipeline_ti2v_i2v pipeline_ti2v_t2v)
   foreach(case ${VGEN_I2V_PIPELINES})
     add_test(NAME golden_i2v_${case} COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_DIR} --case ${case})
-    set_tests_properties(golden_i2v_${case} PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+    # precision fp8 (the CPU emulation; the image cross-attention under the cross-attention's policy)
+    # within the fp8 tolerances of docs/fp8.md.
+    add_test(NAME golden_i2v_fp8_${case}
+             COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_DIR} --case ${case} --set precision=fp8)
+    set_tests_properties(golden_i2v_${case} golden_i2v_fp8_${case} PROPERTIES LABELS golden
+                         ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
     foreach(mesh "cfg2;2;cfg_size=2" "ulysses2;2;ulysses_size=2" "ring2;2;ring_size=2" "attn2d_2x2;4;attn2d_size=[2,2]"
                  "cfg2_ulysses2;4;cfg_size=2;ulysses_size=2" "ulysses2_dwdp2;2;ulysses_size=2;dwdp_size=2"
                  "ulysses2_vae2;2;ulysses_size=2;parallel_vae_size=2")
@@ -85,7 +90,7 @@ if(VGEN_IMAGES)
                            ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
     endforeach()
     if(VGEN_HAVE_CUDA)
-      foreach(prec fp32 bf16)
+      foreach(prec fp32 bf16 fp8)
         add_test(NAME golden_i2v_${case}_cuda_${prec}
                  COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 1 ${VGEN_BIN} golden
                          --fixtures ${VGEN_GOLDEN_I2V_DIR} --case ${case} --set device=cuda --set precision=${prec})
