@@ -10,7 +10,6 @@
 #include "core/log.h"
 #include "dist/bootstrap.h"
 #include "io/image_reader.h"
-#include "pipeline/video_pipeline.h"
 
 namespace vgen {
 
@@ -80,7 +79,6 @@ ImageInputRules image_input_rules(const ModelTraits& traits, const std::string& 
   r.conditioning = traits.images.conditioning;
   r.takes_last_image = traits.images.last_image;
   r.needs_last_image = traits.images.last_image_required;
-  r.pipeline_takes_images = kVideoPipelineTakesImages;
   r.checkpoint = model_dir;
   r.variant = traits.variant;
   r.size_multiple = traits.scale_spatial * traits.patch[1];
@@ -110,10 +108,6 @@ std::string image_conditioning_problem(const ImageInputRules& r, const PromptIte
   if (item.last_image && !r.takes_last_image)
     return fmt::format("last_image {}: {} ({}) takes a first frame only; the line's last_image cannot be used",
                        item.last_image->path, r.checkpoint, r.variant);
-  if (!r.pipeline_takes_images)
-    return fmt::format("image {}: {} ({}) takes an image, but this vgen renders it as text-to-video only (the "
-                       "image-to-video pipeline is not built yet, docs/images.md); the line's image cannot be used",
-                       item.image->path, r.checkpoint, r.variant);
   return "";
 }
 

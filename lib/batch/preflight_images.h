@@ -14,13 +14,11 @@
 
 namespace vgen {
 
-// What a run accepts on a prompt line: the checkpoint's conditioning, and whether this vgen's
-// pipeline renders images at all (pipeline/video_pipeline.h kVideoPipelineTakesImages).
+// What a run accepts on a prompt line: the checkpoint's conditioning.
 struct ImageInputRules {
   ImageConditioning conditioning = ImageConditioning::kNone;
   bool takes_last_image = false;
   bool needs_last_image = false;
-  bool pipeline_takes_images = false;
   std::string checkpoint;  // for messages: the model directory
   std::string variant;     // ModelTraits::variant, e.g. "Wan T2V"
   int64_t image_max_area = 0;  // generation.image_max_area: > 0 sizes image lines from their image
@@ -35,7 +33,7 @@ std::array<int, 2> size_from_image(int64_t image_height, int64_t image_width, in
 
 // Why a valid line's images do not fit `rules` ("" when they do): an image on a text-to-video
 // checkpoint, no image on an image-to-video one, a last frame where the checkpoint takes the first
-// only, or an image this vgen would not render.
+// only or none where it needs one.
 std::string image_conditioning_problem(const ImageInputRules& rules, const PromptItem& item);
 
 // Each valid line: its images decoded once per file (content hash and size into the item), then

@@ -32,10 +32,6 @@ struct VideoJob {
   std::string image, last_image;
 };
 
-// Whether render() conditions on a prompt line's images (batch/preflight_images.h fails a line
-// with images when it does not).
-inline constexpr bool kVideoPipelineTakesImages = true;
-
 struct VideoOutput {
   Tensor frames;   // u8 [F, H, W, 3] on the replica leader; undefined elsewhere
   Tensor video;    // f32 [1, 3, F, H, W] in [-1, 1] on the replica leader (for save_tensors / goldens)

@@ -28,11 +28,10 @@ fs::path fresh_dir() {
   return d;
 }
 
-ImageInputRules rules(ImageConditioning c, bool last = false, bool pipeline = true) {
+ImageInputRules rules(ImageConditioning c, bool last = false) {
   ImageInputRules r;
   r.conditioning = c;
   r.takes_last_image = last;
-  r.pipeline_takes_images = pipeline;
   r.checkpoint = "/m/wan";
   r.variant = "Wan X";
   return r;
@@ -71,9 +70,6 @@ TEST(PreflightImages, ConditioningAgainstTheCheckpoint) {
   EXPECT_EQ(problem(rules(C::kOptional), line_with("/i/a.png")), "");
   EXPECT_TRUE(has(problem(rules(C::kOptional), line_with("/i/a.png", "/i/b.png")),
                   "last_image /i/b.png: /m/wan (Wan X) takes a first frame only"));
-  // A checkpoint that takes an image, with a pipeline that would render it text-only: refused.
-  EXPECT_TRUE(has(problem(rules(C::kOptional, false, false), line_with("/i/a.png")),
-                  "renders it as text-to-video only"));
 }
 
 // The files: a good PNG is hashed; a missing file, a few bytes, a directory, a GIF and an empty file
