@@ -100,3 +100,29 @@ if(VGEN_IMAGES)
     endif()
   endforeach()
 endif()
+
+# tests/golden-i2v-extra: the pipelines at other shapes (condition images of other sizes and aspect
+# ratios than the video, FLF2V's two images of different sizes, I2V-A14B with a last frame, TI2V
+# square at 13 frames; make_cases.py there): one rank, two meshes, and one GPU in fp32 / bf16.
+if(VGEN_IMAGES)
+  set(VGEN_GOLDEN_I2V_EXTRA ${PROJECT_SOURCE_DIR}/tests/golden-i2v-extra)
+  add_test(NAME golden_i2v_extra COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_EXTRA})
+  add_test(NAME parallel_golden_i2v_extra_cfg2_ulysses2
+           COMMAND ${VGEN_MPIRUN} -np 4 ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_EXTRA}
+                   --set parallel_config.cfg_size=2 --set parallel_config.ulysses_size=2)
+  add_test(NAME parallel_golden_i2v_extra_ring2_vae2
+           COMMAND ${VGEN_MPIRUN} -np 2 ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_I2V_EXTRA}
+                   --set parallel_config.ring_size=2 --set parallel_config.parallel_vae_size=2)
+  set_tests_properties(golden_i2v_extra PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+  set_tests_properties(parallel_golden_i2v_extra_cfg2_ulysses2 parallel_golden_i2v_extra_ring2_vae2 PROPERTIES
+                       LABELS parallel ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+  if(VGEN_HAVE_CUDA)
+    foreach(prec fp32 bf16)
+      add_test(NAME golden_i2v_extra_cuda_${prec}
+               COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 1 ${VGEN_BIN} golden
+                       --fixtures ${VGEN_GOLDEN_I2V_EXTRA} --set device=cuda --set precision=${prec})
+      set_tests_properties(golden_i2v_extra_cuda_${prec} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}"
+                           TIMEOUT 300 SKIP_RETURN_CODE 77)
+    endforeach()
+  endif()
+endif()
