@@ -189,6 +189,21 @@ Tensor WeightStore::get_f32(const std::string& name, const Shape& expect) const 
   return get_as(name, DType::kF32, expect);
 }
 
+int64_t WeightStore::total_numel() const {
+  int64_t n = 0;
+  for (auto& [name, i] : where_) n += shape_numel(files_[i]->infos().at(name).shape);
+  return n;
+}
+
+bool has_safetensors(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) return false;
+  for (auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.ends_with(".safetensors") || n.ends_with(".safetensors.index.json")) return true;
+  }
+  return false;
+}
+
 size_t WeightStore::total_bytes() const {
   size_t n = 0;
   for (auto& f : files_)

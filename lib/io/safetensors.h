@@ -68,6 +68,7 @@ class WeightStore {
   Tensor get_as(const std::string& name, DType dt, const Shape& expect = {}) const;
   const std::string& source() const { return source_; }
   size_t total_bytes() const;
+  int64_t total_numel() const;  // elements of every tensor (headers only)
   // The files in a fixed order (the index's sorted shard names, or the one file) and the file of a
   // tensor (throws kModel naming a missing tensor).
   const std::vector<std::shared_ptr<SafeTensorsFile>>& files() const { return files_; }
@@ -78,6 +79,9 @@ class WeightStore {
   std::vector<std::shared_ptr<SafeTensorsFile>> files_;
   std::map<std::string, size_t> where_;
 };
+
+// Whether `dir` holds safetensors weights (a file, or a sharded index).
+bool has_safetensors(const std::string& dir);
 
 // Writes tensors (f32, bf16, f16, i64) as one safetensors file, atomically.
 void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors);

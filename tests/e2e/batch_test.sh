@@ -50,13 +50,10 @@ fbcache)
   run_fb ring2 2 --set parallel_config.ring_size=2
   grep -q "first-block cache: .* forwards skipped" "$W/log_one" || fail "no first-block cache line in the log"
   python3 - "$W" <<'PY' || fail "first-block cache across meshes"
-import array, json, math, os, struct, sys
+import json, math, os, sys
+sys.path.insert(0, os.environ["E2E_DIR"])
+from e2e_check import latents
 w = sys.argv[1]
-def latents(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        h = json.loads(f.read(n)); t = h["latents"]; f.seek(8 + n + t["data_offsets"][0])
-        a = array.array("f"); a.frombytes(f.read(t["data_offsets"][1] - t["data_offsets"][0])); return a
 def videos(run):
     return {v["name"]: v for v in json.load(open(os.path.join(w, run, "timing.json")))["videos"]}
 one = videos("one")

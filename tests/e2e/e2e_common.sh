@@ -4,6 +4,8 @@
 # usage: source e2e_common.sh NAME   (the scratch directory is /tmp/vgen_NAME_XXXX)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 MPIRUN=${MPIRUN:-mpirun}
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # e2e_check.py: helpers of the Python checks
+export E2E_DIR
 W=$(mktemp -d "/tmp/vgen_${1:-e2e}_XXXX")
 trap 'rm -rf "$W"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

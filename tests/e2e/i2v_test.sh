@@ -12,7 +12,6 @@ set -u
 VGEN=$1; SRC=$2; CASE=$3
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_common.sh" i2v
 IMG=$SRC/tests/golden-i2v/images
-export E2E_DIR=$(dirname "${BASH_SOURCE[0]}")
 common=(--set generation.height=32 --set generation.width=48
         --set generation.num_frames=5 --set generation.num_inference_steps=2 --set generation.max_sequence_length=8
         --set parallel_config.cfg_size=1 --set parallel_config.ulysses_size=1 --set output.save_tensors=true
@@ -43,7 +42,7 @@ J
   python3 - "$W" <<'PY' || fail "image-to-video batch"
 import json, os, subprocess, sys
 sys.path.insert(0, os.environ["E2E_DIR"])
-from i2v_check import latents, stem
+from e2e_check import latents, stem
 w = sys.argv[1]
 runs = {r: {v["index"]: v for v in json.load(open(os.path.join(w, r, "timing.json")))["videos"]} for r in ("one", "dp2")}
 for r, v in runs.items():
@@ -93,7 +92,7 @@ J
   python3 - "$W" <<'PY' || fail "last frames"
 import json, os, sys
 sys.path.insert(0, os.environ["E2E_DIR"])
-from i2v_check import latents, stem
+from e2e_check import latents, stem
 w = sys.argv[1]
 f = {x["index"]: x for x in json.load(open(os.path.join(w, "flf", "timing.json")))["videos"]}
 assert f[0]["status"] == "ok" and f[1]["status"] == "failed" and "needs a 'last_image'" in f[1]["error"], (f[0], f[1])

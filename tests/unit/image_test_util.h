@@ -13,8 +13,10 @@
 #include "io/safetensors.h"
 
 // Tests that decode files skip in a build without image decoding (VGEN_IMAGES=OFF).
-#define VGEN_SKIP_WITHOUT_DECODERS() \
-  if (!::vgen::image_decoding_supported()) GTEST_SKIP() << "built with VGEN_IMAGES=OFF"
+#define VGEN_SKIP_WITHOUT_DECODERS()                                              \
+  do {                                                                            \
+    if (!::vgen::image_decoding_supported()) GTEST_SKIP() << "built with VGEN_IMAGES=OFF"; \
+  } while (0)
 
 namespace vgen::test {
 

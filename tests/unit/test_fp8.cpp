@@ -124,9 +124,10 @@ TEST(Fp8Emulation, BlockEqualsTheReferences) {
     {
       LocalAttention attn;
       WanPendingResidual pending;  // the FFN residual, added here as the next block would
+      const WanCrossKv kv{tk, tv, Tensor(), Tensor()};  // no image path
       wan_block_forward(WanBlockRun{cfg}, m->weights().blocks[0], got, pending,
-                        WanTimeEmbedding{Tensor(), tproj.reshape({1, 6 * D}), Tensor()}, cos, sin, WanCrossKv{tk, tv}, layout,
-                        attn, WanBlockPolicy{sw});
+                        WanTimeEmbedding{Tensor(), tproj.reshape({1, 6 * D}), Tensor()}, cos, sin, kv, layout, attn,
+                        WanBlockPolicy{sw, LinearRows::kBatched, AttentionConfig{}});
       pending.flush(got, nullptr);
     }
     const std::string what = fmt::format("attention {} gemm {} {}", sw.attention, sw.gemm,

@@ -33,6 +33,13 @@ bool expand_timesteps(const DiffusersDir& dir) {
          idx["expand_timesteps"].get<bool>();
 }
 
+// Wan 2.1 FLF2V: the transformer's image positions come in pairs (pos_embed_seq_len), first and last.
+bool pairs_images(const DiffusersDir& dir) {
+  return WanTransformerConfig::from_json(dir.component_config("transformer"),
+                                         dir.component_path("transformer") + "/config.json")
+      .pos_embed_seq_len.has_value();
+}
+
 }  // namespace
 
 std::vector<std::string> wan_expert_components(const DiffusersDir& dir) {
@@ -52,11 +59,8 @@ std::string wan_variant(const DiffusersDir& dir) {
   if (dir.pipeline_class() == "WanImageToVideoPipeline")
     return expand_timesteps(dir) ? "Wan 2.2 TI2V (WanImageToVideoPipeline)"
            : two                 ? "Wan 2.2 I2V-A14B (two experts)"
-           : WanTransformerConfig::from_json(dir.component_config("transformer"),
-                                             dir.component_path("transformer") + "/config.json")
-                   .pos_embed_seq_len
-               ? "Wan FLF2V (first and last frame)"
-               : "Wan I2V (WanImageToVideoPipeline)";
+           : pairs_images(dir)   ? "Wan FLF2V (first and last frame)"
+                                 : "Wan I2V (WanImageToVideoPipeline)";
   if (expand_timesteps(dir)) return "Wan 2.2 TI2V (expand_timesteps)";
   return two ? "Wan 2.2 T2V-A14B (two experts)" : "Wan T2V";
 }
@@ -71,9 +75,7 @@ ImageInputs WanFamily::image_inputs(const DiffusersDir& dir) const {
   if (dir.pipeline_class() == "WanImageToVideoPipeline") {
     if (expand_timesteps(dir)) return {ImageConditioning::kRequired, false, false};
     if (!wan_takes_image_tokens(dir)) return {ImageConditioning::kRequired, true, false};
-    const bool paired = WanTransformerConfig::from_json(dir.component_config("transformer"),
-                                                        dir.component_path("transformer") + "/config.json")
-                            .pos_embed_seq_len.has_value();
+    const bool paired = pairs_images(dir);
     return {ImageConditioning::kRequired, paired, paired};
   }
   return {expand_timesteps(dir) ? ImageConditioning::kOptional : ImageConditioning::kNone, false};

@@ -74,7 +74,7 @@ ImageCondition WanImageConditioner::finish(const Tensor& encoded, const Shape& s
   }
   VGEN_CHECK(encoded.dim(2) == s[2], ExitCode::kInternal, "encoded condition {} has not the latents' {} frames",
              encoded.str(), s[2]);
-  Tensor mask = wan_i2v_mask(s, cfg_.scale_temporal, has_last && !cfg_.expand_timesteps);  // [1, st, T, h, w]
+  Tensor mask = wan_i2v_mask(s, cfg_.scale_temporal, has_last);  // [1, st, T, h, w]
   const int64_t st = mask.dim(1), C = encoded.dim(1), per = s[2] * s[3] * s[4];
   c.extra_channels = Tensor::empty({1, st + C, s[2], s[3], s[4]}, DType::kF32);  // [1, st + C, T, h, w]
   std::memcpy(c.extra_channels.f32(), mask.f32(), mask.nbytes());

@@ -1,13 +1,11 @@
 #include "model/wan/plan_image.h"
 
-#include <filesystem>
 #include <vector>
 
 #include "io/safetensors.h"
 #include "model/wan/family.h"
 
 namespace vgen {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -100,14 +98,7 @@ void plan_image_side(const DiffusersDir& dir, PlanModel& m, bool headers, size_t
                                 patch > 0 ? (image / patch) * (image / patch) + 1 : 0, layers - 1, layers);
   m.image_encoder_flops = clip_flops(ic);
   const std::string idir = dir.component_path("image_encoder");
-  bool has_weights = false;
-  for (const auto& f : fs::directory_iterator(idir)) has_weights = has_weights || f.path().extension() == ".safetensors";
-  if (headers && has_weights) {
-    WeightStore ws = WeightStore::open(idir);
-    int64_t n = 0;
-    for (auto& name : ws.names()) n += ws.get(name).numel();
-    m.image_encoder_bytes = n * int64_t(run_bytes);
-  }
+  if (headers && has_safetensors(idir)) m.image_encoder_bytes = WeightStore::open(idir).total_numel() * int64_t(run_bytes);
 }
 
 }  // namespace vgen

@@ -18,15 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool has_safetensors(const std::string& dir) {
-  if (!fs::is_directory(dir)) return false;
-  for (auto& e : fs::directory_iterator(dir)) {
-    std::string n = e.path().filename().string();
-    if (n.ends_with(".safetensors") || n.ends_with(".safetensors.index.json")) return true;
-  }
-  return false;
-}
-
 // diffusers `_keep_in_fp32_modules` of WanTransformer3DModel: a parameter stays fp32 when one of
 // these names is a component of its dotted name.
 bool keep_fp32(const std::string& name) {
@@ -266,10 +257,7 @@ PlanModel WanFamily::plan_model(const Recipe& recipe, bool headers) const {
     }
   }
   if (headers && has_safetensors(vdir)) {
-    WeightStore ws = WeightStore::open(vdir);
-    int64_t n = 0;
-    for (auto& name : ws.names()) n += ws.get(name).numel();
-    m.vae_bytes = n * 4;  // the VAE decodes in fp32 (as diffusers recommends for Wan)
+    m.vae_bytes = WeightStore::open(vdir).total_numel() * 4;  // the VAE decodes in fp32 (as diffusers recommends)
   }
   plan_image_side(dir, m, headers, run_bytes);
   m.block_linears = block_linears(m);

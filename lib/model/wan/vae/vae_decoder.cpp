@@ -14,12 +14,16 @@ struct WanVaeDecoder::State {
   std::vector<VaeUpState> up;
 };
 
-WanVaeDecoder::WanVaeDecoder(const WanVaeConfig& cfg, const WanVaeOptions& opt) : cfg_(cfg), opt_(opt) {
+void check_vae_options(const WanVaeOptions& opt) {
   if (opt.device == Device::kCPU)
     VGEN_CHECK(opt.dtype == DType::kF32, ExitCode::kUsage, "host VAE: computes in f32, got {}", dtype_name(opt.dtype));
   else
     VGEN_CHECK(opt.dtype == DType::kF32 || opt.dtype == DType::kBF16, ExitCode::kUsage,
                "device VAE: compute dtype must be f32 or bf16, got {}", dtype_name(opt.dtype));
+}
+
+WanVaeDecoder::WanVaeDecoder(const WanVaeConfig& cfg, const WanVaeOptions& opt) : cfg_(cfg), opt_(opt) {
+  check_vae_options(opt);
 }
 
 WanVaeDecoder::WanVaeDecoder(const WanVaeConfig& cfg, const WeightStore& ws, const WanVaeOptions& opt,

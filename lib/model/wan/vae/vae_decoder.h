@@ -30,6 +30,9 @@ struct WanVaeOptions {
   VaeConvPolicy conv;            // device: the convs' backend (a run keeps the default; tests force one)
 };
 
+// The options' device and dtype (kUsage): f32 on the host; f32 or bf16 on the device.
+void check_vae_options(const WanVaeOptions& opt);
+
 class WanVaeDecoder {
  public:
   // Weights of a VAE folder (config.json + safetensors); throws kModel on missing/misshaped tensors.

@@ -16,12 +16,8 @@ struct WanVaeEncoder::State {
 };
 
 WanVaeEncoder::WanVaeEncoder(const WanVaeConfig& cfg, const WanVaeOptions& opt) : cfg_(cfg), opt_(opt) {
-  if (opt.device == Device::kCPU)
-    VGEN_CHECK(opt.dtype == DType::kF32, ExitCode::kUsage, "host VAE: computes in f32, got {}", dtype_name(opt.dtype));
-  else
-    VGEN_CHECK(opt.dtype == DType::kF32 || opt.dtype == DType::kBF16, ExitCode::kUsage,
-               "device VAE: compute dtype must be f32 or bf16, got {}", dtype_name(opt.dtype));
-  const int p = std::max(1, cfg.patch_size);
+  check_vae_options(opt);
+  const int p = cfg.patch();
   VGEN_CHECK(cfg.in_channels % (p * p) == 0, ExitCode::kModel,
              "VAE encoder: in_channels {} is not a multiple of patch_size² = {}", cfg.in_channels, p * p);
   // Each chunk of 4 frames must give whole latent frames (diffusers' _encode chunks by 4).
@@ -54,7 +50,7 @@ std::shared_ptr<WanVaeEncoder> WanVaeEncoder::random(const WanVaeConfig& cfg, co
 
 Tensor WanVaeEncoder::encode_chunk(const Tensor& frames, State& st, VaeEncoderContext& ctx) const {
   const VaeRun r = run();
-  const int64_t p = std::max(1, cfg_.patch_size);
+  const int64_t p = cfg_.patch();
   const Shape in_shape = vae_shape({cfg_.in_channels, frames.dim(1), frames.dim(2) / p, frames.dim(3) / p}, r.device);
   Tensor x = vae_conv(L_.conv_in, in_shape, &st.conv_in, r, ctx,
                       [&](Tensor& d) { vae_patchify_into(frames, p, d); });  // [d0, t, H/p, W/p]
@@ -70,7 +66,7 @@ Tensor WanVaeEncoder::encode_chunk(const Tensor& frames, State& st, VaeEncoderCo
 }
 
 Shape WanVaeEncoder::moments_shape(const Tensor& video) const {
-  const int64_t p = std::max(1, cfg_.patch_size), s = vae_encoder_spatial_factor(cfg_);
+  const int64_t p = cfg_.patch(), s = vae_encoder_spatial_factor(cfg_);
   const int64_t in = cfg_.in_channels / (p * p);
   VGEN_CHECK(video.defined() && video.ndim() == 5 && video.dim(0) >= 1 && video.dim(1) == in &&
                  video.dtype() == DType::kF32,

@@ -94,7 +94,7 @@ void build_vae_encoder_layers(const WanVaeConfig& cfg, VaeWeightSource& src, Vae
 }
 
 int64_t vae_encoder_spatial_factor(const WanVaeConfig& cfg) {
-  return (int64_t(1) << (cfg.dim_mult.size() - 1)) * std::max(1, cfg.patch_size);
+  return (int64_t(1) << (cfg.dim_mult.size() - 1)) * cfg.patch();
 }
 
 int64_t vae_encoder_latent_frames(const WanVaeConfig& cfg, int64_t frames) {

@@ -1,4 +1,5 @@
-"""Helpers of i2v_test.sh: a saved video's latents (output.save_tensors) and a report entry's stem."""
+"""Helpers of the e2e drivers' Python checks (import with sys.path holding this folder, E2E_DIR): a
+saved video's latents (output.save_tensors) and a report entry's stem."""
 import array, json, os, struct
 
 
