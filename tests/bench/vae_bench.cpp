@@ -150,7 +150,7 @@ std::vector<ConvShape> decoder_convs(const WanVaeConfig& cfg, int64_t T, int64_t
   v.push_back({"conv_in", 3, H, W, cfg.z_dim, d[0], 3, 3, frames});
   v.push_back({"mid res", 3, H, W, d[0], d[0], 3, 3, 4 * frames});
   for (int i = 0; i < nb; ++i) {
-    const int64_t in = i > 0 ? d[size_t(i)] / 2 : d[0], out = d[size_t(i) + 1];
+    const int64_t in = cfg.up_block_in(i), out = d[size_t(i) + 1];
     if (in != out) {
       v.push_back({"res conv1 (in != out)", 3, H, W, in, out, 3, 3, frames});
       v.push_back({"res out x out", 3, H, W, out, out, 3, 3, (2 * nr - 1) * frames});
@@ -166,7 +166,7 @@ std::vector<ConvShape> decoder_convs(const WanVaeConfig& cfg, int64_t T, int64_t
       frames = 1 + 2 * (frames - 1);
     }
     H *= 2, W *= 2;
-    v.push_back({"resample", 1, H, W, out, out / 2, 1, 3, frames});
+    v.push_back({"resample", 1, H, W, out, cfg.upsampler_out(i), 1, 3, frames});
   }
   return v;
 }
@@ -243,8 +243,6 @@ int main(int argc, char** argv) {
     // The constructor defaults are the Wan 2.1 VAE (wan_spec §5.1); --config reads another. The
     // config and the shapes are checked before the device is looked for (a CPU checks them too).
     const WanVaeConfig cfg = args.config.empty() ? WanVaeConfig{} : load_wan_vae_config(args.config);
-    VGEN_CHECK(!(args.conv_profile && cfg.is_residual), ExitCode::kUsage,
-               "--conv-profile lists the Wan 2.1 decoder's convs; not with the residual VAE of {}", args.config);
     for (const std::string& shape : args.shapes) {
       const VideoSize vs = parse_shape(shape, args.frames);
       const int64_t sf = cfg.scale_factor_spatial, T = (vs.frames - 1) / cfg.scale_factor_temporal + 1;
