@@ -49,42 +49,6 @@ __global__ void add_kernel(T* y, const T* x, int64_t n) {
   }
 }
 
-// One thread per input element group of V channels: read once, written to the 4 output pixels.
-template <typename T, int V>
-__global__ void upsample_kernel(const T* x, T* y, int64_t P, int64_t H, int64_t W, int64_t Cx, int64_t c0, int64_t C) {
-  const int64_t CV = C / V, total = P * H * W * CV, step = int64_t(gridDim.x) * blockDim.x;
-  const int64_t W2 = 2 * W;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
-    const int64_t cv = i % CV, pix = i / CV;  // pix = (p·H + h)·W + w
-    const int64_t w = pix % W, ph = pix / W;  // ph = p·H + h
-    const T* src = x + pix * Cx + c0 + cv * V;
-    T* dst = y + ((2 * ph) * W2 + 2 * w) * C + cv * V;  // row 2h of plane p: (p·2H + 2h)·2W = 2·ph·2W
-    if constexpr (V == 8) {
-      const uint4 v = *reinterpret_cast<const uint4*>(src);
-      if constexpr (sizeof(T) == 2) {
-        *reinterpret_cast<uint4*>(dst) = v;
-        *reinterpret_cast<uint4*>(dst + C) = v;
-        *reinterpret_cast<uint4*>(dst + W2 * C) = v;
-        *reinterpret_cast<uint4*>(dst + W2 * C + C) = v;
-      } else {
-        const uint4 v2 = *reinterpret_cast<const uint4*>(src + 4);
-        T* const d[4] = {dst, dst + C, dst + W2 * C, dst + W2 * C + C};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          reinterpret_cast<uint4*>(d[j])[0] = v;
-          reinterpret_cast<uint4*>(d[j])[1] = v2;
-        }
-      }
-    } else {
-      const T v = *src;
-      dst[0] = v;
-      dst[C] = v;
-      dst[W2 * C] = v;
-      dst[W2 * C + C] = v;
-    }
-  }
-}
-
 template <typename T>
 __global__ void interleave_cl_kernel(const T* x, T* y, int64_t C, int64_t T2, int64_t S) {
   // y [2T, S, C] from x [T, S, 2C]
@@ -123,24 +87,6 @@ cudaError_t vae_silu(const void* x, void* y, FloatType type, int64_t n, cudaStre
   if (n <= 0) return n == 0 ? cudaSuccess : cudaErrorInvalidValue;
   VGEN_DISPATCH_FB(type, T, {
     silu_kernel<T><<<dev::grid_for(n, kThreads), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n);
-    return cudaGetLastError();
-  });
-  return cudaErrorInvalidValue;
-}
-
-cudaError_t vae_upsample_nearest2x(const void* x, void* y, FloatType type, int64_t P, int64_t H, int64_t W,
-                                   int64_t Cx, int64_t c0, int64_t C, cudaStream_t stream) {
-  if (P < 0 || H < 0 || W < 0 || C < 0 || c0 < 0 || c0 + C > Cx) return cudaErrorInvalidValue;
-  if (P * H * W * C == 0) return cudaSuccess;
-  VGEN_DISPATCH_FB(type, T, {
-    const T* xs = static_cast<const T*>(x);
-    T* ys = static_cast<T*>(y);
-    const bool vec = C % 8 == 0 && Cx % 8 == 0 && c0 % 8 == 0 && dev::aligned16(xs) && dev::aligned16(ys);
-    if (vec)
-      upsample_kernel<T, 8><<<dev::grid_for(P * H * W * (C / 8), kThreads), kThreads, 0, stream>>>(xs, ys, P, H, W, Cx,
-                                                                                                  c0, C);
-    else
-      upsample_kernel<T, 1><<<dev::grid_for(P * H * W * C, kThreads), kThreads, 0, stream>>>(xs, ys, P, H, W, Cx, c0, C);
     return cudaGetLastError();
   });
   return cudaErrorInvalidValue;

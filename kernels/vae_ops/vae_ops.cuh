@@ -14,12 +14,6 @@ namespace vgen::kern {
 // y = x·sigmoid(x), n elements of `type`; y may equal x (silu_ref).
 cudaError_t vae_silu(const void* x, void* y, FloatType type, int64_t n, cudaStream_t stream);
 
-// Nearest ×2 in both spatial dims, channels-last: x [P, H, W, Cx] → y [P, 2H, 2W, C] taking the
-// channels [c0, c0 + C) of x (c0 + C <= Cx). With Cx = C = 1, c0 = 0 this is upsample_nearest2x_ref
-// on [P, H, W]. The channel slice lets the decoder read one half of a time_conv output directly.
-cudaError_t vae_upsample_nearest2x(const void* x, void* y, FloatType type, int64_t P, int64_t H, int64_t W,
-                                   int64_t Cx, int64_t c0, int64_t C, cudaStream_t stream);
-
 // y = clamp(x, lo, hi), n elements; y may equal x (clamp_ref).
 cudaError_t vae_clamp(const void* x, void* y, FloatType type, int64_t n, float lo, float hi, cudaStream_t stream);
 

@@ -10,6 +10,7 @@ void silu_ref(const float* x, float* y, int64_t n);
 
 // Nearest-neighbour ×2 in both spatial dims: x [P, H, W] → y [P, 2H, 2W] (P = every leading dim).
 // Equals PyTorch 'nearest' and 'nearest-exact' for an integer factor of 2.
+// The definition the decoder's sub-pixel upsampler (kernels/vae_subpixel) is checked against.
 void upsample_nearest2x_ref(const float* x, float* y, int64_t P, int64_t H, int64_t W);
 
 // y = clamp(x, lo, hi), n elements; y may equal x.

@@ -12,7 +12,6 @@ Tensor cuda_vae_conv3d(const Tensor&, const Tensor&, const Tensor&, const kern::
   throw_no_cuda("vae_conv3d");
 }
 void cuda_vae_rms_norm(const Tensor&, const Tensor&, bool, Tensor&) { throw_no_cuda("vae_rms_norm"); }
-void cuda_vae_upsample2x(const Tensor&, int64_t, int64_t, Tensor&) { throw_no_cuda("vae_upsample2x"); }
 Tensor cuda_vae_time_interleave2(const Tensor&) { throw_no_cuda("vae_time_interleave2"); }
 void cuda_vae_conv_weight_layout(const Tensor&, Tensor&) { throw_no_cuda("vae_conv_weight_layout"); }
 void cuda_vae_add_(Tensor&, const Tensor&) { throw_no_cuda("vae_add_"); }

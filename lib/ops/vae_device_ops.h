@@ -38,9 +38,6 @@ Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const 
 // preallocated with x's shape (its dtype may differ; y may be a view, e.g. frames of a buffer).
 void cuda_vae_rms_norm(const Tensor& x, const Tensor& gamma, bool silu, Tensor& y);
 
-// Nearest ×2: x [P, H, W, Cx] → y [P, 2H, 2W, C] (preallocated) from x's channels [c0, c0 + C).
-void cuda_vae_upsample2x(const Tensor& x, int64_t c0, int64_t C, Tensor& y);
-
 // A checkpoint conv weight src f32 [Cout, Cin, taps…] (device) into the channels-last conv layout
 // dst [Cout_store, taps…, Cin] (preallocated, f32/bf16/f16), rows past Cout zero.
 void cuda_vae_conv_weight_layout(const Tensor& src, Tensor& dst);

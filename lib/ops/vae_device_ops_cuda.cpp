@@ -105,18 +105,6 @@ void cuda_vae_rms_norm(const Tensor& x, const Tensor& gamma, bool silu, Tensor& 
            "vae_rms_norm", x);
 }
 
-void cuda_vae_upsample2x(const Tensor& x, int64_t c0, int64_t C, Tensor& y) {
-  const kern::FloatType t = act_type(x, "vae_upsample2x", "input");
-  act_type(y, "vae_upsample2x", "output");
-  VGEN_ASSERT(x.ndim() == 4 && y.ndim() == 4 && y.dtype() == x.dtype() && y.dim(0) == x.dim(0) &&
-                  y.dim(1) == 2 * x.dim(1) && y.dim(2) == 2 * x.dim(2) && y.dim(3) == C && c0 >= 0 &&
-                  c0 + C <= x.dim(3),
-              "vae_upsample2x: input {} channels [{}, +{}) into {}", x.str(), c0, C, y.str());
-  launched(kern::vae_upsample_nearest2x(x.raw(), y.raw(), t, x.dim(0), x.dim(1), x.dim(2), x.dim(3), c0, C,
-                                        compute_stream()),
-           "vae_upsample2x", x);
-}
-
 Tensor cuda_vae_time_interleave2(const Tensor& x) {
   const kern::FloatType t = act_type(x, "vae_time_interleave2", "input");
   VGEN_ASSERT(x.ndim() == 4 && x.dim(3) % 2 == 0, "vae_time_interleave2: input {} must be [T,H,W,2C]", x.str());

@@ -153,17 +153,6 @@ void vae_rms_norm_into(const Tensor& x, const Tensor& gamma, bool silu, Tensor& 
   kern::vae_rms_norm_ref(x.f32(), gamma.f32(), y.f32(), 1, C, C != 0 ? x.numel() / C : 0, silu);
 }
 
-void vae_upsample2x_into(const Tensor& x, int64_t c0, int64_t C, Tensor& y) {
-  if (!x.is_cpu()) return cuda_vae_upsample2x(x, c0, C, y);
-  check_cpu_f32(x, "vae_upsample2x", "input");
-  check_cpu_f32(y, "vae_upsample2x", "output");
-  const int64_t H = x.dim(2), W = x.dim(3);
-  VGEN_ASSERT(x.ndim() == 4 && x.dim(1) == 1 && c0 >= 0 && c0 + C <= x.dim(0) &&
-                  y.shape() == (Shape{C, 1, 2 * H, 2 * W}),
-              "vae_upsample2x: one frame {} channels [{}, +{}) into {}", x.str(), c0, C, y.str());
-  kern::upsample_nearest2x_ref(x.f32() + c0 * H * W, y.f32(), C, H, W);
-}
-
 namespace {
 
 Tensor host_frame_attention(const Tensor& qkv, const Tensor& kv, int64_t C) {

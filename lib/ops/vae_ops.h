@@ -60,8 +60,6 @@ Tensor vae_pointwise(const VaeConvWeights& c, const Tensor& x);
 Tensor vae_rms_norm(const Tensor& x, const Tensor& gamma, bool silu);
 void vae_rms_norm_into(const Tensor& x, const Tensor& gamma, bool silu, Tensor& y);
 
-// Nearest ×2 of channels [c0, c0 + C) of one frame x → y (preallocated: C channels, 2H × 2W).
-void vae_upsample2x_into(const Tensor& x, int64_t c0, int64_t C, Tensor& y);
 
 // Single-head attention within each frame, scale 1/√C: queries from channels [0, C) of qkv (this
 // rank's part), keys and values from channels [C, 2C) and [2C, 3C) of kv (the whole frame) → [C] channels.

@@ -165,8 +165,9 @@ std::vector<ConvShape> decoder_convs(const WanVaeConfig& cfg, int64_t T, int64_t
       v.push_back({"time_conv", 3, H, W, out, 2 * out, 3, 1, frames - 1});
       frames = 1 + 2 * (frames - 1);
     }
+    // The upsampler's sub-pixel 2×2 conv of the low-resolution frame (ops/vae_subpixel_ops.h).
+    v.push_back({"resample (sub-pixel)", 1, H, W, out, 4 * cfg.upsampler_out(i), 1, 2, frames});
     H *= 2, W *= 2;
-    v.push_back({"resample", 1, H, W, out, cfg.upsampler_out(i), 1, 3, frames});
   }
   return v;
 }
@@ -184,7 +185,7 @@ double conv_profile(const WanVaeConfig& cfg, DType dt, const VaeConvPolicy& conv
     cuda_fill_normal(x, seed++, 0.0f, 1.0f);
     cuda_fill_normal(wt, seed++, 0.0f, 0.02f);
     cuda_fill_normal(b, seed++, 0.0f, 0.02f);
-    const int64_t p = (c.k - 1) / 2;
+    const int64_t p = c.k == 2 ? 1 : (c.k - 1) / 2;  // the sub-pixel 2×2 conv reads one pixel each side
     const kern::Conv3dPad pad{p, p, p, p};
     const VaeConvCounts c0 = vae_conv_counts();
     { Tensor y = cuda_vae_conv3d(x, wt, b, pad, conv); }

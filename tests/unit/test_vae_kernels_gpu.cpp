@@ -20,7 +20,9 @@
 #include "kernels/vae_norm/vae_norm_ref.h"
 #include "kernels/vae_ops/vae_ops.cuh"
 #include "kernels/vae_ops/vae_ops_ref.h"
+#include "kernels/vae_subpixel/subpixel_ref.h"
 #include "ops/vae_device_ops.h"
+#include "ops/vae_subpixel_ops.h"
 
 using namespace vgen;
 using namespace vgen::testing;
@@ -123,32 +125,48 @@ TEST(VaeNormGpu, InPlaceAndIntoAView) {
 // ---------------------------------------------------------------------------------------------
 // Elementwise / layout ops
 
-TEST(VaeOpsGpu, UpsampleMatchesRef) {
+// The sub-pixel upsampler's kernels against kernels/vae_subpixel/subpixel_ref.h: the weight fold
+// (f32, exact sums of the same order), the phase shuffle and the channel-slice copy (pure copies:
+// equal), on the vector path (channels a multiple of 16 bytes) and the scalar one.
+TEST(VaeOpsGpu, SubpixelKernelsMatchRef) {
   VGEN_REQUIRE_GPU();
+  {
+    const int64_t cout = 5, cin = 3;
+    auto w3 = inputs(size_t(cout * cin * 9), 40, DType::kF32);
+    std::vector<float> ref(size_t(16 * cout * cin));
+    kern::subpixel_weight_ref(w3.data(), ref.data(), cout, cin);
+    Tensor got = cuda_vae_subpixel_weight(device_tensor(w3, {cout, cin, 3, 3}, DType::kF32));
+    ASSERT_EQ(got.shape(), (Shape{4 * cout, cin, 2, 2}));
+    EXPECT_EQ(host_f32(got), ref);
+  }
   for (DType dt : {DType::kF32, DType::kBF16}) {
-    // The reference's contract: [P, H, W] → [P, 2H, 2W] (Cx = C = 1).
-    const int64_t P = 3, H = 5, W = 7;
-    auto x = inputs(size_t(P * H * W), 41, dt);
-    std::vector<float> ref(size_t(P * 4 * H * W));
-    kern::upsample_nearest2x_ref(x.data(), ref.data(), P, H, W);
-    Tensor dx = device_tensor(x, {P, H, W}, dt);
-    Tensor dy = Tensor::empty({P, 2 * H, 2 * W}, dt, Device::kCUDA);
-    ASSERT_EQ(kern::vae_upsample_nearest2x(dx.raw(), dy.raw(), ft(dt), P, H, W, 1, 0, 1, compute_stream()), cudaSuccess);
-    EXPECT_EQ(host_f32(dy), ref);
-    // Channels-last with a channel slice: vector path (C = 8) and scalar path (C = 5).
-    struct Case { int64_t Cx, c0, C; };
-    for (const Case c : {Case{16, 8, 8}, Case{10, 5, 5}, Case{24, 0, 24}}) {
-      SCOPED_TRACE(::testing::Message() << dtype_name(dt) << " Cx=" << c.Cx << " c0=" << c.c0 << " C=" << c.C);
-      auto xc = inputs(size_t(P * H * W * c.Cx), 42, dt);
+    const int64_t P = 2, H = 3, W = 4;
+    struct Case { int64_t Cr, C; };
+    for (const Case c : {Case{32, 8}, Case{24, 5}, Case{40, 8}}) {  // 40: zero rows past 4·C ignored
+      SCOPED_TRACE(::testing::Message() << dtype_name(dt) << " Cr=" << c.Cr << " C=" << c.C);
+      auto r = inputs(size_t(P * (H + 1) * (W + 1) * c.Cr), 41, dt);
       std::vector<float> exp(size_t(P * 4 * H * W * c.C));
       for (int64_t p = 0; p < P; ++p)
-        for (int64_t h = 0; h < 2 * H; ++h)
-          for (int64_t w = 0; w < 2 * W; ++w)
-            for (int64_t ch = 0; ch < c.C; ++ch)
-              exp[size_t(((p * 2 * H + h) * 2 * W + w) * c.C + ch)] = xc[size_t(((p * H + h / 2) * W + w / 2) * c.Cx + c.c0 + ch)];
-      Tensor dxc = device_tensor(xc, {P, H, W, c.Cx}, dt);
-      Tensor dyc = Tensor::empty({P, 2 * H, 2 * W, c.C}, dt, Device::kCUDA);
-      cuda_vae_upsample2x(dxc, c.c0, c.C, dyc);
+        for (int64_t y = 0; y < 2 * H; ++y)
+          for (int64_t x = 0; x < 2 * W; ++x)
+            for (int64_t ch = 0; ch < c.C; ++ch) {
+              const int64_t a = y % 2, b = x % 2, i = y / 2 + a, j = x / 2 + b;
+              exp[size_t(((p * 2 * H + y) * 2 * W + x) * c.C + ch)] =
+                  r[size_t(((p * (H + 1) + i) * (W + 1) + j) * c.Cr + (2 * a + b) * c.C + ch)];
+            }
+      Tensor dy = cuda_vae_subpixel_shuffle(device_tensor(r, {P, H + 1, W + 1, c.Cr}, dt), c.C);
+      ASSERT_EQ(dy.shape(), (Shape{P, 2 * H, 2 * W, c.C}));
+      EXPECT_EQ(host_f32(dy), exp);
+    }
+    struct Slice { int64_t Cx, c0, C; };
+    for (const Slice c : {Slice{16, 8, 8}, Slice{10, 5, 5}, Slice{24, 0, 24}}) {
+      SCOPED_TRACE(::testing::Message() << dtype_name(dt) << " Cx=" << c.Cx << " c0=" << c.c0 << " C=" << c.C);
+      auto xc = inputs(size_t(P * H * W * c.Cx), 42, dt);
+      std::vector<float> exp(size_t(P * H * W * c.C));
+      for (int64_t q = 0; q < P * H * W; ++q)
+        for (int64_t ch = 0; ch < c.C; ++ch) exp[size_t(q * c.C + ch)] = xc[size_t(q * c.Cx + c.c0 + ch)];
+      Tensor dyc = Tensor::empty({P, H, W, c.C}, dt, Device::kCUDA);
+      cuda_vae_channels_into(device_tensor(xc, {P, H, W, c.Cx}, dt), c.c0, c.C, dyc);
       EXPECT_EQ(host_f32(dyc), exp);
     }
   }

@@ -12,6 +12,7 @@
 #include "model/wan/vae/vae_config.h"
 #include "model/wan/vae/vae_layers.h"
 #include "ops/vae_ops.h"
+#include "ops/vae_subpixel_ops.h"
 
 using namespace vgen;
 
@@ -183,19 +184,35 @@ TEST(VaeOps, CausalConvCacheMatchesWholeClip) {
   }
 }
 
-// The dispatching ops on the host: upsampling one channel half of a time_conv frame equals the
-// interleaved frame's upsampling; the output writer equals clamp, then copy into the video.
-TEST(VaeOps, HalfChannelUpsampleAndFrameWriter) {
-  const int64_t C = 3, H = 4, W = 5;
+// The upsampler as the decoder runs it (ops/vae_subpixel_ops.h): the sub-pixel 2×2 conv of one
+// channel half of a time_conv frame, shuffled, equals nearest ×2 of the interleaved frame followed
+// by the checkpoint's 3×3 conv (padding 1) — the definition, through the kernels' references.
+TEST(VaeOps, SubpixelUpsamplerEqualsUpsampleThenConv) {
+  const int64_t C = 3, Co = 4, H = 4, W = 5;
   Tensor tc = rand_tensor({2 * C, 1, H, W}, 51);  // a time_conv output frame
   Tensor inter = Tensor::empty({C, 2, H, W}, DType::kF32);
   kern::time_interleave2_ref(tc.f32(), inter.f32(), C, 1, H * W);
+  Tensor w3 = rand_tensor({Co, C, 3, 3}, 53), b = rand_tensor({Co}, 54);
+  Tensor w4 = vae_subpixel_weight(w3);  // [4·Co, C, 2, 2]
+  ASSERT_EQ(w4.shape(), (Shape{4 * Co, C, 2, 2}));
+  Tensor b4 = Tensor::empty({4 * Co}, DType::kF32);
+  for (int64_t p = 0; p < 4; ++p) b4.narrow(p * Co, Co).copy_from(b);
+  const kern::Conv3dPad pad1{1, 1, 1, 1};
   for (int64_t k = 0; k < 2; ++k) {
-    Tensor got = Tensor::empty({C, 1, 2 * H, 2 * W}, DType::kF32), want = got.clone();
-    vae_upsample2x_into(tc, k * C, C, got);
-    kern::upsample_nearest2x_ref(slice_time(inter, k, 1).f32(), want.f32(), C, H, W);
-    for (int64_t i = 0; i < got.numel(); ++i) ASSERT_EQ(got.f32()[i], want.f32()[i]) << "half " << k;
+    Tensor lo = Tensor::empty({C, 1, H, W}, DType::kF32);
+    vae_channels_into(tc, k * C, C, lo);
+    Tensor got = vae_subpixel_shuffle(vae_conv3d(lo, w4, b4, pad1), Co);  // [Co, 1, 2H, 2W]
+    Tensor up = Tensor::empty({C, 1, 2 * H, 2 * W}, DType::kF32);
+    kern::upsample_nearest2x_ref(slice_time(inter, k, 1).f32(), up.f32(), C, H, W);
+    Tensor want = vae_conv3d(up, w3, b, pad1);  // [Co, 1, 2H, 2W]
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_LT(rel_l2(got.f32(), want.f32(), size_t(got.numel())), 1e-6) << "half " << k;
   }
+}
+
+// The output writer equals clamp, then copy into the video.
+TEST(VaeOps, FrameWriter) {
+  const int64_t C = 3, H = 4, W = 5;
   Tensor y = rand_tensor({C, 2, H, W}, 52);  // two output frames
   Tensor video = Tensor::zeros({C, 5, H, W}, DType::kF32);
   vae_write_frames(y, C, -0.5f, 0.5f, video, 3);

@@ -2,6 +2,7 @@
 // ops/vae_ops.h; shapes in comments are the host's [C, t, H, W] (device: [t, H, W, C]).
 #include "model/wan/vae/vae_layers.h"
 
+#include "ops/vae_subpixel_ops.h"
 #include "ops/vae_up_ops.h"
 
 namespace vgen {
@@ -52,14 +53,20 @@ void vae_up_forward(const VaeUpsampler& u, const Tensor& x, VaeUpState& st, cons
       halves = 2;
     }
   }
-  // Nearest ×2 then the 3×3 Conv2d, one output frame at a time: the ×4-sized upsampled frame is the
+  // Nearest ×2 then the 3×3 Conv2d as its sub-pixel 2×2 conv of the low-resolution frame (4/9 of
+  // the multiply-adds; ops/vae_subpixel_ops.h), one output frame at a time: the ×2 frame is the
   // largest activation of the decoder, so only one is alive.
-  const Shape up_shape = vae_shape({d.C, 1, 2 * d.H, 2 * d.W}, run.device);  // [C, 1, 2H, 2W]
+  const Shape frame_shape = vae_shape({d.C, 1, d.H, d.W}, run.device);  // [C, 1, H, W]
+  const int64_t cout = u.resample.cout / 4;
   for (int64_t f = 0; f < d.t; ++f) {
     const Tensor sf = vae_frames(src, f, 1);  // [C·halves, 1, H, W]
-    for (int64_t k = 0; k < halves; ++k)
-      next(vae_conv(u.resample, up_shape, nullptr, run, ctx,
-                    [&](Tensor& b) { vae_upsample2x_into(sf, k * d.C, d.C, b); }));  // [C/2, 1, 2H, 2W]
+    for (int64_t k = 0; k < halves; ++k) {
+      Conv3dPad pad;
+      Tensor buf = ctx.conv_input(frame_shape, run.dtype, run.device, /*halo=*/1, vae_conv_front(run.device, 1),
+                                  [&](Tensor& b) { vae_channels_into(sf, k * d.C, d.C, b); }, pad);  // [C, 1, H', W']
+      Tensor r = vae_causal_conv(u.resample, buf, pad, nullptr, run.cache_copy, run.conv);  // [4C', 1, H + 1, W + 1]
+      next(vae_subpixel_shuffle(r, cout));                                                   // [C', 1, 2H, 2W]
+    }
   }
 }
 

@@ -73,6 +73,9 @@ class VaeWeightSource {
   // on the device cout is stored rounded up to `cout_multiple` with zero rows.
   VaeConvWeights conv(const std::string& prefix, int64_t cout, int64_t cin, int64_t kt, int64_t kh, int64_t kw,
                       int64_t cout_multiple = 1);
+  // An upsampler's 3×3 Conv2d `<prefix>` [cout, cin, 3, 3] held as its sub-pixel 2×2 conv
+  // (ops/vae_subpixel_ops.h): 4·cout output channels (four phases), bias repeated per phase.
+  VaeConvWeights subpixel_conv(const std::string& prefix, int64_t cout, int64_t cin);
   // A norm gamma of C elements (checkpoint shape `shape`), f32.
   Tensor gamma(const std::string& name, const Shape& shape);
   size_t bytes() const { return bytes_; }

@@ -7,6 +7,7 @@
 #include "model/wan/vae/vae_layers.h"
 #include "ops/dit_device_ops.h"
 #include "ops/vae_device_ops.h"
+#include "ops/vae_subpixel_ops.h"
 
 namespace vgen {
 
@@ -48,6 +49,44 @@ VaeConvWeights VaeWeightSource::conv(const std::string& prefix, int64_t cout, in
     stream_->on_done([w32, b32, w = c.w, b = c.b]() mutable {
       cuda_vae_conv_weight_layout(w32, w);
       b.narrow(0, b32.dim(0)).copy_from(b32);
+    });
+  }
+  bytes_ += c.w.nbytes() + c.b.nbytes();
+  return c;
+}
+
+VaeConvWeights VaeWeightSource::subpixel_conv(const std::string& prefix, int64_t cout, int64_t cin) {
+  VaeConvWeights c;
+  c.cin = cin;
+  c.cout = c.cout_store = 4 * cout;
+  c.kh = c.kw = 2;
+  const Shape file_shape{cout, cin, 3, 3};
+  if (headers_only_) {
+    ws_->check_float(prefix + ".weight", file_shape);
+    ws_->check_float(prefix + ".bias", {cout});
+    return c;
+  }
+  if (ws_) {
+    c.w = vae_subpixel_weight(ws_->get_f32(prefix + ".weight", file_shape));  // [4·cout, cin, 2, 2]
+    const Tensor b = ws_->get_f32(prefix + ".bias", {cout});
+    c.b = Tensor::empty({4 * cout}, DType::kF32);
+    for (int64_t p = 0; p < 4; ++p) c.b.narrow(p * cout, cout).copy_from(b);
+    bytes_ += c.w.nbytes() + c.b.nbytes();
+    return c;
+  }
+  c.w = Tensor::empty({4 * cout, 1, 2, 2, cin}, dt_, Device::kCUDA);  // [4·cout, kt, kh, kw, cin]
+  c.b = Tensor::empty({4 * cout}, DType::kF32, Device::kCUDA);
+  if (!stream_) {
+    cuda_fill_normal(c.w, seed_++, 0.0f, std_);
+    cuda_fill_normal(c.b, seed_++, 0.0f, std_);
+  } else {
+    Tensor w32 = Tensor::empty(file_shape, DType::kF32, Device::kCUDA);  // [cout, cin, 3, 3] as stored
+    Tensor b32 = Tensor::empty({cout}, DType::kF32, Device::kCUDA);
+    stream_->request(comp_, prefix + ".weight", w32, file_shape);
+    stream_->request(comp_, prefix + ".bias", b32, {cout});
+    stream_->on_done([w32, b32, w = c.w, b = c.b, cout]() mutable {
+      cuda_vae_conv_weight_layout(vae_subpixel_weight(w32), w);  // folded in f32, one rounding
+      for (int64_t p = 0; p < 4; ++p) b.narrow(p * cout, cout).copy_from(b32);
     });
   }
   bytes_ += c.w.nbytes() + c.b.nbytes();
@@ -142,7 +181,7 @@ void build_vae_layers(const WanVaeConfig& cfg, VaeWeightSource& src, VaeDecoderL
       u.temporal = tup[size_t(i)];
       const std::string up = p + (cfg.is_residual ? ".upsampler" : ".upsamplers.0");
       if (u.temporal) u.time_conv = src.conv(up + ".time_conv", 2 * out, out, 3, 1, 1);
-      u.resample = src.conv(up + ".resample.1", cfg.upsampler_out(i), out, 0, 3, 3);
+      u.resample = src.subpixel_conv(up + ".resample.1", cfg.upsampler_out(i), out);
       if (cfg.is_residual) L.dup_up[size_t(i)] = {out, u.temporal ? 2 : 1, 2};
     }
   }
