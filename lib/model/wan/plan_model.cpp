@@ -89,13 +89,14 @@ struct WanVaeShape {
 // The Wan VAE decoder as vgen runs it on the device (vae/vae_decoder.cpp): channels-last
 // activations, one frame per call at every level (a latent frame through conv_in, the mid block and
 // up block 0, each frame an upsampler emits through the next block), so every causal 3×3×3 conv
-// sees [2 cached frames, 1 new]. Per call: the fill of the conv input (RMSNorm + SiLU, or a copy,
-// or the nearest ×2 upsampling: read + write), the two cached frames copied to the buffer's front
-// (read + write), the conv itself (its FLOPs), the residual add after each resnet (two reads, one
+// sees [2 cached frames, 1 new]; an upsampler is a sub-pixel 2×2 conv of the low-resolution frame
+// into four phases, then their shuffle onto the ×2 grid (ops/vae_subpixel_ops.h: read + write). Per
+// call: the fill of the conv input (RMSNorm + SiLU, or a copy: read + write), the two cached
+// frames copied to the buffer's front (read + write), the conv itself (its FLOPs), the residual add after each resnet (two reads, one
 // write); the mid block's attention per latent frame (norm, 1×1 q/k/v and output, attention over
 // the frame, add); conv_out's frames written as f32 RGB. The call structure is the benchmark's
 // (results/vae/1xh200/2026-11-30_h200_issue7_bench_387c28e.json: 1,793 cuDNN convs per 720p×81 decode, of
-// which 1,733 have a 3×3 spatial kernel and 60 are the 3×1×1 time convs).
+// which 60 are the 3×1×1 time convs).
 VaeWork vae_work(const WanVaeShape& md, double T, double h, double w, double eb, bool split_w) {
   VaeWork v;
   // decoder_dims (vae/vae_config.cpp): [base·mult.back(), base·mult reversed...]; upsampling in time
@@ -109,25 +110,24 @@ VaeWork vae_work(const WanVaeShape& md, double T, double h, double w, double eb,
   // conv_out's channels stored rounded up to 8 (cuDNN's tensor-core engines); each is one f32 video value.
   const double rgb = md.out_channels, out_store = double((md.out_channels + 7) / 8 * 8);
   double frames = T, H = h, W = w;
-  enum Fill { kNorm, kCopy, kUpsample };
-  auto conv = [&](double cin, double cout, int kt, int k, double calls, Fill fill) {
+  auto conv = [&](double cin, double cout, int kt, int k, double calls) {
     const double px = H * W, in = px * cin * eb;
     v.flops += 2 * cin * cout * kt * k * k * px * calls;
-    double mem = fill == kUpsample ? 1.25 * in : 2 * in;  // upsampling reads a quarter of what it writes
+    double mem = 2 * in;  // the fill: a norm or a copy reads and writes the input once
     if (kt > 1) mem += 2 * (kt - 1) * in;                 // the cached frames copied to the buffer's front
     v.bytes += mem * calls;
     if (k > 1) {
       v.spatial_convs += calls;
       v.spatial_in_bytes += in * calls;
-      v.halo_bytes += double((k - 1) / 2) * (split_w ? H : W) * cin * eb * calls;
+      v.halo_bytes += double(k / 2) * (split_w ? H : W) * cin * eb * calls;  // k = 2: one row each side
     }
   };
   auto add = [&](double c) { v.bytes += 3 * H * W * c * eb * frames; };
   const double d0 = d[0];
-  conv(z_dim, d0, 3, 3, frames, kCopy);  // conv_in
+  conv(z_dim, d0, 3, 3, frames);  // conv_in
   for (int r = 0; r < 2; ++r) {          // the mid block's two resnets
-    conv(d0, d0, 3, 3, frames, kNorm);
-    conv(d0, d0, 3, 3, frames, kNorm);
+    conv(d0, d0, 3, 3, frames);
+    conv(d0, d0, 3, 3, frames);
     add(d0);
   }
   {  // the mid block's attention, one latent frame at a time (queries local, keys of the whole frame)
@@ -142,25 +142,26 @@ VaeWork vae_work(const WanVaeShape& md, double T, double h, double w, double eb,
     for (int r = 0; r < nr; ++r) {
       const double cin = r == 0 ? in : out;
       if (cin != out) v.flops += 2 * cin * out * H * W * frames;  // the 1×1 shortcut
-      conv(cin, out, 3, 3, frames, kNorm);
-      conv(out, out, 3, 3, frames, kNorm);
+      conv(cin, out, 3, 3, frames);
+      conv(out, out, 3, 3, frames);
       add(out);
     }
     if (i == nb - 1) {
-      conv(out, out_store, 3, 3, frames, kNorm);  // conv_out
+      conv(out, out_store, 3, 3, frames);  // conv_out
       v.frame_bytes += frames * H * W * (out_store * eb + rgb * 4);
       v.out_gathers += frames;
       v.out_gather_bytes += frames * H * W * out_store * eb;
       break;
     }
     if (i < int(tup.size()) && tup[size_t(i)]) {
-      conv(out, 2 * out, 3, 1, frames - 1, kCopy);  // time_conv (the first chunk skips it)
+      conv(out, 2 * out, 3, 1, frames - 1);  // time_conv (the first chunk skips it)
       frames = 1 + 2 * (frames - 1);
     }
-    H *= 2, W *= 2;
     const double up_out = md.residual ? out : out / 2;
-    conv(out, up_out, 1, 3, frames, kUpsample);  // the upsampler's 3×3 conv after nearest ×2
-    if (md.residual) add(up_out);                // the DupUp3D shortcut added to its output
+    conv(out, 4 * up_out, 1, 2, frames);  // the upsampler's sub-pixel conv (low resolution)
+    H *= 2, W *= 2;
+    v.bytes += 2 * H * W * up_out * eb * frames;  // its shuffle onto the ×2 grid
+    if (md.residual) add(up_out);                 // the DupUp3D shortcut added to its output
   }
   return v;
 }
