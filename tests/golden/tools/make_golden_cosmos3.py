@@ -25,7 +25,8 @@ from diffusers.pipelines.cosmos.pipeline_cosmos3_omni import (Cosmos3OmniPipelin
 torch.use_deterministic_algorithms(True)
 torch.set_num_threads(2)
 out = sys.argv[1]
-shutil.rmtree(out, ignore_errors=True)
+for sub in ("cases", "images", "cosmos3-tiny", "cosmos3-edge-tiny", "text_tokenizer"):  # README.md stays
+    shutil.rmtree(os.path.join(out, sub), ignore_errors=True)
 cases = os.path.join(out, "cases"); images = os.path.join(out, "images")
 os.makedirs(cases); os.makedirs(images)
 g = torch.Generator().manual_seed(3000)
@@ -254,7 +255,15 @@ def run_pipe(name, q, image_rel=None):
     if image_rel:
         im = Image.open(os.path.join(out, image_rel)).convert("RGB")
         kwargs["image"] = im
-        tens["image_preprocessed"] = _preprocess_conditioning_image(im, q["h"], q["w"])
+        pre = _preprocess_conditioning_image(im, q["h"], q["w"])
+        tens["image_preprocessed"] = pre
+        # What prepare_latents does without `latents`: the image repeated over every frame, encoded and
+        # normalised; its first latent frame replaces the noise there (the clean condition frame).
+        with torch.no_grad():
+            x0 = pipe._encode_video(pre.unsqueeze(2).expand(-1, -1, q["frames"], -1, -1).contiguous()).float()
+        tens["condition_latents"] = x0
+        lat0[:, :, 0] = x0[:, :, 0]
+        kwargs["latents"] = lat0.clone()
     ci, ui = pipe.tokenize_prompt(q["prompt"], q["neg"], num_frames=q["frames"], height=q["h"], width=q["w"], fps=q["fps"])
     with torch.no_grad():
         video = pipe(**kwargs).video
@@ -267,8 +276,9 @@ def run_pipe(name, q, image_rel=None):
               "flow_shift": shift, "pipeline_class": "Cosmos3OmniPipeline",
               "prompt_text_cond": tok.decode(ci), "prompt_text_uncond": tok.decode(ui),
               "note": "frames: output_type 'pt', float in [0, 1], [F, 3, H, W]; step_latents[i]: the scheduler's "
-                      "latents after step i (callback_on_step_end); initial_latents: passed as `latents` (for I2V the "
-                      "pipeline uses them as given, the first latent frame is not replaced); input_ids_*: "
+                      "latents after step i (callback_on_step_end); initial_latents: passed as `latents`, for I2V with the "
+                      "first frame set to condition_latents' (the image repeated over the frames, VAE-encoded and "
+                      "normalised, as prepare_latents does); input_ids_*: "
                       "tokenize_prompt's ids (chat template, then eos and <|vision_start|>)"}
     if image_rel:
         params["image"] = image_rel
