@@ -1,0 +1,4 @@
+# Cosmos 3 against tests/golden-cosmos3 (a gtest executable of tests/unit/, host fp32): also label golden.
+if(TARGET test_cosmos3_golden)
+  set_tests_properties(test_cosmos3_golden PROPERTIES LABELS "unit;golden")
+endif()
