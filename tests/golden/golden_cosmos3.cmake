@@ -2,3 +2,6 @@
 if(TARGET test_cosmos3_golden)
   set_tests_properties(test_cosmos3_golden PROPERTIES LABELS "unit;golden")
 endif()
+if(TARGET test_cosmos3_denoise)
+  set_tests_properties(test_cosmos3_denoise PROPERTIES LABELS "unit;golden")
+endif()
