@@ -52,7 +52,7 @@ Cosmos3PromptKv Cosmos3Transformer::prefill(const std::vector<int64_t>& ids) con
     kv.k.push_back(a.k_other.defined() ? a.k_other : a.k);  // [1, L, KVH, Dh]
     kv.v.push_back(a.v);                                    // [1, L, KVH, Dh]
     if (i + 1 == w_.layers.size()) break;  // the last layer's output feeds no further K/V
-    const Tensor o = causal_attention(a.q, a.k, a.v, attention_policy);  // [1, L, H, Dh]
+    const Tensor o = causal_attention(a.q, a.k, a.v);  // [1, L, H, Dh]
     tower_finish(cfg_, und, x, o);
   }
   return kv;
