@@ -31,13 +31,16 @@ Cosmos3Transformer Cosmos3Transformer::load(const std::string& dir, Device devic
 Tensor Cosmos3Transformer::embed_prompt(const std::vector<int64_t>& ids) const {
   const int64_t L = int64_t(ids.size()), D = cfg_.hidden_size;
   VGEN_CHECK(L >= 1, ExitCode::kInput, "cosmos3: the prompt has no tokens");
-  Tensor index = Tensor::empty({L}, DType::kI64);  // [L]
+  Tensor x = Tensor::empty({1, L, D}, DType::kF32);  // [1, L, D]
+  const char* table = static_cast<const char*>(w_.embed.raw());
+  const size_t row_bytes = size_t(D) * dtype_size(w_.embed.dtype());
   for (int64_t i = 0; i < L; ++i) {
-    VGEN_CHECK(ids[size_t(i)] >= 0 && ids[size_t(i)] < cfg_.vocab_size, ExitCode::kInput,
-               "cosmos3: prompt token {} (id {}) is outside the vocabulary of {}", i, ids[size_t(i)], cfg_.vocab_size);
-    index.data<int64_t>()[i] = ids[size_t(i)];
+    const int64_t id = ids[size_t(i)];
+    VGEN_CHECK(id >= 0 && id < cfg_.vocab_size, ExitCode::kInput,
+               "cosmos3: prompt token {} (id {}) is outside the vocabulary of {}", i, id, cfg_.vocab_size);
+    convert_dtype(table + size_t(id) * row_bytes, w_.embed.dtype(), x.f32() + i * D, DType::kF32, size_t(D));
   }
-  return cast(gather_rows(w_.embed, index).to(device_), dtype_).reshape({1, L, D});  // [1, L, D]
+  return cast(x.to(device_), dtype_);  // [1, L, D]
 }
 
 Cosmos3PromptKv Cosmos3Transformer::prefill(const std::vector<int64_t>& ids) const {
@@ -59,12 +62,11 @@ Cosmos3PromptKv Cosmos3Transformer::prefill(const std::vector<int64_t>& ids) con
 }
 
 Tensor Cosmos3Transformer::timestep_embedding_row(float timestep) const {
-  // diffusers: time_embedder(time_proj(t · timestep_scale)), fp32 (the embedder is kept in fp32).
+  // diffusers: time_embedder(time_proj(t · timestep_scale)), all fp32 (the embedder is kept in fp32).
   Tensor t = Tensor::from_vector({timestep * float(cfg_.timestep_scale)}, {1}).to(device_);  // [1]
-  Tensor e = timestep_embedding(t, cfg_.timestep_channels, true, 0.0f);               // [1, 256]
-  Tensor h = linear(cast(e, dtype_), w_.time_w1, w_.time_b1);                          // [1, D]
+  Tensor h = linear(timestep_embedding(t, cfg_.timestep_channels, true, 0.0f), w_.time_w1, w_.time_b1);  // [1, D]
   silu_(h);
-  return linear(h, w_.time_w2, w_.time_b2);  // [1, D]
+  return linear(h, w_.time_w2, w_.time_b2);  // [1, D] f32
 }
 
 Tensor Cosmos3Transformer::embed_video(const Cosmos3VideoInput& in) const {

@@ -14,6 +14,7 @@ struct Loader {
 
   Tensor place(const Tensor& host_f32) const { return host_f32.to(dtype).to(device); }
   Tensor get(const std::string& name, const Shape& shape) const { return place(store.get_f32(name, shape)); }
+  Tensor get_f32(const std::string& name, const Shape& shape) const { return store.get_f32(name, shape).to(device); }
   // A Q/K weight, bias or per-head norm, rows permuted into the rope_ pair layout.
   Tensor get_rope(const std::string& name, const Shape& shape) const {
     return place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
@@ -81,7 +82,8 @@ Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Confi
   const Loader L{store, cfg, device, dtype};
   const int64_t D = cfg.hidden_size, P = cfg.patch_latent_dim;
   Cosmos3Weights w;
-  w.embed = store.get_f32("embed_tokens.weight", {cfg.vocab_size, D});
+  store.check_float("embed_tokens.weight", {cfg.vocab_size, D});
+  w.embed = store.get("embed_tokens.weight");  // no copy of the whole table
   w.layers.reserve(size_t(cfg.num_hidden_layers));
   for (int i = 0; i < cfg.num_hidden_layers; ++i) {
     const std::string pre = "layers." + std::to_string(i) + ".";
@@ -97,10 +99,10 @@ Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Confi
   w.proj_in_b = L.get("proj_in.bias", {D});
   w.proj_out_w = L.get("proj_out.weight", {P, D});
   w.proj_out_b = L.get("proj_out.bias", {P});
-  w.time_w1 = L.get("time_embedder.linear_1.weight", {D, cfg.timestep_channels});
-  w.time_b1 = L.get("time_embedder.linear_1.bias", {D});
-  w.time_w2 = L.get("time_embedder.linear_2.weight", {D, D});
-  w.time_b2 = L.get("time_embedder.linear_2.bias", {D});
+  w.time_w1 = L.get_f32("time_embedder.linear_1.weight", {D, cfg.timestep_channels});
+  w.time_b1 = L.get_f32("time_embedder.linear_1.bias", {D});
+  w.time_w2 = L.get_f32("time_embedder.linear_2.weight", {D, D});
+  w.time_b2 = L.get_f32("time_embedder.linear_2.bias", {D});
   return w;
 }
 

@@ -29,16 +29,16 @@ struct Cosmos3Layer {
 };
 
 struct Cosmos3Weights {
-  Tensor embed;                  // [V, D] f32 on the host (a row gather per prompt)
+  Tensor embed;                  // [V, D] the file's host view in its dtype (a prompt's rows are converted)
   std::vector<Cosmos3Layer> layers;
   Tensor norm_gen;               // norm_moe_gen [D]
   Tensor proj_in_w, proj_in_b;   // [D, C·p²] (patch features in (p, q, c) order), [D]
   Tensor proj_out_w, proj_out_b; // [C·p², D], [C·p²]
-  Tensor time_w1, time_b1, time_w2, time_b2;  // [D, 256], [D], [D, D], [D]
+  Tensor time_w1, time_b1, time_w2, time_b2;  // [D, 256], [D], [D, D], [D] f32 (diffusers keeps them fp32)
 };
 
 // Reads the weights named above from `store` (shapes checked against `cfg`), converted to `dtype`
-// and placed on `device` (the embedding table stays host f32).
+// and placed on `device` (the embedding table stays a host view, the time embedder f32).
 Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg, Device device, DType dtype);
 
 // The row permutation of Q/K projections applied at load: w [heads·Dh, ...] (or a bias / norm
