@@ -46,7 +46,7 @@ EXCEPTIONS = {}
 
 # The model families: lib/model/<family>/ for each. A folder of lib/model/ not listed is shared model
 # code (e.g. text/: the T5 tokenizer and prompt cleaning), which any model file may include.
-MODEL_FAMILIES = ("wan",)
+MODEL_FAMILIES = ("wan", "cosmos3")
 
 # The one file outside a family that may include it: the registry picks the family.
 FAMILY_REGISTRY = "lib/model/registry.cpp"

@@ -1,0 +1,20 @@
+// The attention of Cosmos 3's towers: the understanding tower's causal self-attention over the
+// prompt and the generation tower's full attention over [prompt K/V | video K/V], both with grouped
+// K/V heads (ops/gqa).
+#pragma once
+#include "core/tensor.h"
+#include "parallel/seq_attention.h"
+
+namespace vgen {
+
+// a [1, Sa, ...], b [1, Sb, ...] (same trailing shape, dtype and device) → [1, Sa + Sb, ...].
+Tensor concat_tokens(const Tensor& a, const Tensor& b);
+
+// Causal self-attention: q [1, L, H, Dh], k/v [1, L, KVH, Dh] → [1, L, H, Dh]; query i sees keys 0..i.
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v);
+
+// Full attention: q [1, S, H, Dh], k/v [1, Skv, KVH, Dh] → [1, S, H, Dh], through the block
+// attention of lib/parallel (the kernels of the DiT's long sequences) with the K/V heads repeated.
+Tensor full_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionPolicy& policy);
+
+}  // namespace vgen

@@ -1,0 +1,54 @@
+#include "model/cosmos3/tower.h"
+
+#include "ops/elementwise.h"
+#include "ops/linear.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+#include "ops/t5_ops.h"
+
+namespace vgen {
+namespace {
+
+// [1, S, heads·Dh] → [1, S, heads, Dh], the per-head norm when the tower has one, then RoPE.
+Tensor heads_norm_rope(const Tensor& y, int64_t heads, int64_t Dh, const Tensor& norm, float eps,
+                       const MropeTables& rope) {
+  Tensor t = y.reshape({1, y.dim(1), heads, Dh});  // [1, S, heads, Dh]
+  if (norm.defined()) t = rms_norm(t, norm, eps);  // per head, over Dh
+  else t = t.clone();
+  rope_(t, rope.cos, rope.sin);
+  return t;
+}
+
+}  // namespace
+
+TowerQkv tower_qkv(const Cosmos3Config& cfg, const Cosmos3Tower& w, const Tensor& x, const MropeTables& rope) {
+  const float eps = float(cfg.rms_norm_eps);
+  const int64_t S = x.dim(1), Dh = cfg.head_dim;
+  const Tensor h = rms_norm(x, w.in_norm, eps);  // [1, S, D]
+  const Tensor q = linear(h, w.q_w, w.q_b);      // [1, S, H·Dh]
+  const Tensor k = linear(h, w.k_w, w.k_b);      // [1, S, KVH·Dh]
+  TowerQkv r;
+  r.q = heads_norm_rope(q, cfg.num_attention_heads, Dh, w.q_norm, eps, rope);     // [1, S, H, Dh]
+  r.k = heads_norm_rope(k, cfg.num_key_value_heads, Dh, w.k_norm, eps, rope);     // [1, S, KVH, Dh]
+  // k_norm_und_for_gen reads the keys after norm_k (the identity when it exists).
+  if (w.k_norm_for_gen.defined())
+    r.k_other = heads_norm_rope(k, cfg.num_key_value_heads, Dh, w.k_norm_for_gen, eps, rope);  // [1, S, KVH, Dh]
+  r.v = linear(h, w.v_w, w.v_b).reshape({1, S, cfg.num_key_value_heads, Dh});              // [1, S, KVH, Dh]
+  return r;
+}
+
+void tower_finish(const Cosmos3Config& cfg, const Cosmos3Tower& w, Tensor& x, const Tensor& o) {
+  const int64_t S = x.dim(1);
+  add_inplace(x, linear(o.reshape({1, S, cfg.q_dim()}), w.o_w, w.o_b));  // [1, S, D]
+  const Tensor h = rms_norm(x, w.post_norm, float(cfg.rms_norm_eps));  // [1, S, D]
+  Tensor act;
+  if (cfg.hidden_act == Cosmos3Act::kSilu) {
+    act = t5_gated_act(linear(h, w.gate_w, Tensor()), linear(h, w.up_w, Tensor()), kern::T5Act::kSilu);  // [1, S, F]
+  } else {
+    const Tensor u = linear(h, w.up_w, Tensor());  // [1, S, F]
+    act = t5_gated_act(u, u, kern::T5Act::kRelu);  // relu(u)·u = relu(u)²
+  }
+  add_inplace(x, linear(act, w.down_w, Tensor()));  // [1, S, D]
+}
+
+}  // namespace vgen

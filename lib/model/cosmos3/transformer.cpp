@@ -1,0 +1,130 @@
+#include "model/cosmos3/transformer.h"
+
+#include <algorithm>
+
+#include "model/cosmos3/attention.h"
+#include "model/cosmos3/latent_tokens.h"
+#include "model/cosmos3/mrope.h"
+#include "model/cosmos3/tower.h"
+#include "ops/activation.h"
+#include "ops/device_ops.h"
+#include "ops/elementwise.h"
+#include "ops/embed.h"
+#include "ops/linear.h"
+#include "ops/norm.h"
+
+namespace vgen {
+
+Cosmos3Transformer::Cosmos3Transformer(Cosmos3Config cfg, Cosmos3Weights w, Device device, DType dtype)
+    : cfg_(std::move(cfg)), w_(std::move(w)), device_(device), dtype_(dtype) {
+  VGEN_CHECK(device != Device::kCPU || dtype == DType::kF32, ExitCode::kInternal,
+             "cosmos3 transformer: the host computes in f32 (got {})", dtype_name(dtype));
+}
+
+Cosmos3Transformer Cosmos3Transformer::load(const std::string& dir, Device device, DType dtype) {
+  Cosmos3Config cfg = Cosmos3Config::load(dir);
+  WeightStore store = WeightStore::open(dir);
+  Cosmos3Weights w = load_cosmos3_weights(store, cfg, device, dtype);
+  return Cosmos3Transformer(std::move(cfg), std::move(w), device, dtype);
+}
+
+Tensor Cosmos3Transformer::embed_prompt(const std::vector<int64_t>& ids) const {
+  const int64_t L = int64_t(ids.size()), D = cfg_.hidden_size;
+  VGEN_CHECK(L >= 1, ExitCode::kInput, "cosmos3: the prompt has no tokens");
+  Tensor x = Tensor::empty({1, L, D}, DType::kF32);  // [1, L, D]
+  const char* table = static_cast<const char*>(w_.embed.raw());
+  const size_t row_bytes = size_t(D) * dtype_size(w_.embed.dtype());
+  for (int64_t i = 0; i < L; ++i) {
+    const int64_t id = ids[size_t(i)];
+    VGEN_CHECK(id >= 0 && id < cfg_.vocab_size, ExitCode::kInput,
+               "cosmos3: prompt token {} (id {}) is outside the vocabulary of {}", i, id, cfg_.vocab_size);
+    convert_dtype(table + size_t(id) * row_bytes, w_.embed.dtype(), x.f32() + i * D, DType::kF32, size_t(D));
+  }
+  return cast(x.to(device_), dtype_);  // [1, L, D]
+}
+
+Cosmos3PromptKv Cosmos3Transformer::prefill(const std::vector<int64_t>& ids) const {
+  Tensor x = embed_prompt(ids);  // [1, L, D]
+  const int64_t L = x.dim(1);
+  const MropeTables text = mrope_tables(mrope_angles(cfg_, mrope_text_position_ids(L)), device_);  // [L, Dh]
+  Cosmos3PromptKv kv;
+  kv.len = L;
+  for (size_t i = 0; i < w_.layers.size(); ++i) {
+    const Cosmos3Tower& und = w_.layers[i].und;
+    TowerQkv a = tower_qkv(cfg_, und, x, text);
+    kv.k.push_back(a.k_other.defined() ? a.k_other : a.k);  // [1, L, KVH, Dh]
+    kv.v.push_back(a.v);                                    // [1, L, KVH, Dh]
+    if (i + 1 == w_.layers.size()) break;  // the last layer's output feeds no further K/V
+    const Tensor o = causal_attention(a.q, a.k, a.v);  // [1, L, H, Dh]
+    tower_finish(cfg_, und, x, o);
+  }
+  return kv;
+}
+
+Tensor Cosmos3Transformer::timestep_embedding_row(float timestep) const {
+  // diffusers: time_embedder(time_proj(t · timestep_scale)), all fp32 (the embedder is kept in fp32).
+  Tensor t = Tensor::from_vector({timestep * float(cfg_.timestep_scale)}, {1}).to(device_);  // [1]
+  Tensor h = linear(timestep_embedding(t, cfg_.timestep_channels, true, 0.0f), w_.time_w1, w_.time_b1);  // [1, D]
+  silu_(h);
+  return linear(h, w_.time_w2, w_.time_b2);  // [1, D] f32
+}
+
+Tensor Cosmos3Transformer::embed_video(const Cosmos3VideoInput& in) const {
+  const int p = cfg_.latent_patch_size;
+  const auto grid = latent_patch_grid(in.latents, p);
+  const int64_t per_frame = grid[1] * grid[2], S = grid[0] * per_frame;
+  Tensor tok = cast(latents_to_tokens(in.latents, p).to(device_), dtype_);       // [S, p·p·C]
+  Tensor x = linear(tok, w_.proj_in_w, w_.proj_in_b);                            // [S, D]
+  const Tensor temb = timestep_embedding_row(in.timestep);                       // [1, D]
+  for (int64_t f : in.noisy_frames) {  // the noisy frames' tokens take the timestep embedding
+    Tensor rows = x.narrow(f * per_frame, per_frame);  // [per_frame, D]
+    rows.copy_from(add_row(rows, temb.reshape({cfg_.hidden_size})));
+  }
+  return x.reshape({1, S, cfg_.hidden_size});  // [1, S, D]
+}
+
+Tensor Cosmos3Transformer::forward(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const {
+  VGEN_CHECK(in.latents.defined() && in.latents.ndim() == 5 && in.latents.dim(0) == 1 &&
+                 in.latents.dim(1) == cfg_.latent_channel,
+             ExitCode::kInput, "cosmos3: latents must be [1, {}, T, H, W], got {}", cfg_.latent_channel,
+             in.latents.defined() ? in.latents.str() : std::string("undefined"));
+  VGEN_CHECK(prompt.k.size() == w_.layers.size() && prompt.v.size() == w_.layers.size(), ExitCode::kInternal,
+             "cosmos3: the prompt K/V has {} layers, the model {}", prompt.k.size(), w_.layers.size());
+  const int64_t T = in.latents.dim(2);
+  VGEN_CHECK(std::is_sorted(in.noisy_frames.begin(), in.noisy_frames.end()) &&
+                 std::adjacent_find(in.noisy_frames.begin(), in.noisy_frames.end()) == in.noisy_frames.end() &&
+                 (in.noisy_frames.empty() || (in.noisy_frames.front() >= 0 && in.noisy_frames.back() < T)),
+             ExitCode::kInput, "cosmos3: the noisy frames must be ascending, distinct and within the {} latent frames",
+             T);
+  const auto grid = latent_patch_grid(in.latents, cfg_.latent_patch_size);
+  if (in.noisy_frames.empty())  // nothing to predict: every frame is clean
+    return Tensor::zeros(in.latents.shape(), DType::kF32, in.latents.device());
+  Tensor x = embed_video(in);  // [1, S, D]
+  const int64_t S = x.dim(1), L = prompt.len;
+  const Tensor ids = mrope_position_ids(cfg_, L, grid, in.fps, in.temporal_compression);  // [3, L + S]
+  const MropeTables rope = mrope_tables(mrope_angles(cfg_, ids), device_);
+  const MropeTables video{rope.cos.narrow(L, S), rope.sin.narrow(L, S)};  // [S, Dh]
+  for (size_t i = 0; i < w_.layers.size(); ++i) {
+    const Cosmos3Tower& gen = w_.layers[i].gen;
+    const TowerQkv a = tower_qkv(cfg_, gen, x, video);
+    const Tensor k = concat_tokens(prompt.k[i], a.k);  // [1, L + S, KVH, Dh]
+    const Tensor v = concat_tokens(prompt.v[i], a.v);  // [1, L + S, KVH, Dh]
+    tower_finish(cfg_, gen, x, full_attention(a.q, k, v, attention_policy));
+  }
+  x = rms_norm(x, w_.norm_gen, float(cfg_.rms_norm_eps));  // [1, S, D]
+  const int64_t per_frame = grid[1] * grid[2];
+  // The head reads the noisy frames' tokens only (as diffusers' vision_mse_loss_indexes).
+  const Tensor rows = x.reshape({S, cfg_.hidden_size});
+  Tensor noisy = Tensor::empty({int64_t(in.noisy_frames.size()) * per_frame, cfg_.hidden_size}, x.dtype(),
+                               x.device());  // [N·per_frame, D]
+  for (size_t k = 0; k < in.noisy_frames.size(); ++k) {
+    Tensor dst = noisy.narrow(int64_t(k) * per_frame, per_frame);
+    dst.copy_from(rows.narrow(in.noisy_frames[k] * per_frame, per_frame));
+  }
+  const Tensor out = linear(noisy, w_.proj_out_w, w_.proj_out_b);  // [N·per_frame, p·p·C]
+  return tokens_to_latents(out, cfg_.latent_patch_size, cfg_.latent_channel, T, in.latents.dim(3),
+                           in.latents.dim(4), in.noisy_frames)
+      .to(in.latents.device());
+}
+
+}  // namespace vgen

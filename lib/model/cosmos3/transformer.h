@@ -1,0 +1,66 @@
+// Cosmos3OmniTransformer (diffusers transformer_cosmos3.py) for video: the understanding tower runs
+// once per prompt (prefill) and leaves its per-layer K/V; every denoising step runs the generation
+// tower over the video tokens, whose queries attend to [prompt K/V | video K/V]. Written once over
+// lib/ops (host fp32 is the reference the goldens check).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "model/cosmos3/config.h"
+#include "model/cosmos3/weights.h"
+#include "parallel/seq_attention.h"
+
+namespace vgen {
+
+// The understanding tower's keys (after the Q/K norm, or k_norm_und_for_gen, and RoPE; in the rope_
+// pair layout of weights.h) and values of every layer for one prompt: [1, L, KVH, Dh] each. They
+// depend on the prompt only, so every step (and every expert of a step) reuses them.
+struct Cosmos3PromptKv {
+  int64_t len = 0;
+  std::vector<Tensor> k, v;
+};
+
+// One generation call: latents [1, C, T, H, W] (any float dtype), the step's timestep (the
+// scheduler's value, scaled by timestep_scale inside), the noisy latent frames (ascending; the
+// others are clean: no timestep embedding, zero velocity), the video's fps for the mRoPE time axis
+// (nullopt: integer positions) and the VAE's temporal compression.
+struct Cosmos3VideoInput {
+  Tensor latents;
+  float timestep = 0;
+  std::vector<int64_t> noisy_frames;
+  std::optional<double> fps;
+  int temporal_compression = 4;
+};
+
+class Cosmos3Transformer {
+ public:
+  Cosmos3Transformer(Cosmos3Config cfg, Cosmos3Weights w, Device device, DType dtype);
+  // Reads <dir>/config.json and the safetensors of <dir> (transformer/).
+  static Cosmos3Transformer load(const std::string& dir, Device device, DType dtype);
+
+  const Cosmos3Config& config() const { return cfg_; }
+  const Cosmos3Weights& weights() const { return w_; }
+
+  // The understanding tower over the prompt ids (each in [0, vocab_size)).
+  Cosmos3PromptKv prefill(const std::vector<int64_t>& ids) const;
+  // The velocity [1, C, T, H, W] f32 on the latents' device.
+  Tensor forward(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;
+
+  AttentionPolicy attention_policy;  // backend and key split of the device attention calls
+
+ private:
+  Tensor embed_prompt(const std::vector<int64_t>& ids) const;       // [1, L, D]
+  Tensor timestep_embedding_row(float timestep) const;             // [1, D]
+  Tensor embed_video(const Cosmos3VideoInput& in) const;            // [1, S, D]
+
+  Cosmos3Config cfg_;
+  Cosmos3Weights w_;
+  Device device_;
+  DType dtype_;
+};
+
+}  // namespace vgen

@@ -1,0 +1,109 @@
+#include "model/cosmos3/weights.h"
+
+#include <cstring>
+
+
+namespace vgen {
+namespace {
+
+struct Loader {
+  const WeightStore& store;
+  const Cosmos3Config& cfg;
+  Device device;
+  DType dtype;
+
+  Tensor place(const Tensor& host_f32) const { return host_f32.to(dtype).to(device); }
+  Tensor get(const std::string& name, const Shape& shape) const { return place(store.get_f32(name, shape)); }
+  Tensor get_f32(const std::string& name, const Shape& shape) const { return store.get_f32(name, shape).to(device); }
+  // A Q/K weight, bias or per-head norm, rows permuted into the rope_ pair layout.
+  Tensor get_rope(const std::string& name, const Shape& shape) const {
+    return place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
+  }
+  // A bias exists exactly when attention_bias says so.
+  Tensor bias(const std::string& name, int64_t n, bool rope) const {
+    if (!cfg.attention_bias) return Tensor();
+    return rope ? get_rope(name, {n}) : get(name, {n});
+  }
+};
+
+struct TowerNames {
+  const char *q, *k, *v, *o, *q_norm, *k_norm, *mlp, *in_norm, *post_norm;
+};
+constexpr TowerNames kUnd{"to_q", "to_k", "to_v", "to_out", "norm_q", "norm_k", "mlp", "input_layernorm",
+                          "post_attention_layernorm"};
+constexpr TowerNames kGen{"add_q_proj", "add_k_proj", "add_v_proj", "to_add_out", "norm_added_q", "norm_added_k",
+                          "mlp_moe_gen", "input_layernorm_moe_gen", "post_attention_layernorm_moe_gen"};
+
+Cosmos3Tower load_tower(const Loader& L, const std::string& pre, const TowerNames& n, bool qk_norm) {
+  const Cosmos3Config& c = L.cfg;
+  const int64_t D = c.hidden_size, F = c.intermediate_size, Dh = c.head_dim, QD = c.q_dim(), KD = c.kv_dim();
+  const std::string at = pre + "self_attn.";
+  Cosmos3Tower t;
+  t.in_norm = L.get(pre + n.in_norm + ".weight", {D});
+  t.post_norm = L.get(pre + n.post_norm + ".weight", {D});
+  t.q_w = L.get_rope(at + n.q + ".weight", {QD, D});
+  t.k_w = L.get_rope(at + n.k + ".weight", {KD, D});
+  t.v_w = L.get(at + n.v + ".weight", {KD, D});
+  t.o_w = L.get(at + n.o + ".weight", {D, QD});
+  t.q_b = L.bias(at + n.q + ".bias", QD, true);
+  t.k_b = L.bias(at + n.k + ".bias", KD, true);
+  t.v_b = L.bias(at + n.v + ".bias", KD, false);
+  t.o_b = L.bias(at + n.o + ".bias", D, false);
+  if (qk_norm) {
+    t.q_norm = L.get_rope(at + n.q_norm + ".weight", {Dh});
+    t.k_norm = L.get_rope(at + n.k_norm + ".weight", {Dh});
+  }
+  const std::string mlp = pre + n.mlp + ".";
+  if (c.hidden_act == Cosmos3Act::kSilu) t.gate_w = L.get(mlp + "gate_proj.weight", {F, D});
+  t.up_w = L.get(mlp + "up_proj.weight", {F, D});
+  t.down_w = L.get(mlp + "down_proj.weight", {D, F});
+  return t;
+}
+
+}  // namespace
+
+Tensor permute_rope_rows(const Tensor& w, int64_t head_dim) {
+  VGEN_ASSERT(w.is_cpu() && w.dtype() == DType::kF32 && w.ndim() >= 1 && w.dim(0) % head_dim == 0 && head_dim % 2 == 0,
+              "permute_rope_rows: {} for head_dim {}", w.str(), head_dim);
+  const int64_t rows = w.dim(0), row = w.numel() / rows, half = head_dim / 2;
+  Tensor out = Tensor::empty(w.shape(), DType::kF32);  // same shape
+  const float* src = w.f32();
+  float* dst = out.f32();
+  for (int64_t h = 0; h < rows / head_dim; ++h)
+    for (int64_t j = 0; j < half; ++j) {
+      const int64_t base = h * head_dim;
+      std::memcpy(dst + (base + 2 * j) * row, src + (base + j) * row, size_t(row) * sizeof(float));
+      std::memcpy(dst + (base + 2 * j + 1) * row, src + (base + half + j) * row, size_t(row) * sizeof(float));
+    }
+  return out;
+}
+
+Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg, Device device, DType dtype) {
+  const Loader L{store, cfg, device, dtype};
+  const int64_t D = cfg.hidden_size, P = cfg.patch_latent_dim;
+  Cosmos3Weights w;
+  store.check_float("embed_tokens.weight", {cfg.vocab_size, D});
+  w.embed = store.get("embed_tokens.weight");  // no copy of the whole table
+  w.layers.reserve(size_t(cfg.num_hidden_layers));
+  for (int i = 0; i < cfg.num_hidden_layers; ++i) {
+    const std::string pre = "layers." + std::to_string(i) + ".";
+    Cosmos3Layer layer;
+    layer.und = load_tower(L, pre, kUnd, cfg.qk_norm_for_text);
+    if (cfg.has_und_k_norm_for_gen())
+      layer.und.k_norm_for_gen = L.get_rope(pre + "self_attn.k_norm_und_for_gen.weight", {cfg.head_dim});
+    layer.gen = load_tower(L, pre, kGen, true);
+    w.layers.push_back(std::move(layer));
+  }
+  w.norm_gen = L.get("norm_moe_gen.weight", {D});
+  w.proj_in_w = L.get("proj_in.weight", {D, P});
+  w.proj_in_b = L.get("proj_in.bias", {D});
+  w.proj_out_w = L.get("proj_out.weight", {P, D});
+  w.proj_out_b = L.get("proj_out.bias", {P});
+  w.time_w1 = L.get_f32("time_embedder.linear_1.weight", {D, cfg.timestep_channels});
+  w.time_b1 = L.get_f32("time_embedder.linear_1.bias", {D});
+  w.time_w2 = L.get_f32("time_embedder.linear_2.weight", {D, D});
+  w.time_b2 = L.get_f32("time_embedder.linear_2.bias", {D});
+  return w;
+}
+
+}  // namespace vgen

@@ -1,0 +1,49 @@
+// Cosmos3OmniTransformer weights from the flat `layers.N.*` keys of transformer/. Every layer holds
+// two towers: understanding (prompt tokens: to_q/k/v/out, norm_q/k, mlp, input/post norms) and
+// generation (video tokens: add_q/k/v_proj, to_add_out, norm_added_q/k, mlp_moe_gen, *_moe_gen
+// norms). lm_head, the final understanding norm and the sound and action heads are never read.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "io/safetensors.h"
+#include "model/cosmos3/config.h"
+
+namespace vgen {
+
+// One tower of one layer. Q and K rows (and their per-head norms) are permuted at load so that
+// diffusers' rotate-half pairs (j, j + Dh/2) of each head sit at (2j, 2j + 1), the layout of
+// ops/rope.h; Q·Kᵀ is unchanged, V and the output projection are untouched.
+struct Cosmos3Tower {
+  Tensor in_norm, post_norm;          // [D]
+  Tensor q_w, q_b, k_w, k_b, v_w, v_b;  // [H·Dh, D], [KVH·Dh, D] (+ [N] biases or undefined)
+  Tensor o_w, o_b;                    // [D, H·Dh]
+  Tensor q_norm, k_norm;              // [Dh] or undefined (no Q/K norm)
+  Tensor k_norm_for_gen;              // understanding tower only: [Dh] or undefined
+  Tensor gate_w, up_w, down_w;        // [F, D] (gate undefined for relu²), [D, F]
+};
+
+struct Cosmos3Layer {
+  Cosmos3Tower und, gen;
+};
+
+struct Cosmos3Weights {
+  Tensor embed;                  // [V, D] the file's host view in its dtype (a prompt's rows are converted)
+  std::vector<Cosmos3Layer> layers;
+  Tensor norm_gen;               // norm_moe_gen [D]
+  Tensor proj_in_w, proj_in_b;   // [D, C·p²] (patch features in (p, q, c) order), [D]
+  Tensor proj_out_w, proj_out_b; // [C·p², D], [C·p²]
+  Tensor time_w1, time_b1, time_w2, time_b2;  // [D, 256], [D], [D, D], [D] f32 (diffusers keeps them fp32)
+};
+
+// Reads the weights named above from `store` (shapes checked against `cfg`), converted to `dtype`
+// and placed on `device` (the embedding table stays a host view, the time embedder f32).
+Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg, Device device, DType dtype);
+
+// The row permutation of Q/K projections applied at load: w [heads·Dh, ...] (or a bias / norm
+// weight with heads·Dh or Dh entries) → a copy with row h·Dh + 2j from h·Dh + j and h·Dh + 2j + 1
+// from h·Dh + Dh/2 + j. Host f32.
+Tensor permute_rope_rows(const Tensor& w, int64_t head_dim);
+
+}  // namespace vgen
