@@ -73,6 +73,54 @@ VaeConvBuffer vae_conv_buffer(const Shape& shape, DType dt, Device device, int64
   return {buf, buf.narrow(front, shape[0])};
 }
 
+VaeBufferAlloc vae_buffer_alloc(DType dt, Device device, int64_t front) {
+  return [=](const Shape& body) { return vae_conv_buffer(body, dt, device, front); };
+}
+
+void vae_conv_tap_rotations(const Tensor& w, std::vector<Tensor>& rot) {
+  VGEN_ASSERT(!w.is_cpu() && w.ndim() == 5, "vae_conv_tap_rotations: device weight {} must be [Cout, kt, kh, kw, Cin]",
+              w.str());
+  const int64_t cout = w.dim(0), kt = w.dim(1);
+  const size_t tap = size_t(w.numel() / (cout * kt)) * dtype_size(w.dtype()), row = size_t(kt) * tap;
+  if (rot.empty())
+    for (int64_t r = 1; r < kt; ++r) rot.push_back(Tensor::empty(w.shape(), w.dtype(), w.device()));
+  VGEN_ASSERT(int64_t(rot.size()) == kt - 1, "vae_conv_tap_rotations: {} rotations for {} taps", rot.size(), kt);
+  for (int64_t r = 1; r < kt; ++r)
+    for (int64_t s = 0; s < kt; ++s)  // tap s of every output row from tap (s − r) mod kt
+      cuda_copy_2d(static_cast<char*>(rot[size_t(r - 1)].raw()) + size_t(s) * tap, row,
+                   static_cast<const char*>(w.raw()) + size_t((s - r + kt) % kt) * tap, row, tap, size_t(cout));
+}
+
+bool vae_ring_applies(const VaeConvWeights& c, const VaeConvCache* cache, const Shape& in_shape, Device device,
+                      bool cache_copy) {
+  if (device == Device::kCPU || cache == nullptr || cache_copy || c.kt < 2) return false;
+  if (int64_t(c.w_rot.size()) != c.kt - 1 || in_shape[0] != 1) return false;  // device shape [t, H, W, C]
+  VGEN_ASSERT(!cache->frames.defined(), "VAE conv: a cache used by copy switched to the ring");
+  return true;
+}
+
+VaeBufferAlloc vae_ring_alloc(VaeConvCache& cache, int64_t kt, DType dt, Device device) {
+  return [&cache, kt, dt, device](const Shape& body) {
+    VGEN_ASSERT(body.size() == 4 && body[0] == 1, "VAE ring: body {} must be one frame [1, H, W, C]", shape_str(body));
+    Shape ring_shape = body;
+    ring_shape[0] = kt;
+    if (!cache.ring.defined()) {
+      cache.ring = Tensor::zeros(ring_shape, dt, device);  // the frames before the first: zeros
+    } else {
+      VGEN_ASSERT(cache.ring.shape() == ring_shape && cache.ring.dtype() == dt, "VAE ring {} for a frame {}",
+                  cache.ring.str(), shape_str(body));
+    }
+    return VaeConvBuffer{cache.ring, cache.ring.narrow(vae_ring_slot(cache.calls, kt), 1)};
+  };
+}
+
+Tensor vae_ring_conv(const VaeConvWeights& c, VaeConvCache& cache, const Conv3dPad& pad, const VaeConvPolicy& conv) {
+  const int64_t r = cache.calls % c.kt;
+  const Tensor& w = r == 0 ? c.w : c.w_rot[size_t(r - 1)];  // slot s holds tap vae_ring_tap(s, calls, kt)
+  ++cache.calls;
+  return cuda_vae_conv3d(cache.ring, w, c.b, pad, conv);  // [1, H, W, cout_s]
+}
+
 namespace {
 
 Tensor host_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv3dPad& pad, VaeConvCache* cache) {

@@ -3,6 +3,9 @@
 // channels-last [t, H, W, C] in f32 or bf16 on the device (ops/vae_device_ops.h); the decoder
 // (model/wan/vae/) reads its extents through vae_dims and makes shapes through vae_shape.
 #pragma once
+#include <functional>
+#include <vector>
+
 #include "core/tensor.h"
 #include "kernels/conv3d/conv3d_ref.h"
 #include "ops/vae_device_ops.h"
@@ -28,14 +31,35 @@ Tensor vae_latents_in(const Tensor& z, DType dt, Device device);
 // in the compute dtype, b f32 [Cout_s], Cout_s = Cout rounded up with zero rows where asked.
 struct VaeConvWeights {
   Tensor w, b;
+  // Device, kt > 1, where the decoder asks: w with its temporal taps rotated by r = 1 … kt − 1
+  // (w_rot[r − 1][o, s] = w[o, (s − r) mod kt]), the weights of the ring mode below.
+  std::vector<Tensor> w_rot;
   int64_t cin = 0, cout = 0, cout_store = 0, kt = 1, kh = 1, kw = 1;
   bool pointwise() const { return kt == 1 && kh == 1 && kw == 1; }
 };
 
-// The causal cache of a conv: its last kt − 1 (halo-extended) input frames; undefined = zeros.
+// The causal cache of a conv: its last kt − 1 (halo-extended) input frames; undefined = zeros. In
+// ring mode (vae_ring_applies) the kt input frames live in `ring` instead and nothing is copied.
 struct VaeConvCache {
   Tensor frames;
+  Tensor ring;        // [kt, H', W', C]: frame n in slot (n + kt − 1) % kt
+  int64_t calls = 0;  // ring mode: frames convolved so far
 };
+
+// Device w [Cout_s, kt, kh, kw, Cin] → its kt − 1 rotations (VaeConvWeights::w_rot) into `rot`
+// (allocated when empty, else overwritten: a weight stream fills them once w has arrived).
+void vae_conv_tap_rotations(const Tensor& w, std::vector<Tensor>& rot);
+
+// Ring mode of a causal conv (device; weights with rotations; one new frame per call, as every
+// decoder conv sees): frame n is written into slot (n + kt − 1) % kt of the cache's ring and the
+// window [n − kt + 1, n] is the whole ring read in place with the weight rotated by n % kt, so the
+// cached frames are never copied to the front of a fresh buffer (results/vae: the VAE decode).
+bool vae_ring_applies(const VaeConvWeights& c, const VaeConvCache* cache, const Shape& in_shape, Device device,
+                      bool cache_copy);
+// The slot of the ring that frame `n` of a kt-tap conv lands in, and the time tap τ < kt that slot s
+// holds in frame n's window (ring order → time order).
+inline int64_t vae_ring_slot(int64_t n, int64_t kt) { return (n + kt - 1) % kt; }
+inline int64_t vae_ring_tap(int64_t s, int64_t n, int64_t kt) { return ((s - n) % kt + kt) % kt; }
 
 // Frames a conv input buffer holds in front of its body for the cache: the device's conv runs over
 // one buffer [cache, chunk] (kt − 1 frames), the host's reference takes the cache beside its input (0).
@@ -45,6 +69,13 @@ struct VaeConvBuffer {
   Tensor buf, body;
 };
 VaeConvBuffer vae_conv_buffer(const Shape& shape, DType dt, Device device, int64_t front);
+// Where a conv input goes, given its body's final (halo-extended) shape: a fresh buffer with `front`
+// leading frames (vae_buffer_alloc), or the next slot of a conv's ring (vae_ring_alloc).
+using VaeBufferAlloc = std::function<VaeConvBuffer(const Shape& body)>;
+VaeBufferAlloc vae_buffer_alloc(DType dt, Device device, int64_t front);
+VaeBufferAlloc vae_ring_alloc(VaeConvCache& cache, int64_t kt, DType dt, Device device);
+// The ring mode's conv over cache.ring (filled through vae_ring_alloc) → [1, H, W, Cout_s].
+Tensor vae_ring_conv(const VaeConvWeights& c, VaeConvCache& cache, const Conv3dPad& pad, const VaeConvPolicy& conv);
 
 // The stride-1 conv of `c` over buf (vae_conv_front frames in front of the chunk) with the zero
 // padding `pad`: with kt > 1 over [cache, chunk], the cache then holding the last kt − 1 frames

@@ -26,11 +26,18 @@ WanVaeDecoder::WanVaeDecoder(const WanVaeConfig& cfg, const WanVaeOptions& opt) 
   check_vae_options(opt);
 }
 
+// The decoder's causal convs read their cached frames in place (ops/vae_ops.h ring mode) where the
+// two extra rotations of the weight cost little: up to 32 MiB a weight, i.e. every conv but the
+// 1024 × 1024 ones of the lowest levels, whose frames are small enough to copy.
+constexpr size_t kVaeRingMaxWeightBytes = size_t(32) << 20;
+
 WanVaeDecoder::WanVaeDecoder(const WanVaeConfig& cfg, const WeightStore& ws, const WanVaeOptions& opt,
                              WeightStream* stream, int component)
     : WanVaeDecoder(cfg, opt) {
-  weight_bytes_ = build_vae_weights(ws, opt.device, opt.dtype, stream, component,
-                                    [this](VaeWeightSource& src) { build_vae_layers(cfg_, src, L_); });
+  weight_bytes_ = build_vae_weights(ws, opt.device, opt.dtype, stream, component, [this](VaeWeightSource& src) {
+    src.ring_weights_up_to(kVaeRingMaxWeightBytes);
+    build_vae_layers(cfg_, src, L_);
+  });
 }
 
 WanVaeDecoder WanVaeDecoder::load(const std::string& vae_dir, const WanVaeOptions& opt) {
@@ -44,6 +51,7 @@ std::shared_ptr<WanVaeDecoder> WanVaeDecoder::random(const WanVaeConfig& cfg, co
   VGEN_CHECK(opt.device != Device::kCPU, ExitCode::kUsage, "VAE with random weights: device decoders only");
   std::shared_ptr<WanVaeDecoder> d(new WanVaeDecoder(cfg, opt));
   VaeWeightSource src(nullptr, -1, opt.dtype, seed, std);
+  src.ring_weights_up_to(kVaeRingMaxWeightBytes);
   build_vae_layers(d->cfg_, src, d->L_);
   d->weight_bytes_ = src.bytes();
   return d;

@@ -18,9 +18,9 @@ class VaeEncoderContext : public VaeSpatialContext {
 
 class LocalEncoderContext final : public VaeEncoderContext {
  public:
-  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, const VaeBufferAlloc& alloc,
                     const std::function<void(Tensor&)>& fill, Conv3dPad& pad) override {
-    return local_.conv_input(shape, dt, device, halo, front, fill, pad);
+    return local_.conv_input(shape, dt, device, halo, alloc, fill, pad);
   }
   Tensor gather(const Tensor& x) override { return x; }
   Tensor down_conv_input(const Tensor& x, Conv3dPad& pad) override {

@@ -20,9 +20,9 @@ namespace vgen {
 class HaloEncoderContext final : public VaeEncoderContext {
  public:
   HaloEncoderContext(Communicator& comm, VaeSplitDim dim, std::vector<int64_t> base);
-  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, const VaeBufferAlloc& alloc,
                     const std::function<void(Tensor&)>& fill, Conv3dPad& pad) override {
-    return halo_.conv_input(shape, dt, device, halo, front, fill, pad);
+    return halo_.conv_input(shape, dt, device, halo, alloc, fill, pad);
   }
   Tensor gather(const Tensor& x) override { return halo_.gather(x); }
   Tensor down_conv_input(const Tensor& x, Conv3dPad& pad) override;

@@ -12,7 +12,13 @@ Tensor vae_conv(const VaeConvWeights& c, const Shape& in_shape, VaeConvCache* ca
   VGEN_ASSERT(c.kh == c.kw && c.kh % 2 == 1, "VAE conv: kernel {}x{} must be square and odd", c.kh, c.kw);
   const int64_t halo = (c.kh - 1) / 2;
   Conv3dPad pad;
-  Tensor buf = ctx.conv_input(in_shape, run.dtype, run.device, halo, vae_conv_front(run.device, c.kt), fill,
+  if (vae_ring_applies(c, cache, in_shape, run.device, run.cache_copy)) {
+    ctx.conv_input(in_shape, run.dtype, run.device, halo, vae_ring_alloc(*cache, c.kt, run.dtype, run.device), fill,
+                   pad);                                  // the frame into its ring slot
+    return vae_ring_conv(c, *cache, pad, run.conv);  // [1, H, W, cout_s]
+  }
+  Tensor buf = ctx.conv_input(in_shape, run.dtype, run.device, halo,
+                              vae_buffer_alloc(run.dtype, run.device, vae_conv_front(run.device, c.kt)), fill,
                               pad);  // [cin, front + t, H', W']
   return vae_causal_conv(c, buf, pad, cache, run.cache_copy, run.conv);  // [cout_s, t, H, W]
 }
@@ -62,7 +68,8 @@ void vae_up_forward(const VaeUpsampler& u, const Tensor& x, VaeUpState& st, cons
     const Tensor sf = vae_frames(src, f, 1);  // [C·halves, 1, H, W]
     for (int64_t k = 0; k < halves; ++k) {
       Conv3dPad pad;
-      Tensor buf = ctx.conv_input(frame_shape, run.dtype, run.device, /*halo=*/1, vae_conv_front(run.device, 1),
+      Tensor buf = ctx.conv_input(frame_shape, run.dtype, run.device, /*halo=*/1,
+                                  vae_buffer_alloc(run.dtype, run.device, vae_conv_front(run.device, 1)),
                                   [&](Tensor& b) { vae_channels_into(sf, k * d.C, d.C, b); }, pad);  // [C, 1, H', W']
       Tensor r = vae_causal_conv(u.resample, buf, pad, nullptr, run.cache_copy, run.conv);  // [4C', 1, H + 1, W + 1]
       next(vae_subpixel_shuffle(r, cout));                                                   // [C', 1, 2H, 2W]

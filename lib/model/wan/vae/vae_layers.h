@@ -76,6 +76,9 @@ class VaeWeightSource {
   // An upsampler's 3×3 Conv2d `<prefix>` [cout, cin, 3, 3] held as its sub-pixel 2×2 conv
   // (ops/vae_subpixel_ops.h): 4·cout output channels (four phases), bias repeated per phase.
   VaeConvWeights subpixel_conv(const std::string& prefix, int64_t cout, int64_t cin);
+  // Device convs with kt > 1 whose weight takes at most `bytes` also get the rotations of the ring
+  // mode (ops/vae_ops.h vae_ring_applies); 0 (the default) gives none.
+  void ring_weights_up_to(size_t bytes) { ring_max_bytes_ = bytes; }
   // A norm gamma of C elements (checkpoint shape `shape`), f32.
   Tensor gamma(const std::string& name, const Shape& shape);
   size_t bytes() const { return bytes_; }
@@ -89,6 +92,7 @@ class VaeWeightSource {
   uint64_t seed_ = 0;
   float std_ = 0.0f;
   size_t bytes_ = 0;
+  size_t ring_max_bytes_ = 0;
 };
 
 // Fills L with the decoder's weights from `src`, in checkpoint order.

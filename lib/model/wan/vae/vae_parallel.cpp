@@ -85,10 +85,10 @@ std::vector<int64_t> HaloSpatialContext::extents_for(const Tensor& x) const {
   return ext;
 }
 
-Tensor HaloSpatialContext::conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+Tensor HaloSpatialContext::conv_input(const Shape& shape, DType dt, Device device, int64_t halo, const VaeBufferAlloc& alloc,
                                       const std::function<void(Tensor&)>& fill, Conv3dPad& pad) {
   if (halo == 0) {  // a kernel without spatial extent needs no neighbour
-    VaeConvBuffer b = vae_conv_buffer(shape, dt, device, front);
+    VaeConvBuffer b = alloc(shape);
     fill(b.body);
     pad = {};
     return b.buf;
@@ -108,7 +108,7 @@ Tensor HaloSpatialContext::conv_input(const Shape& shape, DType dt, Device devic
   shift(comm_, has_left ? &left_edge : nullptr, r - 1, has_right ? &from_right : nullptr, r + 1, kTagToLeft);
 
   const int64_t total = v.extent + 2 * halo;  // zeros stand in for a missing neighbour
-  VaeConvBuffer b = vae_conv_buffer(with_extent(shape, device, dim_, total), dt, device, front);
+  VaeConvBuffer b = alloc(with_extent(shape, device, dim_, total));
   place(b.body, total, has_left ? from_left.raw() : nullptr, v, 0, halo);
   place(b.body, total, x.raw(), v, halo, v.extent);
   place(b.body, total, has_right ? from_right.raw() : nullptr, v, halo + v.extent, halo);

@@ -41,7 +41,7 @@ VaeSplitPlan vae_split_plan(const WanVaeConfig& cfg, const Tensor& z, int parts,
 class HaloSpatialContext final : public VaeSpatialContext {
  public:
   HaloSpatialContext(Communicator& comm, VaeSplitDim dim, std::vector<int64_t> base);
-  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, const VaeBufferAlloc& alloc,
                     const std::function<void(Tensor&)>& fill, Conv3dPad& pad) override;
   Tensor gather(const Tensor& x) override;
 

@@ -13,11 +13,12 @@ namespace vgen {
 class VaeSpatialContext {
  public:
   virtual ~VaeSpatialContext() = default;
-  // A conv input buffer on `device` in `dt`: `front` leading frames left to the caller (the causal
-  // cache, vae_conv_front), then what `fill` writes into a dense tensor of `shape` (this rank's part
-  // in the device's layout, ops/vae_ops.h), extended by `halo` rows/cols of the neighbouring ranks
-  // along the split dim. `pad` receives the zero padding the conv still needs on each side.
-  virtual Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+  // A conv input buffer from `alloc` (a fresh one with leading frames left to the caller for the
+  // causal cache, or a conv's ring slot: ops/vae_ops.h) whose body is what `fill` writes into a
+  // dense tensor of `shape` (this rank's part in the device's layout, in `dt` on `device`), extended
+  // by `halo` rows/cols of the neighbouring ranks along the split dim. `pad` receives the zero
+  // padding the conv still needs on each side.
+  virtual Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, const VaeBufferAlloc& alloc,
                             const std::function<void(Tensor&)>& fill, Conv3dPad& pad) = 0;
   // The whole frame assembled from every rank's part of x (collective).
   virtual Tensor gather(const Tensor& x) = 0;
@@ -25,9 +26,10 @@ class VaeSpatialContext {
 
 class LocalSpatialContext final : public VaeSpatialContext {
  public:
-  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, int64_t front,
+  Tensor conv_input(const Shape& shape, DType dt, Device device, int64_t halo, const VaeBufferAlloc& alloc,
                     const std::function<void(Tensor&)>& fill, Conv3dPad& pad) override {
-    VaeConvBuffer b = vae_conv_buffer(shape, dt, device, front);
+    (void)dt, (void)device;  // the buffer is alloc's
+    VaeConvBuffer b = alloc(shape);
     fill(b.body);
     pad = {halo, halo, halo, halo};
     return b.buf;
