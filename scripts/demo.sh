@@ -14,9 +14,12 @@ CUDA="${VGEN_DEMO_CUDA:-}"
 if [ -z "$CUDA" ]; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then CUDA=AUTO; else CUDA=OFF; fi
 fi
+# Where a GPU is found: its architecture only (docs/support.md), one device compile instead of six.
+ARCHS=()
+if [ "$CUDA" = AUTO ] && [ -z "${VGEN_DEMO_CUDA:-}" ]; then ARCHS=(-DVGEN_CUDA_ARCHS="${VGEN_CUDA_ARCHS:-native}"); fi
 BUILD="${VGEN_DEMO_BUILD_DIR:-$ROOT/build-demo}"
 echo "demo: building the vgen binary only (CUDA backend: $CUDA) in $BUILD"
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DVGEN_CUDA="$CUDA" -DVGEN_BUILD_TESTS=OFF >/dev/null
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DVGEN_CUDA="$CUDA" -DVGEN_BUILD_TESTS=OFF "${ARCHS[@]}" >/dev/null
 cmake --build "$BUILD" --target vgen -j"$(nproc)"
 
 if [ "$(id -u)" -eq 0 ]; then

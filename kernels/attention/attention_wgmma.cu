@@ -26,9 +26,10 @@ constexpr int kBN = 128;  // keys per tile
 constexpr int kD = 128;   // head dim (two 64-wide swizzle blocks)
 constexpr int kThreads = 384;
 constexpr uint32_t kTileBytes = kBN * kD * 2;  // 32 KiB: a Q, K or V tile
-constexpr uint32_t kHalfBytes = kTileBytes / 2;  // one 64-column block of a tile
+[[maybe_unused]] constexpr uint32_t kHalfBytes = kTileBytes / 2;  // one 64-column block of a tile
 // Shared memory: Q | K0 K1 | V0 V1 | barriers; tiles 1024-byte aligned (the swizzle's period).
-constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = 5 * kTileBytes;
+// (maybe_unused: device code for other architectures compiles the kernels without their bodies.)
+[[maybe_unused]] constexpr uint32_t kOffK = kTileBytes, kOffV = 3 * kTileBytes, kOffBar = 5 * kTileBytes;
 constexpr uint32_t kSmemBytes = kOffBar + 128 + 1024;  // + barriers + alignment slack
 
 struct Params {

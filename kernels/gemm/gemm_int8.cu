@@ -27,7 +27,8 @@ namespace {
 constexpr int kBM = 128, kBN = 256, kBK = 128, kStages = 4, kThreads = 384;
 // Tiles run in groups of kGroupM M tiles, M fastest: the ~132 tiles in flight share ~8 B panels and
 // 16 A panels, so a B of 70 MB (13824 × 5120) is read from DRAM once per group, not once per M tile.
-constexpr int kGroupM = 16;
+// (maybe_unused here and below: device code for other architectures has no kernel bodies.)
+[[maybe_unused]] constexpr int kGroupM = 16;
 constexpr uint32_t kABytes = kBM * kBK, kBBytes = kBN * kBK, kStageBytes = kABytes + kBBytes;  // 16 + 32 KiB
 constexpr uint32_t kOffBar = kStages * kStageBytes;
 constexpr uint32_t kSmemBytes = kOffBar + 2 * 8 * kStages + 1024;  // + full/empty barriers + 1 KiB swizzle alignment
@@ -50,7 +51,7 @@ struct Params {
 };
 
 // Tile t → (M tile, N tile): groups of `group` M tiles, M fastest.
-__host__ __device__ inline void tile_coords(int t, int m_tiles, int n_tiles, int group, int& mt, int& nt) {
+[[maybe_unused]] __host__ __device__ inline void tile_coords(int t, int m_tiles, int n_tiles, int group, int& mt, int& nt) {
   const int per_group = group * n_tiles, g = t / per_group, r = t - g * per_group;
   const int gm = min(group, m_tiles - g * group);
   mt = g * group + r % gm;
@@ -59,7 +60,7 @@ __host__ __device__ inline void tile_coords(int t, int m_tiles, int n_tiles, int
 
 // The f32 epilogue of the contract, every step an explicit _rn intrinsic so that no FMA contraction
 // separates it from linear_int8_value_ref.
-__device__ __forceinline__ float gelu_tanh_rn(float v) {
+[[maybe_unused]] __device__ __forceinline__ float gelu_tanh_rn(float v) {
   const float v3 = __fmul_rn(__fmul_rn(v, v), v);
   const float t = tanhf(__fmul_rn(0.7978845608028654f, __fadd_rn(v, __fmul_rn(0.044715f, v3))));
   return __fmul_rn(__fmul_rn(0.5f, v), __fadd_rn(1.0f, t));
@@ -108,7 +109,7 @@ struct TileRows {
   bool ok0, ok1;
   float sa0, sa1;
 };
-__device__ __forceinline__ TileRows tile_rows(const Params& p, int mt, int nt, int cw, int warp, int lane) {
+[[maybe_unused]] __device__ __forceinline__ TileRows tile_rows(const Params& p, int mt, int nt, int cw, int warp, int lane) {
   TileRows r;
   r.row0 = mt * kBM + cw * 64 + warp * 16 + (lane >> 2), r.col0 = nt * kBN + 2 * (lane & 3);
   r.ok0 = r.row0 < p.M, r.ok1 = r.row0 + 8 < p.M;

@@ -288,6 +288,7 @@ RunReport BatchRun::run_report(const VideoPipeline& pipe, double load_seconds) {
   report.device = Json{{"kind", device_name(recipe.device)}, {"ranks", mesh.shape.world()}, {"host", process_host()}};
   report.load_seconds = load_seconds;
   report.extra["precision"] = precision_report(recipe);  // what ran in fp8 / bf16 / fp32 (pipeline/precision.h)
+  if (!pipe.execution_paths().is_null()) report.extra["execution_paths"] = pipe.execution_paths();  // world rank 0's
   report.extra["load"] = load_report(pipe.load_stats(), load_seconds, *mesh.world);  // collective
   report.extra["fingerprint_inputs"] = prints->job_inputs();  // what every video's fingerprint hashed
   report.extra["vgen"] = {{"version", vgen_version()}, {"commit", vgen_commit()}, {"build", vgen_build_options()}};

@@ -7,6 +7,7 @@
 //           a build or device without cuDNN is a kUsage error naming attention_config.backend.
 //   auto:   the Hopper kernel where it serves the call (the fastest measured), else cudnn when
 //           available and the call is served, else the flash kernel.
+// Whether the device runs the Hopper kernel at all is the path table's answer (ops/path_table.h).
 // Both keep the contract of cuda_attention (ops/device_ops.h), which also checks the arguments.
 #pragma once
 #include <string>

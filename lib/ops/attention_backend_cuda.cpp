@@ -13,6 +13,7 @@
 #include "kernels/attention/attention_cudnn.cuh"
 #include "ops/attention_backend.h"
 #include "ops/device_ops.h"
+#include "ops/path_table.h"
 
 namespace vgen {
 
@@ -143,7 +144,8 @@ bool cudnn_attention_available(std::string* why) { return kern::attention_cudnn_
 AttentionBackend cuda_attention_auto(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
                                      int64_t num_valid_kv, float scale, AttentionBackend backend,
                                      const AttentionKeySplit& split) {
-  if (backend != AttentionBackend::kCudnn) {
+  // The path table (ops/path_table.h) says whether this device runs the own Hopper kernel.
+  if (device_attention_path(backend) == AttentionPath::kHopper) {
     // The own Hopper kernel: faster than cuDNN's SDPA on the H200 at Wan's shapes (720p
     // 188-190 ms against 191-195 for cuDNN with the key split; 480p 35.2 against 38.0 ms;
     // results/dit/1xh200/2026-12-01_h200_issue7_runs56-61.json, 348b122), and it needs no key split (any key

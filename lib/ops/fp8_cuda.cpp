@@ -12,6 +12,7 @@
 #include "kernels/quant/quant.cuh"
 #include "ops/device_op_checks.h"
 #include "ops/fp8.h"
+#include "ops/path_table.h"
 
 namespace vgen {
 namespace {
@@ -233,15 +234,21 @@ void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tenso
 }
 
 bool cuda_fp8_available(std::string* gpu) {
-  int dev = 0;
-  cudaDeviceProp p{};
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
-    cudaGetLastError();  // not sticky: clear it
+  // The path table decides (ops/path_table.h); native keeps cuDNN out of the question.
+  PathQuery q;
+  q.precision = Precision::kFp8;
+  q.backend = AttentionBackend::kNative;
+  std::string name, why;
+  if (!current_device_query(q, &name, &why)) {
     if (gpu) *gpu = "no usable CUDA device";
     return false;
   }
-  if (gpu) *gpu = fmt::format("{} (compute capability {}.{})", p.name, p.major, p.minor);
-  return kern::attention_fp8_available();
+  const ExecutionPaths p = choose_execution_paths(q);
+  // The compute capability says why on another GPU; on a Hopper the build or the driver does.
+  if (gpu)
+    *gpu = fmt::format("{} (compute capability {}.{}{})", name, q.cc / 10, q.cc % 10,
+                       p.fp8_allowed || q.cc != 90 ? std::string() : "; " + p.fp8_why);
+  return p.fp8_allowed;
 }
 
 }  // namespace vgen

@@ -1,12 +1,10 @@
 #include "pipeline/precision.h"
 
-#include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <string>
-#include <vector>
 
 #include "ops/fp8.h"
+#include "pipeline/rank_refusal.h"
 
 namespace vgen {
 namespace {
@@ -27,31 +25,14 @@ void refuse_fp8_without_device(const Recipe& recipe, Communicator& world) {
   if (!recipe.is_cuda() || !recipe.is_fp8()) return;
   std::string gpu;
   const bool ok = cuda_fp8_available(&gpu) && !inject_no_fp8(world.rank());
-  // One all-reduce tells every rank which ranks lack FP8, one broadcast the first one's GPU: all
-  // ranks end with the same reason, none waits for a peer in a later collective.
-  const int n = world.size(), me = world.rank();
-  Tensor bad = Tensor::zeros({n}, DType::kI64);
-  bad.data<int64_t>()[me] = ok ? 0 : 1;
-  world.all_reduce_max(bad);
-  std::vector<int> ranks;
-  for (int r = 0; r < n; ++r)
-    if (bad.data<int64_t>()[r]) ranks.push_back(r);
-  if (ranks.empty()) return;
-  constexpr size_t kName = 256;
-  Tensor name = Tensor::zeros({int64_t(kName)}, DType::kU8);
-  if (me == ranks[0]) std::memcpy(name.raw(), gpu.data(), std::min(gpu.size(), kName - 1));
-  world.broadcast(name, ranks[0]);
-  const std::string first(static_cast<const char*>(name.raw()));
-  std::string others;
-  if (ranks.size() > 1) {
-    for (size_t i = 0; i < ranks.size() && i < 16; ++i) others += (i ? ", " : "") + std::to_string(ranks[i]);
-    others = fmt::format("; {} ranks lack them: {}{}", ranks.size(), others, ranks.size() > 16 ? ", ..." : "");
-  }
+  // Every rank ends with the first refusing rank's GPU, none waits for a peer in a later collective.
+  const RankRefusal r = agree_on_refusal(world, ok, gpu);
+  if (!r.any) return;
   VGEN_THROW(ExitCode::kRecipe,
              "{}: precision fp8 needs a GPU with FP8 tensor cores that this build drives (compute capability 9.0, "
              "Hopper, with the build's sm_90a code), but rank {}'s GPU is {}{}; vgen never falls back to bf16 "
              "silently: use precision bf16 on this GPU",
-             recipe.source_path, ranks[0], first, others);
+             recipe.source_path, r.first, r.reason, r.others("lack them"));
 }
 
 Json precision_report(const Recipe& recipe) {

@@ -12,6 +12,7 @@
 #include "model/latents.h"
 #include "model/registry.h"
 #include "parallel/seq_attention_factory.h"
+#include "pipeline/execution_paths.h"
 #include "pipeline/precision.h"
 #include "sched/scheduler.h"
 
@@ -40,6 +41,7 @@ VideoPipeline::VideoPipeline(const Recipe& recipe, Mesh& mesh) : recipe_(recipe)
   // device: cuda — select this rank's GPU first (collective on its first call, so every rank calls
   // it here) so that every weight lands on it.
   if (recipe.is_cuda()) select_mesh_device();
+  execution_paths_ = start_execution_paths(recipe, *mesh.world);  // collective: refuses a GPU without code
   refuse_fp8_without_device(recipe, *mesh.world);  // precision fp8: collective, before any weight
   model_ = model_family(DiffusersDir(recipe.model)).load(recipe, mesh);
   if (recipe.is_cuda()) dmesh_ = device_mesh(mesh);  // collective: every rank builds it here

@@ -64,6 +64,8 @@ class VideoPipeline {
   int native_fps() const { return model_.traits.native_fps; }
   // What loading cost this rank (dist/weight_stream.h): bytes read, received, per component.
   const LoadStats& load_stats() const { return model_.load_stats; }
+  // This rank's execution paths (pipeline/execution_paths.h; null with device: cpu), for timing.json.
+  const Json& execution_paths() const { return execution_paths_; }
 
  private:
   Tensor encode_text(const VideoJob& job, bool need_negative);  // [2 or 1, L, D] on every rank
@@ -78,6 +80,7 @@ class VideoPipeline {
   LoadedModel model_;
   std::unique_ptr<TextCache> text_cache_;
   std::shared_ptr<Mesh> dmesh_;  // device: cuda — the mesh with NCCL sequence groups
+  Json execution_paths_;
 };
 
 }  // namespace vgen

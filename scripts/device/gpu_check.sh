@@ -15,7 +15,8 @@
 #   --tests-only      build only the gpu test targets (faster than the whole tree)
 #   --bench           afterwards run cuda_kernels_bench (attention / GEMM timings at Wan shapes)
 #   --configure-only  stop after configuring (checks the dependency setup)
-# Environment: VGEN_GPU_BUILD (build dir, default build-gpu), JOBS (default nproc),
+# Environment: VGEN_GPU_BUILD (build dir, default build-gpu), JOBS (default nproc), VGEN_CUDA_ARCHS
+# (default 90a: the H100/H200 machines; docs/support.md),
 # VGEN_DEPS_FORCE=1 (use the carried copies even where the system has the package; for testing).
 set -uo pipefail
 
@@ -164,7 +165,7 @@ command -v ninja >/dev/null 2>&1 && [ ! -f "$BUILD/Makefile" ] && GEN=(-G Ninja)
 PREFIX_ARG=$(IFS=';'; echo "${PREFIX[*]:-}")
 say "configure: $BUILD"
 if ! cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DVGEN_CUDA=ON -DVGEN_FFMPEG=OFF \
-     -DCMAKE_PREFIX_PATH="$PREFIX_ARG" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 "${EXTRA[@]}" > "$LOG/configure.txt" 2>&1; then
+     -DVGEN_CUDA_ARCHS="${VGEN_CUDA_ARCHS:-90a}" -DCMAKE_PREFIX_PATH="$PREFIX_ARG" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 "${EXTRA[@]}" > "$LOG/configure.txt" 2>&1; then
   tail -30 "$LOG/configure.txt"
   say "configure failed (see configure.txt)"
   exit 3

@@ -30,6 +30,12 @@ target_link_libraries(fp8_refusal_test PRIVATE vgen_lib)
 add_test(NAME parallel_fp8_refusal COMMAND ${VGEN_MPIRUN} -np 3 $<TARGET_FILE:fp8_refusal_test>)
 set_tests_properties(parallel_fp8_refusal PROPERTIES LABELS parallel ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 60)
 
+# The start-up path table's refusal of a GPU without code for it, collective the same way (exit 12).
+add_executable(execution_paths_refusal_test ${CMAKE_CURRENT_LIST_DIR}/execution_paths_refusal_test.cpp)
+target_link_libraries(execution_paths_refusal_test PRIVATE vgen_lib)
+add_test(NAME parallel_execution_paths_refusal COMMAND ${VGEN_MPIRUN} -np 3 $<TARGET_FILE:execution_paths_refusal_test>)
+set_tests_properties(parallel_execution_paths_refusal PROPERTIES LABELS parallel ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 60)
+
 # Whole renders: vgen_fp8_mesh(<name> <exact|approx> <ranks> <parallel_config overrides...>); an item
 # fp8_config.k=v sets k for the fp8 renders of both one rank and the mesh.
 function(vgen_fp8_mesh name class np)

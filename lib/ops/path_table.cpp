@@ -1,0 +1,245 @@
+#include "ops/path_table.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "core/error.h"
+
+namespace vgen {
+namespace {
+
+std::string cc_str(int cc) { return fmt::format("{}.{}", cc / 10, cc % 10); }
+
+// Ranks the variants at one cc: the arch-specific code holds the most instructions.
+int variant_rank(char v) { return v == 'a' ? 2 : v == 'f' ? 1 : 0; }
+
+bool sass_runs(const CudaArch& a, int cc) {
+  if (a.variant == 'a') return a.cc == cc;
+  return a.cc / 10 == cc / 10 && a.cc <= cc;  // a cubin runs on later minors of its major
+}
+
+bool ptx_runs(const CudaArch& a, int cc) {
+  if (a.variant == 'a') return a.cc == cc;
+  if (a.variant == 'f') return a.cc / 10 == cc / 10 && a.cc <= cc;
+  return a.cc <= cc;
+}
+
+bool better(const CudaArch& a, const CudaArch* best) {
+  return !best || a.cc > best->cc || (a.cc == best->cc && variant_rank(a.variant) > variant_rank(best->variant));
+}
+
+// The own Hopper kernels run here: compute capability 9.0 running this build's sm_90a code.
+bool runs_sm90a(const PathQuery& q, const DeviceCodeChoice& code) {
+  return q.cc == 90 && code.kind != DeviceCode::kNone && code.arch.cc == 90 && code.arch.variant == 'a';
+}
+
+// Why the sm_90a kernels do not run here (empty when they do).
+std::string sm90a_absent(const PathQuery& q, const DeviceCodeChoice& code, bool loads) {
+  if (q.cc != 90)
+    return fmt::format("compute capability {} (the own wgmma/TMA kernels are sm_90a code: compute capability 9.0 only)",
+                       cc_str(q.cc));
+  if (!runs_sm90a(q, code))
+    return fmt::format("this build has no sm_90a code (VGEN_CUDA_ARCHS {}; add 90a)", cuda_archs_str(q.built));
+  if (!loads)
+    return "the sm_90a kernels do not load on this device (the driver's tensor-map encoder or their shared memory "
+           "is missing)";
+  return "";
+}
+
+// bf16 attention under q.backend (sets *why).
+AttentionPath bf16_attention(const PathQuery& q, const DeviceCodeChoice& code, std::string* why) {
+  const std::string no_hopper = sm90a_absent(q, code, q.sm90a_attention_loads);
+  if (q.backend != AttentionBackend::kCudnn && no_hopper.empty()) {
+    *why = "the own Hopper kernel serves head dim 128 (the fastest measured); the flash kernel other shapes";
+    return AttentionPath::kHopper;
+  }
+  if (q.backend == AttentionBackend::kNative) {
+    *why = "attention_config.backend native: " + no_hopper;
+    return AttentionPath::kFlash;
+  }
+  if (q.cudnn_usable) {
+    *why = q.backend == AttentionBackend::kCudnn ? "attention_config.backend cudnn" : "auto: " + no_hopper;
+    return AttentionPath::kCudnn;
+  }
+  if (q.backend == AttentionBackend::kCudnn) {
+    *why = "attention_config.backend cudnn, but cuDNN attention is unavailable: " + q.cudnn_why;
+    return AttentionPath::kNone;
+  }
+  *why = fmt::format("auto: {}; cuDNN: {}", no_hopper, q.cudnn_why.empty() ? "unavailable" : q.cudnn_why);
+  return AttentionPath::kFlash;
+}
+
+// Whether precision fp8 runs here; *why says why not.
+bool fp8_runs(const PathQuery& q, const DeviceCodeChoice& code, std::string* why) {
+  const bool int8 = q.fp8.gemm && q.fp8.gemm_int8();
+  std::string no = sm90a_absent(q, code, q.sm90a_fp8_loads && (!int8 || q.sm90a_int8_loads));
+  if (no.empty()) return true;
+  *why = "vgen's FP8 attention and INT8 GEMM are sm_90a kernels: " + no;
+  return false;
+}
+
+}  // namespace
+
+std::string CudaArch::str() const {
+  std::string s = std::to_string(cc);
+  if (variant) s += variant;
+  if (sass && !ptx) s += "-real";
+  if (ptx && !sass) s += "-virtual";
+  return s;
+}
+
+std::vector<CudaArch> parse_cuda_archs(const std::string& list) {
+  std::vector<CudaArch> out;
+  std::string item;
+  auto flush = [&] {
+    if (item.empty()) return;
+    CudaArch a;
+    size_t i = 0;
+    while (i < item.size() && std::isdigit(static_cast<unsigned char>(item[i]))) ++i;
+    std::string rest = item.substr(i);
+    if (!rest.empty() && (rest[0] == 'a' || rest[0] == 'f')) a.variant = rest[0], rest.erase(0, 1);
+    if (rest == "-real") a.ptx = false;
+    else if (rest == "-virtual") a.sass = false;
+    else VGEN_CHECK(rest.empty(), ExitCode::kInternal, "CUDA architecture list '{}': '{}' is not an architecture", list, item);
+    VGEN_CHECK(i >= 2 && i <= 3, ExitCode::kInternal, "CUDA architecture list '{}': '{}' is not an architecture", list,
+               item);
+    a.cc = std::stoi(item.substr(0, i));
+    out.push_back(a);
+    item.clear();
+  };
+  for (char c : list) {
+    if (c == ';' || c == ',' || c == ' ') flush();
+    else item += c;
+  }
+  flush();
+  return out;
+}
+
+std::string cuda_archs_str(const std::vector<CudaArch>& archs) {
+  std::string s;
+  for (const CudaArch& a : archs) s += (s.empty() ? "" : ";") + a.str();
+  return s.empty() ? "none" : s;
+}
+
+std::string DeviceCodeChoice::str() const {
+  const std::string name = std::to_string(arch.cc) + (arch.variant ? std::string(1, arch.variant) : "");
+  switch (kind) {
+    case DeviceCode::kSass: return "sm_" + name;
+    case DeviceCode::kPtx: return "compute_" + name + " PTX (compiled at load)";
+    default: return "none";
+  }
+}
+
+DeviceCodeChoice device_code_for(int cc, const std::vector<CudaArch>& built) {
+  const CudaArch* sass = nullptr;
+  const CudaArch* ptx = nullptr;
+  for (const CudaArch& a : built) {
+    if (a.sass && sass_runs(a, cc) && better(a, sass)) sass = &a;
+    if (a.ptx && ptx_runs(a, cc) && better(a, ptx)) ptx = &a;
+  }
+  if (sass) return {DeviceCode::kSass, *sass};
+  if (ptx) return {DeviceCode::kPtx, *ptx};
+  return {};
+}
+
+const char* attention_path_name(AttentionPath p) {
+  switch (p) {
+    case AttentionPath::kHopper: return "own Hopper kernel (sm_90a wgmma/TMA)";
+    case AttentionPath::kCudnn: return "cuDNN SDPA";
+    case AttentionPath::kFlash: return "own flash kernel (mma.sync bf16)";
+    case AttentionPath::kFlashF32: return "own fp32 kernel (CUDA cores)";
+    case AttentionPath::kFp8Hopper: return "own FP8 kernel (sm_90a wgmma e4m3/s8)";
+    default: return "none";
+  }
+}
+
+const char* gemm_path_name(GemmPath p) {
+  switch (p) {
+    case GemmPath::kCublasLt: return "cuBLASLt";
+    case GemmPath::kCublasLtFp8: return "cuBLASLt FP8 e4m3";
+    case GemmPath::kHopperInt8: return "own Hopper INT8 kernel (sm_90a wgmma s8)";
+    default: return "none";
+  }
+}
+
+ExecutionPaths choose_execution_paths(const PathQuery& q) {
+  ExecutionPaths p;
+  p.cc = q.cc;
+  p.code = device_code_for(q.cc, q.built);
+  if (q.cc < 80) {
+    p.refusal = fmt::format("compute capability {}: vgen needs 8.0 or newer (bf16 tensor cores)", cc_str(q.cc));
+  } else if (p.code.kind == DeviceCode::kNone) {
+    p.refusal = fmt::format("this build has no code for compute capability {} (VGEN_CUDA_ARCHS {}); rebuild with "
+                            "its architecture in VGEN_CUDA_ARCHS, or native",
+                            cc_str(q.cc), cuda_archs_str(q.built));
+  }
+  if (!p.refusal.empty()) {
+    p.fp8_why = p.refusal;
+    p.attention_why = p.refusal;
+    return p;
+  }
+  p.sm90a = runs_sm90a(q, p.code);
+  p.fp8_allowed = fp8_runs(q, p.code, &p.fp8_why);
+  if (q.precision == Precision::kFp32) {
+    p.attention = p.self_attention = AttentionPath::kFlashF32;
+    p.attention_why = "precision fp32: fp32 q/k/v";
+    p.gemm = GemmPath::kCublasLt;
+    return p;
+  }
+  p.attention = p.self_attention = bf16_attention(q, p.code, &p.attention_why);
+  p.gemm = GemmPath::kCublasLt;
+  if (q.precision == Precision::kFp8) {
+    p.self_attention = !p.fp8_allowed ? AttentionPath::kNone : q.fp8.attention ? AttentionPath::kFp8Hopper : p.attention;
+    p.gemm = !p.fp8_allowed  ? GemmPath::kNone
+             : !q.fp8.gemm   ? GemmPath::kCublasLt
+             : q.fp8.gemm_int8() ? GemmPath::kHopperInt8
+                                 : GemmPath::kCublasLtFp8;
+  }
+  return p;
+}
+
+std::string execution_paths_text(const ExecutionPaths& p) {
+  if (!p.refusal.empty()) return "paths: none: " + p.refusal;
+  std::string s = fmt::format("paths: compute capability {} runs {}; own sm_90a kernels {}\n", cc_str(p.cc),
+                              p.code.str(), p.sm90a ? "yes" : "no");
+  s += fmt::format("  attention: {} ({})\n", attention_path_name(p.attention), p.attention_why);
+  if (p.self_attention != p.attention)
+    s += fmt::format("  self-attention: {}\n", attention_path_name(p.self_attention));
+  s += fmt::format("  GEMM: {}\n", gemm_path_name(p.gemm));
+  s += p.fp8_allowed ? "  precision fp8: runs here" : "  precision fp8: refused: " + p.fp8_why;
+  return s;
+}
+
+Json execution_paths_json(const ExecutionPaths& p) {
+  Json j;
+  j["compute_capability"] = cc_str(p.cc);
+  j["code"] = p.code.str();
+  j["sm90a_kernels"] = p.sm90a;
+  j["attention"] = attention_path_name(p.attention);
+  j["attention_why"] = p.attention_why;
+  j["self_attention"] = attention_path_name(p.self_attention);
+  j["gemm"] = gemm_path_name(p.gemm);
+  j["fp8"] = p.fp8_allowed ? Json{{"allowed", true}} : Json{{"allowed", false}, {"why", p.fp8_why}};
+  if (!p.refusal.empty()) j["refusal"] = p.refusal;
+  return j;
+}
+
+#ifndef VGEN_WITH_CUDA
+const std::vector<CudaArch>& built_cuda_archs() {
+  static const std::vector<CudaArch> none;
+  return none;
+}
+
+bool current_device_query(PathQuery&, std::string* gpu_name, std::string* why) {
+  if (gpu_name) *gpu_name = "none";
+  if (why) *why = "this vgen was built without the CUDA backend (VGEN_CUDA=OFF)";
+  return false;
+}
+
+AttentionPath device_attention_path(AttentionBackend) { return AttentionPath::kNone; }
+
+std::string nccl_version_string() { return "none (no CUDA backend)"; }
+#endif
+
+}  // namespace vgen

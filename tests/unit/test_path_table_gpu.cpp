@@ -1,0 +1,46 @@
+// The path table on a real device (ops/path_table.h, label gpu): the device's facts are read, the
+// table's answer agrees with the kernels' own load checks (the Hopper kernel is chosen exactly where
+// it loads, precision fp8 is allowed exactly where its kernels load) and with what the dispatch
+// and the fp8 refusal use.
+#include "gpu_test_util.h"
+
+#ifdef VGEN_WITH_CUDA
+#include "kernels/attention/attention.cuh"
+#include "kernels/attention/attention_fp8.cuh"
+#include "kernels/gemm/gemm_int8.cuh"
+#include "ops/fp8.h"
+#include "ops/path_table.h"
+
+using namespace vgen;
+
+namespace {
+
+TEST(PathTableGpu, AgreesWithTheKernelsLoadChecks) {
+  VGEN_REQUIRE_GPU();
+  PathQuery q;
+  std::string gpu, why;
+  ASSERT_TRUE(current_device_query(q, &gpu, &why)) << why;
+  EXPECT_FALSE(gpu.empty());
+  EXPECT_GE(q.cc, 80);
+  EXPECT_FALSE(q.built.empty());
+  const ExecutionPaths p = choose_execution_paths(q);
+  ASSERT_TRUE(p.refusal.empty()) << p.refusal << " (this test binary runs here, so the build has code for it)";
+  EXPECT_NE(p.code.kind, DeviceCode::kNone);
+  EXPECT_EQ(p.sm90a, kern::attention_wgmma_available()) << execution_paths_text(p);
+  EXPECT_EQ(p.attention == AttentionPath::kHopper, kern::attention_wgmma_available()) << execution_paths_text(p);
+  EXPECT_EQ(device_attention_path(AttentionBackend::kAuto), p.attention);
+  EXPECT_EQ(device_attention_path(AttentionBackend::kNative),
+            kern::attention_wgmma_available() ? AttentionPath::kHopper : AttentionPath::kFlash);
+  q.precision = Precision::kFp8;
+  const ExecutionPaths f = choose_execution_paths(q);
+  EXPECT_EQ(f.fp8_allowed, kern::attention_fp8_available() && kern::linear_int8_available()) << f.fp8_why;
+  EXPECT_EQ(f.fp8_allowed, cuda_fp8_available(nullptr)) << f.fp8_why;
+  EXPECT_FALSE(nccl_version_string().empty());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+}  // namespace
+
+#else
+VGEN_GPU_TESTS_NEED_CUDA(PathTableGpu)
+#endif
