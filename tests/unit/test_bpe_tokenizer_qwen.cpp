@@ -1,10 +1,12 @@
 // The real Qwen vocabulary (151,643 BPE ranks of qwen.tiktoken + Qwen3-VL's added tokens, unpacked
-// from tests/tokenizer_bpe/qwen.tar.xz into the build tree): the prompt corpus and the seeded random
-// corpus against transformers (tests/tokenizer_bpe/qwen_cases.json).
+// from tests/tokenizer_bpe/qwen.tar.xz into the build tree): the prompt corpus, the seeded random
+// corpus and the Cosmos 3 prompt cases against transformers (tests/tokenizer_bpe/*_cases.json).
 #include <gtest/gtest.h>
 
 #include "core/json.h"
+#include "model/cosmos3/prompt.h"
 #include "model/text/bpe_tokenizer.h"
+#include "test_cosmos3_prompt_cases.h"
 
 using namespace vgen;
 
@@ -39,3 +41,7 @@ TEST(BpeTokenizerQwen, Vocabulary) {
 
 TEST(BpeTokenizerQwen, CorpusMatchesTransformers) { check("corpus"); }
 TEST(BpeTokenizerQwen, RandomCorpusMatchesTransformers) { check("fuzz"); }
+
+TEST(BpeTokenizerQwen, Cosmos3PromptMatchesThePipeline) {
+  check_cosmos3_cases(kQwen, read_json_file(kDir + "/cosmos3_cases.json", ExitCode::kInput)["qwen"]);
+}
