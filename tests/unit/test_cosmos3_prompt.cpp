@@ -99,7 +99,8 @@ TEST(Cosmos3Prompt, SystemPromptDefaultFromModelIndex) {
   const fs::path d = fs::temp_directory_path() / ("vgen_test_c3_index_" + std::to_string(::getpid()));
   fs::create_directories(d);
   EXPECT_TRUE(cosmos3_default_use_system_prompt(d.string()));
-  std::ofstream(d / "model_index.json") << R"({"_class_name": "Cosmos3OmniPipeline", "default_use_system_prompt": false})";
+  std::ofstream(d / "model_index.json") << R"({"_class_name": "Cosmos3OmniPipeline",
+                                               "default_use_system_prompt": false})";
   EXPECT_FALSE(cosmos3_default_use_system_prompt(d.string()));
   std::ofstream(d / "model_index.json") << R"({"default_use_system_prompt": "yes"})";
   EXPECT_THROW(cosmos3_default_use_system_prompt(d.string()), Error);
@@ -115,7 +116,8 @@ TEST(Cosmos3Prompt, TemplatesAndBadOptions) {
             "The video is not 1.2 seconds long and is not of 4 FPS. This video is not of 32x48 resolution.");
   const Cosmos3PromptTokenizer tok(kTiny);
   using Edit = void (*)(Cosmos3PromptOptions&);
-  for (Edit bad : {Edit([](Cosmos3PromptOptions& x) { x.num_frames = 0; }), Edit([](Cosmos3PromptOptions& x) { x.fps = 0; }),
+  for (Edit bad : {Edit([](Cosmos3PromptOptions& x) { x.num_frames = 0; }),
+                   Edit([](Cosmos3PromptOptions& x) { x.fps = 0; }),
                    Edit([](Cosmos3PromptOptions& x) { x.height = -1; })}) {
     Cosmos3PromptOptions b;
     bad(b);

@@ -61,7 +61,8 @@ Cosmos3PromptTokenizer::Cosmos3PromptTokenizer(const std::string& tokenizer_dir,
   if (eos.empty()) eos = config_token(optional_json(fs::path(tokenizer_dir) / "special_tokens_map.json"), "eos_token");
   if (eos.empty()) eos = "<|endoftext|>";
   eos_id_ = tok_.token_id(eos);
-  VGEN_CHECK(eos_id_ >= 0, ExitCode::kModel, "tokenizer {}: eos token '{}' is not in the vocabulary", tokenizer_dir, eos);
+  VGEN_CHECK(eos_id_ >= 0, ExitCode::kModel, "tokenizer {}: eos token '{}' is not in the vocabulary", tokenizer_dir,
+             eos);
   vision_start_id_ = tok_.token_id("<|vision_start|>");
   VGEN_CHECK(vision_start_id_ >= 0, ExitCode::kModel, "tokenizer {}: no <|vision_start|> token", tokenizer_dir);
 }

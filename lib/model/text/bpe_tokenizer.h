@@ -5,10 +5,11 @@
 // the part (kModel).
 //
 // encode() is tokenizers' Tokenizer::encode with add_special_tokens=False, as apply_chat_template
-// tokenizes (the post_processor is not applied, whatever it is): added tokens are split out first, leftmost-longest, the ones not
-// `normalized` on the raw text, the others on the normalized text (lstrip/rstrip take the
-// whitespace beside a match along); the text between them is normalized, split by the regex,
-// mapped to bytes and merged by rank (lowest rank first, leftmost among equal ranks).
+// tokenizes (the post_processor is not applied, whatever it is): added tokens are split out first,
+// leftmost-longest, the ones not `normalized` on the raw text, the others on the normalized text
+// (lstrip/rstrip take the whitespace beside a match along); the text between them is normalized,
+// split by the regex, mapped to bytes and merged by rank (lowest rank first, leftmost among equal
+// ranks).
 //
 // Input that is not well-formed UTF-8 is first decoded as Python's bytes.decode("utf-8",
 // errors="replace") does (one U+FFFD per maximal ill-formed subpart), so every byte string encodes.

@@ -95,7 +95,8 @@ struct BpeTokenizerLoader {
       } else {
         refuse("merge " + std::to_string(rank) + " is neither \"a b\" nor [a, b]");
       }
-      const int32_t ia = vocab_id(a, "merge part"), ib = vocab_id(b, "merge part"), im = vocab_id(a + b, "merge result");
+      const int32_t ia = vocab_id(a, "merge part"), ib = vocab_id(b, "merge part");
+      const int32_t im = vocab_id(a + b, "merge result");
       // A repeated pair keeps its last rank, as tokenizers' map does.
       t.merges_[(uint64_t(uint32_t(ia)) << 32) | uint32_t(ib)] = {rank++, im};
     }

@@ -163,7 +163,8 @@ std::string config_template(const fs::path& cfg_path) {
     for (const Json& e : t)
       if (e.is_object() && e.value("name", Json()) == "default" && e.contains("template") && e["template"].is_string())
         return e["template"].get<std::string>();
-  VGEN_THROW(ExitCode::kModel, "chat template in {}: chat_template is neither a string nor a list with a \"default\" entry",
+  VGEN_THROW(ExitCode::kModel,
+             "chat template in {}: chat_template is neither a string nor a list with a \"default\" entry",
              cfg_path.string());
 }
 
