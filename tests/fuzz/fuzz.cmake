@@ -45,7 +45,10 @@ ExternalProject_Add(vgen_fuzz
 
 # target, runs (about 4 s of this machine kind each; the 8 s cap ends a slower run early).
 set(VGEN_FUZZ_RUNS safetensors 40000 safetensors_index 30000 config 20000 recipe 12000 prompts 12000
-    tokenizer 4000 tokenizer_config 800 bpe_tokenizer 800)
+    tokenizer 4000 tokenizer_config 800)
+if(VGEN_ICU)
+  list(APPEND VGEN_FUZZ_RUNS bpe_tokenizer 800)
+endif()
 if(VGEN_IMAGES)
   list(APPEND VGEN_FUZZ_RUNS image 15000)
 endif()

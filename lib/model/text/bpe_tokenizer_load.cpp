@@ -169,6 +169,10 @@ struct BpeTokenizerLoader {
 };
 
 BpeTokenizer BpeTokenizer::from_json_text(const std::string& text, const std::string& name) {
+#ifndef VGEN_WITH_ICU
+  VGEN_THROW(ExitCode::kUsage, "tokenizer {}: this build has no ICU (VGEN_ICU=OFF), which the byte-level BPE "
+             "tokenizer needs for its Unicode classes; rebuild with libicu-dev installed", name);
+#endif
   BpeTokenizer t;
   t.name_ = name;
   Json j = Json::parse(text, nullptr, false);

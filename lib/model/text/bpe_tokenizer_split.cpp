@@ -1,8 +1,10 @@
 #include "model/text/bpe_tokenizer_split.h"
 
+#ifdef VGEN_WITH_ICU
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
+#endif
 
 #include "core/error.h"
 
@@ -11,6 +13,7 @@ namespace vgen::bpe {
 const char* const kQwen2SplitRegex =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+#ifdef VGEN_WITH_ICU
 bool is_letter(char32_t c) { return (U_GET_GC_MASK(UChar32(c)) & U_GC_L_MASK) != 0; }
 bool is_number(char32_t c) { return (U_GET_GC_MASK(UChar32(c)) & U_GC_N_MASK) != 0; }
 bool is_space(char32_t c) {
@@ -34,6 +37,16 @@ std::string nfc(const std::string& utf8) {
   out.toUTF8String(s);
   return s;
 }
+#else
+// A build without ICU (VGEN_ICU=OFF) has no Unicode classes: bpe_tokenizer_load refuses first.
+[[noreturn]] static void no_icu() {
+  VGEN_THROW(ExitCode::kUsage, "this build has no ICU (VGEN_ICU=OFF): the byte-level BPE tokenizer needs it");
+}
+bool is_letter(char32_t) { no_icu(); }
+bool is_number(char32_t) { no_icu(); }
+bool is_space(char32_t) { no_icu(); }
+std::string nfc(const std::string&) { no_icu(); }
+#endif
 
 namespace {
 
