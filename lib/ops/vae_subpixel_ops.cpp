@@ -3,14 +3,15 @@
 #include <cstring>
 
 #include "core/no_cuda_error.h"
+#include "ops/check.h"
 #include "kernels/vae_subpixel/subpixel_ref.h"
 
 namespace vgen {
 
 namespace {
 void check_host(const Tensor& t, const char* op, const char* what) {
-  VGEN_CHECK(t.defined() && t.is_cpu() && t.dtype() == DType::kF32 && t.ndim() == 4, ExitCode::kInternal,
-             "{}: {} {} must be a host f32 4-d tensor", op, what, t.defined() ? t.str() : "undefined");
+  check_cpu_f32(t, op, what);
+  VGEN_ASSERT(t.ndim() == 4, "{}: {} {} must be 4-d", op, what, t.str());
 }
 }  // namespace
 
