@@ -9,7 +9,7 @@ set -euo pipefail
 PKGS=(libopenmpi-dev openmpi-bin libyaml-cpp-dev libcli11-dev libfmt-dev
       libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libsentencepiece-dev
       libopenblas-dev libgtest-dev nlohmann-json3-dev ffmpeg pkg-config cmake g++
-      libpng-dev libjpeg-dev)
+      libpng-dev libjpeg-dev libicu-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do
