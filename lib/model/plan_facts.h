@@ -62,6 +62,8 @@ struct PlanModel {
   bool condition_frames_all = false;  // the VAE encodes every frame of the condition video (else the first)
   // The VAE encoder's FLOPs for a condition video of F × H × W pixels (null: the model encodes none).
   std::function<double(double F, double H, double W)> vae_encode_flops;
+  // Lines the family adds to the plan's model section (e.g. Cosmos 3's prompt tokens and prefill).
+  std::vector<std::string> facts;
   int dim() const { return heads * head_dim; }
   // The index of the block linear named `name`, or -1.
   int linear_index(const std::string& name) const {

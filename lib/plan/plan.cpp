@@ -334,6 +334,8 @@ std::string format_plan(const Recipe& recipe, const Plan& p) {
     fmt::format_to(out, "lora[{}]: {} scale {} -> {}: {} weight(s) changed, rank {}{}\n", l.index, l.path, l.scale,
                    l.component, l.tensors, l.max_rank,
                    l.skipped_keys ? fmt::format(", {} key(s) skipped (lora_strict false)", l.skipped_keys) : "");
+  fmt::format_to(out, "family: {} ({})\n", md.family, md.variant);
+  for (const std::string& f : md.facts) fmt::format_to(out, "  {}\n", f);
   if (!md.conditioning.empty()) fmt::format_to(out, "conditioning: {} ({})\n", md.conditioning, md.variant);
   fmt::format_to(out, "precision: {}\n", precision_text(recipe));
   fmt::format_to(out, "mesh: dp {} × cfg {} × {} × ulysses {} = {} (seq degree {}, vae group {})\n", m.dp, m.cfg,
