@@ -38,6 +38,7 @@ struct PlanModel {
   int heads = 40, head_dim = 128, layers = 40, ffn = 13824;
   int in_channels = 16, out_channels = 16, text_dim = 4096, freq_dim = 256;
   std::array<int, 3> patch = {1, 2, 2};
+  bool pads_to_patch = false;  // the DiT zero-pads the latent height and width to the patch (Cosmos 3)
   int vae_spatial = 8, vae_temporal = 4;
   int experts = 1;
   int64_t dit_params = 0;       // one expert

@@ -75,7 +75,9 @@ std::string precision_text(const Recipe& r) {
 // Tokens: latent T = (F-1)/4 + 1, H = height/8, W = width/8, then the patch grid, padded to a
 // multiple of the seq degree.
 PlanTokens plan_tokens(const GenerationConfig& g, const PlanModel& md, const MeshShape& m) {
-  const int sp_h = md.vae_spatial * md.patch[1], sp_w = md.vae_spatial * md.patch[2];
+  // A DiT that pads the latent grid to its patch takes any multiple of the VAE's factor.
+  const int sp_h = md.vae_spatial * (md.pads_to_patch ? 1 : md.patch[1]);
+  const int sp_w = md.vae_spatial * (md.pads_to_patch ? 1 : md.patch[2]);
   VGEN_CHECK(g.height % sp_h == 0 && g.width % sp_w == 0, ExitCode::kRecipe,
              "generation.height {} / width {} must be multiples of {} / {} for this model (VAE ×{} · patch)",
              g.height, g.width, sp_h, sp_w, md.vae_spatial);
@@ -86,7 +88,8 @@ PlanTokens plan_tokens(const GenerationConfig& g, const PlanModel& md, const Mes
   VGEN_CHECK(t.latent_t % md.patch[0] == 0, ExitCode::kRecipe,
              "generation.num_frames {}: latent frames {} not divisible by the temporal patch {}", g.num_frames,
              t.latent_t, md.patch[0]);
-  t.tokens = int64_t(t.latent_t / md.patch[0]) * (t.latent_h / md.patch[1]) * (t.latent_w / md.patch[2]);
+  auto grid = [](int64_t n, int p) { return (n + p - 1) / p; };  // exact unless the DiT pads
+  t.tokens = int64_t(t.latent_t / md.patch[0]) * grid(t.latent_h, md.patch[1]) * grid(t.latent_w, md.patch[2]);
   const int sp = m.seq();
   t.padded = (t.tokens + sp - 1) / sp * sp;
   t.per_rank = t.padded / sp;
@@ -351,7 +354,7 @@ std::string format_plan(const Recipe& recipe, const Plan& p) {
   }
   fmt::format_to(out, "\ntokens: {} frames → latent T {}; {}×{} px → latent {}×{}; S = {}·{}·{} = {}\n",
                  g.num_frames, t.latent_t, g.height, g.width, t.latent_h, t.latent_w, t.latent_t / md.patch[0],
-                 t.latent_h / md.patch[1], t.latent_w / md.patch[2], t.tokens);
+                 (t.latent_h + md.patch[1] - 1) / md.patch[1], (t.latent_w + md.patch[2] - 1) / md.patch[2], t.tokens);
   fmt::format_to(out, "padded S = {} ({} pad tokens, excluded from attention), {} tokens per seq rank\n", t.padded,
                  t.padded - t.tokens, t.per_rank);
   for (int s = 0; s < m.seq(); ++s) {

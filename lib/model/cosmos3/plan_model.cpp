@@ -64,11 +64,12 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
   m.text_dim = c.hidden_size;
   m.freq_dim = c.timestep_channels;
   m.patch = t.patch;
+  m.pads_to_patch = true;  // latent_tokens.h: the grid is zero-padded to the 2×2 patch
   m.vae_spatial = t.scale_spatial;
   m.vae_temporal = t.scale_temporal;
   m.text_len = recipe.generation.max_sequence_length;
   const std::string tdir = dir.component_path("transformer");
-  if (headers) {
+  if (headers && has_safetensors(tdir)) {
     const WeightStore ws = WeightStore::open(tdir);
     for (const std::string& n : ws.names()) {
       if (unread(n)) continue;
@@ -78,9 +79,11 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
     }
     m.dit_source = "safetensors headers";
   } else {
-    m.dit_source = "not computed (configs only)";
+    m.dit_source = "not computed (no safetensors read)";
   }
   m.dit_block_bytes = m.layers ? m.dit_bytes / m.layers : 0;
+  const std::string vdir = dir.component_path("vae");
+  if (headers && has_safetensors(vdir)) m.vae_bytes = WeightStore::open(vdir).total_numel() * 4;  // decodes in fp32
   m.te_source = "none (the prompt is token ids; the transformer's understanding tower encodes it)";
   const int64_t D = c.hidden_size, F = c.intermediate_size;
   m.block_linears = {{"add_q_proj", D, c.q_dim(), 0}, {"add_k_proj", D, c.kv_dim(), 0},
