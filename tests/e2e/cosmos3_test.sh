@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Cosmos 3 text to video end to end on the CPU with the tiny checkpoint (tests/golden-cosmos3):
-# a JSONL of prompt lines renders decodable MP4s on one rank; CFG 2 over two ranks gives the same
-# latents per line; a line with an image fails alone (the family takes none); sequence parallelism
+# Cosmos 3 end to end on the CPU with the tiny checkpoint (tests/golden-cosmos3): a JSONL of prompt
+# lines (text to video, and image to video from a first frame) renders decodable MP4s on one rank;
+# CFG 2 over two ranks gives the same latents per line; a line with a last frame fails alone (the
+# family takes a first frame only); sequence parallelism
 # is refused at recipe check time (exit 3) naming the family; `vgen plan` names the family, the
 # variant, the prompt tokens and the prefill.
 # Usage: cosmos3_test.sh <vgen> <source dir>
@@ -20,10 +21,11 @@ run() {  # name np extra...
 cat > "$W/p.jsonl" <<J
 {"prompt": "A cat walks on the grass, realistic style."}
 {"prompt": "a red cube turns slowly", "seed": 7}
-{"prompt": "a dog", "image": "$SRC/tests/golden-cosmos3/images/i2v_first.png"}
+{"prompt": "a dog runs", "image": "$SRC/tests/golden-cosmos3/images/i2v_first.png"}
+{"prompt": "a dog", "image": "$SRC/tests/golden-cosmos3/images/i2v_first.png", "last_image": "$SRC/tests/golden-cosmos3/images/i2v_first.png"}
 J
 run one 1; rc=$?
-[ $rc = 7 ] || { tail -20 "$W/log_one"; fail "expected exit 7 (the image line fails), got $rc"; }
+[ $rc = 7 ] || { tail -20 "$W/log_one"; fail "expected exit 7 (the last_image line fails), got $rc"; }
 run cfg2 2 --set parallel_config.cfg_size=2; rc=$?
 [ $rc = 7 ] || { tail -20 "$W/log_cfg2"; fail "cfg 2: expected exit 7, got $rc"; }
 python3 - "$W" <<'PY' || fail "cosmos3 text to video"
@@ -33,19 +35,20 @@ from e2e_check import latents, stem
 w = sys.argv[1]
 runs = {r: {v["index"]: v for v in json.load(open(os.path.join(w, r, "timing.json")))["videos"]} for r in ("one", "cfg2")}
 for r, v in runs.items():
-    assert [v[i]["status"] for i in range(3)] == ["ok", "ok", "failed"], (r, [v[i]["status"] for i in range(3)])
-    assert "image" in v[2]["error"], v[2]["error"]
-    for i in (0, 1):
+    assert [v[i]["status"] for i in range(4)] == ["ok", "ok", "ok", "failed"], (r, [v[i]["status"] for i in range(4)])
+    assert "last_image" in v[3]["error"], v[3]["error"]
+    assert v[2]["seconds"]["vae_encode"] > 0, v[2]["seconds"]
+    for i in (0, 1, 2):
         n = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
                             "stream=width,height,nb_read_frames", "-of", "csv=p=0", v[i]["output"]],
                            capture_output=True, text=True)
         assert n.returncode == 0 and n.stdout.strip() == "48,32,9", (v[i]["output"], n.stdout, n.stderr)
-a = [latents(os.path.join(w, "one", stem(runs["one"][i]) + ".safetensors")) for i in (0, 1)]
-b = [latents(os.path.join(w, "cfg2", stem(runs["one"][i]) + ".safetensors")) for i in (0, 1)]
+a = [latents(os.path.join(w, "one", stem(runs["one"][i]) + ".safetensors")) for i in (0, 1, 2)]
+b = [latents(os.path.join(w, "cfg2", stem(runs["one"][i]) + ".safetensors")) for i in (0, 1, 2)]
 assert a[0] != a[1], "two prompts and seeds gave the same latents"
-for i in (0, 1):
+for i in (0, 1, 2):
     assert a[i] == b[i], f"line {i}: cfg 2 latents differ from one rank"
-print("2 lines rendered and decodable, the image line failed alone; cfg 2 equals one rank")
+print("3 lines (2 text, 1 image) rendered and decodable, the last_image line failed alone; cfg 2 equals one rank")
 PY
 run ulysses2 2 --set parallel_config.ulysses_size=2; rc=$?
 [ $rc = 3 ] || { tail -20 "$W/log_ulysses2"; fail "ulysses 2: expected exit 3, got $rc"; }

@@ -10,11 +10,16 @@ endif()
 # branch, CFG, UniPC, the Wan 2.2 VAE decode): one rank (label golden) and CFG 2 over two ranks
 # (label parallel). Sequence-parallel meshes are refused for the family at recipe check time.
 set(VGEN_GOLDEN_COSMOS3_DIR ${PROJECT_SOURCE_DIR}/tests/golden-cosmos3)
-add_test(NAME golden_cosmos3_pipeline_t2v
-         COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case pipeline_t2v)
-set_tests_properties(golden_cosmos3_pipeline_t2v PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
-add_test(NAME parallel_golden_cosmos3_pipeline_t2v_cfg2
-         COMMAND ${VGEN_MPIRUN} -np 2 ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case pipeline_t2v
-                 --set parallel_config.cfg_size=2)
-set_tests_properties(parallel_golden_cosmos3_pipeline_t2v_cfg2 PROPERTIES LABELS parallel
-                     ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+set(VGEN_GOLDEN_COSMOS3_CASES pipeline_t2v)
+if(VGEN_IMAGES)  # image to video reads images/i2v_first.png
+  list(APPEND VGEN_GOLDEN_COSMOS3_CASES pipeline_i2v)
+endif()
+foreach(case ${VGEN_GOLDEN_COSMOS3_CASES})
+  add_test(NAME golden_cosmos3_${case} COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case})
+  set_tests_properties(golden_cosmos3_${case} PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+  add_test(NAME parallel_golden_cosmos3_${case}_cfg2
+           COMMAND ${VGEN_MPIRUN} -np 2 ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case}
+                   --set parallel_config.cfg_size=2)
+  set_tests_properties(parallel_golden_cosmos3_${case}_cfg2 PROPERTIES LABELS parallel
+                       ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+endforeach()

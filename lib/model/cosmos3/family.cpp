@@ -29,7 +29,7 @@ bool index_flag(const DiffusersDir& dir, const char* key) {
 
 std::string cosmos3_variant(const DiffusersDir& dir) {
   const Cosmos3Config c = transformer_config(dir);
-  return fmt::format("Cosmos 3 T2V ({} style: {} layers, hidden {})",
+  return fmt::format("Cosmos 3 T2V / I2V ({} style: {} layers, hidden {})",
                      c.hidden_act == Cosmos3Act::kRelu2 ? "Edge/Nemotron" : "Qwen3", c.num_hidden_layers,
                      c.hidden_size);
 }
@@ -48,8 +48,12 @@ ModelTraits Cosmos3Family::traits(const DiffusersDir& dir) const {
   t.patch = {1, c.latent_patch_size, c.latent_patch_size};
   t.attention_heads = c.num_attention_heads;
   t.prompt_dim = 1;  // the prompt travels as token ids (denoiser.h)
-  t.images = {};     // text to video: image lines are refused by the preflight
+  t.images = image_inputs(dir);
   return t;
+}
+
+ImageInputs Cosmos3Family::image_inputs(const DiffusersDir&) const {
+  return {ImageConditioning::kOptional, false, false};
 }
 
 int Cosmos3Family::check_configs(const DiffusersDir& dir) const {

@@ -1,9 +1,9 @@
 // The Cosmos 3 family behind the model seam (model/registry.h): Cosmos3OmniPipeline checkpoints
-// rendering video (text to video) with diffusers' defaults. Its parts: the prompt renderer and
+// rendering video (text to video, or image to video from a first frame) with diffusers' defaults. Its parts: the prompt renderer and
 // tokenizer (prompt.h) as the prompt side, the joint transformer (transformer.h) as the denoiser
-// (denoiser.h), and the Wan 2.2 VAE, lent by the registry so that this family includes no other.
+// (denoiser.h), the image condition (image_condition.h), and the Wan 2.2 VAE, lent by the registry so that this family includes no other.
 // Refused by name: use_native_flow_schedule, quantized transformers, sequence parallelism, fp8,
-// LoRA, the first-block cache, DWDP, still images on a prompt line.
+// LoRA, the first-block cache, DWDP, a last frame on a prompt line.
 #pragma once
 #include <memory>
 #include <string>
@@ -25,6 +25,8 @@ class Cosmos3Family final : public ModelFamily {
   std::string pipeline_classes() const override { return "Cosmos3OmniPipeline"; }
   bool accepts(const DiffusersDir& dir) const override;
   ModelTraits traits(const DiffusersDir& dir) const override;
+  // Text to video, or image to video with a first frame (diffusers' `image`): optional.
+  ImageInputs image_inputs(const DiffusersDir& dir) const override;
   int check_configs(const DiffusersDir& dir) const override;
   void check_weights(const DiffusersDir& dir) const override;
   void check_recipe(const Recipe& recipe, const DiffusersDir& dir) const override;

@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "model/cosmos3/denoiser.h"
 #include "model/cosmos3/family.h"
+#include "model/cosmos3/image_condition.h"
 
 namespace vgen {
 
@@ -28,7 +29,9 @@ LoadedModel Cosmos3Family::load(const Recipe& recipe, Mesh& mesh) const {
   if (mesh.is_replica_leader())
     out.prompt_encoder = std::make_unique<Cosmos3PromptEncoder>(dir.root(), dir.component_path("text_tokenizer"));
   VGEN_CHECK(vae_ != nullptr, ExitCode::kInternal, "cosmos3: no autoencoder loader registered");
-  out.autoencoder = vae_(recipe, mesh, out.traits.latent_channels, false);
+  // The ranks that decode also encode a line's first frame (image to video).
+  out.autoencoder = vae_(recipe, mesh, out.traits.latent_channels, true);
+  if (mesh.is_replica_leader()) out.image_conditioner = std::make_unique<Cosmos3ImageConditioner>();
   out.scheduler_config = dir.component_config("scheduler");
   log_debug("cosmos3: {} loaded (fps {})", out.traits.variant, fps);
   return out;
