@@ -81,7 +81,7 @@ int Cosmos3Family::check_configs(const DiffusersDir& dir) const {
 void Cosmos3Family::check_weights(const DiffusersDir& dir) const {
   // The transformer's tensors by name and shape from the headers (no data is read).
   const WeightStore tr = WeightStore::open(dir.component_path("transformer"));
-  load_cosmos3_weights(tr, transformer_config(dir), Device::kCPU, DType::kF32);
+  check_cosmos3_weights(tr, transformer_config(dir));
   const WeightStore vae = WeightStore::open(dir.component_path("vae"));
   VGEN_CHECK(!vae.names().empty(), ExitCode::kModel, "{}: component 'vae' holds no tensors", dir.root());
 }

@@ -1,7 +1,8 @@
-// Loading a Cosmos 3 checkpoint on one rank: the transformer's tensors (lm_head, the final
-// understanding norm and the sound and action heads are never read: the host computes on views of
-// the mapped files, the device copies only what load_cosmos3_weights names), the prompt tokenizer on
-// the replica leader, and the Wan 2.2 VAE on the ranks that decode (lent by the registry).
+// Loading a Cosmos 3 checkpoint on one rank: the transformer's tensors that load_cosmos3_weights
+// names, read from the mapped files (lm_head, the final understanding norm and the sound and action
+// heads are never read; the embedding table stays a view), the prompt tokenizer and the image
+// conditioner on the replica leader, and the Wan 2.2 VAE on the ranks that decode (lent by the
+// registry, through its weight stream).
 #include <memory>
 
 #include "core/log.h"
