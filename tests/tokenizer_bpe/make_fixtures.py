@@ -15,6 +15,8 @@ Writes, beside this script:
                         Qwen3-VL's 26 added tokens), compressed (the tokenizer.json is ~7 MB); CMake
                         unpacks it into the build tree at configure time.
   tiny_cases.json       ids and decoded text for a corpus of prompts and a seeded random corpus.
+  tiny_flags_cases.json ids of edited copies of tiny/tokenizer.json: added tokens with lstrip, rstrip
+                        and normalized, and ignore_merges (run by tokenizers itself).
   qwen_cases.json       the same corpus through the real vocabulary.
   cosmos3_cases.json    Cosmos3OmniPipeline.tokenize_prompt's rendered conversations and ids for both.
 
@@ -229,6 +231,34 @@ def train_tiny():
     return model["vocab"], [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
 
 
+FLAG_TEXTS = ["a \t<|im_start|>\n  b", "x <think> y", "caf\u00e9 cafe\u0301 CAF\u00c9", "\ufb01x  \ufb01xed\u3000z",
+              " <|im_start|><|im_start|> ", "\u00a0<|im_start|>\u2003x", "<think><think>think"]
+
+
+def flags_cases(tiny_dir: Path):
+    """Added-token flags Qwen's files leave off (lstrip, rstrip, normalized) and ignore_merges, on
+    edited copies of the tiny tokenizer.json, run by tokenizers itself (the library transformers'
+    fast tokenizers wrap)."""
+    j = json.loads((tiny_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    for a in j["added_tokens"]:
+        if a["content"] == "<|im_start|>":
+            a["lstrip"] = a["rstrip"] = True
+        if a["content"] == "<think>":
+            a["normalized"] = True
+    n = max(a["id"] for a in j["added_tokens"]) + 1
+    flags = dict(single_word=False, lstrip=False, rstrip=False, special=False)
+    j["added_tokens"] += [dict(flags, id=n, content="cafe\u0301", normalized=True),
+                          dict(flags, id=n + 1, content="\ufb01x", rstrip=True, special=True, normalized=False)]
+    out = []
+    for ignore_merges in (False, True):
+        j["model"]["ignore_merges"] = ignore_merges
+        tok = Tokenizer.from_str(json.dumps(j))
+        texts = FLAG_TEXTS + CORPUS[:16]
+        out.append({"added_tokens": j["added_tokens"], "ignore_merges": ignore_merges,
+                    "cases": [{"text": t, "ids": tok.encode(t, add_special_tokens=False).ids} for t in texts]})
+    return out
+
+
 def tiktoken_vocab(path: Path):
     ranks = {}
     for line in path.read_bytes().splitlines():
@@ -256,6 +286,7 @@ def main():
     tiny = AutoTokenizer.from_pretrained(str(HERE / "tiny"))
     assert type(tiny).__name__ == "Qwen2Tokenizer", type(tiny)
     dump(HERE / "tiny_cases.json", {"corpus": cases_for(tiny, texts), "fuzz": cases_for(tiny, fuzz)})
+    dump(HERE / "tiny_flags_cases.json", flags_cases(HERE / "tiny"))
 
     vocab, merges = tiktoken_vocab(args.qwen_tiktoken)
     assert len(vocab) == 151643, len(vocab)

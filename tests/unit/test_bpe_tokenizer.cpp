@@ -1,7 +1,8 @@
 // Byte-level BPE tokenizer on the tiny Qwen-style fixture (tests/tokenizer_bpe, made by
 // make_fixtures.py with transformers/tokenizers): ids and decoded text of the prompt corpus and the
-// seeded random corpus, the merges' two spellings, invalid UTF-8, added-token flags, the
-// pre-tokenizer split, and the refusal of every unsupported layout by name.
+// seeded random corpus, added-token flags and ignore_merges (tokenizers' own ids), the merges' two
+// spellings, invalid UTF-8, the pre-tokenizer split, and the refusal of every unsupported layout by
+// name.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -95,6 +96,22 @@ TEST(BpeTokenizer, AddedTokensAndLookups) {
   EXPECT_EQ(tok.decode({start, end}), "<|im_start|><|im_end|>");
   EXPECT_EQ(tok.decode({start, end}, true), "");
   EXPECT_EQ(tok.decode({tok.token_id("<think>")}, true), "<think>");  // not special
+}
+
+TEST(BpeTokenizer, AddedTokenFlagsAndIgnoreMergesMatchTokenizers) {
+  size_t n = 0;
+  for (const Json& variant : read_json_file(kDir + "/tiny_flags_cases.json", ExitCode::kInput)) {
+    Json j = tiny_json();
+    j["added_tokens"] = variant["added_tokens"];
+    j["model"]["ignore_merges"] = variant["ignore_merges"];
+    const BpeTokenizer tok = from_json(j);
+    for (const Json& c : variant["cases"]) {
+      EXPECT_EQ(tok.encode(c["text"].get<std::string>()), c["ids"].get<std::vector<int64_t>>())
+          << "ignore_merges " << variant["ignore_merges"] << ": " << c["text"];
+      ++n;
+    }
+  }
+  EXPECT_GT(n, 40u);
 }
 
 TEST(BpeTokenizer, LstripAndRstripTakeTheWhitespace) {
