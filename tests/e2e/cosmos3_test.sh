@@ -2,9 +2,9 @@
 # Cosmos 3 end to end on the CPU with the tiny checkpoint (tests/golden-cosmos3): a JSONL of prompt
 # lines (text to video, and image to video from a first frame) renders decodable MP4s on one rank;
 # CFG 2 over two ranks gives the same latents per line; a line with a last frame fails alone (the
-# family takes a first frame only); sequence parallelism
-# is refused at recipe check time (exit 3) naming the family; `vgen plan` names the family, the
-# variant, the prompt tokens and the prefill.
+# family takes a first frame only); the text cache serves a second run the same latents; sequence
+# parallelism is refused at recipe check time (exit 3) naming the family; `vgen plan` names the
+# family, the variant, the prompt tokens and the prefill.
 # Usage: cosmos3_test.sh <vgen> <source dir>
 set -u
 VGEN=$1; SRC=$2
@@ -49,6 +49,26 @@ assert a[0] != a[1], "two prompts and seeds gave the same latents"
 for i in (0, 1, 2):
     assert a[i] == b[i], f"line {i}: cfg 2 latents differ from one rank"
 print("3 lines (2 text, 1 image) rendered and decodable, the last_image line failed alone; cfg 2 equals one rank")
+PY
+# The text cache keys the rendered conversation (the video's size and fps, the negative prompt's
+# inverse sentences): a second run reads every entry and renders the same latents.
+for r in cache1 cache2; do
+  run $r 1 --set text.cache_embeddings=true --set text.cache_dir="$W/text_cache"; rc=$?
+  [ $rc = 7 ] || { tail -20 "$W/log_$r"; fail "$r: expected exit 7, got $rc"; }
+done
+python3 - "$W" <<'PY' || fail "text cache"
+import json, os, sys
+sys.path.insert(0, os.environ["E2E_DIR"])
+from e2e_check import latents, stem
+w = sys.argv[1]
+entries = [f for f in os.listdir(os.path.join(w, "text_cache")) if f.endswith(".safetensors")]
+assert len(entries) == 4, entries  # the three lines' conversations and the negative one (one video size)
+one = {v["index"]: v for v in json.load(open(os.path.join(w, "one", "timing.json")))["videos"]}
+for i in (0, 1, 2):
+    a = latents(os.path.join(w, "one", stem(one[i]) + ".safetensors"))
+    b = latents(os.path.join(w, "cache2", stem(one[i]) + ".safetensors"))
+    assert a == b, f"line {i}: latents through the text cache differ"
+print("text cache: 4 entries, the second run's latents equal the first's")
 PY
 run ulysses2 2 --set parallel_config.ulysses_size=2; rc=$?
 [ $rc = 3 ] || { tail -20 "$W/log_ulysses2"; fail "ulysses 2: expected exit 3, got $rc"; }
