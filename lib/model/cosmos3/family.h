@@ -33,6 +33,8 @@ class Cosmos3Family final : public ModelFamily {
   SizeLimits size_limits(const DiffusersDir& dir) const override;
   LoadedModel load(const Recipe& recipe, Mesh& mesh) const override;
   PlanModel plan_model(const Recipe& recipe, bool read_headers) const override;
+  // tests/golden-cosmos3's component cases: mrope_*, und_kv*, transformer_forward* (golden.cpp).
+  bool run_golden_case(const std::string& kind, GoldenCase& c) const override;
 
  private:
   LentAutoencoderLoader vae_;
