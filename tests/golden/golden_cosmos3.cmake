@@ -33,3 +33,18 @@ foreach(case ${VGEN_GOLDEN_COSMOS3_PIPELINES})
   set_tests_properties(parallel_golden_cosmos3_${case}_cfg2 PROPERTIES LABELS parallel
                        ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
 endforeach()
+
+# Every case on one GPU in fp32 and bf16 (label gpu; skipped without one): the device transformer,
+# the pipeline with `device: cuda`. Not yet run.
+if(VGEN_HAVE_CUDA)
+  foreach(case mrope_video und_kv und_kv_edge transformer_forward transformer_forward_edge
+               ${VGEN_GOLDEN_COSMOS3_PIPELINES})
+    foreach(prec fp32 bf16)
+      add_test(NAME golden_cosmos3_${case}_cuda_${prec}
+               COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 1 ${VGEN_BIN} golden
+                       --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case} --set device=cuda --set precision=${prec})
+      set_tests_properties(golden_cosmos3_${case}_cuda_${prec} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}"
+                           TIMEOUT 300 SKIP_RETURN_CODE 77)
+    endforeach()
+  endforeach()
+endif()
