@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cosmos 3 end to end on the CPU with the tiny checkpoint (tests/golden-cosmos3): a JSONL of prompt
 # lines (text to video, and image to video from a first frame) renders decodable MP4s on one rank;
-# CFG 2 over two ranks gives the same latents per line; a line with a last frame fails alone (the
+# CFG 2 and DP 2 over two ranks give the same latents per line; a line with a last frame fails alone (the
 # family takes a first frame only); the text cache serves a second run the same latents; sequence
 # parallelism is refused at recipe check time (exit 3) naming the family; `vgen plan` names the
 # family, the variant, the prompt tokens and the prefill.
@@ -28,12 +28,15 @@ run one 1; rc=$?
 [ $rc = 7 ] || { tail -20 "$W/log_one"; fail "expected exit 7 (the last_image line fails), got $rc"; }
 run cfg2 2 --set parallel_config.cfg_size=2; rc=$?
 [ $rc = 7 ] || { tail -20 "$W/log_cfg2"; fail "cfg 2: expected exit 7, got $rc"; }
+run dp2 2 --set parallel_config.dp_size=2; rc=$?
+[ $rc = 7 ] || { tail -20 "$W/log_dp2"; fail "dp 2: expected exit 7, got $rc"; }
 python3 - "$W" <<'PY' || fail "cosmos3 text to video"
 import json, os, subprocess, sys
 sys.path.insert(0, os.environ["E2E_DIR"])
 from e2e_check import latents, stem
 w = sys.argv[1]
-runs = {r: {v["index"]: v for v in json.load(open(os.path.join(w, r, "timing.json")))["videos"]} for r in ("one", "cfg2")}
+runs = {r: {v["index"]: v for v in json.load(open(os.path.join(w, r, "timing.json")))["videos"]}
+        for r in ("one", "cfg2", "dp2")}
 for r, v in runs.items():
     assert [v[i]["status"] for i in range(4)] == ["ok", "ok", "ok", "failed"], (r, [v[i]["status"] for i in range(4)])
     assert "last_image" in v[3]["error"], v[3]["error"]
@@ -44,11 +47,12 @@ for r, v in runs.items():
                            capture_output=True, text=True)
         assert n.returncode == 0 and n.stdout.strip() == "48,32,9", (v[i]["output"], n.stdout, n.stderr)
 a = [latents(os.path.join(w, "one", stem(runs["one"][i]) + ".safetensors")) for i in (0, 1, 2)]
-b = [latents(os.path.join(w, "cfg2", stem(runs["one"][i]) + ".safetensors")) for i in (0, 1, 2)]
 assert a[0] != a[1], "two prompts and seeds gave the same latents"
-for i in (0, 1, 2):
-    assert a[i] == b[i], f"line {i}: cfg 2 latents differ from one rank"
-print("3 lines (2 text, 1 image) rendered and decodable, the last_image line failed alone; cfg 2 equals one rank")
+for mesh in ("cfg2", "dp2"):
+    b = [latents(os.path.join(w, mesh, stem(runs["one"][i]) + ".safetensors")) for i in (0, 1, 2)]
+    for i in (0, 1, 2):
+        assert a[i] == b[i], f"line {i}: {mesh} latents differ from one rank"
+print("3 lines (2 text, 1 image) rendered and decodable, the last_image line failed alone; cfg 2 and dp 2 equal one rank")
 PY
 # The text cache keys the rendered conversation (the video's size and fps, the negative prompt's
 # inverse sentences): a second run reads every entry and renders the same latents.
