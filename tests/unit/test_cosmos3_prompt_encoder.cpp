@@ -1,11 +1,11 @@
-// The Cosmos 3 prompt side behind the seam (model/cosmos3/denoiser.h Cosmos3PromptEncoder): the
+// The Cosmos 3 prompt side behind the seam (model/cosmos3/prompt_encoder.h): the
 // rendered conversation (the text cache's key) and the ids of the pipeline case, as diffusers'
 // tokenize_prompt makes them, carried as one-column rows.
 #include <gtest/gtest.h>
 
 #include "core/error.h"
 #include "io/safetensors.h"
-#include "model/cosmos3/denoiser.h"
+#include "model/cosmos3/prompt_encoder.h"
 
 using namespace vgen;
 

@@ -1,39 +1,15 @@
-// Cosmos 3 behind the model seam (model.h): the prompt side renders and tokenizes the prompt
-// (prompt.h) and hands its token ids to the pipeline as one-column "embeddings"; the denoiser's
-// prepare runs the understanding tower over them once per prompt (prefill) and every step's forward
-// reuses that K/V. The mRoPE offset of the video follows each prompt's own length.
+// Cosmos 3's denoiser behind the model seam (model.h): prepare runs the understanding tower over a
+// prompt's token ids (prompt_encoder.h) once per prompt (prefill) and every step's forward reuses
+// that K/V. The mRoPE offset of the video follows each prompt's own length.
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "model/cosmos3/prompt.h"
 #include "model/cosmos3/transformer.h"
 #include "model/model.h"
 
 namespace vgen {
-
-// A prompt's token ids as the pipeline carries them: [L, 1] f32 rows holding id + 1 (exact below
-// 2^24, far above any vocabulary), zero rows after the prompt (padding, as the text cache pads).
-Tensor cosmos3_ids_to_rows(const std::vector<int64_t>& ids, int max_len);
-std::vector<int64_t> cosmos3_rows_to_ids(const Tensor& rows);  // [L, 1] → the ids before the first zero row
-
-// The prompt side: normalize_for renders the conversation (templates and chat template) as the
-// pipeline's tokenize_prompt does for the video of the context; encode_normalized tokenizes it and
-// appends eos and <|vision_start|>.
-class Cosmos3PromptEncoder final : public PromptEncoder {
- public:
-  Cosmos3PromptEncoder(const std::string& pipeline_dir, const std::string& tokenizer_dir);
-  int64_t hidden_size() const override { return 1; }
-  std::string normalize(const std::string& prompt) const override;  // the default video context
-  std::string normalize_for(const std::string& prompt, const PromptContext& ctx) const override;
-  PromptEmbeddings encode_normalized(const std::vector<std::string>& prompts, int max_len) const override;
-  std::string identity() const override { return identity_; }
-
- private:
-  Cosmos3PromptTokenizer tok_;
-  std::string identity_;
-};
 
 // The understanding tower's K/V of one prompt (Denoiser::prepare).
 struct Cosmos3Conditioning final : Conditioning {

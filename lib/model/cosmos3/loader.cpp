@@ -9,6 +9,7 @@
 #include "model/cosmos3/denoiser.h"
 #include "model/cosmos3/family.h"
 #include "model/cosmos3/image_condition.h"
+#include "model/cosmos3/prompt_encoder.h"
 
 namespace vgen {
 
