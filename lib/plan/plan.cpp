@@ -219,7 +219,9 @@ void add_runtime_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
   const MeshShape& m = p.shape;
   const PlanTokens& t = p.tokens;
   const double b = z.b, D = z.D, L = z.L, s = z.s, cp_tokens = z.cp_tokens, d_u = z.d_u;
-  if (recipe.text_on_cuda() || !recipe.is_cuda()) {
+  if (md.te_params == 0) {
+    // No text encoder (Cosmos 3: the prompt's ids go to the transformer's understanding tower).
+  } else if (recipe.text_on_cuda() || !recipe.is_cuda()) {
     p.memory.push_back({fmt::format("UMT5 encoder weights ({} params, {}; replica leaders only{})",
                                     human_count(md.te_params), md.te_source, recipe.is_cuda() ? "" : ", host"),
                         double(md.te_bytes)});
@@ -228,9 +230,9 @@ void add_runtime_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
                                   human_count(md.te_params), human_bytes(double(md.te_params) * 4)));
   }
   if (md.vae_bytes >= 0) p.memory.push_back({"VAE weights (fp32)", double(md.vae_bytes)});
+  else p.notes.push_back("VAE weights not estimated (no vae/ safetensors)");
   if (md.image_encoder_bytes >= 0)
     p.memory.push_back({"CLIP image encoder weights (replica leaders only)", double(md.image_encoder_bytes)});
-  else p.notes.push_back("VAE weights not estimated (no vae/ safetensors)");
   const int streams = z.cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;
   p.memory.push_back({fmt::format("text K/V cache ({} layers × {} stream(s) × {} tokens)", md.layers, streams,
                                   md.text_len),
