@@ -59,6 +59,15 @@ struct PromptEmbeddings {
   std::vector<int64_t> lengths;  // real rows per prompt (rows past it are zero)
 };
 
+// What a prompt is encoded for: the video it conditions and its role. A family whose prompt text
+// depends on them (Cosmos 3 appends duration and resolution sentences, their inverse to the negative
+// prompt) reads it in normalize_for; the others ignore it.
+struct PromptContext {
+  int num_frames = 0, height = 0, width = 0;
+  double fps = 0;         // the output's frame rate
+  bool negative = false;  // the negative (unconditional) prompt
+};
+
 // The prompt side (Wan: prompt cleaning, T5 tokenizer, UMT5). Runs on the replica leader.
 class PromptEncoder {
  public:
@@ -66,6 +75,10 @@ class PromptEncoder {
   virtual int64_t hidden_size() const = 0;
   // The prompt as the encoder will read it (the text cache keys on it).
   virtual std::string normalize(const std::string& prompt) const = 0;
+  // The prompt as the encoder will read it for `ctx`; by default the context changes nothing.
+  virtual std::string normalize_for(const std::string& prompt, const PromptContext& ctx) const {
+    return normalize(prompt);
+  }
   // Already normalised prompts → [B, max_len, D]; each prompt encoded by itself, so its rows do not
   // depend on the others.
   virtual PromptEmbeddings encode_normalized(const std::vector<std::string>& prompts, int max_len) const = 0;

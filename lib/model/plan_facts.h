@@ -38,6 +38,7 @@ struct PlanModel {
   int heads = 40, head_dim = 128, layers = 40, ffn = 13824;
   int in_channels = 16, out_channels = 16, text_dim = 4096, freq_dim = 256;
   std::array<int, 3> patch = {1, 2, 2};
+  bool pads_to_patch = false;  // the DiT zero-pads the latent height and width to the patch (Cosmos 3)
   int vae_spatial = 8, vae_temporal = 4;
   int experts = 1;
   int64_t dit_params = 0;       // one expert
@@ -62,6 +63,8 @@ struct PlanModel {
   bool condition_frames_all = false;  // the VAE encodes every frame of the condition video (else the first)
   // The VAE encoder's FLOPs for a condition video of F × H × W pixels (null: the model encodes none).
   std::function<double(double F, double H, double W)> vae_encode_flops;
+  // Lines the family adds to the plan's model section (e.g. Cosmos 3's prompt tokens and prefill).
+  std::vector<std::string> facts;
   int dim() const { return heads * head_dim; }
   // The index of the block linear named `name`, or -1.
   int linear_index(const std::string& name) const {

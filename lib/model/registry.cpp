@@ -1,12 +1,15 @@
 #include "model/registry.h"
 
+#include "model/cosmos3/family.h"
 #include "model/wan/family.h"
+#include "model/wan/lent_vae.h"
 
 namespace vgen {
 
 const std::vector<const ModelFamily*>& model_families() {
   static const WanFamily wan;
-  static const std::vector<const ModelFamily*> all = {&wan};
+  static const Cosmos3Family cosmos3(&load_wan_vae_autoencoder);  // decodes with the Wan 2.2 VAE
+  static const std::vector<const ModelFamily*> all = {&wan, &cosmos3};
   return all;
 }
 

@@ -64,11 +64,14 @@ void TextCache::store(const std::string& cleaned_prompt, int max_len, const Tens
 }
 
 Tensor encode_prompts_cached(const PromptEncoder& enc, const TextCache* cache, const std::vector<std::string>& prompts,
-                             int max_len) {
+                             int max_len, const std::vector<PromptContext>& contexts) {
   const int64_t B = int64_t(prompts.size()), L = max_len, D = enc.hidden_size();
+  VGEN_ASSERT(contexts.empty() || contexts.size() == prompts.size(), "{} prompt contexts for {} prompts",
+              contexts.size(), prompts.size());
   Tensor out = Tensor::empty({B, L, D}, DType::kF32);  // [B, L, D]
   std::vector<std::string> normalized;
-  for (auto& p : prompts) normalized.push_back(enc.normalize(p));
+  for (size_t b = 0; b < prompts.size(); ++b)
+    normalized.push_back(contexts.empty() ? enc.normalize(prompts[b]) : enc.normalize_for(prompts[b], contexts[b]));
   std::vector<size_t> miss;
   for (size_t b = 0; b < normalized.size(); ++b) {
     Tensor hit = cache ? cache->load(normalized[b], max_len, D) : Tensor();

@@ -34,7 +34,8 @@ class TextCache {
 // null: plain encoding); misses are encoded and stored. A prompt's rows are bit-identical whether
 // they come from the cache or from the encoder, and whichever prompts miss with it (the encoder
 // encodes each prompt by itself).
+// `contexts` (empty, or one per prompt): what each prompt is encoded for (PromptEncoder::normalize_for).
 Tensor encode_prompts_cached(const PromptEncoder& enc, const TextCache* cache, const std::vector<std::string>& prompts,
-                             int max_len);
+                             int max_len, const std::vector<PromptContext>& contexts = {});
 
 }  // namespace vgen

@@ -63,8 +63,14 @@ Tensor VideoPipeline::encode_text(const VideoJob& job, bool need_negative) {
     const DeviceAllocPhase phase("encoding the prompt text");  // named in OOM messages
     try {
       std::vector<std::string> prompts = {job.prompt};
-      if (need_negative) prompts.push_back(job.negative_prompt);
-      Tensor e = encode_prompts_cached(*model_.prompt_encoder, text_cache_.get(), prompts, L);  // [n, L, D]
+      PromptContext ctx{job.num_frames, job.height, job.width, double(recipe_.output.fps.value_or(native_fps()))};
+      std::vector<PromptContext> contexts = {ctx};
+      if (need_negative) {
+        prompts.push_back(job.negative_prompt);
+        ctx.negative = true;
+        contexts.push_back(ctx);
+      }
+      Tensor e = encode_prompts_cached(*model_.prompt_encoder, text_cache_.get(), prompts, L, contexts);  // [n, L, D]
       VGEN_CHECK(e.shape() == embeds.shape(), ExitCode::kInput, "text encoder returned {} (expected {})", e.str(),
                  shape_str(embeds.shape()));
       embeds.copy_from(e);

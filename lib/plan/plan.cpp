@@ -75,7 +75,9 @@ std::string precision_text(const Recipe& r) {
 // Tokens: latent T = (F-1)/4 + 1, H = height/8, W = width/8, then the patch grid, padded to a
 // multiple of the seq degree.
 PlanTokens plan_tokens(const GenerationConfig& g, const PlanModel& md, const MeshShape& m) {
-  const int sp_h = md.vae_spatial * md.patch[1], sp_w = md.vae_spatial * md.patch[2];
+  // A DiT that pads the latent grid to its patch takes any multiple of the VAE's factor.
+  const int sp_h = md.vae_spatial * (md.pads_to_patch ? 1 : md.patch[1]);
+  const int sp_w = md.vae_spatial * (md.pads_to_patch ? 1 : md.patch[2]);
   VGEN_CHECK(g.height % sp_h == 0 && g.width % sp_w == 0, ExitCode::kRecipe,
              "generation.height {} / width {} must be multiples of {} / {} for this model (VAE ×{} · patch)",
              g.height, g.width, sp_h, sp_w, md.vae_spatial);
@@ -86,7 +88,8 @@ PlanTokens plan_tokens(const GenerationConfig& g, const PlanModel& md, const Mes
   VGEN_CHECK(t.latent_t % md.patch[0] == 0, ExitCode::kRecipe,
              "generation.num_frames {}: latent frames {} not divisible by the temporal patch {}", g.num_frames,
              t.latent_t, md.patch[0]);
-  t.tokens = int64_t(t.latent_t / md.patch[0]) * (t.latent_h / md.patch[1]) * (t.latent_w / md.patch[2]);
+  auto grid = [](int64_t n, int p) { return (n + p - 1) / p; };  // exact unless the DiT pads
+  t.tokens = int64_t(t.latent_t / md.patch[0]) * grid(t.latent_h, md.patch[1]) * grid(t.latent_w, md.patch[2]);
   const int sp = m.seq();
   t.padded = (t.tokens + sp - 1) / sp * sp;
   t.per_rank = t.padded / sp;
@@ -216,7 +219,9 @@ void add_runtime_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
   const MeshShape& m = p.shape;
   const PlanTokens& t = p.tokens;
   const double b = z.b, D = z.D, L = z.L, s = z.s, cp_tokens = z.cp_tokens, d_u = z.d_u;
-  if (recipe.text_on_cuda() || !recipe.is_cuda()) {
+  if (md.te_params == 0) {
+    // No text encoder (Cosmos 3: the prompt's ids go to the transformer's understanding tower).
+  } else if (recipe.text_on_cuda() || !recipe.is_cuda()) {
     p.memory.push_back({fmt::format("UMT5 encoder weights ({} params, {}; replica leaders only{})",
                                     human_count(md.te_params), md.te_source, recipe.is_cuda() ? "" : ", host"),
                         double(md.te_bytes)});
@@ -225,9 +230,9 @@ void add_runtime_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
                                   human_count(md.te_params), human_bytes(double(md.te_params) * 4)));
   }
   if (md.vae_bytes >= 0) p.memory.push_back({"VAE weights (fp32)", double(md.vae_bytes)});
+  else p.notes.push_back("VAE weights not estimated (no vae/ safetensors)");
   if (md.image_encoder_bytes >= 0)
     p.memory.push_back({"CLIP image encoder weights (replica leaders only)", double(md.image_encoder_bytes)});
-  else p.notes.push_back("VAE weights not estimated (no vae/ safetensors)");
   const int streams = z.cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;
   p.memory.push_back({fmt::format("text K/V cache ({} layers × {} stream(s) × {} tokens)", md.layers, streams,
                                   md.text_len),
@@ -334,6 +339,8 @@ std::string format_plan(const Recipe& recipe, const Plan& p) {
     fmt::format_to(out, "lora[{}]: {} scale {} -> {}: {} weight(s) changed, rank {}{}\n", l.index, l.path, l.scale,
                    l.component, l.tensors, l.max_rank,
                    l.skipped_keys ? fmt::format(", {} key(s) skipped (lora_strict false)", l.skipped_keys) : "");
+  fmt::format_to(out, "family: {} ({})\n", md.family, md.variant);
+  for (const std::string& f : md.facts) fmt::format_to(out, "  {}\n", f);
   if (!md.conditioning.empty()) fmt::format_to(out, "conditioning: {} ({})\n", md.conditioning, md.variant);
   fmt::format_to(out, "precision: {}\n", precision_text(recipe));
   fmt::format_to(out, "mesh: dp {} × cfg {} × {} × ulysses {} = {} (seq degree {}, vae group {})\n", m.dp, m.cfg,
@@ -349,7 +356,7 @@ std::string format_plan(const Recipe& recipe, const Plan& p) {
   }
   fmt::format_to(out, "\ntokens: {} frames → latent T {}; {}×{} px → latent {}×{}; S = {}·{}·{} = {}\n",
                  g.num_frames, t.latent_t, g.height, g.width, t.latent_h, t.latent_w, t.latent_t / md.patch[0],
-                 t.latent_h / md.patch[1], t.latent_w / md.patch[2], t.tokens);
+                 (t.latent_h + md.patch[1] - 1) / md.patch[1], (t.latent_w + md.patch[2] - 1) / md.patch[2], t.tokens);
   fmt::format_to(out, "padded S = {} ({} pad tokens, excluded from attention), {} tokens per seq rank\n", t.padded,
                  t.padded - t.tokens, t.per_rank);
   for (int s = 0; s < m.seq(); ++s) {

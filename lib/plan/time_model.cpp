@@ -396,7 +396,9 @@ void TimeModel::vae_and_mp4(Prediction& p) const {
   const double frames = g.num_frames, pixels = frames * g.height * g.width;
   const bool split_w = recipe.parallel.parallel_vae_split_dim != VaeSplitDim::kHeight;
   const double lat_side = split_w ? plan.tokens.latent_w : plan.tokens.latent_h;
-  VGEN_CHECK(bool(md.vae_work), ExitCode::kInternal, "the {} family gives no VAE work for the time model", md.family);
+  VGEN_CHECK(bool(md.vae_work), ExitCode::kRecipe,
+             "--predict: the time model has no terms for the {} family ({}); `vgen plan` without --predict works",
+             md.family, md.variant);
   const VaeWork vw = md.vae_work(plan.tokens.latent_t, plan.tokens.latent_h, plan.tokens.latent_w, b, split_w);
   const double part = std::ceil(lat_side / P) / lat_side;  // the largest rank's share
   double t_vae = vw.flops * part / (peak * hw.vae_efficiency) + vw.bytes * part / hbm;

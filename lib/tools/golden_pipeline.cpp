@@ -2,6 +2,7 @@
 // `image` / `last_image`, denoising loop with CFG and the Wan 2.2 expert switch, VAE decode; with
 // the case's LoRA adapters merged) from the case's initial latents, compared step by step with
 // diffusers, and the preprocessed condition images when the case has them.
+#include <cmath>
 #include <filesystem>
 
 #include "tools/golden.h"
@@ -48,7 +49,10 @@ void golden_pipeline(GoldenCase& c) {
   g.guidance_scale_2 = p.contains("guidance_scale_2") && !p["guidance_scale_2"].is_null()
                            ? std::optional<double>(p["guidance_scale_2"].get<double>())
                            : std::nullopt;
-  g.max_sequence_length = p.at("max_sequence_length").get<int>();
+  // A case without a length keeps the recipe's (a prompt that is not padded to one, e.g. token ids).
+  if (p.contains("max_sequence_length")) g.max_sequence_length = p["max_sequence_length"].get<int>();
+  // The video's frame rate where the pipeline takes one (its prompt and positions may depend on it).
+  if (p.contains("fps") && !p["fps"].is_null()) r.output.fps = int(std::lround(p["fps"].get<double>()));
   g.negative_prompt = p.value("negative_prompt", "");
   std::string sched = p.value("scheduler", "UniPCMultistepScheduler");
   g.scheduler = sched.find("Euler") != std::string::npos ? SchedulerKind::kEuler : SchedulerKind::kUniPC;

@@ -22,6 +22,13 @@ void run_case(GoldenCase& c) {
   if (kind.rfind("sched_", 0) == 0) return golden_scheduler(c);
   if (kind.rfind("pipeline_", 0) == 0) return golden_pipeline(c);
   if (kind == "image_resize") return golden_image_resize(c);
+  if (!fs::is_regular_file(fs::path(c.model_dir()) / "model_index.json")) {
+    // A component saved alone (no pipeline folder): the family that knows the kind runs it.
+    for (const ModelFamily* f : model_families())
+      if (f->run_golden_case(kind, c)) return;
+    VGEN_THROW(ExitCode::kInput, "no runner for case '{}' (kind {}) of the component folder {}", c.name, kind,
+               c.model_dir());
+  }
   if (!component_family(DiffusersDir(c.model_dir())).run_golden_case(kind, c))
     VGEN_THROW(ExitCode::kInput, "no runner for case '{}' (kind {})", c.name, kind);
 }

@@ -5,3 +5,46 @@ endif()
 if(TARGET test_cosmos3_denoise)
   set_tests_properties(test_cosmos3_denoise PROPERTIES LABELS "unit;golden")
 endif()
+
+# Every case through `vgen golden --case` on one rank (label golden): the component cases (mRoPE,
+# the understanding K/V, one forward; the family's runners, also for the transformer-only Edge folder)
+# and the pipeline cases through the real pipeline (prompt side, prefill per prompt and branch, CFG,
+# UniPC, the Wan 2.2 VAE; for I2V the image preprocessing and the encoder). The pipeline cases also
+# under CFG 2 over two ranks (label parallel); sequence-parallel meshes are refused for the family at
+# recipe check time. The pipelines' prompt side needs the byte-level BPE tokenizer (ICU: VGEN_ICU),
+# pipeline_i2v reads a PNG (VGEN_IMAGES).
+set(VGEN_GOLDEN_COSMOS3_DIR ${PROJECT_SOURCE_DIR}/tests/golden-cosmos3)
+set(VGEN_GOLDEN_COSMOS3_PIPELINES)
+if(NOT DEFINED VGEN_ICU OR VGEN_ICU)
+  list(APPEND VGEN_GOLDEN_COSMOS3_PIPELINES pipeline_t2v)
+  if(VGEN_IMAGES)
+    list(APPEND VGEN_GOLDEN_COSMOS3_PIPELINES pipeline_i2v)
+  endif()
+endif()
+foreach(case mrope_video mrope_image mrope_video_edge mrope_image_edge und_kv und_kv_edge transformer_forward
+             transformer_forward_edge ${VGEN_GOLDEN_COSMOS3_PIPELINES})
+  add_test(NAME golden_cosmos3_${case} COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case})
+  set_tests_properties(golden_cosmos3_${case} PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+endforeach()
+foreach(case ${VGEN_GOLDEN_COSMOS3_PIPELINES})
+  add_test(NAME parallel_golden_cosmos3_${case}_cfg2
+           COMMAND ${VGEN_MPIRUN} -np 2 ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case}
+                   --set parallel_config.cfg_size=2)
+  set_tests_properties(parallel_golden_cosmos3_${case}_cfg2 PROPERTIES LABELS parallel
+                       ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+endforeach()
+
+# Every case on one GPU in fp32 and bf16 (label gpu; skipped without one): the device transformer,
+# the pipeline with `device: cuda`. Not yet run.
+if(VGEN_HAVE_CUDA)
+  foreach(case mrope_video und_kv und_kv_edge transformer_forward transformer_forward_edge
+               ${VGEN_GOLDEN_COSMOS3_PIPELINES})
+    foreach(prec fp32 bf16)
+      add_test(NAME golden_cosmos3_${case}_cuda_${prec}
+               COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 1 ${VGEN_BIN} golden
+                       --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case} --set device=cuda --set precision=${prec})
+      set_tests_properties(golden_cosmos3_${case}_cuda_${prec} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}"
+                           TIMEOUT 300 SKIP_RETURN_CODE 77)
+    endforeach()
+  endforeach()
+endif()

@@ -130,3 +130,47 @@ TEST(TextCache, IdentityTracksTokenizerAndWeights) {
   EXPECT_NE(content_hash("a"), content_hash("b"));
   EXPECT_EQ(content_hash("a").size(), 32u);
 }
+
+namespace {
+
+// A prompt side whose text depends on the video and the role (as Cosmos 3's): each row holds the
+// length of the text it read.
+class ContextEncoder final : public PromptEncoder {
+ public:
+  int64_t hidden_size() const override { return 1; }
+  std::string normalize(const std::string& p) const override { return p; }
+  std::string normalize_for(const std::string& p, const PromptContext& c) const override {
+    return p + (c.negative ? " is not " : " is ") + std::to_string(c.num_frames) + "@" + std::to_string(int(c.fps));
+  }
+  PromptEmbeddings encode_normalized(const std::vector<std::string>& prompts, int max_len) const override {
+    PromptEmbeddings e;
+    e.embeds = Tensor::zeros({int64_t(prompts.size()), max_len, 1}, DType::kF32);  // [B, L, 1]
+    for (size_t b = 0; b < prompts.size(); ++b) {
+      e.embeds.f32()[b * size_t(max_len)] = float(prompts[b].size());
+      e.lengths.push_back(1);
+    }
+    return e;
+  }
+  std::string identity() const override { return "context"; }
+};
+
+}  // namespace
+
+// The contexts reach normalize_for (the cache's key): the same prompt for another video or role is
+// another entry; without contexts normalize is used.
+TEST(TextCache, PromptContextsKeyTheEntries) {
+  fs::path dir = fs::temp_directory_path() / ("vgen_test_text_cache_ctx_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const ContextEncoder enc;
+  const TextCache cache(dir.string(), enc.identity());
+  const PromptContext a{9, 32, 48, 16.0, false}, b{17, 32, 48, 16.0, false}, neg{9, 32, 48, 16.0, true};
+  const Tensor e = encode_prompts_cached(enc, &cache, {"cat", "cat", "cat"}, 4, {a, b, neg});  // [3, 4, 1]
+  EXPECT_EQ(e.f32()[0], float(std::string("cat is 9@16").size()));
+  EXPECT_EQ(e.f32()[4], float(std::string("cat is 17@16").size()));
+  EXPECT_EQ(e.f32()[8], float(std::string("cat is not 9@16").size()));
+  EXPECT_TRUE(fs::exists(cache.entry_path("cat is 9@16", 4)));
+  EXPECT_TRUE(fs::exists(cache.entry_path("cat is not 9@16", 4)));
+  EXPECT_TRUE(same(encode_prompts_cached(enc, &cache, {"cat", "cat", "cat"}, 4, {a, b, neg}), e));  // hits
+  EXPECT_EQ(encode_prompts_cached(enc, nullptr, {"cat"}, 4).f32()[0], 3.0f);  // no contexts: normalize
+  fs::remove_all(dir);
+}

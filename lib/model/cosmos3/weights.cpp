@@ -11,13 +11,22 @@ struct Loader {
   const Cosmos3Config& cfg;
   Device device;
   DType dtype;
+  bool headers_only = false;  // check names, shapes and dtypes; read nothing, return undefined tensors
 
   Tensor place(const Tensor& host_f32) const { return host_f32.to(dtype).to(device); }
-  Tensor get(const std::string& name, const Shape& shape) const { return place(store.get_f32(name, shape)); }
-  Tensor get_f32(const std::string& name, const Shape& shape) const { return store.get_f32(name, shape).to(device); }
+  bool checked(const std::string& name, const Shape& shape) const {
+    if (headers_only) store.check_float(name, shape);
+    return headers_only;
+  }
+  Tensor get(const std::string& name, const Shape& shape) const {
+    return checked(name, shape) ? Tensor() : place(store.get_f32(name, shape));
+  }
+  Tensor get_f32(const std::string& name, const Shape& shape) const {
+    return checked(name, shape) ? Tensor() : store.get_f32(name, shape).to(device);
+  }
   // A Q/K weight, bias or per-head norm, rows permuted into the rope_ pair layout.
   Tensor get_rope(const std::string& name, const Shape& shape) const {
-    return place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
+    return checked(name, shape) ? Tensor() : place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
   }
   // A bias exists exactly when attention_bias says so.
   Tensor bias(const std::string& name, int64_t n, bool rope) const {
@@ -78,8 +87,11 @@ Tensor permute_rope_rows(const Tensor& w, int64_t head_dim) {
   return out;
 }
 
-Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg, Device device, DType dtype) {
-  const Loader L{store, cfg, device, dtype};
+namespace {
+
+Cosmos3Weights build_weights(const Loader& L) {
+  const WeightStore& store = L.store;
+  const Cosmos3Config& cfg = L.cfg;
   const int64_t D = cfg.hidden_size, P = cfg.patch_latent_dim;
   Cosmos3Weights w;
   store.check_float("embed_tokens.weight", {cfg.vocab_size, D});
@@ -104,6 +116,16 @@ Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Confi
   w.time_w2 = L.get_f32("time_embedder.linear_2.weight", {D, D});
   w.time_b2 = L.get_f32("time_embedder.linear_2.bias", {D});
   return w;
+}
+
+}  // namespace
+
+Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg, Device device, DType dtype) {
+  return build_weights(Loader{store, cfg, device, dtype});
+}
+
+void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg) {
+  build_weights(Loader{store, cfg, Device::kCPU, DType::kF32, true});
 }
 
 }  // namespace vgen

@@ -40,6 +40,8 @@ struct Cosmos3Weights {
 // Reads the weights named above from `store` (shapes checked against `cfg`), converted to `dtype`
 // and placed on `device` (the embedding table stays a host view, the time embedder f32).
 Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg, Device device, DType dtype);
+// The same tensors checked by name, shape and float dtype from the headers alone (kModel naming one).
+void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg);
 
 // The row permutation of Q/K projections applied at load: w [heads·Dh, ...] (or a bias / norm
 // weight with heads·Dh or Dh entries) → a copy with row h·Dh + 2j from h·Dh + j and h·Dh + 2j + 1

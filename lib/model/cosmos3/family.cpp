@@ -1,0 +1,119 @@
+#include "model/cosmos3/family.h"
+
+#include <filesystem>
+
+#include "io/safetensors.h"
+#include "model/cosmos3/config.h"
+#include "model/cosmos3/weights.h"
+
+namespace vgen {
+namespace fs = std::filesystem;
+
+namespace {
+
+Cosmos3Config transformer_config(const DiffusersDir& dir) {
+  return Cosmos3Config::from_json(dir.component_config("transformer"), dir.component_path("transformer") + "/config.json");
+}
+
+// vae/config.json's integer key (the Wan 2.2 VAE's defaults: 16x spatial, 4x temporal).
+int vae_int(const DiffusersDir& dir, const char* key, int fallback) {
+  return json_get_or<int>(dir.component_config("vae"), key, fallback, dir.root() + "/vae/config.json");
+}
+
+bool index_flag(const DiffusersDir& dir, const char* key) {
+  const Json& idx = dir.model_index();
+  return idx.contains(key) && idx[key].is_boolean() && idx[key].get<bool>();
+}
+
+}  // namespace
+
+std::string cosmos3_variant(const DiffusersDir& dir) {
+  const Cosmos3Config c = transformer_config(dir);
+  return fmt::format("Cosmos 3 T2V / I2V ({} style: {} layers, hidden {})",
+                     c.hidden_act == Cosmos3Act::kRelu2 ? "Edge/Nemotron" : "Qwen3", c.num_hidden_layers,
+                     c.hidden_size);
+}
+
+bool Cosmos3Family::accepts(const DiffusersDir& dir) const { return dir.pipeline_class() == "Cosmos3OmniPipeline"; }
+
+ModelTraits Cosmos3Family::traits(const DiffusersDir& dir) const {
+  const Cosmos3Config c = transformer_config(dir);
+  ModelTraits t;
+  t.family = name();
+  t.variant = cosmos3_variant(dir);
+  t.native_fps = c.base_fps;  // the fps the model was trained at (the pipeline's default 24)
+  t.scale_spatial = vae_int(dir, "scale_factor_spatial", 16);
+  t.scale_temporal = vae_int(dir, "scale_factor_temporal", 4);
+  t.latent_channels = c.latent_channel;
+  t.patch = {1, c.latent_patch_size, c.latent_patch_size};
+  t.attention_heads = c.num_attention_heads;
+  t.prompt_dim = 1;  // the prompt travels as token ids (denoiser.h)
+  t.images = image_inputs(dir);
+  return t;
+}
+
+ImageInputs Cosmos3Family::image_inputs(const DiffusersDir&) const {
+  return {ImageConditioning::kOptional, false, false};
+}
+
+int Cosmos3Family::check_configs(const DiffusersDir& dir) const {
+  for (const char* c : {"transformer", "text_tokenizer", "vae", "scheduler"}) {
+    VGEN_CHECK(dir.has_component(c), ExitCode::kModel, "{}: model_index.json lists no '{}' component", dir.root(), c);
+    dir.component_path(c);
+  }
+  VGEN_CHECK(!index_flag(dir, "use_native_flow_schedule"), ExitCode::kModel,
+             "{}/model_index.json: use_native_flow_schedule true (its sigma schedule) is not implemented", dir.root());
+  const Json tc = dir.component_config("transformer");
+  VGEN_CHECK(!tc.contains("quantization_config") || tc["quantization_config"].is_null(), ExitCode::kModel,
+             "{}/transformer/config.json: quantization_config: quantized Cosmos 3 checkpoints are not rendered",
+             dir.root());
+  const Cosmos3Config c = transformer_config(dir);
+  const std::string vae_src = dir.root() + "/vae/config.json";
+  const int z_dim = json_get_or<int>(dir.component_config("vae"), "z_dim", 0, vae_src);
+  VGEN_CHECK(z_dim == c.latent_channel, ExitCode::kModel, "{}: z_dim {} but the transformer's latent_channel is {}",
+             vae_src, z_dim, c.latent_channel);
+  dir.component_config("scheduler");
+  const fs::path tok = fs::path(dir.component_path("text_tokenizer")) / "tokenizer.json";
+  VGEN_CHECK(fs::is_regular_file(tok), ExitCode::kModel, "{}: text_tokenizer/tokenizer.json is missing", dir.root());
+  return c.num_attention_heads;
+}
+
+void Cosmos3Family::check_weights(const DiffusersDir& dir) const {
+  // The transformer's tensors by name and shape from the headers (no data is read).
+  const WeightStore tr = WeightStore::open(dir.component_path("transformer"));
+  check_cosmos3_weights(tr, transformer_config(dir));
+  const WeightStore vae = WeightStore::open(dir.component_path("vae"));
+  VGEN_CHECK(!vae.names().empty(), ExitCode::kModel, "{}: component 'vae' holds no tensors", dir.root());
+}
+
+void Cosmos3Family::check_recipe(const Recipe& r, const DiffusersDir& dir) const {
+  const ParallelConfig& p = r.parallel;
+  VGEN_CHECK(p.seq_size() == 1, ExitCode::kRecipe,
+             "parallel_config: sequence parallelism (ulysses_size {}, ring_size {}, attn2d_size {}x{}) is not "
+             "implemented for Cosmos 3 ({}); use cfg_size and dp_size",
+             p.ulysses_size, p.ring_size, p.attn2d_size[0], p.attn2d_size[1], dir.root());
+  VGEN_CHECK(p.dwdp_size == 1, ExitCode::kRecipe, "parallel_config.dwdp_size {}: not implemented for Cosmos 3",
+             p.dwdp_size);
+  VGEN_CHECK(!r.is_fp8(), ExitCode::kRecipe, "precision fp8 is not implemented for Cosmos 3");
+  VGEN_CHECK(r.is_cuda() || r.is_fp32(), ExitCode::kRecipe,
+             "precision {}: Cosmos 3 on the CPU computes in fp32 only", precision_name(r.precision));
+  VGEN_CHECK(r.lora.empty(), ExitCode::kRecipe, "lora: adapters are not implemented for Cosmos 3");
+  VGEN_CHECK(r.cache.first_block_threshold <= 0, ExitCode::kRecipe,
+             "cache_config.first_block_threshold: the first-block cache is not implemented for Cosmos 3");
+  VGEN_CHECK(!r.generation.boundary_ratio, ExitCode::kRecipe,
+             "generation.boundary_ratio: Cosmos 3 has one transformer (no expert switch)");
+}
+
+SizeLimits Cosmos3Family::size_limits(const DiffusersDir& dir) const {
+  SizeLimits l;
+  const fs::path vae_config = fs::path(dir.root()) / "vae" / "config.json";
+  if (fs::is_regular_file(vae_config)) {  // a config-only copy for `vgen plan` may lack the VAE
+    l.scale_spatial = vae_int(dir, "scale_factor_spatial", 16);
+    l.scale_temporal = vae_int(dir, "scale_factor_temporal", 4);
+  }
+  // The latents are zero-padded to the patch, so any size renders; mRoPE sets no table size.
+  l.patch = {1, 1, 1};
+  return l;
+}
+
+}  // namespace vgen

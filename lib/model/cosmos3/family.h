@@ -1,0 +1,46 @@
+// The Cosmos 3 family behind the model seam (model/registry.h): Cosmos3OmniPipeline checkpoints
+// rendering video (text to video, or image to video from a first frame) with diffusers' defaults. Its parts: the prompt renderer and
+// tokenizer (prompt.h) as the prompt side, the joint transformer (transformer.h) as the denoiser
+// (denoiser.h), the image condition (image_condition.h), and the Wan 2.2 VAE, lent by the registry so that this family includes no other.
+// Refused by name: use_native_flow_schedule, quantized transformers, sequence parallelism, fp8,
+// LoRA, the first-block cache, DWDP, a last frame on a prompt line.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "model/registry.h"
+
+namespace vgen {
+
+// Loads the checkpoint's `vae` component (a Wan 2.2 VAE) for the ranks that decode, its weights
+// through a weight stream, collective over the world like a family's load; null on the other
+// ranks. `encodes`: the ranks that decode also get its encoder.
+using LentAutoencoderLoader = std::unique_ptr<VideoAutoencoder> (*)(const Recipe& recipe, Mesh& mesh,
+                                                                    int64_t latent_channels, bool encodes);
+
+class Cosmos3Family final : public ModelFamily {
+ public:
+  explicit Cosmos3Family(LentAutoencoderLoader vae) : vae_(vae) {}
+  std::string name() const override { return "cosmos3"; }
+  std::string pipeline_classes() const override { return "Cosmos3OmniPipeline"; }
+  bool accepts(const DiffusersDir& dir) const override;
+  ModelTraits traits(const DiffusersDir& dir) const override;
+  // Text to video, or image to video with a first frame (diffusers' `image`): optional.
+  ImageInputs image_inputs(const DiffusersDir& dir) const override;
+  int check_configs(const DiffusersDir& dir) const override;
+  void check_weights(const DiffusersDir& dir) const override;
+  void check_recipe(const Recipe& recipe, const DiffusersDir& dir) const override;
+  SizeLimits size_limits(const DiffusersDir& dir) const override;
+  LoadedModel load(const Recipe& recipe, Mesh& mesh) const override;
+  PlanModel plan_model(const Recipe& recipe, bool read_headers) const override;
+  // tests/golden-cosmos3's component cases: mrope_*, und_kv*, transformer_forward* (golden.cpp).
+  bool run_golden_case(const std::string& kind, GoldenCase& c) const override;
+
+ private:
+  LentAutoencoderLoader vae_;
+};
+
+// What a user reads of the checkpoint (ModelTraits::variant): the transformer's style from its config.
+std::string cosmos3_variant(const DiffusersDir& dir);
+
+}  // namespace vgen

@@ -1,0 +1,42 @@
+// Loading a Cosmos 3 checkpoint on one rank: the transformer's tensors that load_cosmos3_weights
+// names, read from the mapped files (lm_head, the final understanding norm and the sound and action
+// heads are never read; the embedding table stays a view), the prompt tokenizer and the image
+// conditioner on the replica leader, and the Wan 2.2 VAE on the ranks that decode (lent by the
+// registry, through its weight stream).
+#include <memory>
+
+#include "core/log.h"
+#include "model/cosmos3/denoiser.h"
+#include "model/cosmos3/family.h"
+#include "model/cosmos3/image_condition.h"
+#include "model/cosmos3/prompt_encoder.h"
+
+namespace vgen {
+
+LoadedModel Cosmos3Family::load(const Recipe& recipe, Mesh& mesh) const {
+  const DiffusersDir dir(recipe.model);
+  check_configs(dir);
+  check_recipe(recipe, dir);
+  LoadedModel out;
+  out.traits = traits(dir);
+  const Device device = recipe.is_cuda() ? Device::kCUDA : Device::kCPU;
+  const DType dtype = recipe.compute_dtype();
+  auto loaded = std::make_shared<Cosmos3Transformer>(
+      Cosmos3Transformer::load(dir.component_path("transformer"), device, dtype));
+  loaded->attention_policy.backend = recipe.attention.backend;
+  std::shared_ptr<const Cosmos3Transformer> model = loaded;
+  // The mRoPE time axis follows the output's frame rate, as diffusers' `fps` argument.
+  const double fps = double(recipe.output.fps.value_or(out.traits.native_fps));
+  out.experts.push_back(std::make_unique<Cosmos3Denoiser>(model, fps, out.traits.scale_temporal, device));
+  if (mesh.is_replica_leader())
+    out.prompt_encoder = std::make_unique<Cosmos3PromptEncoder>(dir.root(), dir.component_path("text_tokenizer"));
+  VGEN_CHECK(vae_ != nullptr, ExitCode::kInternal, "cosmos3: no autoencoder loader registered");
+  // The ranks that decode also encode a line's first frame (image to video).
+  out.autoencoder = vae_(recipe, mesh, out.traits.latent_channels, true);
+  if (mesh.is_replica_leader()) out.image_conditioner = std::make_unique<Cosmos3ImageConditioner>();
+  out.scheduler_config = dir.component_config("scheduler");
+  log_debug("cosmos3: {} loaded (fps {})", out.traits.variant, fps);
+  return out;
+}
+
+}  // namespace vgen
