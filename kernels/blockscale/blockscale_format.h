@@ -82,6 +82,15 @@ VGEN_BS_HD float e2m1_decode(uint8_t c) {
   return (c & 0x8) ? -mag : mag;
 }
 
+// The value of e4m3 code b (fp8_e4m3_decode's, usable on the device): S.EEEE.MMM with bias 7,
+// subnormals below 2^-6, S.1111.111 NaN.
+VGEN_BS_HD float e4m3_decode_hd(uint8_t b) {
+  const int e = (b >> 3) & 0xF, m = b & 0x7;
+  if (e == 0xF && m == 0x7) return bs_bits_float(0x7fc00000u);
+  const float mag = e == 0 ? float(m) * bs_exp2i(-9) : (1.0f + float(m) * 0.125f) * bs_exp2i(e - 7);
+  return (b & 0x80) ? -mag : mag;
+}
+
 // ---- the cuBLASLt scale-factor layout ----------------------------------------------------------
 
 VGEN_BS_HD int64_t bs_padded_rows(int64_t rows) { return (rows + 127) / 128 * 128; }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <set>
@@ -58,6 +59,14 @@ TEST(BlockScaleFormat, Ue8m0) {
   EXPECT_EQ(mxfp8_scale_exp(448.0f), 0);
   EXPECT_EQ(mxfp8_scale_exp(0.0f), -127);
   EXPECT_EQ(mxfp8_scale_exp(std::ldexp(1.0f, -130)), -127);  // clamped
+}
+
+TEST(BlockScaleFormat, E4m3DecodeMatchesTheReference) {
+  for (int b = 0; b < 256; ++b) {
+    const float a = e4m3_decode_hd(uint8_t(b)), r = fp8_e4m3_decode(uint8_t(b));
+    if (std::isnan(r)) EXPECT_TRUE(std::isnan(a)) << b;
+    else EXPECT_EQ(std::memcmp(&a, &r, 4), 0) << b << ": " << a << " vs " << r;
+  }
 }
 
 TEST(BlockScaleFormat, E2m1EveryCodeAndRounding) {
