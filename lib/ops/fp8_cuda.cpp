@@ -125,6 +125,10 @@ void cuda_quantize_rows_fp8(const Tensor& x, Tensor& x8, Tensor& scale) {
 Fp8Weight cuda_quantize_weight(const Tensor& w, GemmFormat f) {
   check_dev(w, "quantize_weight", "w");
   VGEN_ASSERT(w.ndim() == 2, "quantize_weight: w must be [N, K], got {}", w.str());
+  // The block-scaled formats are refused before the load (pipeline/precision.cpp): their device
+  // linears are not wired into the DiT yet (kernels/blockscale/, kernels/gemm/gemm_blockscale.cuh).
+  VGEN_CHECK(!gemm_format_block_scaled(f), ExitCode::kUsage, "quantize_weight: {} weights on the device are not "
+             "supported yet (docs/support.md)", gemm_format_name(f));
   Fp8Weight q;
   q.w8 = Tensor::empty({w.dim(0), fp8_padded_k(w.dim(1))}, gemm_format_dtype(f), Device::kCUDA);  // [N, Kp]
   q.scale = Tensor::empty({w.dim(0)}, DType::kF32, Device::kCUDA);                      // [N]
@@ -145,6 +149,9 @@ Tensor cuda_fp8_scale_vector(const Tensor& s, const Tensor& g) {
 Fp8Activation cuda_quantize_activation(const Tensor& x, GemmFormat f) {
   check_dev(x, "quantize_activation", "x");
   const int64_t K = x.dim(-1), M = K ? x.numel() / K : 0;
+  VGEN_CHECK(!gemm_format_block_scaled(f), ExitCode::kUsage,
+             "quantize_activation: {} activations on the device are not supported yet (docs/support.md)",
+             gemm_format_name(f));
   Fp8Activation q;
   q.x8 = Tensor::empty({M, fp8_padded_k(K)}, gemm_format_dtype(f), Device::kCUDA);  // [M, Kp] e4m3 or INT8
   q.scale = Tensor::empty({M}, DType::kF32, Device::kCUDA);  // [M]
