@@ -128,7 +128,8 @@ bool cuda_fp8_available(std::string* gpu);
 // Whether the current device runs precision `p` (fp8 or fp4) with the switches f, as the path table
 // decides (ops/path_table.h), and the DiT's device forward drives the GEMMs it chose (the
 // block-scaled ones, MXFP8 and NVFP4, it does not yet: kernels/blockscale/ has them, unmeasured);
-// *gpu as cuda_fp8_available's, with the reason on a GPU of compute capability 9.0, 10.x or 12.x.
+// *gpu as cuda_fp8_available's, with the reason on a GPU of compute capability 9.0, 10.x or 12.x
+// and wherever fp8_config.scaling block was asked for.
 bool cuda_precision_available(Precision p, const Fp8Config& f, std::string* gpu);
 
 }  // namespace vgen

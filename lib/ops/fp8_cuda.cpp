@@ -264,8 +264,8 @@ bool cuda_precision_available(Precision prec, const Fp8Config& f, std::string* g
                       gemm_path_name(p.gemm));
   }
   // The compute capability says why on another GPU; on a Hopper the build or the driver does, on a
-  // Blackwell the switches.
-  const bool tell = !ok && (q.cc == 90 || has_block_scaled_mma(q.cc));
+  // Blackwell the switches, and so does fp8_config.scaling block anywhere.
+  const bool tell = !ok && (q.cc == 90 || has_block_scaled_mma(q.cc) || (!fp4 && f.scaling == Fp8Scaling::kBlock));
   if (gpu) *gpu = fmt::format("{} (compute capability {}.{}{})", name, q.cc / 10, q.cc % 10, tell ? "; " + why : "");
   return ok;
 }
