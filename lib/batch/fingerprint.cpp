@@ -106,6 +106,9 @@ VideoFingerprints::VideoFingerprints(const Recipe& recipe, Json job_inputs)
   settings_["precision"] = r["precision"];
   // fp8_config is ignored under another precision, so it changes nothing there.
   settings_["fp8_config"] = recipe.is_fp8() ? r["fp8_config"] : Json(nullptr);
+  // fp8_config.scaling at its default is left out: the fingerprints made before the key hold.
+  if (recipe.is_fp8() && recipe.fp8.scaling == Fp8Scaling::kAuto) settings_["fp8_config"].erase("scaling");
+  if (recipe.is_fp4()) settings_["fp4_config"] = r["fp4_config"];  // absent otherwise: older fingerprints hold
   settings_["first_block_threshold"] = recipe.cache.first_block_threshold;
   settings_["fps"] = r["output"]["fps"];  // null: the model's native fps (its configs are in the job part)
   settings_["crf"] = recipe.output.crf;

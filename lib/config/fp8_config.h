@@ -9,12 +9,26 @@
 
 namespace vgen {
 
-// The byte format of the block linears' GEMMs under precision fp8 (fp8_config.gemm_format), both
-// with per-token activation and per-output-channel weight scales: e4m3 (cuBLASLt's FP8 GEMM, 3
-// mantissa bits a value) or INT8 (127 steps over each row's range).
-enum class GemmFormat : uint8_t { kE4m3, kInt8 };
+// The format of the block linears' GEMMs. Under precision fp8 (fp8_config.gemm_format), with
+// per-token activation and per-output-channel weight scales: e4m3 (cuBLASLt's FP8 GEMM, 3 mantissa
+// bits a value) or INT8 (127 steps over each row's range). Block-scaled (Blackwell's tensor cores,
+// kernels/blockscale/): MXFP8 (fp8_config.scaling block: e4m3 with a power-of-two scale per 32
+// values along K) and NVFP4 (precision fp4: E2M1 with an e4m3 scale per 16 values and one per
+// tensor); the recipe names only e4m3 and int8 as gemm_format.
+enum class GemmFormat : uint8_t { kE4m3, kInt8, kMxfp8, kNvfp4 };
 inline constexpr Named<GemmFormat> kGemmFormatNames[] = {{GemmFormat::kE4m3, "e4m3"}, {GemmFormat::kInt8, "int8"}};
-inline const char* gemm_format_name(GemmFormat f) { return name_in(kGemmFormatNames, f); }
+inline constexpr Named<GemmFormat> kAllGemmFormatNames[] = {
+    {GemmFormat::kE4m3, "e4m3"}, {GemmFormat::kInt8, "int8"}, {GemmFormat::kMxfp8, "mxfp8"}, {GemmFormat::kNvfp4, "nvfp4"}};
+inline const char* gemm_format_name(GemmFormat f) { return name_in(kAllGemmFormatNames, f); }
+inline bool gemm_format_block_scaled(GemmFormat f) { return f == GemmFormat::kMxfp8 || f == GemmFormat::kNvfp4; }
+
+// fp8_config.scaling: how the fp8 GEMMs scale their operands. tensor: per token and per output
+// channel (gemm_format); block: MXFP8 (one power-of-two scale per 32 values along K, Blackwell's
+// block-scaled tensor cores; on the CPU its emulation); auto: block on compute capability 10.x and
+// 12.x, tensor elsewhere (the CPU included).
+enum class Fp8Scaling : uint8_t { kAuto, kTensor, kBlock };
+inline constexpr Named<Fp8Scaling> kFp8ScalingNames[] = {
+    {Fp8Scaling::kAuto, "auto"}, {Fp8Scaling::kTensor, "tensor"}, {Fp8Scaling::kBlock, "block"}};
 
 // How the fp8 self-attention stores Q and K for Q·Kᵀ (fp8_config.attention_qk).
 enum class QkFormat : uint8_t { kE4m3, kInt8 };
@@ -36,8 +50,21 @@ struct Fp8Config {
   // per-channel scales either way. int8 by default: on the H200 one 720p forward is 1.92% from bf16
   // against e4m3's 3.71%, and 2.6% faster (docs/fp8.md "INT8 GEMMs").
   GemmFormat gemm_format = GemmFormat::kInt8;
+  Fp8Scaling scaling = Fp8Scaling::kAuto;  // fp8_config.scaling (above)
   bool gemm_int8() const { return gemm_format == GemmFormat::kInt8; }
-  const char* gemm_label() const { return gemm_int8() ? "INT8" : "e4m3"; }  // the format as plans print it
+  // The format the linears run in on a device of compute capability cc (0: the CPU): block scaling
+  // makes fp8 MXFP8.
+  GemmFormat gemm_format_on(int cc) const {
+    const bool blackwell = cc / 10 == 10 || cc / 10 == 12;
+    if (gemm_format == GemmFormat::kNvfp4) return gemm_format;
+    return scaling == Fp8Scaling::kBlock || (scaling == Fp8Scaling::kAuto && blackwell) ? GemmFormat::kMxfp8
+                                                                                        : gemm_format;
+  }
+  const char* gemm_label() const {  // the format as plans print it (auto: as on the CPU)
+    if (gemm_format == GemmFormat::kNvfp4) return "NVFP4";
+    if (scaling == Fp8Scaling::kBlock) return "MXFP8";
+    return gemm_int8() ? "INT8" : "e4m3";
+  }
   int bf16_first_steps = 0;  // the first N denoising steps run wholly in bf16
   int bf16_last_steps = 0;   // the last N denoising steps run wholly in bf16
   // Transformer blocks run wholly in bf16 at every step (their linears keep their bf16 weights, no
@@ -60,5 +87,18 @@ struct Fp8Config {
   // Some step of a `total`-step loop runs in bf16 (the bf16 weights are needed beside the fp8 ones).
   bool has_bf16_steps() const { return bf16_first_steps > 0 || bf16_last_steps > 0; }
 };
+
+// precision fp4's switches (fp4_config, docs/fp8.md "Block scaling"): the fp8 ones less attention,
+// attention_qk, gemm_format and scaling; NVFP4 block linears, self-attention in bf16, and the first
+// and last denoising steps wholly in bf16 by default (the steps where the latents carry the most
+// structure, set either to 0 for fp4 throughout).
+inline Fp8Config fp4_config_defaults() {
+  Fp8Config f;
+  f.attention = false;
+  f.gemm_format = GemmFormat::kNvfp4;
+  f.bf16_first_steps = 1;
+  f.bf16_last_steps = 1;
+  return f;
+}
 
 }  // namespace vgen

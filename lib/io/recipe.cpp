@@ -180,7 +180,17 @@ std::vector<Key> fp8_keys(const Ctx& c, Fp8Config& f) {
       {"bf16_blocks", [&](auto& n, auto& p) { f.bf16_blocks = get_block_list(c, n, p); }},
       {"bf16_gemm_blocks", [&](auto& n, auto& p) { f.bf16_gemm_blocks = get_block_list(c, n, p); }},
       {"bf16_linears", [&](auto& n, auto& p) { f.bf16_linears = get_string_list(c, n, p); }},
+      {"scaling", [&](auto& n, auto& p) { f.scaling = get_enum(c, n, p, kFp8ScalingNames); }},
   };
+}
+
+// fp4_config: fp8_config's switches that apply to NVFP4 linears.
+std::vector<Key> fp4_keys(const Ctx& c, Fp8Config& f) {
+  std::vector<Key> keys;
+  for (Key& k : fp8_keys(c, f))
+    if (k.name != "attention" && k.name != "attention_qk" && k.name != "gemm_format" && k.name != "scaling")
+      keys.push_back(std::move(k));
+  return keys;
 }
 
 // lora: a list of {path, scale, target} (an entry may be just its path; a single mapping or path is
@@ -224,6 +234,7 @@ std::vector<Key> section_keys(const Ctx& c, Recipe& r, const std::string& sectio
   if (section == "text") return text_keys(c, r.text);
   if (section == "runtime") return runtime_keys(c, r.runtime);
   if (section == "fp8_config") return fp8_keys(c, r.fp8);
+  if (section == "fp4_config") return fp4_keys(c, r.fp4);
   return {};
 }
 
@@ -238,7 +249,7 @@ std::vector<Key> top_keys(const Ctx& c, Recipe& r) {
       {"lora_strict", [&](auto& n, auto& p) { r.lora_strict = get_bool(c, n, p); }},
   };
   for (const char* s : {"generation", "parallel_config", "attention_config", "cache_config", "output", "text",
-                        "runtime", "fp8_config"}) {
+                        "runtime", "fp8_config", "fp4_config"}) {
     std::string name = s;
     keys.push_back({name,
                     [&c, &r, name](auto& n, auto& p) { parse_map(c, n, p, section_keys(c, r, name)); },
@@ -306,46 +317,60 @@ std::string resolve_path(const std::string& p) {
   return fs::absolute(q).lexically_normal().string();
 }
 
-// fp8_config against the rest of the recipe (docs/fp8.md).
+// A switches section given with another precision: ignored rather than an error, so `--set
+// precision=bf16` renders an fp8 (fp4) recipe in bf16 as it is (the comparison of docs/fp8.md).
+void warn_ignored(const Ctx& c, const YAML::Node& root, const char* key, const char* applies, Precision p) {
+  const YAML::Node sec = root.IsMap() ? YAML::Node(root[key]) : YAML::Node();
+  if (sec.IsDefined() && !sec.IsNull())
+    log_warn_job("{}{}: ignored with precision {} (it applies to precision {} only)", c.where(key, sec), key,
+                 precision_name(p), applies);
+}
+
+// fp8_config (fp4_config) against the rest of the recipe (docs/fp8.md); under precision fp4 the
+// resolved fp4_config becomes r.fp8, the switches every quantised path reads.
 void check_fp8(const Ctx& c, const YAML::Node& root, Recipe& r) {
-  const YAML::Node sec = root.IsMap() ? YAML::Node(root["fp8_config"]) : YAML::Node();
-  const bool given = sec.IsDefined() && !sec.IsNull();
-  if (!r.is_fp8()) {
-    // Ignored rather than an error: `--set precision=bf16` renders an fp8 recipe in bf16 as it is
-    // (the comparison of docs/fp8.md); the defaults are kept so timing.json shows no stale values.
-    if (given)
-      log_warn_job("{}fp8_config: ignored with precision {} (it applies to precision fp8 only)",
-                   c.where("fp8_config", sec), precision_name(r.precision));
-    r.fp8 = Fp8Config{};
+  if (!r.is_fp8()) warn_ignored(c, root, "fp8_config", "fp8", r.precision);
+  if (!r.is_fp4()) warn_ignored(c, root, "fp4_config", "fp4", r.precision);
+  if (!r.is_quantised()) {
+    r.fp8 = Fp8Config{};  // the defaults are kept so timing.json shows no stale values
+    r.fp4 = fp4_config_defaults();
     return;
   }
+  const char* key = r.is_fp4() ? "fp4_config" : "fp8_config";
+  const char* prec = precision_name(r.precision);
+  if (r.is_fp4()) r.fp8 = r.fp4;
+  const YAML::Node sec = root.IsMap() ? YAML::Node(root[key]) : YAML::Node();
+  const bool given = sec.IsDefined() && !sec.IsNull();
   const Fp8Config& f = r.fp8;
   const int steps = r.generation.num_inference_steps;
   if (!f.attention && !f.gemm)
-    log_warn_job("{}fp8_config: attention and gemm are both false: precision fp8 computes like bf16 (still refused "
-                 "on a GPU without FP8 tensor cores)",
-                 c.where("fp8_config", sec));
+    log_warn_job("{}{}: {}gemm false: precision {} computes like bf16 (still refused on a GPU without its tensor "
+                 "cores)",
+                 c.where(key, sec), key, r.is_fp8() ? "attention and " : "", prec);
   else if (f.bf16_first_steps + f.bf16_last_steps >= steps)
-    log_warn_job("{}fp8_config: bf16_first_steps {} + bf16_last_steps {} cover all {} steps of "
+    log_warn_job("{}{}: bf16_first_steps {} + bf16_last_steps {} cover all {} steps of "
                  "generation.num_inference_steps: every step runs in bf16",
-                 c.where("fp8_config", sec), f.bf16_first_steps, f.bf16_last_steps, steps);
+                 c.where(key, sec), key, f.bf16_first_steps, f.bf16_last_steps, steps);
   // Independent of the two above (either can hold beside it).
-  if (!f.bf16_gemm_blocks.empty() && f.attention != f.gemm)
+  if (r.is_fp8() && !f.bf16_gemm_blocks.empty() && f.attention != f.gemm)
     log_warn_job("{}fp8_config: bf16_gemm_blocks with {} false {}", c.where("fp8_config", sec),
                  f.gemm ? "attention" : "gemm",
                  f.gemm ? "runs its blocks wholly in bf16 (as bf16_blocks)"
                         : "does nothing (every block's linears are bf16)");
   if (!f.bf16_linears.empty() && !f.gemm)
-    log_warn_job("{}fp8_config: bf16_linears with gemm false does nothing (every linear is bf16)",
-                 c.where("fp8_config", sec));
+    log_warn_job("{}{}: bf16_linears with gemm false does nothing (every linear is bf16)", c.where(key, sec), key);
+  if (r.is_fp8() && f.scaling == Fp8Scaling::kBlock && given && sec["gemm_format"].IsDefined() &&
+      f.gemm_format != GemmFormat::kE4m3)
+    c.fail("fp8_config.gemm_format", sec["gemm_format"],
+           "scaling block runs MXFP8 GEMMs (e4m3 elements); gemm_format int8 has no block-scaled form");
   // The device DWDP keeps each block as byte slices spread over its group's GPUs and assembles the
   // bf16 block before it runs; quantising the assembled block every pass would cost more than the
-  // fp8 GEMMs save, and the slices hold no e4m3 copy.
+  // quantised GEMMs save, and the slices hold no quantised copy.
   if (r.is_cuda() && f.gemm && r.parallel.dwdp_size > 1)
-    c.fail("fp8_config.gemm", given ? YAML::Node(sec["gemm"]) : YAML::Node(root["precision"]),
-           fmt::format("precision fp8 with fp8 GEMMs does not run with parallel_config.dwdp_size {} on device cuda "
-                       "(set fp8_config.gemm false for fp8 attention only, dwdp_size 1, or precision bf16)",
-                       r.parallel.dwdp_size));
+    c.fail(std::string(key) + ".gemm", given ? YAML::Node(sec["gemm"]) : YAML::Node(root["precision"]),
+           fmt::format("precision {0} with {0} GEMMs does not run with parallel_config.dwdp_size {1} on device cuda "
+                       "(set {2}.gemm false, dwdp_size 1, or precision bf16)",
+                       prec, r.parallel.dwdp_size, key));
 }
 
 }  // namespace

@@ -100,7 +100,10 @@ struct Recipe {
   OutputConfig output;
   TextConfig text;
   RuntimeConfig runtime;
-  Fp8Config fp8;                // fp8_config: read with precision fp8 only
+  // fp8_config with precision fp8; with precision fp4 the resolved fp4_config (NVFP4 GEMMs, no fp8
+  // attention): the switches the quantised paths read either way.
+  Fp8Config fp8;
+  Fp8Config fp4 = fp4_config_defaults();  // fp4_config as read (copied into fp8 under precision fp4)
   std::vector<LoraEntry> lora;  // merged in the listed order
   bool lora_strict = true;      // false: keys that match no weight only warn
   std::string prompts;
@@ -114,11 +117,15 @@ struct Recipe {
   // The text encoder runs on the GPU: device cuda and text.device auto.
   bool text_on_cuda() const { return is_cuda() && text.device != TextDevice::kCpu; }
   bool is_fp8() const { return precision == Precision::kFp8; }
+  bool is_fp4() const { return precision == Precision::kFp4; }
+  // fp8 or fp4: the DiT's block linears (and fp8's self-attention) quantised as `fp8` says.
+  bool is_quantised() const { return is_fp8() || is_fp4(); }
   bool is_bf16() const { return precision == Precision::kBf16; }
   bool is_fp32() const { return precision == Precision::kFp32; }
-  // The dtype between ops: bf16 for precision bf16, and for fp8 on the GPU (bf16 outside the fp8
-  // GEMMs and attention); fp32 otherwise (the CPU emulates fp8 in fp32 around the quantisation).
-  DType compute_dtype() const { return is_bf16() || (is_fp8() && is_cuda()) ? DType::kBF16 : DType::kF32; }
+  // The dtype between ops: bf16 for precision bf16, and for fp8 / fp4 on the GPU (bf16 outside the
+  // quantised GEMMs and attention); fp32 otherwise (the CPU emulates them in fp32 around the
+  // quantisation).
+  DType compute_dtype() const { return is_bf16() || (is_quantised() && is_cuda()) ? DType::kBF16 : DType::kF32; }
 };
 
 // Parses a recipe file with overrides ("a.b=value", value parsed as YAML). Relative paths in the

@@ -53,15 +53,24 @@ Json recipe_to_json(const Recipe& r) {
                {"device", name_in(kTextDeviceNames, r.text.device)}};
   j["runtime"] = {{"collective_timeout_s",
                    r.runtime.collective_timeout_s > 0 ? Json(r.runtime.collective_timeout_s) : Json("auto")}};
-  j["fp8_config"] = {{"attention", r.fp8.attention},
-                     {"gemm", r.fp8.gemm},
-                     {"attention_qk", name_in(kQkFormatNames, r.fp8.attention_qk)},
-                     {"gemm_format", gemm_format_name(r.fp8.gemm_format)},
-                     {"bf16_first_steps", r.fp8.bf16_first_steps},
-                     {"bf16_last_steps", r.fp8.bf16_last_steps},
-                     {"bf16_blocks", r.fp8.bf16_blocks},
-                     {"bf16_gemm_blocks", r.fp8.bf16_gemm_blocks},
-                     {"bf16_linears", r.fp8.bf16_linears}};
+  // Under precision fp4, r.fp8 holds the resolved fp4_config: fp8_config shows its defaults then.
+  const Fp8Config f8 = r.is_fp4() ? Fp8Config{} : r.fp8;
+  j["fp8_config"] = {{"attention", f8.attention},
+                     {"gemm", f8.gemm},
+                     {"attention_qk", name_in(kQkFormatNames, f8.attention_qk)},
+                     {"gemm_format", gemm_format_name(f8.gemm_format)},
+                     {"scaling", name_in(kFp8ScalingNames, f8.scaling)},
+                     {"bf16_first_steps", f8.bf16_first_steps},
+                     {"bf16_last_steps", f8.bf16_last_steps},
+                     {"bf16_blocks", f8.bf16_blocks},
+                     {"bf16_gemm_blocks", f8.bf16_gemm_blocks},
+                     {"bf16_linears", f8.bf16_linears}};
+  j["fp4_config"] = {{"gemm", r.fp4.gemm},
+                     {"bf16_first_steps", r.fp4.bf16_first_steps},
+                     {"bf16_last_steps", r.fp4.bf16_last_steps},
+                     {"bf16_blocks", r.fp4.bf16_blocks},
+                     {"bf16_gemm_blocks", r.fp4.bf16_gemm_blocks},
+                     {"bf16_linears", r.fp4.bf16_linears}};
   j["lora"] = Json::array();
   for (const LoraEntry& l : r.lora) j["lora"].push_back({{"path", l.path}, {"scale", l.scale}, {"target", lora_target_name(l.target)}});
   j["lora_strict"] = r.lora_strict;

@@ -43,5 +43,8 @@ struct GoldenCase {
 // "frames" (mean-abs over [0, 1]); `cuda`: the GPU kernels (bf16 between ops) instead of the CPU
 // emulation.
 double golden_fp8_tolerance(const std::string& what, bool cuda);
+// The tolerance of `what` under the recipe's quantised precision: fp8's above (MXFP8 included),
+// precision fp4's emulation (docs/fp8.md "Block scaling"; fp4 on a GPU is unmeasured: kUsage).
+double golden_quantised_tolerance(const Recipe& recipe, const std::string& what);
 
 }  // namespace vgen

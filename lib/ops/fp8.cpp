@@ -4,8 +4,11 @@
 
 #include "core/error.h"
 #include "core/no_cuda_error.h"
+#include "kernels/blockscale/mxfp8_ref.h"
+#include "kernels/blockscale/nvfp4_ref.h"
 #include "kernels/gemm/gemm_fp8_ref.h"
 #include "kernels/quant/quant_ref.h"
+#include "ops/linear.h"
 
 namespace vgen {
 bool fp8_bf16_block(const std::vector<int>& blocks, int64_t i, int64_t n) {
@@ -23,12 +26,46 @@ void fp8_check_bf16_blocks(const std::vector<int>& blocks, int64_t n, const char
 
 int64_t fp8_padded_k(int64_t K) { return (K + 15) / 16 * 16; }
 
+namespace {
+
+// x [rows, K] host f32 (dense) → what format f stores of it, read back (kernels/blockscale/):
+// MXFP8 per 32-value block; NVFP4 with one tensor scale (a weight) or one per row (an activation).
+Tensor block_fake_quant(const Tensor& x, GemmFormat f, bool per_row) {
+  Tensor y = x.to(DType::kF32).clone();
+  const int64_t K = y.dim(-1), rows = K ? y.numel() / K : 0;
+  if (f == GemmFormat::kMxfp8) kern::mxfp8_fake_quant_ref(y.f32(), rows, K);
+  else if (per_row) kern::nvfp4_fake_quant_rows_ref(y.f32(), rows, K);
+  else kern::nvfp4_fake_quant_ref(y.f32(), rows, K);
+  return y;
+}
+
+// The block-scaled emulation: x̃ = x read back from f, y = (x̃·w8ᵀ)·scale + b, row by row (a row's
+// result does not depend on the rows beside it).
+Tensor block_linear_host(const Tensor& x, const Fp8Weight& w, const Tensor& b) {
+  const int64_t N = w.w8.dim(0);
+  const Tensor xq = block_fake_quant(x, w.block, /*per_row=*/true);  // [..., K]
+  Tensor y = linear(xq, w.w8, Tensor(), LinearRows::kRowByRow);      // [..., N]
+  float* yp = y.f32();
+  const float* s = w.scale.f32();
+  const float* bp = b.defined() ? b.f32() : nullptr;
+  for (int64_t i = 0; i < y.numel(); ++i) yp[i] = yp[i] * s[i % N] + (bp ? bp[i % N] : 0.0f);
+  return y;
+}
+
+}  // namespace
+
 Fp8Weight fp8_quantize_weight(const Tensor& w, GemmFormat f) {
   VGEN_ASSERT(w.defined() && w.ndim() == 2, "fp8_quantize_weight: w must be [N, K], got {}",
               w.defined() ? w.str() : std::string("undefined"));
   const int64_t N = w.dim(0), K = w.dim(1);
   Fp8Weight q;
   if (!w.is_cpu()) return cuda_quantize_weight(w, f);
+  if (gemm_format_block_scaled(f)) {
+    q.w8 = block_fake_quant(w, f, /*per_row=*/false);  // [N, K] f32
+    q.scale = Tensor::from_vector(std::vector<float>(size_t(N), 1.0f), {N});
+    q.block = f;
+    return q;
+  }
   q.w8 = Tensor::empty({N, K}, gemm_format_dtype(f));
   q.scale = Tensor::empty({N}, DType::kF32);
   const Tensor wf = w.to(DType::kF32);
@@ -41,12 +78,14 @@ Fp8Weight fp8_quantize_weight(const Tensor& w, GemmFormat f) {
 
 Tensor fp8_linear_host(const Tensor& x, const Fp8Weight& w, const Tensor& b) {
   const int64_t K = x.dim(-1), N = w.w8.dim(0);
-  VGEN_ASSERT(w.defined() && w.w8.is_cpu() && (w.w8.dtype() == DType::kU8 || w.w8.dtype() == DType::kI8) &&
+  VGEN_ASSERT(w.defined() && w.w8.is_cpu() &&
+                  (w.w8.dtype() == DType::kU8 || w.w8.dtype() == DType::kI8 || w.w8.dtype() == DType::kF32) &&
                   w.w8.dim(1) == K && w.scale.numel() == N && w.scale.dtype() == DType::kF32,
               "fp8_linear_host: x {} vs quantised weight {} / scale {}", x.str(),
               w.w8.defined() ? w.w8.str() : "undefined", w.scale.defined() ? w.scale.str() : "undefined");
   VGEN_ASSERT(x.is_cpu() && x.dtype() == DType::kF32 && (!b.defined() || (b.dtype() == DType::kF32 && b.numel() == N)),
               "fp8_linear_host: host f32 x and bias only, got {} and {}", x.str(), b.defined() ? b.str() : "no bias");
+  if (w.w8.dtype() == DType::kF32) return block_linear_host(x, w, b);
   Shape os = x.shape();
   os.back() = N;
   Tensor y = Tensor::empty(os, DType::kF32);
@@ -74,6 +113,7 @@ void cuda_linear_fp8_add_(Tensor&, const Tensor&, const Tensor&, const Tensor&, 
 void cuda_attention_fp8(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float, bool) {
   throw_no_cuda("attention_fp8");
 }
+bool cuda_precision_available(Precision, const Fp8Config&, std::string* gpu) { return cuda_fp8_available(gpu); }
 bool cuda_fp8_available(std::string* gpu) {
   if (gpu) *gpu = "none (this vgen was built without the CUDA backend)";
   return false;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/precision.h"
 #include "config/fp8_config.h"  // Fp8Config: the recipe's settings the models turn into Fp8Switches
 #include "core/tensor.h"
 #include "ops/device_ops.h"
@@ -14,6 +15,11 @@
 namespace vgen {
 
 inline DType gemm_format_dtype(GemmFormat f) { return f == GemmFormat::kInt8 ? DType::kI8 : DType::kU8; }
+
+// The block-scaled formats (MXFP8, NVFP4) on the host hold a Linear's weight as what the format
+// stores of it, read back in f32 (w8 f32 [N, K], scale ones [N]); their activations are quantised
+// and read back the same way at each call (kernels/blockscale/: per 32-value block for MXFP8, per
+// 16-value block with one scale per token for NVFP4), then the GEMM is fp32, row by row.
 
 // What one transformer block of a forward computes in fp8 (the model resolves it per block and
 // step from its fp8 options and passes it down; the ops take it as an argument).
@@ -58,8 +64,11 @@ struct Fp8BlockLists {
 struct Fp8Weight {
   Tensor w8;
   Tensor scale;
+  GemmFormat block = GemmFormat::kMxfp8;  // which block-scaled format an f32 w8 (host) emulates
   bool defined() const { return w8.defined(); }
-  GemmFormat format() const { return w8.dtype() == DType::kI8 ? GemmFormat::kInt8 : GemmFormat::kE4m3; }
+  GemmFormat format() const {
+    return w8.dtype() == DType::kF32 ? block : w8.dtype() == DType::kI8 ? GemmFormat::kInt8 : GemmFormat::kE4m3;
+  }
 };
 Fp8Weight fp8_quantize_weight(const Tensor& w, GemmFormat f = GemmFormat::kE4m3);
 
@@ -78,7 +87,8 @@ Tensor cuda_fp8_scale_vector(const Tensor& s, const Tensor& g);
 
 // CPU emulation of an fp8 Linear: x [..., K] host f32 quantised per token in w's format, y =
 // (Σ x8·w8)·sx·sw + b in fp32 (e4m3: linear_fp8_prequant_ref; INT8: the exact int32 sum, then the
-// same f32 steps) → [..., N] f32. b [N] f32 or undefined.
+// same f32 steps; MXFP8 / NVFP4: x quantised and read back, then (Σ x̃·w8)·sw + b row by row)
+// → [..., N] f32. b [N] f32 or undefined.
 Tensor fp8_linear_host(const Tensor& x, const Fp8Weight& w, const Tensor& b);
 
 // An activation [..., K] quantised per token on the device (quantize_rows_fp8 / _int8): x8 [M, Kp]
@@ -115,5 +125,11 @@ void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tenso
 // compute capability 9.0 with the build's sm_90a code); *gpu gets the device's name and compute
 // capability, e.g. "NVIDIA A100-SXM4-80GB (compute capability 8.0)". False without the backend.
 bool cuda_fp8_available(std::string* gpu);
+// Whether the current device runs precision `p` (fp8 or fp4) with the switches f, as the path table
+// decides (ops/path_table.h), and the DiT's device forward drives the GEMMs it chose (the
+// block-scaled ones, MXFP8 and NVFP4, it does not yet: kernels/blockscale/ has them, unmeasured);
+// *gpu as cuda_fp8_available's, with the reason on a GPU of compute capability 9.0, 10.x or 12.x
+// and wherever fp8_config.scaling block was asked for.
+bool cuda_precision_available(Precision p, const Fp8Config& f, std::string* gpu);
 
 }  // namespace vgen

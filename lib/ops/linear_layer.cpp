@@ -19,7 +19,7 @@ void check_weight(const LinearWeights& l) {
 
 // The host's quantised weight: the copy of enable_fp8, or w quantised now (host DWDP's staged blocks).
 Fp8Weight host_fp8_weight(const LinearWeights& l, GemmFormat f) {
-  return l.w8.defined() ? Fp8Weight{l.w8, l.w_scale} : fp8_quantize_weight(l.w, f);
+  return l.w8.defined() ? Fp8Weight{l.w8, l.w_scale, f} : fp8_quantize_weight(l.w, f);
 }
 
 // x [R, ...] with row r times s[r] (f32 [R]) → new tensor; the host's twin of cuda_scale_rows.

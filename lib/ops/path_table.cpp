@@ -70,12 +70,40 @@ AttentionPath bf16_attention(const PathQuery& q, const DeviceCodeChoice& code, s
   return AttentionPath::kFlash;
 }
 
-// Whether precision fp8 runs here; *why says why not.
+// Whether precision fp8 runs here; *why says why not. Compute capability 10.x / 12.x: the GEMMs
+// block-scaled (MXFP8 through cuBLASLt), the self-attention in bf16 (the FP8 attention is an
+// sm_90a kernel); elsewhere the sm_90a kernels.
 bool fp8_runs(const PathQuery& q, const DeviceCodeChoice& code, std::string* why) {
+  if (has_block_scaled_mma(q.cc)) {
+    if (q.fp8.gemm && q.fp8.scaling == Fp8Scaling::kTensor)
+      *why = fmt::format("compute capability {} runs fp8 GEMMs block-scaled (MXFP8); fp8_config.scaling tensor "
+                         "needs the sm_90a kernels (compute capability 9.0)",
+                         cc_str(q.cc));
+    else if (q.fp8.attention)
+      *why = fmt::format("vgen's FP8 attention is an sm_90a kernel (compute capability 9.0), not on {}: set "
+                         "fp8_config.attention false for MXFP8 GEMMs with bf16 attention",
+                         cc_str(q.cc));
+    return why->empty();
+  }
+  if (q.fp8.gemm && q.fp8.scaling == Fp8Scaling::kBlock) {
+    *why = fmt::format("fp8_config.scaling block (MXFP8) needs block-scaled tensor cores (compute capability 10.x "
+                       "or 12.x), not {}",
+                       cc_str(q.cc));
+    return false;
+  }
   const bool int8 = q.fp8.gemm && q.fp8.gemm_int8();
   std::string no = sm90a_absent(q, code, q.sm90a_fp8_loads && (!int8 || q.sm90a_int8_loads));
   if (no.empty()) return true;
   *why = "vgen's FP8 attention and INT8 GEMM are sm_90a kernels: " + no;
+  return false;
+}
+
+// Whether precision fp4 runs here (NVFP4 GEMMs through cuBLASLt); *why says why not.
+bool fp4_runs(const PathQuery& q, std::string* why) {
+  if (has_block_scaled_mma(q.cc)) return true;
+  *why = fmt::format("NVFP4 GEMMs need block-scaled FP4 tensor cores (compute capability 10.x or 12.x, Blackwell), "
+                     "not {}",
+                     cc_str(q.cc));
   return false;
 }
 
@@ -159,6 +187,8 @@ const char* gemm_path_name(GemmPath p) {
     case GemmPath::kCublasLt: return "cuBLASLt";
     case GemmPath::kCublasLtFp8: return "cuBLASLt FP8 e4m3";
     case GemmPath::kHopperInt8: return "own Hopper INT8 kernel (sm_90a wgmma s8)";
+    case GemmPath::kCublasLtMxfp8: return "cuBLASLt MXFP8 (block-scaled e4m3, unmeasured)";
+    case GemmPath::kCublasLtNvfp4: return "cuBLASLt NVFP4 (block-scaled E2M1, unmeasured)";
     default: return "none";
   }
 }
@@ -175,12 +205,13 @@ ExecutionPaths choose_execution_paths(const PathQuery& q) {
                             cc_str(q.cc), cuda_archs_str(q.built));
   }
   if (!p.refusal.empty()) {
-    p.fp8_why = p.refusal;
+    p.fp8_why = p.fp4_why = p.refusal;
     p.attention_why = p.refusal;
     return p;
   }
   p.sm90a = runs_sm90a(q, p.code);
   p.fp8_allowed = fp8_runs(q, p.code, &p.fp8_why);
+  p.fp4_allowed = fp4_runs(q, &p.fp4_why);
   if (q.precision == Precision::kFp32) {
     p.attention = p.self_attention = AttentionPath::kFlashF32;
     p.attention_why = "precision fp32: fp32 q/k/v";
@@ -191,10 +222,15 @@ ExecutionPaths choose_execution_paths(const PathQuery& q) {
   p.gemm = GemmPath::kCublasLt;
   if (q.precision == Precision::kFp8) {
     p.self_attention = !p.fp8_allowed ? AttentionPath::kNone : q.fp8.attention ? AttentionPath::kFp8Hopper : p.attention;
-    p.gemm = !p.fp8_allowed  ? GemmPath::kNone
-             : !q.fp8.gemm   ? GemmPath::kCublasLt
-             : q.fp8.gemm_int8() ? GemmPath::kHopperInt8
-                                 : GemmPath::kCublasLtFp8;
+    p.gemm = !p.fp8_allowed                             ? GemmPath::kNone
+             : !q.fp8.gemm                              ? GemmPath::kCublasLt
+             : has_block_scaled_mma(q.cc)               ? GemmPath::kCublasLtMxfp8
+             : q.fp8.gemm_int8()                        ? GemmPath::kHopperInt8
+                                                        : GemmPath::kCublasLtFp8;
+  }
+  if (q.precision == Precision::kFp4) {  // the self-attention as bf16's
+    p.self_attention = p.fp4_allowed ? p.attention : AttentionPath::kNone;
+    p.gemm = !p.fp4_allowed ? GemmPath::kNone : q.fp8.gemm ? GemmPath::kCublasLtNvfp4 : GemmPath::kCublasLt;
   }
   return p;
 }
@@ -207,7 +243,8 @@ std::string execution_paths_text(const ExecutionPaths& p) {
   if (p.self_attention != p.attention)
     s += fmt::format("  self-attention: {}\n", attention_path_name(p.self_attention));
   s += fmt::format("  GEMM: {}\n", gemm_path_name(p.gemm));
-  s += p.fp8_allowed ? "  precision fp8: runs here" : "  precision fp8: refused: " + p.fp8_why;
+  s += p.fp8_allowed ? "  precision fp8: runs here\n" : "  precision fp8: refused: " + p.fp8_why + "\n";
+  s += p.fp4_allowed ? "  precision fp4: runs here" : "  precision fp4: refused: " + p.fp4_why;
   return s;
 }
 
@@ -221,6 +258,7 @@ Json execution_paths_json(const ExecutionPaths& p) {
   j["self_attention"] = attention_path_name(p.self_attention);
   j["gemm"] = gemm_path_name(p.gemm);
   j["fp8"] = p.fp8_allowed ? Json{{"allowed", true}} : Json{{"allowed", false}, {"why", p.fp8_why}};
+  j["fp4"] = p.fp4_allowed ? Json{{"allowed", true}} : Json{{"allowed", false}, {"why", p.fp4_why}};
   if (!p.refusal.empty()) j["refusal"] = p.refusal;
   return j;
 }

@@ -57,6 +57,8 @@ enum class GemmPath : uint8_t {
   kCublasLt,     // cuBLASLt bf16 / fp32
   kCublasLtFp8,  // cuBLASLt e4m3 with outer-vector scales (fp8_config.gemm_format e4m3)
   kHopperInt8,   // the own sm_90a INT8 W8A8 kernel (fp8_config.gemm_format int8)
+  kCublasLtMxfp8,  // cuBLASLt block-scaled e4m3, a UE8M0 scale per 32 values (fp8 on 10.x / 12.x)
+  kCublasLtNvfp4,  // cuBLASLt block-scaled E2M1, an e4m3 scale per 16 values (precision fp4)
   kNone,         // refused
 };
 const char* gemm_path_name(GemmPath p);
@@ -72,8 +74,12 @@ struct PathQuery {
   std::string cudnn_why;       // why not, when not
   Precision precision = Precision::kBf16;
   AttentionBackend backend = AttentionBackend::kAuto;
-  Fp8Config fp8;               // precision fp8's parts
+  Fp8Config fp8;               // precision fp8's parts (fp4's switches under precision fp4)
 };
+
+// Blackwell's block-scaled tensor cores (MXFP8, NVFP4 through cuBLASLt): compute capability 10.x
+// (B200, GB200, B300) and 12.x (RTX 5090, RTX PRO 6000).
+inline bool has_block_scaled_mma(int cc) { return cc / 10 == 10 || cc / 10 == 12; }
 
 struct ExecutionPaths {
   int cc = 0;
@@ -82,8 +88,10 @@ struct ExecutionPaths {
   AttentionPath attention = AttentionPath::kNone;       // self and cross attention (fp8: cross, bf16 steps)
   AttentionPath self_attention = AttentionPath::kNone;  // the DiT's self-attention at the run's precision
   GemmPath gemm = GemmPath::kNone;                      // the block linears at the run's precision
-  bool fp8_allowed = false;     // precision fp8 can run here
+  bool fp8_allowed = false;     // precision fp8 can run here (with q's fp8_config)
   std::string fp8_why;          // why not, when not
+  bool fp4_allowed = false;     // precision fp4 can run here
+  std::string fp4_why;          // why not, when not
   std::string refusal;          // non-empty: the run cannot start here, and why
   std::string attention_why;    // what decided the attention path, in words
 };

@@ -7,8 +7,9 @@
 
 namespace vgen {
 
-// With device cuda and precision fp8, every rank of `world` checks that its current GPU has FP8
-// tensor cores this build drives (ops/fp8.h cuda_fp8_available) — collectively, so that every rank
+// With device cuda and precision fp8 (fp4), every rank of `world` checks that its current GPU has
+// FP8 (block-scaled FP4) tensor cores this build drives (ops/fp8.h cuda_precision_available, with
+// the recipe's switches) — collectively, so that every rank
 // throws the same kRecipe error (exit 3) naming precision, the first such rank and its GPU's name
 // and compute capability, before any weight is loaded. Never a fallback to bf16. Nothing otherwise.
 void refuse_fp8_without_device(const Recipe& recipe, Communicator& world);

@@ -56,7 +56,7 @@ std::vector<ParallelConfig> mesh_candidates(const Recipe& recipe, int world, con
               if (d > 1 && (recipe.cache.first_block_threshold > 0 || (!recipe.lora.empty() && recipe.is_cuda())))
                 continue;
               // The device DWDP holds no e4m3 copy: fp8 GEMMs refuse it (docs/fp8.md).
-              if (d > 1 && recipe.is_fp8() && recipe.fp8.gemm && recipe.is_cuda()) continue;
+              if (d > 1 && recipe.is_quantised() && recipe.fp8.gemm && recipe.is_cuda()) continue;
               ParallelConfig pc = cur;
               pc.dp_size = dp, pc.cfg_size = cfg, pc.ulysses_size = u, pc.ring_size = ring, pc.attn2d_size = grid;
               pc.parallel_vae_size = vae, pc.dwdp_size = d;

@@ -54,8 +54,14 @@ std::string bf16_steps_text(const Recipe& r) {
 // The precision line of the plan: what runs in which format.
 std::string precision_text(const Recipe& r) {
   const char* rest = r.compute_dtype() == DType::kBF16 ? "bf16" : "fp32";
-  if (!r.is_fp8()) return fmt::format("{} (norms, modulation and softmax statistics fp32)", precision_name(r.precision));
+  if (!r.is_quantised())
+    return fmt::format("{} (norms, modulation and softmax statistics fp32)", precision_name(r.precision));
   const Fp8Config& f = r.fp8;
+  if (r.is_fp4())
+    return fmt::format("fp4{}: block GEMMs {}, attention and the rest {} (norms, modulation and softmax statistics "
+                       "fp32); steps without fp4 (fp4_config.bf16_first/last_steps): {} (of {})",
+                       r.is_cuda() ? "" : " (CPU emulation: the NVFP4 quantisation, then fp32 math)",
+                       f.gemm ? "NVFP4" : rest, rest, bf16_steps_text(r), r.generation.num_inference_steps);
   auto list = [](const std::vector<int>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
   return fmt::format("fp8{}: self-attention {}, block GEMMs {}, cross-attention and the rest {} (norms, modulation "
                      "and softmax statistics fp32); steps without fp8 (fp8_config.bf16_first/last_steps): {} (of {}){}{}{}",
@@ -172,19 +178,28 @@ void add_dit_memory(Plan& p, const ParallelConfig& pc) {
 
 // precision fp8: the quantised copies of the block linears (after the DiT weights item, which
 // loses the bf16 originals where they are freed).
+// Bytes a quantised weight takes: e4m3 / INT8 one, MXFP8 one and a scale byte per 32, NVFP4 half
+// and an e4m3 scale per 16; the CPU emulation of the block formats keeps them in f32.
+double quantised_bytes_per_weight(const Recipe& r) {
+  const GemmFormat f = r.fp8.gemm_format_on(0);
+  if (!gemm_format_block_scaled(f)) return 1.0;
+  if (!r.is_cuda()) return 4.0;
+  return f == GemmFormat::kNvfp4 ? 0.5 + 1.0 / 16 : 1.0 + 1.0 / 32;
+}
+
 void add_fp8_linear_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
   const PlanModel& md = p.model;
   const ParallelConfig& pc = recipe.parallel;
   const double b = z.b;
   const Fp8BlockLists lists{recipe.fp8.bf16_blocks, recipe.fp8.bf16_gemm_blocks};
-  if (recipe.is_fp8()) lists.check(md.layers);
+  if (recipe.is_quantised()) lists.check(md.layers);
   int quantised = 0;  // blocks with e4m3 linears: bf16_blocks and bf16_gemm_blocks keep their bf16 ones, no copy
   for (int64_t i = 0; i < md.layers; ++i) quantised += lists.gemm_in_fp8(i, md.layers);
   // fp8_config.bf16_linears: those keep their bf16 weight only, in every block.
   const std::vector<bool> bf16_lin =
-      recipe.is_fp8() ? plan_bf16_linears(md, recipe.fp8.bf16_linears) : std::vector<bool>(md.block_linears.size());
+      recipe.is_quantised() ? plan_bf16_linears(md, recipe.fp8.bf16_linears) : std::vector<bool>(md.block_linears.size());
   const bool all_bf16 = std::find(bf16_lin.begin(), bf16_lin.end(), false) == bf16_lin.end();
-  if (!(recipe.is_fp8() && recipe.fp8.gemm && quantised > 0 && !all_bf16)) return;
+  if (!(recipe.is_quantised() && recipe.fp8.gemm && quantised > 0 && !all_bf16)) return;
   // e4m3 copies of the block linears + an fp32 scale per output channel; on the GPU the bf16
   // originals are freed unless some step runs in bf16.
   const double layers = quantised;
@@ -202,14 +217,14 @@ void add_fp8_linear_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
     p.memory[0].first += ", without the bf16 block linears (freed: no bf16 steps)";
     p.memory[0].second -= params * b * md.experts;
   }
-  p.memory.push_back({fmt::format("precision fp8: {} block linears + fp32 scales ({} expert(s){}){}",
-                                  recipe.fp8.gemm_label(), md.experts,
+  p.memory.push_back({fmt::format("precision {}: {} block linears + fp32 scales ({} expert(s){}){}",
+                                  precision_name(recipe.precision), recipe.fp8.gemm_label(), md.experts,
                                   quantised < md.layers ? fmt::format(", {} of {} blocks", quantised, md.layers)
                                                         : std::string(),
                                   freed              ? ""
                                   : recipe.is_cuda() ? ", beside the bf16 ones (kept for the bf16 steps)"
                                                      : ", beside the fp32 weights"),
-                      (params + 4 * rows) * md.experts});
+                      (params * quantised_bytes_per_weight(recipe) + 4 * rows) * md.experts});
 }
 
 // Memory per GPU beside the DiT: the text encoder and VAE weights, the text K/V and first-block

@@ -87,8 +87,8 @@ void golden_pipeline(GoldenCase& c) {
   });
 
   compare_condition_images(c, out);
-  const bool fp8 = r.is_fp8(), cuda = r.is_cuda();
-  const double step_tol = fp8 ? golden_fp8_tolerance("step_latents", cuda) : c.bf16 ? 5e-2 : 1e-3;
+  const bool fp8 = r.is_quantised();
+  const double step_tol = fp8 ? golden_quantised_tolerance(r, "step_latents") : c.bf16 ? 5e-2 : 1e-3;
   Tensor ts = Tensor::empty({int64_t(out.step_timesteps.size())}, DType::kF32);
   for (size_t i = 0; i < out.step_timesteps.size(); ++i) ts.f32()[i] = float(out.step_timesteps[i]);
   c.exact("step_timesteps", ts, c.tensors.get_f32("step_timesteps"));
@@ -115,7 +115,7 @@ void golden_pipeline(GoldenCase& c) {
   }
   c.mesh->replica->broadcast(frames, 0);
   if (fp8)  // the fp8 noise reaches every pixel: a mean over the frames, as bf16
-    c.mean_abs("frames", frames, ref, golden_fp8_tolerance("frames", cuda));
+    c.mean_abs("frames", frames, ref, golden_quantised_tolerance(r, "frames"));
   else if (c.bf16)
     c.mean_abs("frames", frames, ref, 2e-2);
   else

@@ -47,7 +47,7 @@ int run_golden(const std::string& fixtures_dir, const Recipe& recipe, Mesh& mesh
                "no case '{}' in {}", only_case, cases.string());
     names = {only_case};
   }
-  if (recipe.is_cuda() && recipe.is_fp8()) {  // refused up front on every rank (exit 3), not per case
+  if (recipe.is_cuda() && recipe.is_quantised()) {  // refused up front on every rank (exit 3), not per case
     select_mesh_device();
     refuse_fp8_without_device(recipe, *mesh.world);
   }

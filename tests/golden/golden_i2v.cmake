@@ -2,7 +2,7 @@
 # tests/golden-i2v-extra (the pipelines at other shapes, make_cases.py there). Each case runs
 #   vgen golden --fixtures SET --case NAME
 # on one rank, CPU, fp32 (label golden); the pipelines also on the CPU meshes (label parallel) and
-# in fp8 emulation; every case on one GPU (label gpu; skipped without one).
+# in fp8 and fp4 emulation; every case on one GPU (label gpu; skipped without one).
 set(VGEN_GOLDEN_I2V_DIR ${PROJECT_SOURCE_DIR}/tests/golden-i2v)
 set(VGEN_GOLDEN_I2V_EXTRA ${PROJECT_SOURCE_DIR}/tests/golden-i2v-extra)
 
@@ -57,12 +57,16 @@ if(VGEN_IMAGES)  # the cases below read the sets' PNG files
   # Pillow's resampling (ops/image_resize).
   vgen_golden_i2v_cpu(golden_i2v_image_resize ${VGEN_GOLDEN_I2V_DIR} --case image_resize)
 
-  # The pipelines: fp8 in the CPU emulation (the image cross-attention under the cross-attention's
-  # policy; docs/fp8.md's tolerances), the CPU meshes (CFG, the sequence meshes, DWDP, the parallel
-  # VAE beside Ulysses) under the single-rank tolerances, and fp32 / bf16 / fp8 on one GPU.
+  # The pipelines: fp8 and fp4 in the CPU emulation (the image cross-attention under the
+  # cross-attention's policy; docs/fp8.md's tolerances; fp4 also on CFG 2 × Ulysses 2 under its own
+  # gates), the CPU meshes (CFG, the sequence meshes, DWDP, the parallel VAE beside Ulysses) under
+  # the single-rank tolerances, and fp32 / bf16 / fp8 on one GPU.
   foreach(case pipeline_i2v_wan21 pipeline_flf2v_wan21 pipeline_i2v_wan22 pipeline_ti2v_i2v pipeline_ti2v_t2v)
     vgen_golden_i2v_cpu(golden_i2v_${case} ${VGEN_GOLDEN_I2V_DIR} --case ${case})
     vgen_golden_i2v_cpu(golden_i2v_fp8_${case} ${VGEN_GOLDEN_I2V_DIR} --case ${case} --set precision=fp8)
+    vgen_golden_i2v_cpu(golden_i2v_fp4_${case} ${VGEN_GOLDEN_I2V_DIR} --case ${case} --set precision=fp4)
+    vgen_golden_i2v_mesh(parallel_golden_i2v_fp4_${case}_cfg2_ulysses2 ${VGEN_GOLDEN_I2V_DIR} 4 cfg_size=2 ulysses_size=2
+                         -- --case ${case} --set precision=fp4)
     foreach(mesh "cfg2;2;cfg_size=2" "ulysses2;2;ulysses_size=2" "ring2;2;ring_size=2" "attn2d_2x2;4;attn2d_size=[2,2]"
                  "cfg2_ulysses2;4;cfg_size=2;ulysses_size=2" "ulysses2_dwdp2;2;ulysses_size=2;dwdp_size=2"
                  "ulysses2_vae2;2;ulysses_size=2;parallel_vae_size=2")

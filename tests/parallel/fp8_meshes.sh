@@ -9,7 +9,8 @@
 #          mesh's fp8 error against fp32, e_mesh, must be <= 1.5·e_1 (e_1: one rank's, measured here),
 #          so the two fp8 renders lie within e_mesh + e_1 <= 2.5·e_1 of each other (checked too).
 # Usage: fp8_meshes.sh <vgen> <source dir> <exact|approx> <ranks> [--set parallel_config.k=v ...]
-#        [--set fp8_config.k=v ...]   (fp8_config sets apply to the one-rank fp8 render too)
+#        [--set fp8_config.k=v ...]   (fp8_config, fp4_config and precision sets apply to the one-rank
+#        quantised render too: --set precision=fp4 checks precision fp4's emulation the same way)
 # VGEN_TEST_BLAS_CORETYPE=Haswell runs every render on OpenBLAS's Haswell kernels where the CPU has
 # AVX2 and FMA (their sgemm rounds a row by its place in the call: the case the emulation's row-wise
 # fp32 linears exist for), whatever this host's OpenBLAS would pick.
@@ -24,7 +25,7 @@ if [ -n "${VGEN_TEST_BLAS_CORETYPE:-}" ]; then
 fi
 fp8=(--set precision=fp8); mesh=()
 while [ $# -gt 0 ]; do
-  case "$2" in fp8_config.*) fp8+=("$1" "$2") ;; *) mesh+=("$1" "$2") ;; esac
+  case "$2" in fp8_config.* | fp4_config.* | precision=*) fp8+=("$1" "$2") ;; *) mesh+=("$1" "$2") ;; esac
   shift 2
 done
 source "$SRC/tests/e2e/e2e_common.sh" fp8_mesh

@@ -1,6 +1,7 @@
 // The runtime path table's decisions (ops/path_table.h) for each compute capability, build
 // architecture list and precision: which code the driver runs, which attention and GEMM paths
-// serve, whether precision fp8 runs and why not. Pure functions: no GPU.
+// serve, whether precision fp8 and fp4 run and why not (the block-scaled GEMMs on 10.x / 12.x).
+// Pure functions: no GPU.
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -127,8 +128,9 @@ TEST(PathTable, OtherGpusTakeCudnnOrTheFlashKernel) {
     EXPECT_FALSE(p.sm90a);
     EXPECT_EQ(p.attention, AttentionPath::kCudnn);
     EXPECT_EQ(p.gemm, GemmPath::kCublasLt);
-    EXPECT_FALSE(p.fp8_allowed);
-    EXPECT_TRUE(has(p.fp8_why, "compute capability 9.0 only")) << p.fp8_why;
+    EXPECT_FALSE(p.fp8_allowed);  // the default fp8_config: fp8 attention, an sm_90a kernel
+    if (cc < 90) EXPECT_TRUE(has(p.fp8_why, "compute capability 9.0 only")) << p.fp8_why;
+    else EXPECT_TRUE(has(p.fp8_why, "fp8_config.attention false")) << p.fp8_why;
     p = choose_execution_paths(query(cc, kDefault, Precision::kBf16, AttentionBackend::kAuto, false));
     EXPECT_EQ(p.attention, AttentionPath::kFlash);
     EXPECT_TRUE(has(p.attention_why, "built without cuDNN")) << p.attention_why;
@@ -141,6 +143,62 @@ TEST(PathTable, OtherGpusTakeCudnnOrTheFlashKernel) {
     EXPECT_EQ(p.gemm, GemmPath::kNone);
     EXPECT_EQ(choose_execution_paths(query(cc, kDefault, Precision::kFp32)).gemm, GemmPath::kCublasLt);
   }
+}
+
+TEST(PathTable, BlackwellRunsBlockScaledGemms) {
+  for (int cc : {100, 103, 120, 121}) {
+    SCOPED_TRACE(cc);
+    // precision fp4: NVFP4 GEMMs, the self-attention as bf16's.
+    ExecutionPaths p = choose_execution_paths(query(cc, kDefault, Precision::kFp4));
+    EXPECT_TRUE(p.fp4_allowed) << p.fp4_why;
+    EXPECT_EQ(p.gemm, GemmPath::kCublasLtNvfp4);
+    EXPECT_EQ(p.self_attention, p.attention);
+    // precision fp8: MXFP8 GEMMs with bf16 attention (scaling auto or block); the FP8 attention and
+    // tensor scaling are sm_90a code, refused by name.
+    PathQuery q = query(cc, kDefault, Precision::kFp8);
+    q.fp8.attention = false;
+    p = choose_execution_paths(q);
+    EXPECT_TRUE(p.fp8_allowed) << p.fp8_why;
+    EXPECT_EQ(p.gemm, GemmPath::kCublasLtMxfp8);
+    EXPECT_EQ(p.self_attention, p.attention);
+    EXPECT_EQ(q.fp8.gemm_format_on(cc), GemmFormat::kMxfp8);
+    q.fp8.scaling = Fp8Scaling::kBlock;
+    EXPECT_EQ(choose_execution_paths(q).gemm, GemmPath::kCublasLtMxfp8);
+    q.fp8.scaling = Fp8Scaling::kTensor;
+    p = choose_execution_paths(q);
+    EXPECT_FALSE(p.fp8_allowed);
+    EXPECT_EQ(p.gemm, GemmPath::kNone);
+    EXPECT_TRUE(has(p.fp8_why, "fp8_config.scaling tensor")) << p.fp8_why;
+    q.fp8.gemm = false;  // no GEMM to scale: computes like bf16, allowed
+    EXPECT_TRUE(choose_execution_paths(q).fp8_allowed);
+  }
+}
+
+TEST(PathTable, BlockScalingElsewhereIsRefusedByName) {
+  for (int cc : {80, 86, 89, 90}) {
+    SCOPED_TRACE(cc);
+    ExecutionPaths p = choose_execution_paths(query(cc, kDefault, Precision::kFp4));
+    EXPECT_FALSE(p.fp4_allowed);
+    EXPECT_EQ(p.gemm, GemmPath::kNone);
+    EXPECT_EQ(p.self_attention, AttentionPath::kNone);
+    EXPECT_TRUE(has(p.fp4_why, "compute capability 10.x or 12.x")) << p.fp4_why;
+    PathQuery q = query(cc, kDefault, Precision::kFp8);
+    q.fp8.scaling = Fp8Scaling::kBlock;
+    p = choose_execution_paths(q);
+    EXPECT_FALSE(p.fp8_allowed);
+    EXPECT_TRUE(has(p.fp8_why, "fp8_config.scaling block")) << p.fp8_why;
+  }
+  // Hopper keeps its paths under scaling auto (the default), as before block scaling.
+  PathQuery q = query(90, kDefault, Precision::kFp8);
+  EXPECT_EQ(q.fp8.scaling, Fp8Scaling::kAuto);
+  EXPECT_EQ(q.fp8.gemm_format_on(90), GemmFormat::kInt8);
+  EXPECT_EQ(q.fp8.gemm_format_on(0), GemmFormat::kInt8);  // the CPU
+  EXPECT_EQ(choose_execution_paths(q).gemm, GemmPath::kHopperInt8);
+  EXPECT_TRUE(choose_execution_paths(q).fp8_allowed);
+  // A GPU the build has no code for refuses fp4 with the same reason.
+  const ExecutionPaths none = choose_execution_paths(query(100, "90a", Precision::kFp4));
+  EXPECT_FALSE(none.fp4_allowed);
+  EXPECT_EQ(none.fp4_why, none.refusal);
 }
 
 TEST(PathTable, RefusesAGpuTheBuildHasNoCodeFor) {
@@ -163,11 +221,16 @@ TEST(PathTable, ReportsEveryDecision) {
   EXPECT_TRUE(has(text, "compute capability 8.0 runs sm_80")) << text;
   EXPECT_TRUE(has(text, "attention: cuDNN SDPA")) << text;
   EXPECT_TRUE(has(text, "precision fp8: refused")) << text;
+  EXPECT_TRUE(has(text, "precision fp4: refused: NVFP4 GEMMs need")) << text;
+  const std::string bw = execution_paths_text(choose_execution_paths(query(100, kDefault, Precision::kFp4)));
+  EXPECT_TRUE(has(bw, "GEMM: cuBLASLt NVFP4 (block-scaled E2M1, unmeasured)")) << bw;
+  EXPECT_TRUE(has(bw, "precision fp4: runs here")) << bw;
   const Json j = execution_paths_json(p);
   EXPECT_EQ(j["compute_capability"], "8.0");
   EXPECT_EQ(j["code"], "sm_80");
   EXPECT_EQ(j["attention"], "cuDNN SDPA");
   EXPECT_EQ(j["fp8"]["allowed"], false);
+  EXPECT_EQ(j["fp4"]["allowed"], false);
   EXPECT_FALSE(j.contains("refusal"));
   EXPECT_TRUE(execution_paths_json(choose_execution_paths(query(80, "90a"))).contains("refusal"));
 }

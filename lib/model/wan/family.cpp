@@ -157,7 +157,7 @@ void WanFamily::check_weights(const DiffusersDir& dir) const {
 }
 
 void WanFamily::check_recipe(const Recipe& recipe, const DiffusersDir& dir) const {
-  if (!recipe.is_fp8()) return;
+  if (!recipe.is_quantised()) return;
   // fp8_config.bf16_linears names and bf16_blocks / bf16_gemm_blocks against each expert's block
   // count, before any weight is read (every rank reads the same configs, so every rank fails alike).
   wan_fp8_linear_mask(recipe.fp8.bf16_linears);

@@ -180,7 +180,7 @@ void finalize(WanLoad& l) {
   for (auto& e : l.experts)
     if (e) e->set_attention(l.recipe.attention);
   for (auto& e : l.experts)
-    if (e && l.recipe.is_fp8()) e->enable_fp8(wan_fp8_options(l.recipe));
+    if (e && l.recipe.is_quantised()) e->enable_fp8(wan_fp8_options(l.recipe));
   if (!l.cuda && l.recipe.parallel.dwdp_size > 1)
     for (auto& e : l.experts)
       if (e) e->enable_host_dwdp(l.recipe.parallel.dwdp_size, *l.mesh.world);

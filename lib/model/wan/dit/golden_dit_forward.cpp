@@ -28,7 +28,7 @@ void golden_dit_forward(GoldenCase& c) {
   std::shared_ptr<Mesh> dmesh = c.recipe->is_cuda() ? device_mesh(*c.mesh) : nullptr;
   Mesh& mesh = dmesh ? *dmesh : *c.mesh;
   auto model = WanTransformer::load((std::filesystem::path(c.model_dir()) / component).string());
-  const bool fp8 = c.recipe->is_fp8();
+  const bool fp8 = c.recipe->is_quantised();  // fp8 or fp4
   model->set_attention(c.recipe->attention);  // carried over by to_device
   if (fp8) model->enable_fp8(wan_fp8_options(*c.recipe));      // carried over by to_device
   if (dmesh) {
@@ -42,7 +42,7 @@ void golden_dit_forward(GoldenCase& c) {
   }
   auto attention = golden_seq_attention(c, mesh);
   VGEN_CHECK(mesh.seq != nullptr, ExitCode::kInternal, "mesh without a sequence group");
-  const double tol = fp8 ? golden_fp8_tolerance("dit_forward", c.recipe->is_cuda()) : c.bf16 ? 3e-2 : 1e-4;
+  const double tol = fp8 ? golden_quantised_tolerance(*c.recipe, "dit_forward") : c.bf16 ? 3e-2 : 1e-4;
   for (std::string suffix : {"", "_b2"}) {
     if (!suffix.empty() && !c.tensors.has("output" + suffix)) continue;
     Tensor x = c.tensors.get_f32("hidden_states" + suffix);          // [B, C, T, H, W]
