@@ -34,6 +34,13 @@
 
 namespace vgen::testing {
 
+// The bits of a float, to compare results bit for bit.
+inline uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
 inline std::vector<float> random_vec(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);

@@ -19,12 +19,6 @@ using namespace vgen::testing;
 
 namespace {
 
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
 // rows × ldx values (columns ≥ K are poison that must not count), with special blocks.
 std::vector<float> make_rows(int64_t rows, int64_t K, int64_t ldx, uint64_t seed, bool bf16) {
   std::vector<float> x(size_t(rows * ldx));

@@ -22,12 +22,6 @@ using namespace vgen::testing;
 namespace {
 
 
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
 // Rows with magnitudes over 2^-12..2^10, special rows, and padding (ldx > K) that must not count.
 std::vector<float> make_rows(int64_t M, int64_t K, int64_t ldx, uint64_t seed) {
   std::vector<float> x(size_t(M * ldx));
