@@ -2,8 +2,8 @@
 # Cosmos 3 end to end on the CPU with the tiny checkpoint (tests/golden-cosmos3): a JSONL of prompt
 # lines (text to video, and image to video from a first frame) renders decodable MP4s on one rank;
 # CFG 2 and DP 2 over two ranks give the same latents per line; a line with a last frame fails alone (the
-# family takes a first frame only); the text cache serves a second run the same latents; sequence
-# parallelism is refused at recipe check time (exit 3) naming the family; `vgen plan` names the
+# family takes a first frame only); the text cache serves a second run the same latents; Attention2D
+# is refused at recipe check time (exit 3) naming the family; `vgen plan` names the
 # family, the variant, the prompt tokens and the prefill.
 # Usage: cosmos3_test.sh <vgen> <source dir>
 set -u
@@ -74,13 +74,13 @@ for i in (0, 1, 2):
     assert a == b, f"line {i}: latents through the text cache differ"
 print("text cache: 4 entries, the second run's latents equal the first's")
 PY
-run ulysses2 2 --set parallel_config.ulysses_size=2; rc=$?
-[ $rc = 3 ] || { tail -20 "$W/log_ulysses2"; fail "ulysses 2: expected exit 3, got $rc"; }
-grep -q "sequence parallelism .* is not implemented for Cosmos 3" "$W/log_ulysses2" || {
-  tail -20 "$W/log_ulysses2"; fail "ulysses 2: no message naming the family"; }
+run attn2d 2 --set "parallel_config.attn2d_size=[1,2]"; rc=$?
+[ $rc = 3 ] || { tail -20 "$W/log_attn2d"; fail "attn2d 1x2: expected exit 3, got $rc"; }
+grep -q "Attention2D is not implemented for Cosmos 3" "$W/log_attn2d" || {
+  tail -20 "$W/log_attn2d"; fail "attn2d 1x2: no message naming the family"; }
 "$VGEN" plan --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" --world 1 > "$W/plan" 2>&1 || {
   cat "$W/plan"; fail "vgen plan"; }
 for want in "family: cosmos3 (Cosmos 3 T2V" "prompt tokens: " "prefill: the understanding tower"; do
   grep -qF "$want" "$W/plan" || { cat "$W/plan"; fail "vgen plan: no '$want'"; }
 done
-echo "ulysses 2 refused (exit 3); plan names the family, the prompt tokens and the prefill"
+echo "attn2d 1x2 refused (exit 3); plan names the family, the prompt tokens and the prefill"
