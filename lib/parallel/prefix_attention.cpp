@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "parallel/attention2d.h"
 #include "parallel/block_attention.h"
 #include "parallel/local_attention.h"
 #include "parallel/ring_attention.h"
@@ -48,10 +49,11 @@ Tensor seq_attention_with_prefix(SeqAttention& attention, const Tensor& q, const
   check_prefix(q, prefix, "sequence attention");
   if (auto* u = dynamic_cast<UlyssesAttention*>(&attention)) return u->forward_prefixed(q, k, v, prefix, layout, policy);
   if (auto* r = dynamic_cast<RingAttention*>(&attention)) return r->forward_prefixed(q, k, v, prefix, layout, policy);
+  if (auto* a = dynamic_cast<Attention2D*>(&attention)) return a->forward_prefixed(q, k, v, prefix, layout, policy);
   if (dynamic_cast<LocalAttention*>(&attention)) return local_with_prefix(q, k, v, prefix, layout, policy);
   VGEN_THROW(ExitCode::kRecipe,
-             "attention over a prefix K/V (a prompt ahead of the sequence) is implemented on one rank, Ring and "
-             "Ulysses (over a Ring or alone), not on this mesh's sequence-parallel attention (Attention2D)");
+             "attention over a prefix K/V (a prompt ahead of the sequence) is implemented for the local, Ulysses, "
+             "Ring and Attention2D attentions, not for this one");
 }
 
 }  // namespace vgen

@@ -1,8 +1,7 @@
 // Attention of sequence-sharded queries over [prefix | sequence]: a prefix of keys that every rank
 // holds whole (e.g. a prompt's K/V ahead of the video tokens) joined before the sharded sequence's
 // own keys. The prefix is one more key block whose partial result merges through the LSE, so no
-// collective moves it. Supported: one rank (local), Ring, Ulysses (over a Ring level or none);
-// Attention2D is refused.
+// collective moves it: one rank (local), Ring, Attention2D and Ulysses (over either or alone).
 #pragma once
 #include "core/tensor.h"
 #include "parallel/seq_attention.h"
