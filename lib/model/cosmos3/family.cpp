@@ -88,18 +88,6 @@ void Cosmos3Family::check_weights(const DiffusersDir& dir) const {
 
 void Cosmos3Family::check_recipe(const Recipe& r, const DiffusersDir& dir) const {
   const ParallelConfig& p = r.parallel;
-  // The prompt K/V join the video's as the prefix of the sequence-parallel attention, which
-  // Attention2D does not take (parallel/prefix_attention.h).
-  VGEN_CHECK(p.ring_size > 1 || p.cp_size() == 1, ExitCode::kRecipe,
-             "parallel_config.attn2d_size {}x{}: Attention2D is not implemented for Cosmos 3 ({}); its sequence "
-             "parallelism is ulysses_size and ring_size (with cfg_size and dp_size)",
-             p.attn2d_size[0], p.attn2d_size[1], dir.root());
-  if (p.ulysses_size > 1) {
-    const Cosmos3Config cfg = transformer_config(dir);
-    VGEN_CHECK(cfg.num_attention_heads % p.ulysses_size == 0, ExitCode::kRecipe,
-               "parallel_config.ulysses_size {} does not divide the {} attention heads of {}", p.ulysses_size,
-               cfg.num_attention_heads, dir.root());
-  }
   VGEN_CHECK(p.dwdp_size == 1, ExitCode::kRecipe, "parallel_config.dwdp_size {}: not implemented for Cosmos 3",
              p.dwdp_size);
   VGEN_CHECK(!r.is_fp8(), ExitCode::kRecipe, "precision fp8 is not implemented for Cosmos 3");
