@@ -22,6 +22,17 @@ Attention2D::Attention2D(std::shared_ptr<Communicator> row, std::shared_ptr<Comm
 
 Tensor Attention2D::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
                                 const AttentionPolicy& policy) {
+  return run(q, k, v, nullptr, layout, policy);
+}
+
+Tensor Attention2D::forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
+                                     const SeqLayout& layout, const AttentionPolicy& policy) {
+  check_prefix(q, prefix, "Attention2D");
+  return run(q, k, v, &prefix, layout, policy);
+}
+
+Tensor Attention2D::run(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv* prefix,
+                        const SeqLayout& layout, const AttentionPolicy& policy) {
   check_seq_inputs(q, k, v, layout, "Attention2D");
   const int R = col_->size(), C = row_->size(), r = col_->rank(), c = row_->rank();
   VGEN_ASSERT(layout.degree == R * C && layout.seq_rank == r * C + c,
@@ -61,8 +72,12 @@ Tensor Attention2D::forward(const Tensor& q, const Tensor& k, const Tensor& v, c
   Tensor o = Tensor::empty({B, C * L, H, D}, part_dt, dev);  // partial over this column's keys
   Tensor lse = Tensor::empty({B, H, C * L}, DType::kF32, dev);
   block_attention(qrow, kcol, vcol, valid, o, &lse, policy);
-  if (C == 1) return o;
+  if (C == 1 && !prefix) return o;
   if (part_dt != DType::kF32) o = cast(o, DType::kF32);
+  if (C == 1) {  // qrow is q: the prefix block merges into the one partial
+    merge_prefix_block(q, *prefix, o, lse, policy);
+    return part_dt == DType::kF32 ? o : cast(o, part_dt);
+  }
 
   // 4. The C members of the row hold partials for the same queries over disjoint keys: send the
   //    rows of shard j (= column j) to column j with their LSE, then combine in fp32.
@@ -77,6 +92,7 @@ Tensor Attention2D::forward(const Tensor& q, const Tensor& k, const Tensor& v, c
   out_lse.copy_from(chunk_lse(recv, C, 0, B, L, H, D));
   for (int j = 1; j < C; ++j)
     block_attention_merge(out, out_lse, chunk_out(recv, C, j, B, L, H, D), chunk_lse(recv, C, j, B, L, H, D));
+  if (prefix) merge_prefix_block(q, *prefix, out, out_lse, policy);  // [B, S_loc, H, D]
   // One rounding of the fp32 merge to the input dtype (halves an enclosing Ulysses exchange).
   return part_dt == DType::kF32 ? out : cast(out, part_dt);
 }

@@ -18,6 +18,17 @@ RingAttention::RingAttention(std::shared_ptr<Communicator> ring) : comm_(std::mo
 
 Tensor RingAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
                                 const AttentionPolicy& policy) {
+  return run(q, k, v, nullptr, layout, policy);
+}
+
+Tensor RingAttention::forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
+                                       const SeqLayout& layout, const AttentionPolicy& policy) {
+  check_prefix(q, prefix, "Ring attention");
+  return run(q, k, v, &prefix, layout, policy);
+}
+
+Tensor RingAttention::run(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv* prefix,
+                          const SeqLayout& layout, const AttentionPolicy& policy) {
   check_seq_inputs(q, k, v, layout, "Ring attention");
   const int P = comm_->size(), me = comm_->rank();
   VGEN_ASSERT(layout.degree == P && layout.seq_rank == me,
@@ -41,6 +52,11 @@ Tensor RingAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
   Tensor lse = Tensor::empty({B, H, L}, DType::kF32, dev);
   Tensor part_out, part_lse;
   bool have = false;
+  if (prefix) {  // the prefix is every rank's first block: all keys valid, fp32 accumulator
+    out = Tensor::empty({B, L, H, D}, DType::kF32, dev);
+    block_attention(q, prefix->k, prefix->v, prefix->k.dim(1), out, &lse, policy);
+    have = true;
+  }
   for (int step = 0; step < P; ++step) {
     const int cur = step % 2;
     std::unique_ptr<Communicator::Pending> pending;

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "dist/communicator.h"
+#include "parallel/prefix_attention.h"
 #include "parallel/seq_attention.h"
 
 namespace vgen {
@@ -15,8 +16,15 @@ class RingAttention : public SeqAttention {
   // layout: degree = ring size, seq_rank = ring rank (the CP block index).
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
                  const AttentionPolicy& policy) override;
+  // As forward with a prefix K/V ([B, P, H, Dh], whole on every rank): the prefix is the first
+  // key block, attended locally; the rotating blocks merge into it (prefix_attention.h).
+  Tensor forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
+                          const SeqLayout& layout, const AttentionPolicy& policy);
 
  private:
+  Tensor run(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv* prefix, const SeqLayout& layout,
+             const AttentionPolicy& policy);
+
   std::shared_ptr<Communicator> comm_;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ops/device_ops.h"
 #include "parallel/block_attention.h"
 #include "parallel/seq_shuffle.h"
 
@@ -90,11 +91,10 @@ Tensor UlyssesAttention::forward_pipelined(const Tensor& q, const Tensor& k, con
   return out;
 }
 
-Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
-                                const AttentionPolicy& policy) {
+void UlyssesAttention::check_forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout) {
   check_seq_inputs(q, k, v, layout, "Ulysses attention");
   const int U = comm_->size();
-  const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3);
+  const int64_t H = q.dim(2);
   // Checked before any collective, so every rank of the group throws the same error.
   VGEN_CHECK(H % U == 0, ExitCode::kRecipe,
              "parallel_config.ulysses_size = {} does not divide the number of attention heads {} (q {})", U, H,
@@ -102,27 +102,31 @@ Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor&
   VGEN_ASSERT(layout.degree % U == 0 && layout.seq_rank % U == comm_->rank(),
               "Ulysses attention: seq rank {} of degree {} is not group rank {} of {}", layout.seq_rank,
               layout.degree, comm_->rank(), U);
+}
+
+// Sequence shards -> head shards: [B, L, H, D] x3 -> [B, U·L, H/U, D] x3, one collective.
+UlyssesAttention::HeadShards UlyssesAttention::to_head_shards(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int U = comm_->size();
+  const int64_t B = q.dim(0), L = q.dim(1), Hu = q.dim(2) / U, D = q.dim(3);
   const Device dev = q.device();
   const DType dt = q.dtype();  // f32 on the host; bf16 or f32 on the device
-  const int64_t Hu = H / U;
-  // On the device an inner Ring/Attention2D would run its NCCL communicator concurrently with the
-  // Ulysses side stream, which NCCL does not guarantee to be deadlock-free: one group there.
-  const int G = inner_ && !q.is_cpu() ? 1 : int(std::min<int64_t>(head_groups_, Hu));
-  if (G > 1) return forward_pipelined(q, k, v, layout, G, policy);
-
-  // Sequence shards -> head shards: [B, L, H, D] x3 -> [B, U·L, H/U, D] x3, one collective.
   Tensor send = Tensor::empty({U, 3, B, L, Hu, D}, dt, dev);
   Tensor recv = Tensor::empty({U, 3, B, L, Hu, D}, dt, dev);
   ulysses_pack_qkv(q, k, v, U, send);
   comm_->all_to_all(send, recv);
-  Tensor qh = Tensor::empty({B, U * L, Hu, D}, dt, dev);  // [B, S/CP, H/U, D]
-  Tensor kh = Tensor::empty({B, U * L, Hu, D}, dt, dev);
-  Tensor vh = Tensor::empty({B, U * L, Hu, D}, dt, dev);
-  ulysses_unpack_qkv(recv, U, qh, kh, vh);
+  HeadShards h;
+  h.q = Tensor::empty({B, U * L, Hu, D}, dt, dev);  // [B, S/CP, H/U, D]
+  h.k = Tensor::empty({B, U * L, Hu, D}, dt, dev);
+  h.v = Tensor::empty({B, U * L, Hu, D}, dt, dev);
+  ulysses_unpack_qkv(recv, U, h.q, h.k, h.v);
+  return h;
+}
 
-  Tensor oh = shard_attention(qh, kh, vh, layout, policy);  // [B, U·L, H/U, D]
-
-  // Head shards -> sequence shards.
+// Head shards -> sequence shards: oh [B, U·L, H/U, D] -> [B, L, H, D].
+Tensor UlyssesAttention::to_seq_shards(const Tensor& oh, int64_t H) {
+  const int U = comm_->size();
+  const int64_t B = oh.dim(0), L = oh.dim(1) / U, Hu = oh.dim(2), D = oh.dim(3);
+  const Device dev = oh.device();
   Tensor osend = Tensor::empty({U, B, L, Hu, D}, oh.dtype(), dev);
   Tensor orecv = Tensor::empty({U, B, L, Hu, D}, oh.dtype(), dev);
   ulysses_pack_out(oh, U, osend);
@@ -130,6 +134,50 @@ Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor&
   Tensor out = Tensor::empty({B, L, H, D}, oh.dtype(), dev);  // [B, S_loc, H, D]
   ulysses_unpack_out(orecv, U, out);
   return out;
+}
+
+Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
+                                const AttentionPolicy& policy) {
+  check_forward(q, k, v, layout);
+  const int U = comm_->size();
+  const int64_t Hu = q.dim(2) / U;
+  // On the device an inner Ring/Attention2D would run its NCCL communicator concurrently with the
+  // Ulysses side stream, which NCCL does not guarantee to be deadlock-free: one group there.
+  const int G = inner_ && !q.is_cpu() ? 1 : int(std::min<int64_t>(head_groups_, Hu));
+  if (G > 1) return forward_pipelined(q, k, v, layout, G, policy);
+  const HeadShards h = to_head_shards(q, k, v);
+  const Tensor oh = shard_attention(h.q, h.k, h.v, layout, policy);  // [B, U·L, H/U, D]
+  return to_seq_shards(oh, q.dim(2));
+}
+
+Tensor UlyssesAttention::forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
+                                          const SeqLayout& layout, const AttentionPolicy& policy) {
+  check_forward(q, k, v, layout);
+  check_prefix(q, prefix, "Ulysses attention");
+  const int U = comm_->size(), me = comm_->rank();
+  // This rank's heads of the prefix (no collective): the pack's chunk `me` holds heads me·H/U + [0, H/U).
+  const int64_t B = q.dim(0), P = prefix.k.dim(1), Hu = q.dim(2) / U, D = q.dim(3);
+  Tensor packed = Tensor::empty({U, 3, B, P, Hu, D}, q.dtype(), q.device());  // [U, 3, B, P, H/U, D]
+  ulysses_pack_qkv(prefix.k, prefix.v, prefix.v, U, packed);
+  const Tensor mine = packed[me];  // [3, B, P, H/U, D]
+  const PrefixKv ph{mine[0], mine[1]};
+
+  const HeadShards h = to_head_shards(q, k, v);
+  const SeqLayout inner_layout = ulysses_inner_layout(layout, U);
+  Tensor oh;  // [B, U·L, H/U, D]
+  if (inner_) {
+    oh = seq_attention_with_prefix(*inner_, h.q, h.k, h.v, ph, inner_layout, policy);
+  } else {
+    VGEN_ASSERT(inner_layout.degree == 1, "Ulysses without a CP attention needs degree SP == U ({} != {})",
+                layout.degree, U);
+    const int64_t S = h.q.dim(1);
+    oh = Tensor::empty(h.q.shape(), DType::kF32, q.device());       // [B, U·L, H/U, D] f32
+    Tensor lse = Tensor::empty({B, Hu, S}, DType::kF32, q.device());  // [B, H/U, U·L]
+    block_attention(h.q, h.k, h.v, std::min(layout.tokens, S), oh, &lse, policy);
+    merge_prefix_block(h.q, ph, oh, lse, policy);
+    if (oh.dtype() != q.dtype()) oh = cast(oh, q.dtype());  // one rounding before the exchange
+  }
+  return to_seq_shards(oh, q.dim(2));
 }
 
 }  // namespace vgen

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "dist/communicator.h"
+#include "parallel/prefix_attention.h"
 #include "parallel/seq_attention.h"
 
 namespace vgen {
@@ -20,8 +21,19 @@ class UlyssesAttention : public SeqAttention {
   UlyssesAttention(std::shared_ptr<Communicator> ulysses, std::unique_ptr<SeqAttention> inner, int head_groups = 1);
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
                  const AttentionPolicy& policy) override;
+  // As forward with a prefix K/V ([B, P, H, Dh], whole on every rank): each rank attends its head
+  // shard to the same heads of the prefix, merged through the LSE (prefix_attention.h); with a CP
+  // level the prefix's head shard goes down to it. One head group (async Ulysses gives the same result).
+  Tensor forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
+                          const SeqLayout& layout, const AttentionPolicy& policy);
 
  private:
+  struct HeadShards {
+    Tensor q, k, v;  // [B, U·L, H/U, D]
+  };
+  void check_forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout);
+  HeadShards to_head_shards(const Tensor& q, const Tensor& k, const Tensor& v);
+  Tensor to_seq_shards(const Tensor& oh, int64_t H);
   Tensor shard_attention(const Tensor& qh, const Tensor& kh, const Tensor& vh, const SeqLayout& layout,
                          const AttentionPolicy& policy);
   Tensor forward_pipelined(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout, int G,

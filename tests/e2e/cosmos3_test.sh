@@ -2,8 +2,9 @@
 # Cosmos 3 end to end on the CPU with the tiny checkpoint (tests/golden-cosmos3): a JSONL of prompt
 # lines (text to video, and image to video from a first frame) renders decodable MP4s on one rank;
 # CFG 2 and DP 2 over two ranks give the same latents per line; a line with a last frame fails alone (the
-# family takes a first frame only); the text cache serves a second run the same latents; sequence
-# parallelism is refused at recipe check time (exit 3) naming the family; `vgen plan` names the
+# family takes a first frame only); the text cache serves a second run the same latents; Ulysses 2
+# renders the lines as one rank (fp32 rounding); a Ulysses degree that does not divide the heads is
+# refused at recipe check time (exit 3); `vgen plan` names the
 # family, the variant, the prompt tokens and the prefill.
 # Usage: cosmos3_test.sh <vgen> <source dir>
 set -u
@@ -75,12 +76,27 @@ for i in (0, 1, 2):
 print("text cache: 4 entries, the second run's latents equal the first's")
 PY
 run ulysses2 2 --set parallel_config.ulysses_size=2; rc=$?
-[ $rc = 3 ] || { tail -20 "$W/log_ulysses2"; fail "ulysses 2: expected exit 3, got $rc"; }
-grep -q "sequence parallelism .* is not implemented for Cosmos 3" "$W/log_ulysses2" || {
-  tail -20 "$W/log_ulysses2"; fail "ulysses 2: no message naming the family"; }
+[ $rc = 7 ] || { tail -20 "$W/log_ulysses2"; fail "ulysses 2: expected exit 7, got $rc"; }
+python3 - "$W" <<'PY' || fail "ulysses 2"
+import json, math, os, sys
+sys.path.insert(0, os.environ["E2E_DIR"])
+from e2e_check import latents, stem
+w = sys.argv[1]
+one = {v["index"]: v for v in json.load(open(os.path.join(w, "one", "timing.json")))["videos"]}
+for i in (0, 1, 2):
+    a = latents(os.path.join(w, "one", stem(one[i]) + ".safetensors"))
+    b = latents(os.path.join(w, "ulysses2", stem(one[i]) + ".safetensors"))
+    rel = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)) / sum(x * x for x in a))
+    assert len(a) == len(b) and rel <= 1e-5, f"line {i}: ulysses 2 latents rel-L2 {rel} from one rank"
+print("ulysses 2: the three lines' latents match one rank (fp32 merge order)")
+PY
+run ulysses3 3 --set parallel_config.ulysses_size=3; rc=$?
+[ $rc = 3 ] || { tail -20 "$W/log_ulysses3"; fail "ulysses 3: expected exit 3, got $rc"; }
+grep -q "ulysses_size 3 does not divide the model's 4 attention heads" "$W/log_ulysses3" || {
+  tail -20 "$W/log_ulysses3"; fail "ulysses 3: no message naming the heads"; }
 "$VGEN" plan --recipe "$SRC/recipes/demo-cpu.yaml" "${common[@]}" --world 1 > "$W/plan" 2>&1 || {
   cat "$W/plan"; fail "vgen plan"; }
 for want in "family: cosmos3 (Cosmos 3 T2V" "prompt tokens: " "prefill: the understanding tower"; do
   grep -qF "$want" "$W/plan" || { cat "$W/plan"; fail "vgen plan: no '$want'"; }
 done
-echo "ulysses 2 refused (exit 3); plan names the family, the prompt tokens and the prefill"
+echo "ulysses 3 refused (exit 3); plan names the family, the prompt tokens and the prefill"

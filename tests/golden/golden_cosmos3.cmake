@@ -10,8 +10,8 @@ endif()
 # the understanding K/V, one forward; the family's runners, also for the transformer-only Edge folder)
 # and the pipeline cases through the real pipeline (prompt side, prefill per prompt and branch, CFG,
 # UniPC, the Wan 2.2 VAE; for I2V the image preprocessing and the encoder). The pipeline cases also
-# under CFG 2 over two ranks (label parallel); sequence-parallel meshes are refused for the family at
-# recipe check time. The pipelines' prompt side needs the byte-level BPE tokenizer (ICU: VGEN_ICU),
+# on CPU meshes (label parallel): CFG 2, Ulysses, Ring, Attention2D and products on four ranks, the
+# video tokens sharded with the prompt K/V as the attention's prefix. The pipelines' prompt side needs the byte-level BPE tokenizer (ICU: VGEN_ICU),
 # pipeline_i2v reads a PNG (VGEN_IMAGES).
 set(VGEN_GOLDEN_COSMOS3_DIR ${PROJECT_SOURCE_DIR}/tests/golden-cosmos3)
 set(VGEN_GOLDEN_COSMOS3_PIPELINES)
@@ -27,11 +27,22 @@ foreach(case mrope_video mrope_image mrope_video_edge mrope_image_edge und_kv un
   set_tests_properties(golden_cosmos3_${case} PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
 endforeach()
 foreach(case ${VGEN_GOLDEN_COSMOS3_PIPELINES})
-  add_test(NAME parallel_golden_cosmos3_${case}_cfg2
-           COMMAND ${VGEN_MPIRUN} -np 2 ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case}
-                   --set parallel_config.cfg_size=2)
-  set_tests_properties(parallel_golden_cosmos3_${case}_cfg2 PROPERTIES LABELS parallel
-                       ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+  # The cases' 6 video tokens pad to 8 under ulysses4, ring4 (the last block all padding) and attn2d 2x2.
+  foreach(mesh "cfg2;2;cfg_size=2" "ulysses2;2;ulysses_size=2" "ring2;2;ring_size=2" "attn2d_1x2;2;attn2d_size=[1,2]"
+               "cfg2_ulysses2;4;cfg_size=2;ulysses_size=2" "ulysses2_ring2;4;ulysses_size=2;ring_size=2"
+               "ulysses2_attn2d_1x2;4;ulysses_size=2;attn2d_size=[1,2]" "ulysses4;4;ulysses_size=4"
+               "ring4;4;ring_size=4" "attn2d_2x2;4;attn2d_size=[2,2]")
+    list(POP_FRONT mesh name np)
+    set(sets)
+    foreach(kv ${mesh})
+      list(APPEND sets --set parallel_config.${kv})
+    endforeach()
+    add_test(NAME parallel_golden_cosmos3_${case}_${name}
+             COMMAND ${VGEN_MPIRUN} -np ${np} ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case}
+                     ${sets})
+    set_tests_properties(parallel_golden_cosmos3_${case}_${name} PROPERTIES LABELS parallel
+                         ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+  endforeach()
 endforeach()
 
 # Every case on one GPU in fp32 and bf16 (label gpu; skipped without one): the device transformer,

@@ -2,6 +2,7 @@
 
 #include "ops/gqa/gqa_ops.h"
 #include "parallel/block_attention.h"
+#include "parallel/prefix_attention.h"
 
 namespace vgen {
 
@@ -33,6 +34,20 @@ Tensor full_attention(const Tensor& q, const Tensor& k, const Tensor& v, const A
   Tensor out = Tensor::empty(q.shape(), q.dtype(), q.device());                     // [1, S, H, Dh]
   block_attention(q, kr, vr, kr.dim(1), out, nullptr, policy);
   return out;
+}
+
+Tensor joint_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& pk, const Tensor& pv,
+                       const SeqLayout& layout, SeqAttention* attention, const AttentionPolicy& policy) {
+  if (attention == nullptr) {
+    VGEN_ASSERT(layout.degree == 1, "joint_attention: sequence-parallel degree {} without an attention", layout.degree);
+    return full_attention(q, concat_tokens(pk, k), concat_tokens(pv, v), policy);  // [1, S, H, Dh]
+  }
+  VGEN_ASSERT(q.ndim() == 4 && k.ndim() == 4 && pk.ndim() == 4 && q.dim(2) % k.dim(2) == 0 && pk.dim(2) == k.dim(2),
+              "joint_attention: q {} k {} prompt k {}", q.str(), k.str(), pk.str());
+  const int64_t groups = q.dim(2) / k.dim(2);
+  const PrefixKv prompt{repeat_kv_heads(pk, groups), repeat_kv_heads(pv, groups)};  // [1, L, H, Dh]
+  const Tensor kr = repeat_kv_heads(k, groups), vr = repeat_kv_heads(v, groups);     // [1, S_loc, H, Dh]
+  return seq_attention_with_prefix(*attention, q, kr, vr, prompt, layout, policy);   // [1, S_loc, H, Dh]
 }
 
 }  // namespace vgen

@@ -17,4 +17,12 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v);
 // attention of lib/parallel (the kernels of the DiT's long sequences) with the K/V heads repeated.
 Tensor full_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionPolicy& policy);
 
+// The generation tower's attention over [prompt K/V | video K/V]. q [1, S_loc, H, Dh], k/v
+// [1, S_loc, KVH, Dh] (this rank's video tokens of `layout`), pk/pv [1, L, KVH, Dh] (the prompt's,
+// on every rank) → [1, S_loc, H, Dh]. attention null (one rank): one block over the concatenation;
+// else the video K/V through the sequence-parallel attention with the prompt as its prefix
+// (parallel/prefix_attention.h), the K/V heads repeated.
+Tensor joint_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& pk, const Tensor& pv,
+                       const SeqLayout& layout, SeqAttention* attention, const AttentionPolicy& policy);
+
 }  // namespace vgen

@@ -59,8 +59,7 @@ Tensor Cosmos3Denoiser::forward_local(const Tensor& latents, const Tensor& times
                                       const SeqLayout& layout, SeqAttention& attention, FirstBlockCache* cache,
                                       const StepPolicy& step) const {
   const int64_t S = num_tokens(latents.shape());
-  VGEN_CHECK(layout.degree == 1 && layout.tokens == S, ExitCode::kRecipe,
-             "cosmos3: sequence parallelism is not implemented for this family (seq degree {})", layout.degree);
+  VGEN_CHECK(layout.tokens == S, ExitCode::kInternal, "cosmos3: a layout of {} tokens for {}", layout.tokens, S);
   VGEN_CHECK(latents.dim(0) == 1, ExitCode::kInput, "cosmos3 renders one video per forward, got latents {}",
              latents.str());
   VGEN_CHECK(cache == nullptr, ExitCode::kRecipe, "cosmos3: the first-block cache is not implemented for this family");
@@ -71,9 +70,9 @@ Tensor Cosmos3Denoiser::forward_local(const Tensor& latents, const Tensor& times
   in.noisy_frames = noisy_frames(timestep, latents.dim(2), S, in.timestep);
   in.fps = fps_;
   in.temporal_compression = temporal_compression_;
-  const Tensor v = model_->forward(c->kv, in);  // [1, C, T, H, W] f32
-  const int p = model_->config().latent_patch_size;
-  return latents_to_tokens(v, p).reshape({1, S, int64_t(p) * p * out_channels()});  // [1, S, p·p·C]
+  // One rank: one attention block over [prompt | video]; sharded: the prompt K/V as the prefix
+  // of the mesh's sequence-parallel attention.
+  return model_->forward_tokens(c->kv, in, layout, layout.degree > 1 ? &attention : nullptr);  // [1, S_loc, P]
 }
 
 Tensor Cosmos3Denoiser::unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const {

@@ -16,10 +16,11 @@ struct Cosmos3Conditioning final : Conditioning {
   Cosmos3PromptKv kv;
 };
 
-// The generation tower as a Denoiser. Its tokens are the velocity's padded 2×2 patches, computed
-// whole on one rank (sequence parallelism is refused at recipe check time). A timestep [B, S] marks
-// the tokens of clean latent frames (a known first frame) with 0: those frames take no timestep
-// embedding and get zero velocity, as diffusers' condition mask.
+// The generation tower as a Denoiser. Its tokens are the velocity's padded 2×2 patches, sharded over
+// the sequence-parallel group as Wan's (the prompt K/V whole on every rank, the prefix of the
+// mesh's attention). A timestep [B, S] marks the tokens of clean latent frames (a known first
+// frame) with 0: those frames take no timestep embedding and get zero velocity, as diffusers'
+// condition mask.
 class Cosmos3Denoiser final : public Denoiser {
  public:
   // fps: the output's frame rate (the mRoPE time axis); temporal_compression: the VAE's; device:

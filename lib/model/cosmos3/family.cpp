@@ -88,10 +88,6 @@ void Cosmos3Family::check_weights(const DiffusersDir& dir) const {
 
 void Cosmos3Family::check_recipe(const Recipe& r, const DiffusersDir& dir) const {
   const ParallelConfig& p = r.parallel;
-  VGEN_CHECK(p.seq_size() == 1, ExitCode::kRecipe,
-             "parallel_config: sequence parallelism (ulysses_size {}, ring_size {}, attn2d_size {}x{}) is not "
-             "implemented for Cosmos 3 ({}); use cfg_size and dp_size",
-             p.ulysses_size, p.ring_size, p.attn2d_size[0], p.attn2d_size[1], dir.root());
   VGEN_CHECK(p.dwdp_size == 1, ExitCode::kRecipe, "parallel_config.dwdp_size {}: not implemented for Cosmos 3",
              p.dwdp_size);
   VGEN_CHECK(!r.is_fp8(), ExitCode::kRecipe, "precision fp8 is not implemented for Cosmos 3");

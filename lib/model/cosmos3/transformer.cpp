@@ -83,7 +83,7 @@ Tensor Cosmos3Transformer::embed_video(const Cosmos3VideoInput& in) const {
   return x.reshape({1, S, cfg_.hidden_size});  // [1, S, D]
 }
 
-Tensor Cosmos3Transformer::forward(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const {
+void Cosmos3Transformer::check_input(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const {
   VGEN_CHECK(in.latents.defined() && in.latents.ndim() == 5 && in.latents.dim(0) == 1 &&
                  in.latents.dim(1) == cfg_.latent_channel,
              ExitCode::kInput, "cosmos3: latents must be [1, {}, T, H, W], got {}", cfg_.latent_channel,
@@ -96,22 +96,37 @@ Tensor Cosmos3Transformer::forward(const Cosmos3PromptKv& prompt, const Cosmos3V
                  (in.noisy_frames.empty() || (in.noisy_frames.front() >= 0 && in.noisy_frames.back() < T)),
              ExitCode::kInput, "cosmos3: the noisy frames must be ascending, distinct and within the {} latent frames",
              T);
+}
+
+MropeTables Cosmos3Transformer::video_rope(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const {
+  const auto grid = latent_patch_grid(in.latents, cfg_.latent_patch_size);
+  const int64_t L = prompt.len, S = grid[0] * grid[1] * grid[2];
+  const Tensor ids = mrope_position_ids(cfg_, L, grid, in.fps, in.temporal_compression);  // [3, L + S]
+  const MropeTables rope = mrope_tables(mrope_angles(cfg_, ids), device_);
+  return {rope.cos.narrow(L, S), rope.sin.narrow(L, S)};  // [S, Dh]
+}
+
+Tensor Cosmos3Transformer::generation_tower(const Cosmos3PromptKv& prompt, Tensor x, const MropeTables& rope,
+                                            const SeqLayout& layout, SeqAttention* attention) const {
+  for (size_t i = 0; i < w_.layers.size(); ++i) {
+    const Cosmos3Tower& gen = w_.layers[i].gen;
+    const TowerQkv a = tower_qkv(cfg_, gen, x, rope);
+    const Tensor o = joint_attention(a.q, a.k, a.v, prompt.k[i], prompt.v[i], layout, attention,
+                                     attention_policy);  // [1, S_loc, H, Dh]
+    tower_finish(cfg_, gen, x, o);
+  }
+  return rms_norm(x, w_.norm_gen, float(cfg_.rms_norm_eps));  // [1, S_loc, D]
+}
+
+Tensor Cosmos3Transformer::forward(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const {
+  check_input(prompt, in);
+  const int64_t T = in.latents.dim(2);
   const auto grid = latent_patch_grid(in.latents, cfg_.latent_patch_size);
   if (in.noisy_frames.empty())  // nothing to predict: every frame is clean
     return Tensor::zeros(in.latents.shape(), DType::kF32, in.latents.device());
   Tensor x = embed_video(in);  // [1, S, D]
-  const int64_t S = x.dim(1), L = prompt.len;
-  const Tensor ids = mrope_position_ids(cfg_, L, grid, in.fps, in.temporal_compression);  // [3, L + S]
-  const MropeTables rope = mrope_tables(mrope_angles(cfg_, ids), device_);
-  const MropeTables video{rope.cos.narrow(L, S), rope.sin.narrow(L, S)};  // [S, Dh]
-  for (size_t i = 0; i < w_.layers.size(); ++i) {
-    const Cosmos3Tower& gen = w_.layers[i].gen;
-    const TowerQkv a = tower_qkv(cfg_, gen, x, video);
-    const Tensor k = concat_tokens(prompt.k[i], a.k);  // [1, L + S, KVH, Dh]
-    const Tensor v = concat_tokens(prompt.v[i], a.v);  // [1, L + S, KVH, Dh]
-    tower_finish(cfg_, gen, x, full_attention(a.q, k, v, attention_policy));
-  }
-  x = rms_norm(x, w_.norm_gen, float(cfg_.rms_norm_eps));  // [1, S, D]
+  const int64_t S = x.dim(1);
+  x = generation_tower(prompt, x, video_rope(prompt, in), SeqLayout::make(S, 1, 0), nullptr);  // [1, S, D]
   const int64_t per_frame = grid[1] * grid[2];
   // The head reads the noisy frames' tokens only (as diffusers' vision_mse_loss_indexes).
   const Tensor rows = x.reshape({S, cfg_.hidden_size});

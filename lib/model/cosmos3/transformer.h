@@ -11,6 +11,7 @@
 
 #include "core/tensor.h"
 #include "model/cosmos3/config.h"
+#include "model/cosmos3/mrope.h"
 #include "model/cosmos3/weights.h"
 #include "parallel/seq_attention.h"
 
@@ -49,6 +50,12 @@ class Cosmos3Transformer {
   Cosmos3PromptKv prefill(const std::vector<int64_t>& ids) const;
   // The velocity [1, C, T, H, W] f32 on the latents' device.
   Tensor forward(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;
+  // The velocity as this rank's padded patch tokens [1, layout.local(), p·p·C] f32 (global tokens
+  // [layout.begin(), layout.end()) of the sequence padded to the layout's degree), zero on the clean
+  // frames' tokens and on padding. attention null: one rank (layout degree 1); else the video K/V
+  // go through it with the prompt K/V as its prefix.
+  Tensor forward_tokens(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in, const SeqLayout& layout,
+                        SeqAttention* attention) const;
 
   AttentionPolicy attention_policy;  // backend and key split of the device attention calls
 
@@ -56,6 +63,11 @@ class Cosmos3Transformer {
   Tensor embed_prompt(const std::vector<int64_t>& ids) const;       // [1, L, D]
   Tensor timestep_embedding_row(float timestep) const;             // [1, D]
   Tensor embed_video(const Cosmos3VideoInput& in) const;            // [1, S, D]
+  void check_input(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;
+  // Every generation layer and norm_moe_gen over x [1, S_loc, D] (rope: its [S_loc, Dh] tables).
+  Tensor generation_tower(const Cosmos3PromptKv& prompt, Tensor x, const MropeTables& rope, const SeqLayout& layout,
+                          SeqAttention* attention) const;
+  MropeTables video_rope(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;  // [S, Dh]
 
   Cosmos3Config cfg_;
   Cosmos3Weights w_;
