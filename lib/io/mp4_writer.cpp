@@ -298,26 +298,4 @@ Tensor frames_to_u8(const Tensor& frames0) {
   return out;
 }
 
-Tensor video_to_u8_frames(const Tensor& video0) {
-  Tensor video = video0.to(Device::kCPU).to(DType::kF32);
-  if (video.ndim() == 5) {
-    VGEN_CHECK(video.dim(0) == 1, ExitCode::kInternal, "video_to_u8_frames: batch must be 1, got {}", video.str());
-    video = video[0];
-  }
-  VGEN_CHECK(video.ndim() == 4 && video.dim(0) == 3, ExitCode::kInternal,
-             "video_to_u8_frames: expected [3, F, H, W] or [1, 3, F, H, W], got {}", video.str());
-  const int64_t f = video.dim(1), h = video.dim(2), w = video.dim(3);
-  const size_t plane = size_t(f * h * w);
-  Tensor out = Tensor::empty({f, h, w, 3}, DType::kU8);  // [F, H, W, 3]
-  const float* s = video.f32();
-  uint8_t* o = out.data<uint8_t>();
-  for (size_t i = 0; i < plane; ++i)
-    for (int c = 0; c < 3; ++c) {
-      float v = s[size_t(c) * plane + i] * 0.5f + 0.5f;  // diffusers: (v * 0.5 + 0.5).clamp(0, 1)
-      v = std::isnan(v) ? 0.f : std::min(1.f, std::max(0.f, v));
-      o[i * 3 + c] = uint8_t(v * 255.f);
-    }
-  return out;
-}
-
 }  // namespace vgen

@@ -36,8 +36,5 @@ std::string write_raw_rgb(const std::string& path, const Tensor& frames, const V
 // Float frames [F, H, W, 3] in [0, 1] → u8 by truncation, `uint8(v * 255)`, exactly like diffusers'
 // export_to_video (values are clamped to [0, 1] first; NaN → 0).
 Tensor frames_to_u8(const Tensor& frames);
-// VAE output [3, F, H, W] or [1, 3, F, H, W] in [-1, 1] → u8 [F, H, W, 3]: the pipeline's
-// postprocess `(v * 0.5 + 0.5).clamp(0, 1)` then the same truncation.
-Tensor video_to_u8_frames(const Tensor& video);
 
 }  // namespace vgen

@@ -140,7 +140,8 @@ class VideoAutoencoder {
  public:
   virtual ~VideoAutoencoder() = default;
   // latents [1, C, T, h, w] as the scheduler leaves them (the family denormalises) → video
-  // [1, 3, F, H, W] host f32 in [-1, 1] on every rank of the group. Collective over the group.
+  // [1, 3, F, H, W] in [-1, 1] on every rank of the group, where the VAE ran: host f32, or on the
+  // device in f32 (its frames are converted there: ops/video_frames.h). Collective over the group.
   virtual Tensor decode(const Tensor& latents) const = 0;
   // video [1, 3, F, H, W] host f32 in [-1, 1], the same on every rank of the group → its latents as
   // the scheduler sees them [1, C, T, h, w] (the posterior's mode, normalised by the family), host

@@ -8,9 +8,9 @@
 #include "core/timer.h"
 #include "dist/bootstrap.h"
 #include "dist/device_mesh.h"
-#include "io/mp4_writer.h"
 #include "model/latents.h"
 #include "model/registry.h"
+#include "ops/video_frames.h"
 #include "parallel/seq_attention_factory.h"
 #include "pipeline/execution_paths.h"
 #include "pipeline/precision.h"
@@ -133,10 +133,10 @@ DenoiseResult VideoPipeline::denoise_job(const VideoJob& job, const Tensor& embe
 void VideoPipeline::decode(const Tensor& latents, VideoOutput& out) {
   if (!model_.autoencoder) return;  // this rank does not decode
   const DeviceAllocPhase phase("decoding the video (VAE)");  // named in OOM messages
-  Tensor video = model_.autoencoder->decode(latents);       // [1, 3, F, H, W]
+  Tensor video = model_.autoencoder->decode(latents);       // [1, 3, F, H, W] on the VAE's device
   if (mesh_.is_replica_leader()) {
-    out.video = video;
-    out.frames = video_to_u8_frames(video);  // [F, H, W, 3]
+    out.frames = video_to_u8_frames(video);  // [F, H, W, 3] host u8 (converted where the video is)
+    out.video = std::move(video);
   }
 }
 

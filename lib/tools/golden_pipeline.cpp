@@ -102,7 +102,7 @@ void golden_pipeline(GoldenCase& c) {
   Tensor ref = c.tensors.get_f32("frames");
   Tensor frames = Tensor::empty(ref.shape(), DType::kF32);
   if (c.mesh->is_replica_leader()) {
-    const Tensor& v = out.video;  // [1, 3, F, H, W] in [-1, 1]
+    const Tensor v = out.video.to(Device::kCPU).to(DType::kF32);  // [1, 3, F, H, W] in [-1, 1]
     const int64_t F = v.dim(2), HW = v.dim(3) * v.dim(4);
     VGEN_CHECK(ref.numel() == v.numel(), ExitCode::kInput, "case {}: video {} vs reference frames {}", c.name, v.str(),
                ref.str());

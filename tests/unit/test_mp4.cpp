@@ -11,6 +11,7 @@
 
 #include "core/json.h"
 #include "io/mp4_writer.h"
+#include "ops/video_frames.h"
 
 using namespace vgen;
 namespace fs = std::filesystem;

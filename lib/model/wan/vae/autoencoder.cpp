@@ -85,7 +85,7 @@ void WanVideoAutoencoder::finish_warm_up() {
 
 Tensor WanVideoAutoencoder::decode(const Tensor& latents) const {
   Tensor z = denormalize_latents(latents, stats_);  // [1, C, T, h, w]
-  if (place_.cuda) return vae_group_decode(*dec_, z, device_group_.get(), place_.split).to(Device::kCPU);
+  if (place_.cuda) return vae_group_decode(*dec_, z, device_group_.get(), place_.split);
   if (is_split()) return parallel_vae_decode(*dec_, z, *place_.mesh.vae, place_.split);
   return dec_->decode(z);  // [1, 3, F, H, W]
 }
