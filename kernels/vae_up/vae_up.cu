@@ -37,6 +37,38 @@ __global__ void dup_up_add_kernel(T* y, const T* x, int64_t Tn, int64_t H, int64
   }
 }
 
+// The sub-pixel upsampler's shuffle with the DupUp3D add (fs = 2) in one pass: the upsampled
+// frame is written once instead of written, read back and written again. One thread per V
+// consecutive output channels of one output pixel; the same fp32 sum and rounding as the two passes.
+template <typename T, int V>
+__global__ void shuffle_dup_up_kernel(const T* r, const T* x, T* y, int64_t Tn, int64_t H, int64_t W, int64_t Cr,
+                                      int64_t C, int64_t Cin, int64_t ft, int64_t phase, int64_t rep) {
+  const int64_t CV = C / V, Ho = 2 * H, Wo = 2 * W, total = Tn * Ho * Wo * CV;
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+    const int64_t cv = e % CV, pix = e / CV;  // pix = (t·Ho + yo)·Wo + xo
+    const int64_t xo = pix % Wo, ty = pix / Wo, yo = ty % Ho, t = ty / Ho;
+    const int64_t a = yo % 2, b = xo % 2, i = yo / 2, j = xo / 2;
+    const T* src = r + ((t * (H + 1) + i + a) * (W + 1) + j + b) * Cr + (2 * a + b) * C + cv * V;
+    const T* xs = x + ((t * H + i) * W + j) * Cin;
+    T* dst = y + pix * C + cv * V;
+    float v[V];
+    if constexpr (V == 8)
+      dev::load8<T>(src, v);
+    else
+      v[0] = dev::to_f(src[0]);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const int64_t o = cv * V + k, jj = ((o * ft + phase) * 2 + a) * 2 + b;
+      v[k] += dev::to_f(xs[jj / rep]);
+    }
+    if constexpr (V == 8)
+      dev::store8<T>(dst, v);
+    else
+      dst[0] = dev::from_f<T>(v[0]);
+  }
+}
+
 // One thread per output element, in the output's channels-first order (coalesced writes).
 template <typename T>
 __global__ void unpatchify_kernel(const T* x, float* y, int64_t Tn, int64_t H, int64_t W, int64_t Cx, int64_t C,
@@ -71,6 +103,28 @@ cudaError_t vae_dup_up_add(void* y, const void* x, FloatType type, int64_t T, in
     else
       dup_up_add_kernel<TT, 1><<<dev::grid_for(px * Cout, kThreads), kThreads, 0, stream>>>(ys, xs, T, H, W, Cin, Cout,
                                                                                             Cy, ft, fs, phase, r);
+    return cudaGetLastError();
+  });
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t vae_shuffle_dup_up(const void* r, const void* x, void* y, FloatType type, int64_t T, int64_t H, int64_t W,
+                               int64_t Cr, int64_t C, int64_t Cin, int64_t ft, int64_t phase, cudaStream_t stream) {
+  if (T < 0 || H < 0 || W < 0 || C < 0 || Cr < 4 * C || Cin < 1 || ft < 1 || phase < 0 || phase >= ft ||
+      (C * ft * 4) % Cin != 0)
+    return cudaErrorInvalidValue;
+  const int64_t rep = C * ft * 4 / Cin, px = T * 4 * H * W;
+  if (px * C == 0) return cudaSuccess;
+  VGEN_DISPATCH_FB(type, TT, {
+    const TT* rs = static_cast<const TT*>(r);
+    const TT* xs = static_cast<const TT*>(x);
+    TT* ys = static_cast<TT*>(y);
+    if (C % 8 == 0 && Cr % 8 == 0 && dev::aligned16(rs) && dev::aligned16(ys))
+      shuffle_dup_up_kernel<TT, 8><<<dev::grid_for(px * (C / 8), kThreads), kThreads, 0, stream>>>(
+          rs, xs, ys, T, H, W, Cr, C, Cin, ft, phase, rep);
+    else
+      shuffle_dup_up_kernel<TT, 1><<<dev::grid_for(px * C, kThreads), kThreads, 0, stream>>>(rs, xs, ys, T, H, W, Cr,
+                                                                                          C, Cin, ft, phase, rep);
     return cudaGetLastError();
   });
   return cudaErrorInvalidValue;

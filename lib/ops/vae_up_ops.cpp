@@ -2,6 +2,7 @@
 
 #include "core/no_cuda_error.h"
 #include "kernels/vae_up/vae_up_ref.h"
+#include "ops/vae_subpixel_ops.h"
 
 namespace vgen {
 
@@ -24,6 +25,13 @@ void vae_dup_up_add_(Tensor& y, const Tensor& x, int64_t cout, int64_t factor_t,
   kern::dup_up_add_ref(y.f32(), x.f32(), Cin, cout, y.dim(0), t, H, W, factor_t, fs, phase);
 }
 
+Tensor vae_subpixel_shuffle_dup_up(const Tensor& r, int64_t C, const Tensor& x, int64_t factor_t, int64_t phase) {
+  if (!r.is_cpu()) return cuda_vae_subpixel_shuffle_dup_up(r, C, x, factor_t, phase);
+  Tensor y = vae_subpixel_shuffle(r, C);  // [C, t, 2H, 2W]
+  vae_dup_up_add_(y, x, C, factor_t, 2, phase);
+  return y;
+}
+
 void vae_write_frames_unpatchify(const Tensor& x, int64_t C, int64_t p, float lo, float hi, Tensor& video,
                                  int64_t f0) {
   if (!x.is_cpu()) return cuda_vae_write_frames_unpatchify(x, C, p, lo, hi, video, f0);
@@ -41,6 +49,9 @@ void vae_write_frames_unpatchify(const Tensor& x, int64_t C, int64_t p, float lo
 #ifndef VGEN_WITH_CUDA
 void cuda_vae_dup_up_add_(Tensor&, const Tensor&, int64_t, int64_t, int64_t, int64_t) {
   throw_no_cuda("vae_dup_up_add_");
+}
+Tensor cuda_vae_subpixel_shuffle_dup_up(const Tensor&, int64_t, const Tensor&, int64_t, int64_t) {
+  throw_no_cuda("vae_subpixel_shuffle_dup_up");
 }
 void cuda_vae_write_frames_unpatchify(const Tensor&, int64_t, int64_t, float, float, Tensor&, int64_t) {
   throw_no_cuda("vae_write_frames_unpatchify");

@@ -21,6 +21,20 @@ void cuda_vae_dup_up_add_(Tensor& y, const Tensor& x, int64_t cout, int64_t fact
            "vae_dup_up_add_", y);
 }
 
+Tensor cuda_vae_subpixel_shuffle_dup_up(const Tensor& r, int64_t C, const Tensor& x, int64_t factor_t,
+                                        int64_t phase) {
+  const kern::FloatType t = act_type(r, "vae_subpixel_shuffle_dup_up", "input");
+  VGEN_ASSERT(act_type(x, "vae_subpixel_shuffle_dup_up", "shortcut") == t && r.ndim() == 4 && x.ndim() == 4 &&
+                  r.dim(0) == x.dim(0) && r.dim(1) == x.dim(1) + 1 && r.dim(2) == x.dim(2) + 1 && r.dim(3) >= 4 * C,
+              "vae_subpixel_shuffle_dup_up: input {} into {} channels with shortcut {}", r.str(), C, x.str());
+  const int64_t T = x.dim(0), H = x.dim(1), W = x.dim(2);
+  Tensor y = Tensor::empty({T, 2 * H, 2 * W, C}, r.dtype(), Device::kCUDA);  // [t, 2H, 2W, C]
+  launched(kern::vae_shuffle_dup_up(r.raw(), x.raw(), y.raw(), t, T, H, W, r.dim(3), C, x.dim(3), factor_t, phase,
+                                    compute_stream()),
+           "vae_subpixel_shuffle_dup_up", r);
+  return y;
+}
+
 void cuda_vae_write_frames_unpatchify(const Tensor& x, int64_t C, int64_t p, float lo, float hi, Tensor& video,
                                       int64_t f0) {
   const kern::FloatType t = act_type(x, "vae_write_frames_unpatchify", "input");

@@ -1,7 +1,8 @@
 // The Wan 2.2 VAE's CUDA layout kernels (kernels/vae_up/vae_up.cuh) against their CPU references
 // (vae_up_ref.h) on odd shapes, f32 and bf16: the DupUp3D add of every time phase (vectorised and
 // scalar paths, padding channels left alone), the unpatchify writer into a frame range of a video;
-// and their ops (ops/vae_up_ops.h) on device tensors against the same ops on the host.
+// the shuffle fused with the DupUp3D add against the two passes, byte for byte; and their ops
+// (ops/vae_up_ops.h) on device tensors against the same ops on the host.
 #include "gpu_test_util.h"
 
 #ifdef VGEN_WITH_CUDA
@@ -9,6 +10,7 @@
 
 #include "kernels/vae_up/vae_up.cuh"
 #include "kernels/vae_up/vae_up_ref.h"
+#include "ops/vae_subpixel_ops.h"
 #include "ops/vae_up_ops.h"
 
 using namespace vgen;
@@ -89,6 +91,37 @@ TEST(VaeUpKernelsGpu, OpsMatchHostOps) {
   vae_write_frames_unpatchify(hx2, 2, 2, -1.0f, 1.0f, hv, 1);
   vae_write_frames_unpatchify(dx2, 2, 2, -1.0f, 1.0f, dv, 1);
   EXPECT_EQ(host_f32(dv), host_f32(hv));
+}
+
+// The fused shuffle + DupUp3D add equals the sub-pixel shuffle followed by the add, bit for bit
+// (the same fp32 sum, one rounding), on the 8-wide and scalar paths, every phase, f32 and bf16;
+// and the op on device tensors equals its host composition (f32).
+TEST(VaeUpKernelsGpu, ShuffleDupUpEqualsTwoPasses) {
+  VGEN_REQUIRE_GPU();
+  struct Case { int64_t Cin, C, Cr, T, H, W, ft; };
+  for (const Case c : {Case{32, 16, 64, 1, 3, 5, 2}, Case{16, 16, 72, 2, 2, 3, 1}, Case{10, 5, 20, 1, 3, 3, 2},
+                       Case{6, 3, 13, 1, 1, 7, 1}})
+    for (DType dt : {DType::kF32, DType::kBF16})
+      for (int64_t phase = 0; phase < c.ft; ++phase) {
+        const auto r = maybe_round(random_vec(size_t(c.T * (c.H + 1) * (c.W + 1) * c.Cr), 3), dt);
+        const auto x = maybe_round(random_vec(size_t(c.T * c.H * c.W * c.Cin), 4), dt);
+        Tensor dr = device_tensor(r, {c.T, c.H + 1, c.W + 1, c.Cr}, dt);
+        Tensor dx = device_tensor(x, {c.T, c.H, c.W, c.Cin}, dt);
+        Tensor two = vae_subpixel_shuffle(dr, c.C);  // [T, 2H, 2W, C]
+        vae_dup_up_add_(two, dx, c.C, c.ft, 2, phase);
+        Tensor one = vae_subpixel_shuffle_dup_up(dr, c.C, dx, c.ft, phase);
+        ASSERT_EQ(one.shape(), two.shape());
+        const auto a = host_f32(one), b = host_f32(two);
+        for (size_t i = 0; i < a.size(); ++i)
+          ASSERT_EQ(bits(a[i]), bits(b[i])) << "C " << c.C << " " << dtype_name(dt) << " phase " << phase << " at " << i;
+      }
+  const int64_t Cin = 8, C = 8, T = 1, H = 2, W = 3;
+  Tensor hr = Tensor::from_vector(random_vec(size_t(4 * C * T * (H + 1) * (W + 1)), 5), {4 * C, T, H + 1, W + 1});
+  Tensor hx = Tensor::from_vector(random_vec(size_t(Cin * T * H * W), 6), {Cin, T, H, W});
+  Tensor hy = vae_subpixel_shuffle_dup_up(hr, C, hx, 2, 1);  // [C, T, 2H, 2W]
+  Tensor dr = device_tensor(to_last(host_f32(hr), 4 * C, T * (H + 1) * (W + 1)), {T, H + 1, W + 1, 4 * C}, DType::kF32);
+  Tensor dx = device_tensor(to_last(host_f32(hx), Cin, T * H * W), {T, H, W, Cin}, DType::kF32);
+  EXPECT_EQ(host_f32(vae_subpixel_shuffle_dup_up(dr, C, dx, 2, 1)), to_last(host_f32(hy), C, T * 4 * H * W));
 }
 
 }  // namespace

@@ -46,8 +46,17 @@ Tensor vae_attn_forward(const VaeAttnBlock& a, const Tensor& x, VaeSpatialContex
   return y;
 }
 
-void vae_up_forward(const VaeUpsampler& u, const Tensor& x, VaeUpState& st, const VaeRun& run, VaeSpatialContext& ctx,
-                    const std::function<void(const Tensor&)>& next) {
+namespace {
+
+// The residual up block's DupUp3D shortcut as the upsampler adds it to its output frames.
+struct VaeUpShortcut {
+  const VaeDupUp* dup = nullptr;
+  const Tensor* x = nullptr;  // the block input [Cin, t, H, W]
+  bool first = false;         // the upsampler's first chunk (time_conv skipped)
+};
+
+void up_forward(const VaeUpsampler& u, const Tensor& x, VaeUpState& st, const VaeRun& run, VaeSpatialContext& ctx,
+                const std::function<void(const Tensor&)>& next, const VaeUpShortcut& sc) {
   const VaeDims d = vae_dims(x);
   Tensor src = x;  // [C, t, H, W]
   int64_t halves = 1;
@@ -72,26 +81,31 @@ void vae_up_forward(const VaeUpsampler& u, const Tensor& x, VaeUpState& st, cons
                                   vae_buffer_alloc(run.dtype, run.device, vae_conv_front(run.device, 1)),
                                   [&](Tensor& b) { vae_channels_into(sf, k * d.C, d.C, b); }, pad);  // [C, 1, H', W']
       Tensor r = vae_causal_conv(u.resample, buf, pad, nullptr, run.cache_copy, run.conv);  // [4C', 1, H + 1, W + 1]
-      next(vae_subpixel_shuffle(r, cout));                                                   // [C', 1, 2H, 2W]
+      if (!sc.dup) {
+        next(vae_subpixel_shuffle(r, cout));  // [C', 1, 2H, 2W]
+        continue;
+      }
+      // Time phase k of the shortcut's frame f; the last phase alone on the first chunk.
+      const Tensor xf = vae_dims(*sc.x).t == 1 ? *sc.x : vae_frames(*sc.x, f, 1);  // [Cin, 1, H, W]
+      VGEN_ASSERT(sc.dup->cout == cout, "VAE up block: DupUp3D onto {} channels, upsampler {}", sc.dup->cout, cout);
+      next(vae_subpixel_shuffle_dup_up(r, cout, xf, sc.dup->factor_t,
+                                       sc.first ? sc.dup->factor_t - 1 : k));  // [C', 1, 2H, 2W]
     }
   }
+}
+
+}  // namespace
+
+void vae_up_forward(const VaeUpsampler& u, const Tensor& x, VaeUpState& st, const VaeRun& run, VaeSpatialContext& ctx,
+                    const std::function<void(const Tensor&)>& next) {
+  up_forward(u, x, st, run, ctx, next, VaeUpShortcut{});
 }
 
 void vae_residual_up_forward(const VaeUpsampler& u, const VaeDupUp& s, const Tensor& x, const Tensor& h,
                              VaeUpState& st, const VaeRun& run, VaeSpatialContext& ctx,
                              const std::function<void(const Tensor&)>& next) {
-  // Output frames per input frame: both time phases, or the last alone on the first chunk.
-  const bool first = u.temporal && !st.seen;
-  const int64_t per_frame = u.temporal && !first ? 2 : 1;
-  int64_t emitted = 0;
-  vae_up_forward(u, h, st, run, ctx, [&](const Tensor& y) {  // [C', 1, 2H, 2W]
-    const int64_t f = emitted / per_frame, k = emitted % per_frame;
-    ++emitted;
-    Tensor out = y;
-    const Tensor xf = vae_dims(x).t == 1 ? x : vae_frames(x, f, 1);  // [Cin, 1, H, W]
-    vae_dup_up_add_(out, xf, s.cout, s.factor_t, s.factor_s, first ? s.factor_t - 1 : k);
-    next(out);
-  });
+  VGEN_ASSERT(s.factor_s == 2, "VAE up block: DupUp3D factor_s {} with the ×2 upsampler", s.factor_s);
+  up_forward(u, h, st, run, ctx, next, VaeUpShortcut{&s, &x, u.temporal && !st.seen});
 }
 
 }  // namespace vgen
