@@ -81,6 +81,13 @@ __global__ void bias_convert_kernel(const TS* src, const float* bias, T* y, int6
     y[i] = dev::from_f<T>(dev::to_f(src[i]) + (bias ? bias[i % Cout] : 0.0f));
 }
 
+template <typename T>
+__global__ void residual_add_kernel(T* y, const T* residual, int64_t n) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    y[i] = dev::from_f<T>(dev::to_f(y[i]) + dev::to_f(residual[i]));
+}
+
 cudaError_t fail(cudaError_t e, std::string msg) {
   t_error = std::move(msg);
   return e;
@@ -169,6 +176,16 @@ cudaError_t conv3d_bias_convert(const void* src, FloatType src_type, const float
   return cudaErrorInvalidValue;
 }
 
+cudaError_t conv3d_add_residual(void* y, const void* residual, FloatType type, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  VGEN_DISPATCH_FB(type, T, {
+    residual_add_kernel<T><<<dev::grid_for(n, kThreads), kThreads, 0, stream>>>(static_cast<T*>(y),
+                                                                                static_cast<const T*>(residual), n);
+    return cudaGetLastError();
+  });
+  return cudaErrorInvalidValue;
+}
+
 cudaError_t conv3d_prepare(const Conv3dArgs& a, ConvBackend requested, ConvBackend* chosen, size_t* workspace_bytes) {
   std::string why;
   if (!valid(a, &why)) return fail(cudaErrorInvalidValue, "conv3d: " + why);
@@ -200,8 +217,11 @@ cudaError_t conv3d_forward(const Conv3dArgs& a, ConvBackend chosen, void* worksp
   }
   if (chosen != ConvBackend::kGemm) return fail(cudaErrorInvalidValue, "conv3d_forward: backend must be resolved");
   ++g_gemm_calls;
-  if (a.type == FloatType::kF32) return gemm_forward<float>(a, workspace, workspace_bytes, stream);
-  return gemm_forward<bf16>(a, workspace, workspace_bytes, stream);
+  cudaError_t e = a.type == FloatType::kF32 ? gemm_forward<float>(a, workspace, workspace_bytes, stream)
+                                            : gemm_forward<bf16>(a, workspace, workspace_bytes, stream);
+  if (e == cudaSuccess && a.residual)
+    e = conv3d_add_residual(a.y, a.residual, a.type, a.N * a.To() * a.Ho() * a.Wo() * a.Cout, stream);
+  return e;
 }
 
 Conv3dStats conv3d_stats() {

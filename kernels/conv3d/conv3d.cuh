@@ -31,6 +31,10 @@ struct Conv3dArgs {
   const void* w = nullptr;      // [Cout, kt, kh, kw, Cin]
   const float* bias = nullptr;  // [Cout] or null
   void* y = nullptr;            // [N, To, Ho, Wo, Cout]; must not overlap x
+  // [N, To, Ho, Wo, Cout] of the io type or null: added to conv + bias (a residual connection); in
+  // cuDNN's epilogue where it offers it (one rounding), else by conv3d_add_residual (two). Must not
+  // overlap y.
+  const void* residual = nullptr;
   FloatType type = FloatType::kBF16;  // of x, w, y (f32 or bf16)
   // cuDNN: false runs the heuristics' first plan; true times the first few plans of each new shape
   // on its first call (a device synchronisation each) and keeps the fastest.
@@ -70,8 +74,12 @@ struct Conv3dStats {
   uint64_t cudnn_rejected = 0;   // shapes cuDNN could not serve
   uint64_t cudnn_unfused_bias = 0;  // plans that add the bias in a separate kernel (fp32 or, last resort,
                                     // bf16 conv output: one extra rounding)
+  uint64_t cudnn_unfused_residual = 0;  // plans with a residual added by conv3d_add_residual
 };
 Conv3dStats conv3d_stats();
+
+// y[i] = round(y[i] + residual[i]) for i < n (the residual of a conv whose plan does not fuse it).
+cudaError_t conv3d_add_residual(void* y, const void* residual, FloatType type, int64_t n, cudaStream_t stream);
 
 // --- Backend entry points (conv3d_cudnn.cpp, conv3d.cu); use conv3d_prepare / conv3d_forward. ---
 cudaError_t conv3d_cudnn_prepare(const Conv3dArgs& a, size_t* workspace_bytes);

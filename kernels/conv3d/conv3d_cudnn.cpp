@@ -5,9 +5,10 @@
 // (pointwise ADD, fp32) → Y in the io type. When cuDNN has no engine for the fused bias, the conv
 // alone writes fp32 (into the workspace for bf16, into y for f32) and conv3d_bias_convert adds the
 // bias and rounds; failing that (bf16), the conv writes bf16 into y and the bias is added in place
-// (one extra bf16 rounding). Engines whose numerical notes say TF32 / down-converted inputs / reduced-
-// precision reductions / nondeterminism are deselected, so f32 stays fp32, bf16 accumulates in
-// fp32, and results are reproducible.
+// (one extra bf16 rounding). A residual joins the epilogue as a second pointwise ADD where an engine
+// takes it (else conv3d_add_residual adds it after the conv). Engines whose numerical notes say TF32
+// / down-converted inputs / reduced-precision reductions / nondeterminism are deselected, so f32
+// stays fp32, bf16 accumulates in fp32, and results are reproducible.
 #include "kernels/conv3d/conv3d.cuh"
 
 #include <atomic>
@@ -49,11 +50,12 @@ namespace fe = cudnn_frontend;
 
 namespace {
 
-constexpr int64_t kUidX = 1, kUidW = 2, kUidB = 3, kUidY = 4;
+constexpr int64_t kUidX = 1, kUidW = 2, kUidB = 3, kUidY = 4, kUidR = 5;
 constexpr int64_t kMaxWorkspace = int64_t(512) << 20;  // engines needing more are deselected
 
-// device, type, N, Cin, Ti, Hi, Wi, Cout, kt, kh, kw, top, bottom, left, right, bias, autotune, stride_t, stride_s
-using PlanKey = std::array<int64_t, 19>;
+// device, type, N, Cin, Ti, Hi, Wi, Cout, kt, kh, kw, top, bottom, left, right, bias, autotune, stride_t, stride_s,
+// residual
+using PlanKey = std::array<int64_t, 20>;
 
 // Where the bias is added: in the graph; by conv3d_bias_convert from the conv's fp32 output; by
 // conv3d_bias_convert in place on the conv's io-type output.
@@ -64,6 +66,7 @@ struct PlanEntry {
   std::string why;
   int64_t cudnn_ws = 0;  // the graph's workspace
   BiasMode bias = BiasMode::kFused;
+  bool residual_fused = false;  // the graph adds the residual (else conv3d_add_residual after it)
   bool tuned = false;  // autotune ran
 };
 
@@ -120,7 +123,7 @@ std::vector<int64_t> cl_strides(const std::vector<int64_t>& d) {
   return s;
 }
 
-PlanEntry build(const Conv3dArgs& a, BiasMode mode, bool autotune, cudnnHandle_t handle) {
+PlanEntry build(const Conv3dArgs& a, BiasMode mode, bool with_residual, bool autotune, cudnnHandle_t handle) {
   const bool has_bias = a.bias != nullptr, fused = mode == BiasMode::kFused;
   const bool f32 = a.type == FloatType::kF32;
   const fe::DataType_t io = f32 ? fe::DataType_t::FLOAT : fe::DataType_t::BFLOAT16;
@@ -176,11 +179,22 @@ PlanEntry build(const Conv3dArgs& a, BiasMode mode, bool autotune, cudnnHandle_t
                          .set_compute_data_type(fe::DataType_t::FLOAT));
     Y->set_dim(yd).set_stride(cl_strides(yd));
   }
+  if (with_residual) {  // only with the bias fused (or none): the sum is rounded once
+    auto R = g->tensor(fe::graph::Tensor_attributes().set_name("R").set_uid(kUidR).set_dim(yd).set_stride(cl_strides(yd)));
+    Y->set_data_type(fe::DataType_t::FLOAT);
+    Y = g->pointwise(Y, R,
+                     fe::graph::Pointwise_attributes()
+                         .set_name("residual")
+                         .set_mode(fe::PointwiseMode_t::ADD)
+                         .set_compute_data_type(fe::DataType_t::FLOAT));
+    Y->set_dim(yd).set_stride(cl_strides(yd));
+  }
   // kF32Out: the conv's fp32 result is the output (the bias kernel rounds it).
   Y->set_output(true).set_uid(kUidY).set_data_type(has_bias && mode == BiasMode::kF32Out ? fe::DataType_t::FLOAT : io);
 
   PlanEntry r;
   r.bias = has_bias ? mode : BiasMode::kFused;
+  r.residual_fused = with_residual;
   fe::error_t e = g->validate();
   if (e.is_bad()) return {nullptr, fe_error("validate", e)};
   if ((e = g->build_operation_graph(handle)).is_bad()) return {nullptr, fe_error("build_operation_graph", e)};
@@ -211,7 +225,8 @@ PlanEntry build(const Conv3dArgs& a, BiasMode mode, bool autotune, cudnnHandle_t
 PlanKey key_of(const Conv3dArgs& a, int dev, bool autotune) {
   return {dev,       int64_t(a.type), a.N,          a.Cin,         a.Ti,          a.Hi,
           a.Wi,      a.Cout,          a.kt,         a.kh,          a.kw,          a.pad.top,
-          a.pad.bottom, a.pad.left,   a.pad.right,  a.bias ? 1 : 0, autotune ? 1 : 0, a.stride_t, a.stride_s};
+          a.pad.bottom, a.pad.left,   a.pad.right,  a.bias ? 1 : 0, autotune ? 1 : 0, a.stride_t, a.stride_s,
+          a.residual ? 1 : 0};
 }
 
 size_t total_workspace(const Conv3dArgs& a, const PlanEntry& p) {
@@ -239,14 +254,21 @@ cudaError_t plan(State& st, const Conv3dArgs& a, PlanEntry** out, cudnnHandle_t*
   const PlanKey key = key_of(a, dev, autotune);
   auto it = st.plans.find(key);
   if (it == st.plans.end()) {
-    PlanEntry p = build(a, BiasMode::kFused, autotune, *handle);
+    PlanEntry p = build(a, BiasMode::kFused, a.residual != nullptr, autotune, *handle);
+    if (!p.graph && a.residual) {  // no engine with the residual in its epilogue: added after the conv
+      std::string why = p.why;
+      p = build(a, BiasMode::kFused, false, autotune, *handle);
+      if (p.graph) ++st.stats.cudnn_unfused_residual;
+      else p.why = why + "; without the residual: " + p.why;
+    }
     // f32: the fp32 output is y itself, so kF32Out and kInPlace are the same graph.
     for (BiasMode m : {BiasMode::kF32Out, BiasMode::kInPlace}) {
       if (p.graph || !a.bias || (m == BiasMode::kInPlace && a.type == FloatType::kF32)) break;
-      PlanEntry q = build(a, m, autotune, *handle);
+      PlanEntry q = build(a, m, false, autotune, *handle);
       if (q.graph) {
         p = std::move(q);
         ++st.stats.cudnn_unfused_bias;
+        if (a.residual) ++st.stats.cudnn_unfused_residual;
       } else {
         p.why += std::string("; with the bias added ") + (m == BiasMode::kF32Out ? "from an fp32 output: " : "in place: ") +
                  q.why;
@@ -312,6 +334,7 @@ cudaError_t conv3d_cudnn_forward(const Conv3dArgs& a, void* workspace, size_t wo
     std::unordered_map<int64_t, void*> pack{
         {kUidX, const_cast<void*>(a.x)}, {kUidW, const_cast<void*>(a.w)}, {kUidY, y_conv}};
     if (a.bias && p->bias == BiasMode::kFused) pack.emplace(kUidB, const_cast<float*>(a.bias));
+    if (p->residual_fused) pack.emplace(kUidR, const_cast<void*>(a.residual));
     if (a.autotune && !p->tuned) {
       p->tuned = true;
       const fe::error_t te = p->graph->autotune(h, pack, workspace);
@@ -331,6 +354,13 @@ cudaError_t conv3d_cudnn_forward(const Conv3dArgs& a, void* workspace, size_t wo
       ce = conv3d_bias_convert(y_conv, src_type, a.bias, a.y, a.type, rows, a.Cout, stream);
       if (ce != cudaSuccess) {
         conv3d_set_error("cuDNN conv: bias kernel launch");
+        return ce;
+      }
+    }
+    if (a.residual && !p->residual_fused) {
+      ce = conv3d_add_residual(a.y, a.residual, a.type, a.N * a.To() * a.Ho() * a.Wo() * a.Cout, stream);
+      if (ce != cudaSuccess) {
+        conv3d_set_error("cuDNN conv: residual kernel launch");
         return ce;
       }
     }

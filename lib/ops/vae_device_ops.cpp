@@ -8,7 +8,8 @@ namespace vgen {
 #ifndef VGEN_WITH_CUDA
 
 VaeConvCounts vae_conv_counts() { return {}; }
-Tensor cuda_vae_conv3d(const Tensor&, const Tensor&, const Tensor&, const kern::Conv3dPad&, const VaeConvPolicy&) {
+Tensor cuda_vae_conv3d(const Tensor&, const Tensor&, const Tensor&, const kern::Conv3dPad&, const VaeConvPolicy&,
+                       const Tensor*) {
   throw_no_cuda("vae_conv3d");
 }
 void cuda_vae_rms_norm(const Tensor&, const Tensor&, bool, Tensor&) { throw_no_cuda("vae_rms_norm"); }

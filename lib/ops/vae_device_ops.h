@@ -24,15 +24,16 @@ struct VaeConvPolicy {
 };
 // Calls served by each conv backend since start (tests check which path ran).
 struct VaeConvCounts {
-  uint64_t cudnn = 0, gemm = 0, cudnn_rejected_shapes = 0, cudnn_unfused_bias = 0;
+  uint64_t cudnn = 0, gemm = 0, cudnn_rejected_shapes = 0, cudnn_unfused_bias = 0, cudnn_unfused_residual = 0;
 };
 VaeConvCounts vae_conv_counts();
 
 // Stride-1 conv, channels-last: x [Ti, Hi, Wi, Cin] (or [N, Ti, Hi, Wi, Cin]), w [Cout, kt, kh, kw, Cin]
 // of x's dtype, b [Cout] f32 or undefined, spatial zero padding `pad` → y [(N,) To, Ho, Wo, Cout],
-// on the backend `policy` asks for.
+// on the backend `policy` asks for; plus `residual` (y's shape and dtype) where given, in the conv's
+// epilogue where the backend fuses it (kern::Conv3dArgs::residual).
 Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const kern::Conv3dPad& pad,
-                       const VaeConvPolicy& policy);
+                       const VaeConvPolicy& policy, const Tensor* residual = nullptr);
 
 // y = norm(x) over the last dim (channel RMS norm, gamma f32 [C]) then SiLU if asked; y
 // preallocated with x's shape (its dtype may differ; y may be a view, e.g. frames of a buffer).

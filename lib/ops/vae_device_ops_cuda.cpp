@@ -33,7 +33,7 @@ kern::ConvBackend kern_backend(VaeConvBackend b) {
 
 VaeConvCounts vae_conv_counts() {
   const kern::Conv3dStats s = kern::conv3d_stats();
-  return {s.cudnn_calls, s.gemm_calls, s.cudnn_rejected, s.cudnn_unfused_bias};
+  return {s.cudnn_calls, s.gemm_calls, s.cudnn_rejected, s.cudnn_unfused_bias, s.cudnn_unfused_residual};
 }
 
 void cuda_vae_conv_weight_layout(const Tensor& src, Tensor& dst) {
@@ -56,7 +56,7 @@ void cuda_vae_conv_weight_layout(const Tensor& src, Tensor& dst) {
 }
 
 Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const kern::Conv3dPad& pad,
-                       const VaeConvPolicy& policy) {
+                       const VaeConvPolicy& policy, const Tensor* residual) {
   const kern::FloatType t = act_type(x, "vae_conv3d", "input");
   check_dev(w, "vae_conv3d", "weight");
   VGEN_ASSERT(x.ndim() == 4 || x.ndim() == 5, "vae_conv3d: input {} must be [T,H,W,C] or [N,T,H,W,C]", x.str());
@@ -81,6 +81,12 @@ Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const 
   if (x.ndim() == 5) ys.insert(ys.begin(), a.N);
   Tensor y = Tensor::empty(ys, x.dtype(), Device::kCUDA);
   a.x = x.raw(), a.w = w.raw(), a.y = y.raw();
+  if (residual) {
+    check_dev(*residual, "vae_conv3d", "residual");
+    VGEN_ASSERT(residual->dtype() == x.dtype() && residual->numel() == y.numel(),
+                "vae_conv3d: residual {} for the output {}", residual->str(), shape_str(ys));
+    a.residual = residual->raw();
+  }
   kern::ConvBackend chosen{};
   size_t ws = 0;
   launched(kern::conv3d_prepare(a, kern_backend(policy.backend), &chosen, &ws), "vae_conv3d (plan)", x,

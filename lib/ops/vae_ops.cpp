@@ -114,11 +114,12 @@ VaeBufferAlloc vae_ring_alloc(VaeConvCache& cache, int64_t kt, DType dt, Device 
   };
 }
 
-Tensor vae_ring_conv(const VaeConvWeights& c, VaeConvCache& cache, const Conv3dPad& pad, const VaeConvPolicy& conv) {
+Tensor vae_ring_conv(const VaeConvWeights& c, VaeConvCache& cache, const Conv3dPad& pad, const VaeConvPolicy& conv,
+                     const Tensor* residual) {
   const int64_t r = cache.calls % c.kt;
   const Tensor& w = r == 0 ? c.w : c.w_rot[size_t(r - 1)];  // slot s holds tap vae_ring_tap(s, calls, kt)
   ++cache.calls;
-  return cuda_vae_conv3d(cache.ring, w, c.b, pad, conv);  // [1, H, W, cout_s]
+  return cuda_vae_conv3d(cache.ring, w, c.b, pad, conv, residual);  // [1, H, W, cout_s]
 }
 
 namespace {
@@ -139,7 +140,7 @@ Tensor host_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv3d
 }
 
 Tensor device_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv3dPad& pad, VaeConvCache* cache,
-                          bool cache_copy, const VaeConvPolicy& conv) {
+                          bool cache_copy, const VaeConvPolicy& conv, const Tensor* residual) {
   const int64_t keep = c.kt - 1;
   if (keep > 0) {
     VGEN_ASSERT(cache != nullptr, "VAE conv with kt = {} needs a cache", c.kt);
@@ -152,7 +153,7 @@ Tensor device_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv
       front.copy_from(cache->frames);
     }
   }
-  Tensor y = cuda_vae_conv3d(buf, c.w, c.b, pad, conv);  // [t, H, W, cout_store]
+  Tensor y = cuda_vae_conv3d(buf, c.w, c.b, pad, conv, residual);  // [t, H, W, cout_store]
   if (keep > 0 && cache) {
     Tensor last = buf.narrow(buf.dim(0) - keep, keep);
     if (!cache_copy)
@@ -168,10 +169,14 @@ Tensor device_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv
 }  // namespace
 
 Tensor vae_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv3dPad& pad, VaeConvCache* cache,
-                       bool cache_copy, const VaeConvPolicy& conv) {
+                       bool cache_copy, const VaeConvPolicy& conv, const Tensor* residual) {
   VGEN_ASSERT(vae_dims(buf).C == c.cin, "VAE conv: input {} for {} input channels", buf.str(), c.cin);
-  if (buf.is_cpu()) return host_causal_conv(c, buf, pad, cache);
-  return device_causal_conv(c, buf, pad, cache, cache_copy, conv);
+  VGEN_ASSERT(!residual || c.cout_store == c.cout, "VAE conv: a residual onto {} of {} stored channels", c.cout,
+              c.cout_store);
+  if (!buf.is_cpu()) return device_causal_conv(c, buf, pad, cache, cache_copy, conv, residual);
+  Tensor y = host_causal_conv(c, buf, pad, cache);  // [Cout, t, H, W]
+  if (residual) add_(y, *residual);
+  return y;
 }
 
 Tensor vae_pointwise(const VaeConvWeights& c, const Tensor& x) {

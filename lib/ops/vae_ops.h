@@ -74,15 +74,18 @@ VaeConvBuffer vae_conv_buffer(const Shape& shape, DType dt, Device device, int64
 using VaeBufferAlloc = std::function<VaeConvBuffer(const Shape& body)>;
 VaeBufferAlloc vae_buffer_alloc(DType dt, Device device, int64_t front);
 VaeBufferAlloc vae_ring_alloc(VaeConvCache& cache, int64_t kt, DType dt, Device device);
-// The ring mode's conv over cache.ring (filled through vae_ring_alloc) → [1, H, W, Cout_s].
-Tensor vae_ring_conv(const VaeConvWeights& c, VaeConvCache& cache, const Conv3dPad& pad, const VaeConvPolicy& conv);
+// The ring mode's conv over cache.ring (filled through vae_ring_alloc) → [1, H, W, Cout_s], plus
+// `residual` (that shape) where given, in the conv's epilogue.
+Tensor vae_ring_conv(const VaeConvWeights& c, VaeConvCache& cache, const Conv3dPad& pad, const VaeConvPolicy& conv,
+                     const Tensor* residual = nullptr);
 
 // The stride-1 conv of `c` over buf (vae_conv_front frames in front of the chunk) with the zero
 // padding `pad`: with kt > 1 over [cache, chunk], the cache then holding the last kt − 1 frames
 // (diffusers' feat_cache protocol; device: a view of buf, or with cache_copy a copy) → [Cout_s, t, H, W]
-// / [t, H, W, Cout_s]. `conv`: the device conv's backend (the host runs the reference).
+// / [t, H, W, Cout_s]. `conv`: the device conv's backend (the host runs the reference). `residual`
+// (the output's shape, Cout_s = Cout) is added where given: on the device in the conv's epilogue.
 Tensor vae_causal_conv(const VaeConvWeights& c, const Tensor& buf, const Conv3dPad& pad, VaeConvCache* cache,
-                       bool cache_copy, const VaeConvPolicy& conv);
+                       bool cache_copy, const VaeConvPolicy& conv, const Tensor* residual = nullptr);
 // A 1×1×1 conv of x (any number of frames; device: one GEMM) → Cout_s channels.
 Tensor vae_pointwise(const VaeConvWeights& c, const Tensor& x);
 

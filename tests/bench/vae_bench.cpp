@@ -395,6 +395,7 @@ int main(int argc, char** argv) {
       j["conv_calls_per_decode"] = {{"cudnn", c1.cudnn - c0.cudnn}, {"gemm", c1.gemm - c0.gemm}};
       j["cudnn_rejected_shapes"] = c1.cudnn_rejected_shapes;
       j["cudnn_unfused_bias_plans"] = c1.cudnn_unfused_bias;
+      j["cudnn_unfused_residual_plans"] = c1.cudnn_unfused_residual;
       j["output_nonfinite"] = bad;
       if (multi) j["vs_one_rank"] = {{"rel_l2", vs_rel}, {"max_abs", vs_max}, {"mismatch", mismatch}};
       j["output_mean_abs"] = hv.numel() ? abs_sum / double(hv.numel()) : 0.0;

@@ -406,6 +406,32 @@ TEST(VaeConvGpu, TensorWrapperAndBackendSwitch) {
                Error);  // kt = 27 > T
 }
 
+// A residual added by the conv (cuDNN's epilogue, or after the GEMM fallback) equals the conv plus
+// the residual added after it: f32 to rounding, bf16 within one bf16 rounding of the sum; the
+// pointer ranges are untouched.
+TEST(VaeConvGpu, ResidualInTheEpilogue) {
+  VGEN_REQUIRE_GPU();
+  const int64_t H = 7, W = 10, Cin = 16, Cout = 24;
+  for (DType dt : {DType::kF32, DType::kBF16})
+    for (VaeConvBackend be : {VaeConvBackend::kAuto, VaeConvBackend::kGemm}) {
+      const auto x = maybe_round(random_vec(size_t(3 * H * W * Cin), 94), dt);
+      const auto w = maybe_round(random_vec(size_t(Cout * 27 * Cin), 95), dt);
+      const auto res = maybe_round(random_vec(size_t(H * W * Cout), 96, -4.0f, 4.0f), dt);
+      Tensor dx = device_tensor(x, {3, H, W, Cin}, dt), dw = device_tensor(w, {Cout, 3, 3, 3, Cin}, dt);
+      Tensor db = device_tensor(random_vec(size_t(Cout), 97), {Cout}, DType::kF32);
+      Tensor dr = device_tensor(res, {1, H, W, Cout}, dt);
+      const VaeConvPolicy pol{be, false};
+      Tensor plain = cuda_vae_conv3d(dx, dw, db, {1, 1, 1, 1}, pol);  // [1, H, W, Cout]
+      Tensor fused = cuda_vae_conv3d(dx, dw, db, {1, 1, 1, 1}, pol, &dr);
+      std::vector<float> want = host_f32(plain);
+      for (size_t i = 0; i < want.size(); ++i) want[i] += res[i];
+      EXPECT_LE(rel_l2(host_f32(fused), want), dt == DType::kF32 ? 1e-6 : 4e-3)
+          << dtype_name(dt) << " " << (be == VaeConvBackend::kGemm ? "gemm" : "auto");
+      EXPECT_EQ(host_f32(dr), res);
+      EXPECT_THROW(cuda_vae_conv3d(dx, dw, db, {1, 1, 1, 1}, pol, &dx), Error);  // not the output's shape
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Attention
 

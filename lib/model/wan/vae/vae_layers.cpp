@@ -8,33 +8,29 @@
 namespace vgen {
 
 Tensor vae_conv(const VaeConvWeights& c, const Shape& in_shape, VaeConvCache* cache, const VaeRun& run,
-                VaeSpatialContext& ctx, const VaeFill& fill) {
+                VaeSpatialContext& ctx, const VaeFill& fill, const Tensor* residual) {
   VGEN_ASSERT(c.kh == c.kw && c.kh % 2 == 1, "VAE conv: kernel {}x{} must be square and odd", c.kh, c.kw);
   const int64_t halo = (c.kh - 1) / 2;
   Conv3dPad pad;
   if (vae_ring_applies(c, cache, in_shape, run.device, run.cache_copy)) {
     ctx.conv_input(in_shape, run.dtype, run.device, halo, vae_ring_alloc(*cache, c.kt, run.dtype, run.device), fill,
                    pad);                                  // the frame into its ring slot
-    return vae_ring_conv(c, *cache, pad, run.conv);  // [1, H, W, cout_s]
+    return vae_ring_conv(c, *cache, pad, run.conv, residual);  // [1, H, W, cout_s]
   }
   Tensor buf = ctx.conv_input(in_shape, run.dtype, run.device, halo,
                               vae_buffer_alloc(run.dtype, run.device, vae_conv_front(run.device, c.kt)), fill,
                               pad);  // [cin, front + t, H', W']
-  return vae_causal_conv(c, buf, pad, cache, run.cache_copy, run.conv);  // [cout_s, t, H, W]
+  return vae_causal_conv(c, buf, pad, cache, run.cache_copy, run.conv, residual);  // [cout_s, t, H, W]
 }
 
 Tensor vae_res_forward(const VaeResBlock& r, const Tensor& x, VaeResState& st, const VaeRun& run,
                        VaeSpatialContext& ctx) {
   Tensor h = r.has_shortcut ? vae_pointwise(r.shortcut, x) : x;  // [out, t, H, W]
-  Tensor y;
-  {
-    Tensor a = vae_conv(r.conv1, x.shape(), &st.c1, run, ctx,
-                        [&](Tensor& d) { vae_rms_norm_into(x, r.norm1, /*silu=*/true, d); });  // [out, t, H, W]
-    y = vae_conv(r.conv2, a.shape(), &st.c2, run, ctx,
-                 [&](Tensor& d) { vae_rms_norm_into(a, r.norm2, /*silu=*/true, d); });  // [out, t, H, W]
-  }
-  add_(y, h);
-  return y;
+  Tensor a = vae_conv(r.conv1, x.shape(), &st.c1, run, ctx,
+                      [&](Tensor& d) { vae_rms_norm_into(x, r.norm1, /*silu=*/true, d); });  // [out, t, H, W]
+  // The shortcut joins conv2's epilogue: the block's output is written once.
+  return vae_conv(r.conv2, a.shape(), &st.c2, run, ctx,
+                  [&](Tensor& d) { vae_rms_norm_into(a, r.norm2, /*silu=*/true, d); }, &h);  // [out, t, H, W]
 }
 
 Tensor vae_attn_forward(const VaeAttnBlock& a, const Tensor& x, VaeSpatialContext& ctx) {

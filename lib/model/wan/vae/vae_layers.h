@@ -127,9 +127,10 @@ using VaeFill = std::function<void(Tensor&)>;
 
 // Causal conv over a chunk whose input `fill` writes (`in_shape`: this rank's part in the device's
 // layout): the context makes the halo-extended conv input, the cache (kt > 1) supplies the frames in
-// front of it and keeps the last kt − 1 → Cout_s channels.
+// front of it and keeps the last kt − 1 → Cout_s channels, plus `residual` (that shape) where given
+// (on the device in the conv's epilogue).
 Tensor vae_conv(const VaeConvWeights& c, const Shape& in_shape, VaeConvCache* cache, const VaeRun& run,
-                VaeSpatialContext& ctx, const VaeFill& fill);
+                VaeSpatialContext& ctx, const VaeFill& fill, const Tensor* residual = nullptr);
 Tensor vae_res_forward(const VaeResBlock& r, const Tensor& x, VaeResState& st, const VaeRun& run,
                        VaeSpatialContext& ctx);
 Tensor vae_attn_forward(const VaeAttnBlock& a, const Tensor& x, VaeSpatialContext& ctx);
