@@ -184,7 +184,10 @@ Tensor vae_pointwise(const VaeConvWeights& c, const Tensor& x) {
               c.cin);
   if (x.is_cpu()) return vae_conv3d(x, c.w, c.b, Conv3dPad{});
   Shape s = x.shape();
-  Tensor y = cuda_linear(x.reshape({x.numel() / c.cin, c.cin}), c.w, c.b, x.dtype());  // one GEMM
+  // A bf16 bias for bf16 activations: cuBLASLt then adds it in the GEMM's epilogue (as PyTorch's bf16
+  // Linear does) instead of an fp32 product, a separate bias pass and its rounding (kernels/gemm).
+  const Tensor b = c.b.defined() && x.dtype() == DType::kBF16 ? cuda_cast(c.b, DType::kBF16) : c.b;  // [cout_s]
+  Tensor y = cuda_linear(x.reshape({x.numel() / c.cin, c.cin}), c.w, b, x.dtype());  // one GEMM
   s.back() = c.cout_store;
   return y.reshape(s);
 }
