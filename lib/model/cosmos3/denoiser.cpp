@@ -70,6 +70,7 @@ Tensor Cosmos3Denoiser::forward_local(const Tensor& latents, const Tensor& times
   in.noisy_frames = noisy_frames(timestep, latents.dim(2), S, in.timestep);
   in.fps = fps_;
   in.temporal_compression = temporal_compression_;
+  in.fp8 = step.fp8;  // precision fp8's bf16_first_steps / bf16_last_steps
   // One rank: one attention block over [prompt | video]; sharded: the prompt K/V as the prefix
   // of the mesh's sequence-parallel attention.
   return model_->forward_tokens(c->kv, in, layout, layout.degree > 1 ? &attention : nullptr);  // [1, S_loc, P]

@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "model/cosmos3/denoiser.h"
 #include "model/cosmos3/family.h"
+#include "model/cosmos3/fp8_options.h"
 #include "model/cosmos3/image_condition.h"
 #include "model/cosmos3/prompt_encoder.h"
 
@@ -24,6 +25,7 @@ LoadedModel Cosmos3Family::load(const Recipe& recipe, Mesh& mesh) const {
   auto loaded = std::make_shared<Cosmos3Transformer>(
       Cosmos3Transformer::load(dir.component_path("transformer"), device, dtype));
   loaded->attention_policy.backend = recipe.attention.backend;
+  loaded->enable_fp8(cosmos3_fp8_options(recipe));  // precision fp8: the generation tower's quantised copies
   std::shared_ptr<const Cosmos3Transformer> model = loaded;
   // The mRoPE time axis follows the output's frame rate, as diffusers' `fps` argument.
   const double fps = double(recipe.output.fps.value_or(out.traits.native_fps));

@@ -10,7 +10,7 @@
 #include "ops/device_ops.h"
 #include "ops/elementwise.h"
 #include "ops/embed.h"
-#include "ops/linear.h"
+#include "ops/linear_layer.h"
 #include "ops/norm.h"
 
 namespace vgen {
@@ -49,14 +49,15 @@ Cosmos3PromptKv Cosmos3Transformer::prefill(const std::vector<int64_t>& ids) con
   const MropeTables text = mrope_tables(mrope_angles(cfg_, mrope_text_position_ids(L)), device_);  // [L, Dh]
   Cosmos3PromptKv kv;
   kv.len = L;
+  const LinearMode m = plain_mode();  // the understanding tower runs once per prompt, never in fp8
   for (size_t i = 0; i < w_.layers.size(); ++i) {
     const Cosmos3Tower& und = w_.layers[i].und;
-    TowerQkv a = tower_qkv(cfg_, und, x, text);
+    TowerQkv a = tower_qkv(cfg_, und, x, text, m);
     kv.k.push_back(a.k_other.defined() ? a.k_other : a.k);  // [1, L, KVH, Dh]
     kv.v.push_back(a.v);                                    // [1, L, KVH, Dh]
     if (i + 1 == w_.layers.size()) break;  // the last layer's output feeds no further K/V
     const Tensor o = causal_attention(a.q, a.k, a.v);  // [1, L, H, Dh]
-    tower_finish(cfg_, und, x, o);
+    tower_finish(cfg_, und, x, o, m);
   }
   return kv;
 }
@@ -64,9 +65,10 @@ Cosmos3PromptKv Cosmos3Transformer::prefill(const std::vector<int64_t>& ids) con
 Tensor Cosmos3Transformer::timestep_embedding_row(float timestep) const {
   // diffusers: time_embedder(time_proj(t · timestep_scale)), all fp32 (the embedder is kept in fp32).
   Tensor t = Tensor::from_vector({timestep * float(cfg_.timestep_scale)}, {1}).to(device_);  // [1]
-  Tensor h = linear(timestep_embedding(t, cfg_.timestep_channels, true, 0.0f), w_.time_w1, w_.time_b1);  // [1, D]
+  const LinearMode m = plain_mode();
+  Tensor h = linear(w_.time1, timestep_embedding(t, cfg_.timestep_channels, true, 0.0f), m);  // [1, D] f32
   silu_(h);
-  return linear(h, w_.time_w2, w_.time_b2);  // [1, D] f32
+  return linear(w_.time2, h, m);  // [1, D] f32
 }
 
 Tensor Cosmos3Transformer::embed_video(const Cosmos3VideoInput& in) const {
@@ -74,7 +76,7 @@ Tensor Cosmos3Transformer::embed_video(const Cosmos3VideoInput& in) const {
   const auto grid = latent_patch_grid(in.latents, p);
   const int64_t per_frame = grid[1] * grid[2], S = grid[0] * per_frame;
   Tensor tok = cast(latents_to_tokens(in.latents, p).to(device_), dtype_);       // [S, p·p·C]
-  Tensor x = linear(tok, w_.proj_in_w, w_.proj_in_b);                            // [S, D]
+  Tensor x = linear(w_.proj_in, tok, plain_mode());                               // [S, D]
   const Tensor temb = timestep_embedding_row(in.timestep);                       // [1, D]
   for (int64_t f : in.noisy_frames) {  // the noisy frames' tokens take the timestep embedding
     Tensor rows = x.narrow(f * per_frame, per_frame);  // [per_frame, D]
@@ -107,13 +109,14 @@ MropeTables Cosmos3Transformer::video_rope(const Cosmos3PromptKv& prompt, const 
 }
 
 Tensor Cosmos3Transformer::generation_tower(const Cosmos3PromptKv& prompt, Tensor x, const MropeTables& rope,
-                                            const SeqLayout& layout, SeqAttention* attention) const {
+                                            const SeqLayout& layout, SeqAttention* attention, bool fp8) const {
   for (size_t i = 0; i < w_.layers.size(); ++i) {
     const Cosmos3Tower& gen = w_.layers[i].gen;
-    const TowerQkv a = tower_qkv(cfg_, gen, x, rope);
+    const LinearMode m = generation_mode(i, fp8);
+    const TowerQkv a = tower_qkv(cfg_, gen, x, rope, m);
     const Tensor o = joint_attention(a.q, a.k, a.v, prompt.k[i], prompt.v[i], layout, attention,
-                                     attention_policy);  // [1, S_loc, H, Dh]
-    tower_finish(cfg_, gen, x, o);
+                                     generation_attention(i, fp8));  // [1, S_loc, H, Dh]
+    tower_finish(cfg_, gen, x, o, m);
   }
   return rms_norm(x, w_.norm_gen, float(cfg_.rms_norm_eps));  // [1, S_loc, D]
 }
@@ -126,7 +129,7 @@ Tensor Cosmos3Transformer::forward(const Cosmos3PromptKv& prompt, const Cosmos3V
     return Tensor::zeros(in.latents.shape(), DType::kF32, in.latents.device());
   Tensor x = embed_video(in);  // [1, S, D]
   const int64_t S = x.dim(1);
-  x = generation_tower(prompt, x, video_rope(prompt, in), SeqLayout::make(S, 1, 0), nullptr);  // [1, S, D]
+  x = generation_tower(prompt, x, video_rope(prompt, in), SeqLayout::make(S, 1, 0), nullptr, in.fp8);  // [1, S, D]
   const int64_t per_frame = grid[1] * grid[2];
   // The head reads the noisy frames' tokens only (as diffusers' vision_mse_loss_indexes).
   const Tensor rows = x.reshape({S, cfg_.hidden_size});
@@ -136,7 +139,7 @@ Tensor Cosmos3Transformer::forward(const Cosmos3PromptKv& prompt, const Cosmos3V
     Tensor dst = noisy.narrow(int64_t(k) * per_frame, per_frame);
     dst.copy_from(rows.narrow(in.noisy_frames[k] * per_frame, per_frame));
   }
-  const Tensor out = linear(noisy, w_.proj_out_w, w_.proj_out_b);  // [N·per_frame, p·p·C]
+  const Tensor out = linear(w_.proj_out, noisy, plain_mode());  // [N·per_frame, p·p·C]
   return tokens_to_latents(out, cfg_.latent_patch_size, cfg_.latent_channel, T, in.latents.dim(3),
                            in.latents.dim(4), in.noisy_frames)
       .to(in.latents.device());

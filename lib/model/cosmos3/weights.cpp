@@ -50,22 +50,22 @@ Cosmos3Tower load_tower(const Loader& L, const std::string& pre, const TowerName
   Cosmos3Tower t;
   t.in_norm = L.get(pre + n.in_norm + ".weight", {D});
   t.post_norm = L.get(pre + n.post_norm + ".weight", {D});
-  t.q_w = L.get_rope(at + n.q + ".weight", {QD, D});
-  t.k_w = L.get_rope(at + n.k + ".weight", {KD, D});
-  t.v_w = L.get(at + n.v + ".weight", {KD, D});
-  t.o_w = L.get(at + n.o + ".weight", {D, QD});
-  t.q_b = L.bias(at + n.q + ".bias", QD, true);
-  t.k_b = L.bias(at + n.k + ".bias", KD, true);
-  t.v_b = L.bias(at + n.v + ".bias", KD, false);
-  t.o_b = L.bias(at + n.o + ".bias", D, false);
+  t.q.w = L.get_rope(at + n.q + ".weight", {QD, D});
+  t.k.w = L.get_rope(at + n.k + ".weight", {KD, D});
+  t.v.w = L.get(at + n.v + ".weight", {KD, D});
+  t.o.w = L.get(at + n.o + ".weight", {D, QD});
+  t.q.b = L.bias(at + n.q + ".bias", QD, true);
+  t.k.b = L.bias(at + n.k + ".bias", KD, true);
+  t.v.b = L.bias(at + n.v + ".bias", KD, false);
+  t.o.b = L.bias(at + n.o + ".bias", D, false);
   if (qk_norm) {
     t.q_norm = L.get_rope(at + n.q_norm + ".weight", {Dh});
     t.k_norm = L.get_rope(at + n.k_norm + ".weight", {Dh});
   }
   const std::string mlp = pre + n.mlp + ".";
-  if (c.hidden_act == Cosmos3Act::kSilu) t.gate_w = L.get(mlp + "gate_proj.weight", {F, D});
-  t.up_w = L.get(mlp + "up_proj.weight", {F, D});
-  t.down_w = L.get(mlp + "down_proj.weight", {D, F});
+  if (c.hidden_act == Cosmos3Act::kSilu) t.gate.w = L.get(mlp + "gate_proj.weight", {F, D});
+  t.up.w = L.get(mlp + "up_proj.weight", {F, D});
+  t.down.w = L.get(mlp + "down_proj.weight", {D, F});
   return t;
 }
 
@@ -107,14 +107,14 @@ Cosmos3Weights build_weights(const Loader& L) {
     w.layers.push_back(std::move(layer));
   }
   w.norm_gen = L.get("norm_moe_gen.weight", {D});
-  w.proj_in_w = L.get("proj_in.weight", {D, P});
-  w.proj_in_b = L.get("proj_in.bias", {D});
-  w.proj_out_w = L.get("proj_out.weight", {P, D});
-  w.proj_out_b = L.get("proj_out.bias", {P});
-  w.time_w1 = L.get_f32("time_embedder.linear_1.weight", {D, cfg.timestep_channels});
-  w.time_b1 = L.get_f32("time_embedder.linear_1.bias", {D});
-  w.time_w2 = L.get_f32("time_embedder.linear_2.weight", {D, D});
-  w.time_b2 = L.get_f32("time_embedder.linear_2.bias", {D});
+  w.proj_in.w = L.get("proj_in.weight", {D, P});
+  w.proj_in.b = L.get("proj_in.bias", {D});
+  w.proj_out.w = L.get("proj_out.weight", {P, D});
+  w.proj_out.b = L.get("proj_out.bias", {P});
+  w.time1.w = L.get_f32("time_embedder.linear_1.weight", {D, cfg.timestep_channels});
+  w.time1.b = L.get_f32("time_embedder.linear_1.bias", {D});
+  w.time2.w = L.get_f32("time_embedder.linear_2.weight", {D, D});
+  w.time2.b = L.get_f32("time_embedder.linear_2.bias", {D});
   return w;
 }
 

@@ -9,6 +9,7 @@
 #include "core/tensor.h"
 #include "io/safetensors.h"
 #include "model/cosmos3/config.h"
+#include "ops/linear_layer.h"
 
 namespace vgen {
 
@@ -16,12 +17,13 @@ namespace vgen {
 // diffusers' rotate-half pairs (j, j + Dh/2) of each head sit at (2j, 2j + 1), the layout of
 // ops/rope.h; Q·Kᵀ is unchanged, V and the output projection are untouched.
 struct Cosmos3Tower {
-  Tensor in_norm, post_norm;          // [D]
-  Tensor q_w, q_b, k_w, k_b, v_w, v_b;  // [H·Dh, D], [KVH·Dh, D] (+ [N] biases or undefined)
-  Tensor o_w, o_b;                    // [D, H·Dh]
-  Tensor q_norm, k_norm;              // [Dh] or undefined (no Q/K norm)
-  Tensor k_norm_for_gen;              // understanding tower only: [Dh] or undefined
-  Tensor gate_w, up_w, down_w;        // [F, D] (gate undefined for relu²), [D, F]
+  Tensor in_norm, post_norm;  // [D]
+  LinearWeights q, k, v;      // w [H·Dh, D], [KVH·Dh, D] (+ b [N] or undefined)
+  LinearWeights o;            // w [D, H·Dh]
+  Tensor q_norm, k_norm;      // [Dh] or undefined (no Q/K norm)
+  Tensor k_norm_for_gen;      // understanding tower only: [Dh] or undefined
+  LinearWeights gate, up;     // w [F, D] (gate.w undefined for relu²), no bias
+  LinearWeights down;         // w [D, F], no bias
 };
 
 struct Cosmos3Layer {
@@ -32,9 +34,9 @@ struct Cosmos3Weights {
   Tensor embed;                  // [V, D] the file's host view in its dtype (a prompt's rows are converted)
   std::vector<Cosmos3Layer> layers;
   Tensor norm_gen;               // norm_moe_gen [D]
-  Tensor proj_in_w, proj_in_b;   // [D, C·p²] (patch features in (p, q, c) order), [D]
-  Tensor proj_out_w, proj_out_b; // [C·p², D], [C·p²]
-  Tensor time_w1, time_b1, time_w2, time_b2;  // [D, 256], [D], [D, D], [D] f32 (diffusers keeps them fp32)
+  LinearWeights proj_in;         // w [D, C·p²] (patch features in (p, q, c) order), b [D]
+  LinearWeights proj_out;        // w [C·p², D], b [C·p²]
+  LinearWeights time1, time2;    // w [D, 256], [D, D], b [D] f32 (diffusers keeps them fp32)
 };
 
 // Reads the weights named above from `store` (shapes checked against `cfg`), converted to `dtype`
