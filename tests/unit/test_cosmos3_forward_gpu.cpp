@@ -1,8 +1,9 @@
 // The Cosmos 3 transformer on the device against the host's fp32 forward (the CPU oracle) and
 // tests/golden-cosmos3 (made with diffusers): the understanding tower's K/V and one forward (cond
 // and uncond prompts, every frame noisy and a clean first frame) for the Qwen3 and the Edge style
-// checkpoints. fp32: the K/V within 1e-5 of the host's, the velocity within 1e-4 of the host's and
-// of diffusers' (tests/golden-cosmos3/README.md); bf16: 3e-2. precision fp8 (the generation tower's
+// checkpoints, on the fixture's latents (odd width: the padded patch grid) and on an even width.
+// fp32: the K/V within 1e-5 of the host's, the velocity within 1e-4 of the host's and of
+// diffusers' (tests/golden-cosmos3/README.md); bf16: 3e-2. precision fp8 (the generation tower's
 // linears and attention): the GPU's fp8 tolerance of a DiT forward (golden_fp8_tolerance) against
 // the host and diffusers, and a bf16 step of the fp8 model as the bf16 model computes it.
 #include "gpu_test_util.h"
@@ -28,6 +29,16 @@ const std::string kRoot = std::string(VGEN_SOURCE_DIR) + "/tests/golden-cosmos3"
 std::vector<int64_t> ids_of(const WeightStore& ws, const std::string& name) {
   const Tensor t = ws.get(name);
   return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+}
+
+// latents [1, C, T, H, W] host f32 → their first W' columns (the fixture's odd width pads the patch
+// grid; an even one takes ops/embed's patchify and unpatchify, the path of real resolutions).
+Tensor crop_width(const Tensor& lat, int64_t w2) {
+  const int64_t rows = lat.numel() / lat.dim(4), W = lat.dim(4);
+  Tensor out = Tensor::empty({lat.dim(0), lat.dim(1), lat.dim(2), lat.dim(3), w2}, DType::kF32);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t w = 0; w < w2; ++w) out.f32()[r * w2 + w] = lat.f32()[r * W + w];
+  return out;
 }
 
 // One case of tests/golden-cosmos3/cases: its parameters, tensors and transformer folder.
@@ -73,6 +84,12 @@ void check_forward(const std::string& name, const Cosmos3Transformer& dev, DType
       EXPECT_LE(rel_l2(v, host.forward(*host_kv, host_in)), tol) << what << " against the host";
       EXPECT_LE(rel_l2(v, c.ws.get_f32(what)), tol) << what << " against diffusers";
     }
+    Cosmos3VideoInput even = host_in;  // a width that divides the patch, against the host
+    const int64_t patch = dev.config().latent_patch_size;
+    even.latents = crop_width(host_in.latents, host_in.latents.dim(4) / patch * patch);
+    const Tensor ref = host.forward(host_cond, even);
+    even.latents = even.latents.to(Device::kCUDA);
+    EXPECT_LE(rel_l2(dev.forward(cond, even), ref), tol) << mode << " even width against the host";
   }
 }
 

@@ -79,9 +79,7 @@ Tensor Cosmos3Denoiser::forward_local(const Tensor& latents, const Tensor& times
 Tensor Cosmos3Denoiser::unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const {
   VGEN_CHECK(tokens.ndim() == 3 && tokens.dim(0) == 1, ExitCode::kInput, "cosmos3: tokens {} for one video",
              tokens.str());
-  std::vector<int64_t> frames;
-  for (int64_t f = 0; f < T; ++f) frames.push_back(f);
-  return tokens_to_latents(tokens[0], model_->config().latent_patch_size, out_channels(), T, H, W, frames);
+  return tokens_to_video(tokens, model_->config().latent_patch_size, out_channels(), T, H, W);
 }
 
 }  // namespace vgen

@@ -75,8 +75,8 @@ Tensor Cosmos3Transformer::embed_video(const Cosmos3VideoInput& in) const {
   const int p = cfg_.latent_patch_size;
   const auto grid = latent_patch_grid(in.latents, p);
   const int64_t per_frame = grid[1] * grid[2], S = grid[0] * per_frame;
-  Tensor tok = cast(latents_to_tokens(in.latents, p).to(device_), dtype_);       // [S, p·p·C]
-  Tensor x = linear(w_.proj_in, tok, plain_mode());                               // [S, D]
+  const Tensor tok = patch_tokens(in.latents, p, device_, dtype_);               // [1, S, C·p·p]
+  Tensor x = linear(w_.proj_in, tok.reshape({S, tok.dim(2)}), plain_mode());     // [S, D]
   const Tensor temb = timestep_embedding_row(in.timestep);                       // [1, D]
   for (int64_t f : in.noisy_frames) {  // the noisy frames' tokens take the timestep embedding
     Tensor rows = x.narrow(f * per_frame, per_frame);  // [per_frame, D]
@@ -123,26 +123,15 @@ Tensor Cosmos3Transformer::generation_tower(const Cosmos3PromptKv& prompt, Tenso
 
 Tensor Cosmos3Transformer::forward(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const {
   check_input(prompt, in);
-  const int64_t T = in.latents.dim(2);
   const auto grid = latent_patch_grid(in.latents, cfg_.latent_patch_size);
+  const int64_t S = grid[0] * grid[1] * grid[2];
   if (in.noisy_frames.empty())  // nothing to predict: every frame is clean
     return Tensor::zeros(in.latents.shape(), DType::kF32, in.latents.device());
-  Tensor x = embed_video(in);  // [1, S, D]
-  const int64_t S = x.dim(1);
-  x = generation_tower(prompt, x, video_rope(prompt, in), SeqLayout::make(S, 1, 0), nullptr, in.fp8);  // [1, S, D]
-  const int64_t per_frame = grid[1] * grid[2];
-  // The head reads the noisy frames' tokens only (as diffusers' vision_mse_loss_indexes).
-  const Tensor rows = x.reshape({S, cfg_.hidden_size});
-  Tensor noisy = Tensor::empty({int64_t(in.noisy_frames.size()) * per_frame, cfg_.hidden_size}, x.dtype(),
-                               x.device());  // [N·per_frame, D]
-  for (size_t k = 0; k < in.noisy_frames.size(); ++k) {
-    Tensor dst = noisy.narrow(int64_t(k) * per_frame, per_frame);
-    dst.copy_from(rows.narrow(in.noisy_frames[k] * per_frame, per_frame));
-  }
-  const Tensor out = linear(w_.proj_out, noisy, plain_mode());  // [N·per_frame, p·p·C]
-  return tokens_to_latents(out, cfg_.latent_patch_size, cfg_.latent_channel, T, in.latents.dim(3),
-                           in.latents.dim(4), in.noisy_frames)
-      .to(in.latents.device());
+  // One rank's window of the unpadded sequence: every token, zero velocity on the clean frames.
+  const Tensor tokens = forward_tokens(prompt, in, SeqLayout::make(S, 1, 0), nullptr);  // [1, S, p·p·C]
+  return tokens_to_video(tokens, cfg_.latent_patch_size, cfg_.latent_channel, in.latents.dim(2), in.latents.dim(3),
+                         in.latents.dim(4))
+      .to(in.latents.device());  // [1, C, T, H, W]
 }
 
 }  // namespace vgen

@@ -28,6 +28,12 @@ struct Loader {
   Tensor get_rope(const std::string& name, const Shape& shape) const {
     return checked(name, shape) ? Tensor() : place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
   }
+  // proj_in's weight, columns permuted from diffusers' (p, q, c) patch order to (c, p, q).
+  Tensor get_patch(const std::string& name, const Shape& shape) const {
+    return checked(name, shape) ? Tensor()
+                                : place(permute_patch_columns(store.get_f32(name, shape), cfg.latent_channel,
+                                                              cfg.latent_patch_size));
+  }
   // A bias exists exactly when attention_bias says so.
   Tensor bias(const std::string& name, int64_t n, bool rope) const {
     if (!cfg.attention_bias) return Tensor();
@@ -87,6 +93,21 @@ Tensor permute_rope_rows(const Tensor& w, int64_t head_dim) {
   return out;
 }
 
+Tensor permute_patch_columns(const Tensor& w, int64_t channels, int64_t patch) {
+  const int64_t C = channels, p = patch;
+  VGEN_ASSERT(w.is_cpu() && w.dtype() == DType::kF32 && w.ndim() == 2 && w.dim(1) == C * p * p,
+              "permute_patch_columns: {} for {} channels and patch {}", w.str(), C, p);
+  const int64_t rows = w.dim(0), P = w.dim(1);
+  Tensor out = Tensor::empty(w.shape(), DType::kF32);  // [D, C·p·p]
+  const float* src = w.f32();
+  float* dst = out.f32();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < p; ++i)
+      for (int64_t j = 0; j < p; ++j)
+        for (int64_t c = 0; c < C; ++c) dst[r * P + (c * p + i) * p + j] = src[r * P + (i * p + j) * C + c];
+  return out;
+}
+
 namespace {
 
 Cosmos3Weights build_weights(const Loader& L) {
@@ -107,7 +128,7 @@ Cosmos3Weights build_weights(const Loader& L) {
     w.layers.push_back(std::move(layer));
   }
   w.norm_gen = L.get("norm_moe_gen.weight", {D});
-  w.proj_in.w = L.get("proj_in.weight", {D, P});
+  w.proj_in.w = L.get_patch("proj_in.weight", {D, P});
   w.proj_in.b = L.get("proj_in.bias", {D});
   w.proj_out.w = L.get("proj_out.weight", {P, D});
   w.proj_out.b = L.get("proj_out.bias", {P});

@@ -34,7 +34,7 @@ struct Cosmos3Weights {
   Tensor embed;                  // [V, D] the file's host view in its dtype (a prompt's rows are converted)
   std::vector<Cosmos3Layer> layers;
   Tensor norm_gen;               // norm_moe_gen [D]
-  LinearWeights proj_in;         // w [D, C·p²] (patch features in (p, q, c) order), b [D]
+  LinearWeights proj_in;         // w [D, C·p²] (columns permuted to (c, p, q) at load: latent_tokens.h), b [D]
   LinearWeights proj_out;        // w [C·p², D], b [C·p²]
   LinearWeights time1, time2;    // w [D, 256], [D, D], b [D] f32 (diffusers keeps them fp32)
 };
@@ -49,5 +49,10 @@ void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg);
 // weight with heads·Dh or Dh entries) → a copy with row h·Dh + 2j from h·Dh + j and h·Dh + 2j + 1
 // from h·Dh + Dh/2 + j. Host f32.
 Tensor permute_rope_rows(const Tensor& w, int64_t head_dim);
+
+// proj_in's weight [D, p·p·C] with its columns in diffusers' (p, q, c) patch order → a copy in
+// (c, p, q) order, the layout of ops/embed.h patchify: column (c·p + i)·p + j from (i·p + j)·C + c.
+// Host f32.
+Tensor permute_patch_columns(const Tensor& w, int64_t channels, int64_t patch);
 
 }  // namespace vgen
