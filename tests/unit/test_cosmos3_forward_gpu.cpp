@@ -1,7 +1,8 @@
 // The Cosmos 3 transformer on the device against the host's fp32 forward (the CPU oracle) and
 // tests/golden-cosmos3 (made with diffusers): the understanding tower's K/V and one forward (cond
 // and uncond prompts, every frame noisy and a clean first frame) for the Qwen3 and the Edge style
-// checkpoints, on the fixture's latents (odd width: the padded patch grid) and on an even width.
+// checkpoints, on the fixture's latents (odd width: the padded patch grid) and on an even width;
+// the weights streamed to the device (Q/K rows permuted there) as the host loads them.
 // fp32: the K/V within 1e-5 of the host's, the velocity within 1e-4 of the host's and of
 // diffusers' (tests/golden-cosmos3/README.md); bf16: 3e-2. precision fp8 (the generation tower's
 // linears and attention): the GPU's fp8 tolerance of a DiT forward (golden_fp8_tolerance) against
@@ -93,10 +94,39 @@ void check_forward(const std::string& name, const Cosmos3Transformer& dev, DType
   }
 }
 
+// The weights streamed to the device (the Q/K rows permuted there) as the host loads them: exact
+// in f32 (the same conversion and permutation).
+void expect_same_weights(const Cosmos3Transformer& dev, const Cosmos3Transformer& host) {
+  const auto same = [](const Tensor& d, const Tensor& h, const std::string& what) {
+    ASSERT_EQ(d.defined(), h.defined()) << what;
+    if (!h.defined()) return;
+    EXPECT_EQ(d.device(), Device::kCUDA) << what;
+    EXPECT_EQ(rel_l2(d, h), 0.0) << what;
+  };
+  for (size_t i = 0; i < host.weights().layers.size(); ++i)
+    for (const auto& [tower, d, h] : {std::tuple{"und", &dev.weights().layers[i].und, &host.weights().layers[i].und},
+                                      std::tuple{"gen", &dev.weights().layers[i].gen, &host.weights().layers[i].gen}}) {
+      const std::string at = std::string(tower) + " layer " + std::to_string(i) + " ";
+      same(d->q.w, h->q.w, at + "q.w");
+      same(d->k.w, h->k.w, at + "k.w");
+      same(d->q.b, h->q.b, at + "q.b");
+      same(d->k.b, h->k.b, at + "k.b");
+      same(d->q_norm, h->q_norm, at + "q_norm");
+      same(d->k_norm, h->k_norm, at + "k_norm");
+      same(d->k_norm_for_gen, h->k_norm_for_gen, at + "k_norm_for_gen");
+      same(d->v.w, h->v.w, at + "v.w");
+      same(d->down.w, h->down.w, at + "down.w");
+    }
+  same(dev.weights().proj_in.w, host.weights().proj_in.w, "proj_in.w");
+  same(dev.weights().time1.w, host.weights().time1.w, "time1.w");
+}
+
 void forward_case(const std::string& name, DType dt, double tol) {
   SCOPED_TRACE(name + " " + dtype_name(dt));
   const Case c(name);
-  check_forward(name, Cosmos3Transformer::load(c.dir, Device::kCUDA, dt), dt, tol);
+  const Cosmos3Transformer dev = Cosmos3Transformer::load(c.dir, Device::kCUDA, dt);
+  if (dt == DType::kF32) expect_same_weights(dev, Cosmos3Transformer::load(c.dir, Device::kCPU, DType::kF32));
+  check_forward(name, dev, dt, tol);
 }
 
 // precision fp8 with `format` GEMMs: the fp8 forward within the GPU's fp8 tolerance, and a bf16

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/device_mesh.h"
 #include "io/recipe.h"
 #include "model/cosmos3/family.h"
 #include "model/cosmos3/fp8_options.h"
@@ -30,6 +31,7 @@ std::vector<int64_t> case_ids(const GoldenCase& c, const std::string& name) {
 Cosmos3Transformer load_model(const GoldenCase& c) {
   const bool cuda = c.recipe && c.recipe->is_cuda();
   VGEN_CHECK(!c.recipe || !c.recipe->is_fp4(), ExitCode::kRecipe, "precision fp4 is not implemented for Cosmos 3");
+  if (cuda) select_mesh_device();  // every rank runs the case: the collective selection is safe here
   Cosmos3Transformer model = Cosmos3Transformer::load(transformer_dir(c), cuda ? Device::kCUDA : Device::kCPU,
                                                       c.recipe ? c.recipe->compute_dtype() : DType::kF32);
   if (c.recipe) {

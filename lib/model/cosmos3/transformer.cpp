@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dist/weight_stream.h"
 #include "model/cosmos3/attention.h"
 #include "model/cosmos3/latent_tokens.h"
 #include "model/cosmos3/mrope.h"
@@ -22,10 +23,23 @@ Cosmos3Transformer::Cosmos3Transformer(Cosmos3Config cfg, Cosmos3Weights w, Devi
 }
 
 Cosmos3Transformer Cosmos3Transformer::load(const std::string& dir, Device device, DType dtype) {
+  if (device != Device::kCPU) {
+    WeightStream stream(nullptr, nullptr);
+    return stream_to_device(dir, stream, dtype);
+  }
   Cosmos3Config cfg = Cosmos3Config::load(dir);
   WeightStore store = WeightStore::open(dir);
   Cosmos3Weights w = load_cosmos3_weights(store, cfg, device, dtype);
   return Cosmos3Transformer(std::move(cfg), std::move(w), device, dtype);
+}
+
+Cosmos3Transformer Cosmos3Transformer::stream_to_device(const std::string& dir, WeightStream& stream, DType dtype) {
+  Cosmos3Config cfg = Cosmos3Config::load(dir);
+  const WeightStore store = WeightStore::open(dir);
+  const int component = stream.add_component("transformer", store);
+  Cosmos3Weights w = request_cosmos3_weights(stream, component, store, cfg, dtype);
+  stream.run();
+  return Cosmos3Transformer(std::move(cfg), std::move(w), Device::kCUDA, dtype);
 }
 
 Tensor Cosmos3Transformer::embed_prompt(const std::vector<int64_t>& ids) const {

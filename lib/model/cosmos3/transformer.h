@@ -44,8 +44,13 @@ struct Cosmos3VideoInput {
 class Cosmos3Transformer {
  public:
   Cosmos3Transformer(Cosmos3Config cfg, Cosmos3Weights w, Device device, DType dtype);
-  // Reads <dir>/config.json and the safetensors of <dir> (transformer/).
+  // Reads <dir>/config.json and the safetensors of <dir> (transformer/); device cuda: through a
+  // weight stream of this rank alone (stream_to_device).
   static Cosmos3Transformer load(const std::string& dir, Device device, DType dtype);
+  // The device model, its weights requested from `stream` (dist/weight_stream.h: read once per node
+  // when the stream is shared, converted to `dtype` on the device) and in place after the stream's
+  // run(), which this call makes (collective over the stream's node, as every rank's load).
+  static Cosmos3Transformer stream_to_device(const std::string& dir, WeightStream& stream, DType dtype);
 
   const Cosmos3Config& config() const { return cfg_; }
   const Cosmos3Weights& weights() const { return w_; }

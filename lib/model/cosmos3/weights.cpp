@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/no_cuda_error.h"
+#include "dist/weight_stream.h"
 
 namespace vgen {
 namespace {
@@ -12,27 +14,50 @@ struct Loader {
   Device device;
   DType dtype;
   bool headers_only = false;  // check names, shapes and dtypes; read nothing, return undefined tensors
+  WeightStream* stream = nullptr;  // device requests of component `component`, filled by its run()
+  int component = -1;
 
   Tensor place(const Tensor& host_f32) const { return host_f32.to(dtype).to(device); }
   bool checked(const std::string& name, const Shape& shape) const {
     if (headers_only) store.check_float(name, shape);
     return headers_only;
   }
+  // A device tensor of `dt` that the stream fills from the file (converted on the device).
+  Tensor requested(const std::string& name, const Shape& shape, DType dt) const {
+    store.check_float(name, shape);
+    Tensor dst = Tensor::empty(shape, dt, Device::kCUDA);
+    stream->request(component, name, dst, shape);
+    return dst;
+  }
   Tensor get(const std::string& name, const Shape& shape) const {
-    return checked(name, shape) ? Tensor() : place(store.get_f32(name, shape));
+    if (checked(name, shape)) return Tensor();
+    return stream ? requested(name, shape, dtype) : place(store.get_f32(name, shape));
   }
   Tensor get_f32(const std::string& name, const Shape& shape) const {
-    return checked(name, shape) ? Tensor() : store.get_f32(name, shape).to(device);
+    if (checked(name, shape)) return Tensor();
+    return stream ? requested(name, shape, DType::kF32) : store.get_f32(name, shape).to(device);
   }
-  // A Q/K weight, bias or per-head norm, rows permuted into the rope_ pair layout.
+  // A Q/K weight, bias or per-head norm, rows permuted into the rope_ pair layout (streamed: on the
+  // device once the bytes are in, the staging copy released then).
   Tensor get_rope(const std::string& name, const Shape& shape) const {
-    return checked(name, shape) ? Tensor() : place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
+    if (checked(name, shape)) return Tensor();
+    if (!stream) return place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
+    Tensor staged = requested(name, shape, dtype);
+    Tensor out = Tensor::empty(shape, dtype, Device::kCUDA);
+    stream->on_done([staged, out, hd = int64_t(cfg.head_dim)]() mutable {
+      permute_rope_rows_device(staged, out, hd);
+      staged = Tensor();
+    });
+    return out;
   }
-  // proj_in's weight, columns permuted from diffusers' (p, q, c) patch order to (c, p, q).
+  // proj_in's weight, columns permuted from diffusers' (p, q, c) patch order to (c, p, q) on the
+  // host (streamed or not: it is small).
   Tensor get_patch(const std::string& name, const Shape& shape) const {
     return checked(name, shape) ? Tensor()
-                                : place(permute_patch_columns(store.get_f32(name, shape), cfg.latent_channel,
-                                                              cfg.latent_patch_size));
+                                : permute_patch_columns(store.get_f32(name, shape), cfg.latent_channel,
+                                                        cfg.latent_patch_size)
+                                      .to(dtype)
+                                      .to(stream ? Device::kCUDA : device);
   }
   // A bias exists exactly when attention_bias says so.
   Tensor bias(const std::string& name, int64_t n, bool rope) const {
@@ -144,6 +169,18 @@ Cosmos3Weights build_weights(const Loader& L) {
 Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg, Device device, DType dtype) {
   return build_weights(Loader{store, cfg, device, dtype});
 }
+
+Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, const WeightStore& store,
+                                       const Cosmos3Config& cfg, DType dtype) {
+  Loader L{store, cfg, Device::kCUDA, dtype};
+  L.stream = &stream;
+  L.component = component;
+  return build_weights(L);
+}
+
+#ifndef VGEN_WITH_CUDA
+void permute_rope_rows_device(const Tensor&, Tensor&, int64_t) { throw_no_cuda("permute_rope_rows (device)"); }
+#endif
 
 void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg) {
   build_weights(Loader{store, cfg, Device::kCPU, DType::kF32, true});

@@ -13,6 +13,8 @@
 
 namespace vgen {
 
+class WeightStream;  // dist/weight_stream.h
+
 // One tower of one layer. Q and K rows (and their per-head norms) are permuted at load so that
 // diffusers' rotate-half pairs (j, j + Dh/2) of each head sit at (2j, 2j + 1), the layout of
 // ops/rope.h; Q·Kᵀ is unchanged, V and the output projection are untouched.
@@ -42,6 +44,12 @@ struct Cosmos3Weights {
 // Reads the weights named above from `store` (shapes checked against `cfg`), converted to `dtype`
 // and placed on `device` (the embedding table stays a host view, the time embedder f32).
 Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg, Device device, DType dtype);
+// The same tensors as device tensors of `dtype` (the time embedder f32) requested from component
+// `component` of `stream` (registered from `store`; the embedding table a host view of `store`):
+// in place, the Q/K rows permuted on the device, once the stream's next run() has returned.
+// proj_in's weight (small) is read and permuted on the host, then copied.
+Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, const WeightStore& store,
+                                       const Cosmos3Config& cfg, DType dtype);
 // The same tensors checked by name, shape and float dtype from the headers alone (kModel naming one).
 void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg);
 
@@ -49,6 +57,9 @@ void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg);
 // weight with heads·Dh or Dh entries) → a copy with row h·Dh + 2j from h·Dh + j and h·Dh + 2j + 1
 // from h·Dh + Dh/2 + j. Host f32.
 Tensor permute_rope_rows(const Tensor& w, int64_t head_dim);
+// The same permutation of a device tensor (any dtype) into `dst` (same shape and dtype, not src),
+// queued on compute_stream(). kUsage in a CPU-only build.
+void permute_rope_rows_device(const Tensor& src, Tensor& dst, int64_t head_dim);
 
 // proj_in's weight [D, p·p·C] with its columns in diffusers' (p, q, c) patch order → a copy in
 // (c, p, q) order, the layout of ops/embed.h patchify: column (c·p + i)·p + j from (i·p + j)·C + c.
