@@ -22,7 +22,7 @@ class Attention2D : public SeqAttention {
   // As forward with a prefix K/V ([B, P, H, Dh], whole on every rank): after the row's combine each
   // rank merges its own queries' attention over the prefix, one more key block (prefix_attention.h).
   Tensor forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
-                          const SeqLayout& layout, const AttentionPolicy& policy);
+                          const SeqLayout& layout, const AttentionPolicy& policy) override;
 
  private:
   Tensor run(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv* prefix, const SeqLayout& layout,

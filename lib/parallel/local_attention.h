@@ -16,6 +16,10 @@ class LocalAttention : public SeqAttention {
  public:
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
                  const AttentionPolicy& policy) override;
+  // The sequence block (pad keys excluded), then the prefix block merged in through the LSE
+  // (defined in prefix_attention.cpp).
+  Tensor forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
+                          const SeqLayout& layout, const AttentionPolicy& policy) override;
 };
 
 std::unique_ptr<SeqAttention> make_local_attention();

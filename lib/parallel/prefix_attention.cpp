@@ -2,18 +2,15 @@
 
 #include <algorithm>
 
-#include "parallel/attention2d.h"
 #include "parallel/block_attention.h"
 #include "parallel/local_attention.h"
-#include "parallel/ring_attention.h"
-#include "parallel/ulysses.h"
+#include "parallel/ulysses.h"  // check_seq_inputs
 
 namespace vgen {
-namespace {
 
 // Degree 1: the sequence block (pad keys excluded), then the prefix block merged in.
-Tensor local_with_prefix(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
-                         const SeqLayout& layout, const AttentionPolicy& policy) {
+Tensor LocalAttention::forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
+                                        const SeqLayout& layout, const AttentionPolicy& policy) {
   VGEN_ASSERT(layout.degree == 1, "local attention with a prefix at sequence-parallel degree {}", layout.degree);
   check_seq_inputs(q, k, v, layout, "local attention with a prefix");
   const int64_t B = q.dim(0), S = q.dim(1), H = q.dim(2);
@@ -24,7 +21,12 @@ Tensor local_with_prefix(const Tensor& q, const Tensor& k, const Tensor& v, cons
   return out;
 }
 
-}  // namespace
+Tensor SeqAttention::forward_prefixed(const Tensor&, const Tensor&, const Tensor&, const PrefixKv&, const SeqLayout&,
+                                      const AttentionPolicy&) {
+  VGEN_THROW(ExitCode::kRecipe,
+             "attention over a prefix K/V (a prompt ahead of the sequence) is implemented for the local, Ulysses, "
+             "Ring and Attention2D attentions, not for this one");
+}
 
 void check_prefix(const Tensor& q, const PrefixKv& prefix, const char* who) {
   const Tensor& pk = prefix.k;
@@ -47,13 +49,7 @@ void merge_prefix_block(const Tensor& q, const PrefixKv& prefix, Tensor& out, Te
 Tensor seq_attention_with_prefix(SeqAttention& attention, const Tensor& q, const Tensor& k, const Tensor& v,
                                  const PrefixKv& prefix, const SeqLayout& layout, const AttentionPolicy& policy) {
   check_prefix(q, prefix, "sequence attention");
-  if (auto* u = dynamic_cast<UlyssesAttention*>(&attention)) return u->forward_prefixed(q, k, v, prefix, layout, policy);
-  if (auto* r = dynamic_cast<RingAttention*>(&attention)) return r->forward_prefixed(q, k, v, prefix, layout, policy);
-  if (auto* a = dynamic_cast<Attention2D*>(&attention)) return a->forward_prefixed(q, k, v, prefix, layout, policy);
-  if (dynamic_cast<LocalAttention*>(&attention)) return local_with_prefix(q, k, v, prefix, layout, policy);
-  VGEN_THROW(ExitCode::kRecipe,
-             "attention over a prefix K/V (a prompt ahead of the sequence) is implemented for the local, Ulysses, "
-             "Ring and Attention2D attentions, not for this one");
+  return attention.forward_prefixed(q, k, v, prefix, layout, policy);
 }
 
 }  // namespace vgen

@@ -19,7 +19,7 @@ class RingAttention : public SeqAttention {
   // As forward with a prefix K/V ([B, P, H, Dh], whole on every rank): the prefix is the first
   // key block, attended locally; the rotating blocks merge into it (prefix_attention.h).
   Tensor forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
-                          const SeqLayout& layout, const AttentionPolicy& policy);
+                          const SeqLayout& layout, const AttentionPolicy& policy) override;
 
  private:
   Tensor run(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv* prefix, const SeqLayout& layout,

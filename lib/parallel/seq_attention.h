@@ -41,6 +41,8 @@ struct AttentionPolicy {
   QkFormat qk = QkFormat::kE4m3;
 };
 
+struct PrefixKv;  // parallel/prefix_attention.h
+
 class SeqAttention {
  public:
   virtual ~SeqAttention() = default;
@@ -48,6 +50,12 @@ class SeqAttention {
   // Keys whose global token index is >= layout.tokens are padding and get zero weight.
   virtual Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
                          const AttentionPolicy& policy) = 0;
+  // As forward over [prefix | sequence]: a prefix K/V that every rank holds whole joined before the
+  // sequence's keys (parallel/prefix_attention.h; called through seq_attention_with_prefix, which
+  // checks the prefix). The default: kRecipe, for an attention without a prefix path (before any
+  // collective).
+  virtual Tensor forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
+                                  const SeqLayout& layout, const AttentionPolicy& policy);
 };
 
 }  // namespace vgen

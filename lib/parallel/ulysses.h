@@ -25,7 +25,7 @@ class UlyssesAttention : public SeqAttention {
   // shard to the same heads of the prefix, merged through the LSE (prefix_attention.h); with a CP
   // level the prefix's head shard goes down to it. One head group (async Ulysses gives the same result).
   Tensor forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
-                          const SeqLayout& layout, const AttentionPolicy& policy);
+                          const SeqLayout& layout, const AttentionPolicy& policy) override;
 
  private:
   struct HeadShards {

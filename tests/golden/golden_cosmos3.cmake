@@ -45,12 +45,20 @@ foreach(case ${VGEN_GOLDEN_COSMOS3_PIPELINES})
   endforeach()
 endforeach()
 
-# Every case on one GPU in fp32 and bf16 (label gpu; skipped without one): the device transformer,
-# the pipeline with `device: cuda`. Not yet run.
+# precision fp8 (the CPU emulation of the generation tower's INT8 linears and fp8 attention) on the
+# forwards and pipelines, under golden_fp8_tolerance (label golden).
+foreach(case transformer_forward transformer_forward_edge ${VGEN_GOLDEN_COSMOS3_PIPELINES})
+  add_test(NAME golden_cosmos3_fp8_${case}
+           COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case} --set precision=fp8)
+  set_tests_properties(golden_cosmos3_fp8_${case} PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
+endforeach()
+
+# Every case on one GPU in fp32, bf16 and fp8 (label gpu; skipped without one): the device
+# transformer, the pipeline with `device: cuda`. Not yet run.
 if(VGEN_HAVE_CUDA)
   foreach(case mrope_video und_kv und_kv_edge transformer_forward transformer_forward_edge
                ${VGEN_GOLDEN_COSMOS3_PIPELINES})
-    foreach(prec fp32 bf16)
+    foreach(prec fp32 bf16 fp8)
       add_test(NAME golden_cosmos3_${case}_cuda_${prec}
                COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 1 ${VGEN_BIN} golden
                        --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case} --set device=cuda --set precision=${prec})

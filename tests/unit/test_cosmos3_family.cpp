@@ -91,9 +91,14 @@ TEST(Cosmos3Family, RecipesItDoesNotRenderAreRefused) {
   Recipe a2d = r;
   a2d.parallel.attn2d_size = {2, 2};
   EXPECT_NO_THROW(f.check_recipe(a2d, dir));
-  Recipe fp8 = r;
+  Recipe fp8 = r;  // the generation tower in fp8 (the CPU emulates it)
   fp8.precision = Precision::kFp8;
-  expect_error([&] { f.check_recipe(fp8, dir); }, ExitCode::kRecipe, "fp8");
+  EXPECT_NO_THROW(f.check_recipe(fp8, dir));
+  fp8.fp8.bf16_linears = {"ffn.net.2"};  // the Wan DiT's names
+  expect_error([&] { f.check_recipe(fp8, dir); }, ExitCode::kRecipe, "bf16_linears");
+  Recipe fp4 = r;
+  fp4.precision = Precision::kFp4;
+  expect_error([&] { f.check_recipe(fp4, dir); }, ExitCode::kRecipe, "fp4");
   Recipe lora = r;
   lora.lora.push_back({"x.safetensors", 1.0});
   expect_error([&] { f.check_recipe(lora, dir); }, ExitCode::kRecipe, "lora");

@@ -70,6 +70,7 @@ Tensor Cosmos3Denoiser::forward_local(const Tensor& latents, const Tensor& times
   in.noisy_frames = noisy_frames(timestep, latents.dim(2), S, in.timestep);
   in.fps = fps_;
   in.temporal_compression = temporal_compression_;
+  in.fp8 = step.fp8;  // precision fp8's bf16_first_steps / bf16_last_steps
   // One rank: one attention block over [prompt | video]; sharded: the prompt K/V as the prefix
   // of the mesh's sequence-parallel attention.
   return model_->forward_tokens(c->kv, in, layout, layout.degree > 1 ? &attention : nullptr);  // [1, S_loc, P]
@@ -78,9 +79,7 @@ Tensor Cosmos3Denoiser::forward_local(const Tensor& latents, const Tensor& times
 Tensor Cosmos3Denoiser::unpatchify(const Tensor& tokens, int64_t T, int64_t H, int64_t W) const {
   VGEN_CHECK(tokens.ndim() == 3 && tokens.dim(0) == 1, ExitCode::kInput, "cosmos3: tokens {} for one video",
              tokens.str());
-  std::vector<int64_t> frames;
-  for (int64_t f = 0; f < T; ++f) frames.push_back(f);
-  return tokens_to_latents(tokens[0], model_->config().latent_patch_size, out_channels(), T, H, W, frames);
+  return tokens_to_video(tokens, model_->config().latent_patch_size, out_channels(), T, H, W);
 }
 
 }  // namespace vgen

@@ -90,9 +90,13 @@ void Cosmos3Family::check_recipe(const Recipe& r, const DiffusersDir& dir) const
   const ParallelConfig& p = r.parallel;
   VGEN_CHECK(p.dwdp_size == 1, ExitCode::kRecipe, "parallel_config.dwdp_size {}: not implemented for Cosmos 3",
              p.dwdp_size);
-  VGEN_CHECK(!r.is_fp8(), ExitCode::kRecipe, "precision fp8 is not implemented for Cosmos 3");
-  VGEN_CHECK(r.is_cuda() || r.is_fp32(), ExitCode::kRecipe,
-             "precision {}: Cosmos 3 on the CPU computes in fp32 only", precision_name(r.precision));
+  VGEN_CHECK(!r.is_fp4(), ExitCode::kRecipe, "precision fp4 is not implemented for Cosmos 3");
+  VGEN_CHECK(r.is_cuda() || r.is_fp32() || r.is_fp8(), ExitCode::kRecipe,
+             "precision {}: Cosmos 3 on the CPU computes in fp32 (precision fp8: its emulation)",
+             precision_name(r.precision));
+  VGEN_CHECK(!r.is_fp8() || r.fp8.bf16_linears.empty(), ExitCode::kRecipe,
+             "fp8_config.bf16_linears: names the Wan DiT's block linears; Cosmos 3 takes bf16_blocks and "
+             "bf16_gemm_blocks over its generation layers");
   VGEN_CHECK(r.lora.empty(), ExitCode::kRecipe, "lora: adapters are not implemented for Cosmos 3");
   VGEN_CHECK(r.cache.first_block_threshold <= 0, ExitCode::kRecipe,
              "cache_config.first_block_threshold: the first-block cache is not implemented for Cosmos 3");

@@ -2,7 +2,8 @@
 // rendering video (text to video, or image to video from a first frame) with diffusers' defaults. Its parts: the prompt renderer and
 // tokenizer (prompt.h) as the prompt side, the joint transformer (transformer.h) as the denoiser
 // (denoiser.h), the image condition (image_condition.h), and the Wan 2.2 VAE, lent by the registry so that this family includes no other.
-// Refused by name: use_native_flow_schedule, quantized transformers, fp8,
+// precision fp8 runs the generation tower's linears (and attention) in fp8 (fp8_options.h).
+// Refused by name: use_native_flow_schedule, quantized transformers, fp4,
 // LoRA, the first-block cache, DWDP, a last frame on a prompt line.
 #pragma once
 #include <memory>

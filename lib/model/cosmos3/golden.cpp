@@ -1,14 +1,19 @@
 // The Cosmos 3 component cases of tests/golden-cosmos3 through `vgen golden` (README there): mRoPE
 // ids and tables, the understanding tower's K/V, one transformer forward (cond and uncond prompts,
 // every frame noisy and a clean first frame). Host fp32 tolerances of the README; on the device in
-// bf16, 3e-2 (the device tests' bound).
+// bf16, 3e-2 (the device tests' bound); precision fp8 (the forward's generation tower), the fp8
+// tolerance of a DiT forward (golden_fp8_tolerance: the CPU emulation's or the GPU's).
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "dist/device_mesh.h"
+#include "io/recipe.h"
 #include "model/cosmos3/family.h"
+#include "model/cosmos3/fp8_options.h"
 #include "model/cosmos3/mrope.h"
 #include "model/cosmos3/transformer.h"
+#include "model/golden_case.h"
 
 namespace vgen {
 namespace {
@@ -21,13 +26,27 @@ std::vector<int64_t> case_ids(const GoldenCase& c, const std::string& name) {
   return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
 }
 
+// On the recipe's device in its compute dtype; precision fp8: the generation tower's quantised
+// copies (every forward of a case runs in fp8: no denoising steps here).
 Cosmos3Transformer load_model(const GoldenCase& c) {
   const bool cuda = c.recipe && c.recipe->is_cuda();
-  return Cosmos3Transformer::load(transformer_dir(c), cuda ? Device::kCUDA : Device::kCPU,
-                                  c.recipe ? c.recipe->compute_dtype() : DType::kF32);
+  VGEN_CHECK(!c.recipe || !c.recipe->is_fp4(), ExitCode::kRecipe, "precision fp4 is not implemented for Cosmos 3");
+  if (cuda) select_mesh_device();  // every rank runs the case: the collective selection is safe here
+  Cosmos3Transformer model = Cosmos3Transformer::load(transformer_dir(c), cuda ? Device::kCUDA : Device::kCPU,
+                                                      c.recipe ? c.recipe->compute_dtype() : DType::kF32);
+  if (c.recipe) {
+    model.attention_policy.backend = c.recipe->attention.backend;
+    model.enable_fp8(cosmos3_fp8_options(*c.recipe));
+  }
+  return model;
 }
 
+// The understanding tower (never in fp8) and, outside precision fp8, the forward.
 double forward_tol(const GoldenCase& c) { return c.bf16 ? 3e-2 : 1e-4; }
+// The forward: precision fp8's tolerance of one DiT forward (golden_case.h), else forward_tol.
+double velocity_tol(const GoldenCase& c) {
+  return c.recipe && c.recipe->is_fp8() ? golden_quantised_tolerance(*c.recipe, "dit_forward") : forward_tol(c);
+}
 
 // diffusers' table layout cat(f(angles), f(angles)) [N, Dh] from angles [N, Dh/2].
 Tensor half_layout(const Tensor& angles, bool cosine) {
@@ -83,7 +102,7 @@ void golden_transformer_forward(GoldenCase& c) {
     in.noisy_frames = c.params.at("noisy_frames").at(mode).get<std::vector<int64_t>>();
     for (const auto& [which, kv] : {std::pair{"cond", &cond}, std::pair{"uncond", &uncond}}) {
       const std::string what = std::string("velocity_") + mode + "_" + which;
-      c.rel_l2(what, model.forward(*kv, in).to(Device::kCPU), c.tensors.get_f32(what), forward_tol(c));
+      c.rel_l2(what, model.forward(*kv, in).to(Device::kCPU), c.tensors.get_f32(what), velocity_tol(c));
     }
   }
 }

@@ -1,17 +1,35 @@
 // Loading a Cosmos 3 checkpoint on one rank: the transformer's tensors that load_cosmos3_weights
-// names, read from the mapped files (lm_head, the final understanding norm and the sound and action
-// heads are never read; the embedding table stays a view), the prompt tokenizer and the image
+// names (lm_head, the final understanding norm and the sound and action heads are never read; the
+// embedding table stays a view), read from the mapped files on the host or through the node's
+// weight stream onto a GPU, the prompt tokenizer and the image
 // conditioner on the replica leader, and the Wan 2.2 VAE on the ranks that decode (lent by the
 // registry, through its weight stream).
 #include <memory>
 
 #include "core/log.h"
+#include "dist/node_comm.h"
+#include "dist/weight_stream.h"
 #include "model/cosmos3/denoiser.h"
 #include "model/cosmos3/family.h"
+#include "model/cosmos3/fp8_options.h"
 #include "model/cosmos3/image_condition.h"
 #include "model/cosmos3/prompt_encoder.h"
 
 namespace vgen {
+namespace {
+
+// The host reads its weights from the mapped files; a GPU through a weight stream shared by the
+// ranks of its node (each byte read once per node, converted on the device), collective over it.
+Cosmos3Transformer load_transformer(const std::string& dir, Device device, DType dtype) {
+  if (device == Device::kCPU) return Cosmos3Transformer::load(dir, device, dtype);
+  const WeightStreamOptions sopt = WeightStreamOptions::from_env();
+  const std::shared_ptr<Communicator> node_host = sopt.share ? node_host_communicator() : nullptr;
+  const std::shared_ptr<Communicator> node_dev = node_host ? node_device_communicator(node_host) : nullptr;
+  WeightStream stream(node_host, node_dev, sopt);
+  return Cosmos3Transformer::stream_to_device(dir, stream, dtype);
+}
+
+}  // namespace
 
 LoadedModel Cosmos3Family::load(const Recipe& recipe, Mesh& mesh) const {
   const DiffusersDir dir(recipe.model);
@@ -21,9 +39,9 @@ LoadedModel Cosmos3Family::load(const Recipe& recipe, Mesh& mesh) const {
   out.traits = traits(dir);
   const Device device = recipe.is_cuda() ? Device::kCUDA : Device::kCPU;
   const DType dtype = recipe.compute_dtype();
-  auto loaded = std::make_shared<Cosmos3Transformer>(
-      Cosmos3Transformer::load(dir.component_path("transformer"), device, dtype));
+  auto loaded = std::make_shared<Cosmos3Transformer>(load_transformer(dir.component_path("transformer"), device, dtype));
   loaded->attention_policy.backend = recipe.attention.backend;
+  loaded->enable_fp8(cosmos3_fp8_options(recipe));  // precision fp8: the generation tower's quantised copies
   std::shared_ptr<const Cosmos3Transformer> model = loaded;
   // The mRoPE time axis follows the output's frame rate, as diffusers' `fps` argument.
   const double fps = double(recipe.output.fps.value_or(out.traits.native_fps));

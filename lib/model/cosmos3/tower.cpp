@@ -1,7 +1,8 @@
 #include "model/cosmos3/tower.h"
 
-#include "ops/elementwise.h"
-#include "ops/linear.h"
+#include <optional>
+
+#include "ops/device_ops.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
 #include "ops/t5_ops.h"
@@ -21,34 +22,43 @@ Tensor heads_norm_rope(const Tensor& y, int64_t heads, int64_t Dh, const Tensor&
 
 }  // namespace
 
-TowerQkv tower_qkv(const Cosmos3Config& cfg, const Cosmos3Tower& w, const Tensor& x, const MropeTables& rope) {
+TowerQkv tower_qkv(const Cosmos3Config& cfg, const Cosmos3Tower& w, const Tensor& x, const MropeTables& rope,
+                   const LinearMode& m) {
   const float eps = float(cfg.rms_norm_eps);
   const int64_t S = x.dim(1), Dh = cfg.head_dim;
   const Tensor h = rms_norm(x, w.in_norm, eps);  // [1, S, D]
-  const Tensor q = linear(h, w.q_w, w.q_b);      // [1, S, H·Dh]
-  const Tensor k = linear(h, w.k_w, w.k_b);      // [1, S, KVH·Dh]
+  // fp8 on the device: h quantised per token once for the three projections (host: nullopt).
+  const std::optional<Fp8Activation> hq = m.fp8 ? quantize_activation_shared(h, m.format) : std::nullopt;
+  const Fp8Activation* hqp = hq ? &*hq : nullptr;
+  const Tensor q = linear(w.q, h, m, Activation::kNone, hqp);  // [1, S, H·Dh]
+  const Tensor k = linear(w.k, h, m, Activation::kNone, hqp);  // [1, S, KVH·Dh]
   TowerQkv r;
-  r.q = heads_norm_rope(q, cfg.num_attention_heads, Dh, w.q_norm, eps, rope);     // [1, S, H, Dh]
-  r.k = heads_norm_rope(k, cfg.num_key_value_heads, Dh, w.k_norm, eps, rope);     // [1, S, KVH, Dh]
+  r.q = heads_norm_rope(q, cfg.num_attention_heads, Dh, w.q_norm, eps, rope);  // [1, S, H, Dh]
+  r.k = heads_norm_rope(k, cfg.num_key_value_heads, Dh, w.k_norm, eps, rope);  // [1, S, KVH, Dh]
   // k_norm_und_for_gen reads the keys after norm_k (the identity when it exists).
   if (w.k_norm_for_gen.defined())
     r.k_other = heads_norm_rope(k, cfg.num_key_value_heads, Dh, w.k_norm_for_gen, eps, rope);  // [1, S, KVH, Dh]
-  r.v = linear(h, w.v_w, w.v_b).reshape({1, S, cfg.num_key_value_heads, Dh});              // [1, S, KVH, Dh]
+  r.v = linear(w.v, h, m, Activation::kNone, hqp).reshape({1, S, cfg.num_key_value_heads, Dh});  // [1, S, KVH, Dh]
   return r;
 }
 
-void tower_finish(const Cosmos3Config& cfg, const Cosmos3Tower& w, Tensor& x, const Tensor& o) {
+void tower_finish(const Cosmos3Config& cfg, const Cosmos3Tower& w, Tensor& x, const Tensor& o, const LinearMode& m) {
   const int64_t S = x.dim(1);
-  add_inplace(x, linear(o.reshape({1, S, cfg.q_dim()}), w.o_w, w.o_b));  // [1, S, D]
+  const Tensor o2 = (o.dtype() == x.dtype() ? o : cast(o, x.dtype())).reshape({1, S, cfg.q_dim()});  // [1, S, H·Dh]
+  linear_add_(x, w.o, o2, m);                                          // x += o·Woᵀ + bo, [1, S, D]
   const Tensor h = rms_norm(x, w.post_norm, float(cfg.rms_norm_eps));  // [1, S, D]
+  const std::optional<Fp8Activation> hq =
+      m.fp8 && w.gate.w8.defined() ? quantize_activation_shared(h, m.format) : std::nullopt;
+  const Fp8Activation* hqp = hq ? &*hq : nullptr;
   Tensor act;
   if (cfg.hidden_act == Cosmos3Act::kSilu) {
-    act = t5_gated_act(linear(h, w.gate_w, Tensor()), linear(h, w.up_w, Tensor()), kern::T5Act::kSilu);  // [1, S, F]
+    act = t5_gated_act(linear(w.gate, h, m, Activation::kNone, hqp), linear(w.up, h, m, Activation::kNone, hqp),
+                       kern::T5Act::kSilu);  // silu(gate)·up, [1, S, F]
   } else {
-    const Tensor u = linear(h, w.up_w, Tensor());  // [1, S, F]
+    const Tensor u = linear(w.up, h, m);           // [1, S, F]
     act = t5_gated_act(u, u, kern::T5Act::kRelu);  // relu(u)·u = relu(u)²
   }
-  add_inplace(x, linear(act, w.down_w, Tensor()));  // [1, S, D]
+  linear_add_(x, w.down, act, m);  // x += act·Wdᵀ, [1, S, D]
 }
 
 }  // namespace vgen

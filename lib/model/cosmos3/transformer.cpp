@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dist/weight_stream.h"
 #include "model/cosmos3/attention.h"
 #include "model/cosmos3/latent_tokens.h"
 #include "model/cosmos3/mrope.h"
@@ -10,7 +11,7 @@
 #include "ops/device_ops.h"
 #include "ops/elementwise.h"
 #include "ops/embed.h"
-#include "ops/linear.h"
+#include "ops/linear_layer.h"
 #include "ops/norm.h"
 
 namespace vgen {
@@ -22,10 +23,23 @@ Cosmos3Transformer::Cosmos3Transformer(Cosmos3Config cfg, Cosmos3Weights w, Devi
 }
 
 Cosmos3Transformer Cosmos3Transformer::load(const std::string& dir, Device device, DType dtype) {
+  if (device != Device::kCPU) {
+    WeightStream stream(nullptr, nullptr);
+    return stream_to_device(dir, stream, dtype);
+  }
   Cosmos3Config cfg = Cosmos3Config::load(dir);
   WeightStore store = WeightStore::open(dir);
   Cosmos3Weights w = load_cosmos3_weights(store, cfg, device, dtype);
   return Cosmos3Transformer(std::move(cfg), std::move(w), device, dtype);
+}
+
+Cosmos3Transformer Cosmos3Transformer::stream_to_device(const std::string& dir, WeightStream& stream, DType dtype) {
+  Cosmos3Config cfg = Cosmos3Config::load(dir);
+  const WeightStore store = WeightStore::open(dir);
+  const int component = stream.add_component("transformer", store);
+  Cosmos3Weights w = request_cosmos3_weights(stream, component, store, cfg, dtype);
+  stream.run();
+  return Cosmos3Transformer(std::move(cfg), std::move(w), Device::kCUDA, dtype);
 }
 
 Tensor Cosmos3Transformer::embed_prompt(const std::vector<int64_t>& ids) const {
@@ -49,14 +63,15 @@ Cosmos3PromptKv Cosmos3Transformer::prefill(const std::vector<int64_t>& ids) con
   const MropeTables text = mrope_tables(mrope_angles(cfg_, mrope_text_position_ids(L)), device_);  // [L, Dh]
   Cosmos3PromptKv kv;
   kv.len = L;
+  const LinearMode m = plain_mode();  // the understanding tower runs once per prompt, never in fp8
   for (size_t i = 0; i < w_.layers.size(); ++i) {
     const Cosmos3Tower& und = w_.layers[i].und;
-    TowerQkv a = tower_qkv(cfg_, und, x, text);
+    TowerQkv a = tower_qkv(cfg_, und, x, text, m);
     kv.k.push_back(a.k_other.defined() ? a.k_other : a.k);  // [1, L, KVH, Dh]
     kv.v.push_back(a.v);                                    // [1, L, KVH, Dh]
     if (i + 1 == w_.layers.size()) break;  // the last layer's output feeds no further K/V
     const Tensor o = causal_attention(a.q, a.k, a.v);  // [1, L, H, Dh]
-    tower_finish(cfg_, und, x, o);
+    tower_finish(cfg_, und, x, o, m);
   }
   return kv;
 }
@@ -64,17 +79,18 @@ Cosmos3PromptKv Cosmos3Transformer::prefill(const std::vector<int64_t>& ids) con
 Tensor Cosmos3Transformer::timestep_embedding_row(float timestep) const {
   // diffusers: time_embedder(time_proj(t · timestep_scale)), all fp32 (the embedder is kept in fp32).
   Tensor t = Tensor::from_vector({timestep * float(cfg_.timestep_scale)}, {1}).to(device_);  // [1]
-  Tensor h = linear(timestep_embedding(t, cfg_.timestep_channels, true, 0.0f), w_.time_w1, w_.time_b1);  // [1, D]
+  const LinearMode m = plain_mode();
+  Tensor h = linear(w_.time1, timestep_embedding(t, cfg_.timestep_channels, true, 0.0f), m);  // [1, D] f32
   silu_(h);
-  return linear(h, w_.time_w2, w_.time_b2);  // [1, D] f32
+  return linear(w_.time2, h, m);  // [1, D] f32
 }
 
 Tensor Cosmos3Transformer::embed_video(const Cosmos3VideoInput& in) const {
   const int p = cfg_.latent_patch_size;
   const auto grid = latent_patch_grid(in.latents, p);
   const int64_t per_frame = grid[1] * grid[2], S = grid[0] * per_frame;
-  Tensor tok = cast(latents_to_tokens(in.latents, p).to(device_), dtype_);       // [S, p·p·C]
-  Tensor x = linear(tok, w_.proj_in_w, w_.proj_in_b);                            // [S, D]
+  const Tensor tok = patch_tokens(in.latents, p, device_, dtype_);               // [1, S, C·p·p]
+  Tensor x = linear(w_.proj_in, tok.reshape({S, tok.dim(2)}), plain_mode());     // [S, D]
   const Tensor temb = timestep_embedding_row(in.timestep);                       // [1, D]
   for (int64_t f : in.noisy_frames) {  // the noisy frames' tokens take the timestep embedding
     Tensor rows = x.narrow(f * per_frame, per_frame);  // [per_frame, D]
@@ -107,39 +123,29 @@ MropeTables Cosmos3Transformer::video_rope(const Cosmos3PromptKv& prompt, const 
 }
 
 Tensor Cosmos3Transformer::generation_tower(const Cosmos3PromptKv& prompt, Tensor x, const MropeTables& rope,
-                                            const SeqLayout& layout, SeqAttention* attention) const {
+                                            const SeqLayout& layout, SeqAttention* attention, bool fp8) const {
   for (size_t i = 0; i < w_.layers.size(); ++i) {
     const Cosmos3Tower& gen = w_.layers[i].gen;
-    const TowerQkv a = tower_qkv(cfg_, gen, x, rope);
+    const LinearMode m = generation_mode(i, fp8);
+    const TowerQkv a = tower_qkv(cfg_, gen, x, rope, m);
     const Tensor o = joint_attention(a.q, a.k, a.v, prompt.k[i], prompt.v[i], layout, attention,
-                                     attention_policy);  // [1, S_loc, H, Dh]
-    tower_finish(cfg_, gen, x, o);
+                                     generation_attention(i, fp8));  // [1, S_loc, H, Dh]
+    tower_finish(cfg_, gen, x, o, m);
   }
   return rms_norm(x, w_.norm_gen, float(cfg_.rms_norm_eps));  // [1, S_loc, D]
 }
 
 Tensor Cosmos3Transformer::forward(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const {
   check_input(prompt, in);
-  const int64_t T = in.latents.dim(2);
   const auto grid = latent_patch_grid(in.latents, cfg_.latent_patch_size);
+  const int64_t S = grid[0] * grid[1] * grid[2];
   if (in.noisy_frames.empty())  // nothing to predict: every frame is clean
     return Tensor::zeros(in.latents.shape(), DType::kF32, in.latents.device());
-  Tensor x = embed_video(in);  // [1, S, D]
-  const int64_t S = x.dim(1);
-  x = generation_tower(prompt, x, video_rope(prompt, in), SeqLayout::make(S, 1, 0), nullptr);  // [1, S, D]
-  const int64_t per_frame = grid[1] * grid[2];
-  // The head reads the noisy frames' tokens only (as diffusers' vision_mse_loss_indexes).
-  const Tensor rows = x.reshape({S, cfg_.hidden_size});
-  Tensor noisy = Tensor::empty({int64_t(in.noisy_frames.size()) * per_frame, cfg_.hidden_size}, x.dtype(),
-                               x.device());  // [N·per_frame, D]
-  for (size_t k = 0; k < in.noisy_frames.size(); ++k) {
-    Tensor dst = noisy.narrow(int64_t(k) * per_frame, per_frame);
-    dst.copy_from(rows.narrow(in.noisy_frames[k] * per_frame, per_frame));
-  }
-  const Tensor out = linear(noisy, w_.proj_out_w, w_.proj_out_b);  // [N·per_frame, p·p·C]
-  return tokens_to_latents(out, cfg_.latent_patch_size, cfg_.latent_channel, T, in.latents.dim(3),
-                           in.latents.dim(4), in.noisy_frames)
-      .to(in.latents.device());
+  // One rank's window of the unpadded sequence: every token, zero velocity on the clean frames.
+  const Tensor tokens = forward_tokens(prompt, in, SeqLayout::make(S, 1, 0), nullptr);  // [1, S, p·p·C]
+  return tokens_to_video(tokens, cfg_.latent_patch_size, cfg_.latent_channel, in.latents.dim(2), in.latents.dim(3),
+                         in.latents.dim(4))
+      .to(in.latents.device());  // [1, C, T, H, W]
 }
 
 }  // namespace vgen

@@ -1,7 +1,9 @@
 // Cosmos3OmniTransformer (diffusers transformer_cosmos3.py) for video: the understanding tower runs
 // once per prompt (prefill) and leaves its per-layer K/V; every denoising step runs the generation
 // tower over the video tokens, whose queries attend to [prompt K/V | video K/V]. Written once over
-// lib/ops (host fp32 is the reference the goldens check).
+// device-dispatching ops (host fp32 is the reference the goldens check; on the device the weights
+// and activations are in the compute dtype, f32 or bf16, the time embedder f32). precision fp8:
+// enable_fp8 (fp8_options.h).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -11,6 +13,7 @@
 
 #include "core/tensor.h"
 #include "model/cosmos3/config.h"
+#include "model/cosmos3/fp8_options.h"
 #include "model/cosmos3/mrope.h"
 #include "model/cosmos3/weights.h"
 #include "parallel/seq_attention.h"
@@ -35,16 +38,28 @@ struct Cosmos3VideoInput {
   std::vector<int64_t> noisy_frames;
   std::optional<double> fps;
   int temporal_compression = 4;
+  bool fp8 = true;  // the step may run in fp8 (false: one of precision fp8's bf16 steps)
 };
 
 class Cosmos3Transformer {
  public:
   Cosmos3Transformer(Cosmos3Config cfg, Cosmos3Weights w, Device device, DType dtype);
-  // Reads <dir>/config.json and the safetensors of <dir> (transformer/).
+  // Reads <dir>/config.json and the safetensors of <dir> (transformer/); device cuda: through a
+  // weight stream of this rank alone (stream_to_device).
   static Cosmos3Transformer load(const std::string& dir, Device device, DType dtype);
+  // The device model, its weights requested from `stream` (dist/weight_stream.h: read once per node
+  // when the stream is shared, converted to `dtype` on the device) and in place after the stream's
+  // run(), which this call makes (collective over the stream's node, as every rank's load).
+  static Cosmos3Transformer stream_to_device(const std::string& dir, WeightStream& stream, DType dtype);
 
   const Cosmos3Config& config() const { return cfg_; }
   const Cosmos3Weights& weights() const { return w_; }
+
+  // precision fp8: the generation tower's linears quantised per output channel now (on the
+  // weights' device; the device computes in bf16), its attention as `options` says; the forwards
+  // run them so on the steps whose input says fp8. Once, before the model is shared.
+  void enable_fp8(const Cosmos3Fp8Options& options);
+  const Cosmos3Fp8Options& fp8() const { return fp8_; }
 
   // The understanding tower over the prompt ids (each in [0, vocab_size)).
   Cosmos3PromptKv prefill(const std::vector<int64_t>& ids) const;
@@ -64,15 +79,25 @@ class Cosmos3Transformer {
   Tensor timestep_embedding_row(float timestep) const;             // [1, D]
   Tensor embed_video(const Cosmos3VideoInput& in) const;            // [1, S, D]
   void check_input(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;
-  // Every generation layer and norm_moe_gen over x [1, S_loc, D] (rope: its [S_loc, Dh] tables).
+  // Every generation layer and norm_moe_gen over x [1, S_loc, D] (rope: its [S_loc, Dh] tables);
+  // fp8: the step may run in fp8.
   Tensor generation_tower(const Cosmos3PromptKv& prompt, Tensor x, const MropeTables& rope, const SeqLayout& layout,
-                          SeqAttention* attention) const;
+                          SeqAttention* attention, bool fp8) const;
+  // How a linear outside the generation layers runs (the compute dtype; the host's row order).
+  LinearMode plain_mode() const;
+  // How generation layer i runs its linears and its attention on a step that may run in fp8 (`fp8`).
+  LinearMode generation_mode(size_t i, bool fp8) const;
+  AttentionPolicy generation_attention(size_t i, bool fp8) const;
   MropeTables video_rope(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;  // [S, Dh]
 
   Cosmos3Config cfg_;
   Cosmos3Weights w_;
   Device device_;
   DType dtype_;
+  Cosmos3Fp8Options fp8_;
+  // The host's fp32 linears row by row once something quantises (ops/linear.h LinearRows): meshes
+  // then round what is quantised as one rank does.
+  LinearRows rows_ = LinearRows::kBatched;
 };
 
 }  // namespace vgen

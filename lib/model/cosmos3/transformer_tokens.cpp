@@ -5,7 +5,7 @@
 #include "model/cosmos3/latent_tokens.h"
 #include "model/cosmos3/transformer.h"
 #include "ops/device_ops.h"
-#include "ops/linear.h"
+#include "ops/linear_layer.h"
 
 namespace vgen {
 namespace {
@@ -51,8 +51,8 @@ Tensor Cosmos3Transformer::forward_tokens(const Cosmos3PromptKv& prompt, const C
   const MropeTables rope_all = video_rope(prompt, in);
   const MropeTables rope{local_rows(rope_all.cos, layout), local_rows(rope_all.sin, layout)};  // [S_loc, Dh]
   Tensor x = local_rows(x_all.reshape({S, D}), layout).reshape({1, S_loc, D});             // [1, S_loc, D]
-  x = generation_tower(prompt, x, rope, layout, attention);                                 // [1, S_loc, D]
-  Tensor out = cast(linear(x.reshape({S_loc, D}), w_.proj_out_w, w_.proj_out_b), DType::kF32);  // [S_loc, P]
+  x = generation_tower(prompt, x, rope, layout, attention, in.fp8);                         // [1, S_loc, D]
+  Tensor out = cast(linear(w_.proj_out, x.reshape({S_loc, D}), plain_mode()), DType::kF32);  // [S_loc, P]
   // Clean frames get zero velocity (diffusers' condition mask), padding too.
   size_t next = 0;
   for (int64_t f = 0; f < grid[0]; ++f) {

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/no_cuda_error.h"
+#include "dist/weight_stream.h"
 
 namespace vgen {
 namespace {
@@ -12,21 +14,50 @@ struct Loader {
   Device device;
   DType dtype;
   bool headers_only = false;  // check names, shapes and dtypes; read nothing, return undefined tensors
+  WeightStream* stream = nullptr;  // device requests of component `component`, filled by its run()
+  int component = -1;
 
   Tensor place(const Tensor& host_f32) const { return host_f32.to(dtype).to(device); }
   bool checked(const std::string& name, const Shape& shape) const {
     if (headers_only) store.check_float(name, shape);
     return headers_only;
   }
+  // A device tensor of `dt` that the stream fills from the file (converted on the device).
+  Tensor requested(const std::string& name, const Shape& shape, DType dt) const {
+    store.check_float(name, shape);
+    Tensor dst = Tensor::empty(shape, dt, Device::kCUDA);
+    stream->request(component, name, dst, shape);
+    return dst;
+  }
   Tensor get(const std::string& name, const Shape& shape) const {
-    return checked(name, shape) ? Tensor() : place(store.get_f32(name, shape));
+    if (checked(name, shape)) return Tensor();
+    return stream ? requested(name, shape, dtype) : place(store.get_f32(name, shape));
   }
   Tensor get_f32(const std::string& name, const Shape& shape) const {
-    return checked(name, shape) ? Tensor() : store.get_f32(name, shape).to(device);
+    if (checked(name, shape)) return Tensor();
+    return stream ? requested(name, shape, DType::kF32) : store.get_f32(name, shape).to(device);
   }
-  // A Q/K weight, bias or per-head norm, rows permuted into the rope_ pair layout.
+  // A Q/K weight, bias or per-head norm, rows permuted into the rope_ pair layout (streamed: on the
+  // device once the bytes are in, the staging copy released then).
   Tensor get_rope(const std::string& name, const Shape& shape) const {
-    return checked(name, shape) ? Tensor() : place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
+    if (checked(name, shape)) return Tensor();
+    if (!stream) return place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
+    Tensor staged = requested(name, shape, dtype);
+    Tensor out = Tensor::empty(shape, dtype, Device::kCUDA);
+    stream->on_done([staged, out, hd = int64_t(cfg.head_dim)]() mutable {
+      permute_rope_rows_device(staged, out, hd);
+      staged = Tensor();
+    });
+    return out;
+  }
+  // proj_in's weight, columns permuted from diffusers' (p, q, c) patch order to (c, p, q) on the
+  // host (streamed or not: it is small).
+  Tensor get_patch(const std::string& name, const Shape& shape) const {
+    return checked(name, shape) ? Tensor()
+                                : permute_patch_columns(store.get_f32(name, shape), cfg.latent_channel,
+                                                        cfg.latent_patch_size)
+                                      .to(dtype)
+                                      .to(stream ? Device::kCUDA : device);
   }
   // A bias exists exactly when attention_bias says so.
   Tensor bias(const std::string& name, int64_t n, bool rope) const {
@@ -50,22 +81,22 @@ Cosmos3Tower load_tower(const Loader& L, const std::string& pre, const TowerName
   Cosmos3Tower t;
   t.in_norm = L.get(pre + n.in_norm + ".weight", {D});
   t.post_norm = L.get(pre + n.post_norm + ".weight", {D});
-  t.q_w = L.get_rope(at + n.q + ".weight", {QD, D});
-  t.k_w = L.get_rope(at + n.k + ".weight", {KD, D});
-  t.v_w = L.get(at + n.v + ".weight", {KD, D});
-  t.o_w = L.get(at + n.o + ".weight", {D, QD});
-  t.q_b = L.bias(at + n.q + ".bias", QD, true);
-  t.k_b = L.bias(at + n.k + ".bias", KD, true);
-  t.v_b = L.bias(at + n.v + ".bias", KD, false);
-  t.o_b = L.bias(at + n.o + ".bias", D, false);
+  t.q.w = L.get_rope(at + n.q + ".weight", {QD, D});
+  t.k.w = L.get_rope(at + n.k + ".weight", {KD, D});
+  t.v.w = L.get(at + n.v + ".weight", {KD, D});
+  t.o.w = L.get(at + n.o + ".weight", {D, QD});
+  t.q.b = L.bias(at + n.q + ".bias", QD, true);
+  t.k.b = L.bias(at + n.k + ".bias", KD, true);
+  t.v.b = L.bias(at + n.v + ".bias", KD, false);
+  t.o.b = L.bias(at + n.o + ".bias", D, false);
   if (qk_norm) {
     t.q_norm = L.get_rope(at + n.q_norm + ".weight", {Dh});
     t.k_norm = L.get_rope(at + n.k_norm + ".weight", {Dh});
   }
   const std::string mlp = pre + n.mlp + ".";
-  if (c.hidden_act == Cosmos3Act::kSilu) t.gate_w = L.get(mlp + "gate_proj.weight", {F, D});
-  t.up_w = L.get(mlp + "up_proj.weight", {F, D});
-  t.down_w = L.get(mlp + "down_proj.weight", {D, F});
+  if (c.hidden_act == Cosmos3Act::kSilu) t.gate.w = L.get(mlp + "gate_proj.weight", {F, D});
+  t.up.w = L.get(mlp + "up_proj.weight", {F, D});
+  t.down.w = L.get(mlp + "down_proj.weight", {D, F});
   return t;
 }
 
@@ -84,6 +115,21 @@ Tensor permute_rope_rows(const Tensor& w, int64_t head_dim) {
       std::memcpy(dst + (base + 2 * j) * row, src + (base + j) * row, size_t(row) * sizeof(float));
       std::memcpy(dst + (base + 2 * j + 1) * row, src + (base + half + j) * row, size_t(row) * sizeof(float));
     }
+  return out;
+}
+
+Tensor permute_patch_columns(const Tensor& w, int64_t channels, int64_t patch) {
+  const int64_t C = channels, p = patch;
+  VGEN_ASSERT(w.is_cpu() && w.dtype() == DType::kF32 && w.ndim() == 2 && w.dim(1) == C * p * p,
+              "permute_patch_columns: {} for {} channels and patch {}", w.str(), C, p);
+  const int64_t rows = w.dim(0), P = w.dim(1);
+  Tensor out = Tensor::empty(w.shape(), DType::kF32);  // [D, C·p·p]
+  const float* src = w.f32();
+  float* dst = out.f32();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < p; ++i)
+      for (int64_t j = 0; j < p; ++j)
+        for (int64_t c = 0; c < C; ++c) dst[r * P + (c * p + i) * p + j] = src[r * P + (i * p + j) * C + c];
   return out;
 }
 
@@ -107,14 +153,14 @@ Cosmos3Weights build_weights(const Loader& L) {
     w.layers.push_back(std::move(layer));
   }
   w.norm_gen = L.get("norm_moe_gen.weight", {D});
-  w.proj_in_w = L.get("proj_in.weight", {D, P});
-  w.proj_in_b = L.get("proj_in.bias", {D});
-  w.proj_out_w = L.get("proj_out.weight", {P, D});
-  w.proj_out_b = L.get("proj_out.bias", {P});
-  w.time_w1 = L.get_f32("time_embedder.linear_1.weight", {D, cfg.timestep_channels});
-  w.time_b1 = L.get_f32("time_embedder.linear_1.bias", {D});
-  w.time_w2 = L.get_f32("time_embedder.linear_2.weight", {D, D});
-  w.time_b2 = L.get_f32("time_embedder.linear_2.bias", {D});
+  w.proj_in.w = L.get_patch("proj_in.weight", {D, P});
+  w.proj_in.b = L.get("proj_in.bias", {D});
+  w.proj_out.w = L.get("proj_out.weight", {P, D});
+  w.proj_out.b = L.get("proj_out.bias", {P});
+  w.time1.w = L.get_f32("time_embedder.linear_1.weight", {D, cfg.timestep_channels});
+  w.time1.b = L.get_f32("time_embedder.linear_1.bias", {D});
+  w.time2.w = L.get_f32("time_embedder.linear_2.weight", {D, D});
+  w.time2.b = L.get_f32("time_embedder.linear_2.bias", {D});
   return w;
 }
 
@@ -123,6 +169,18 @@ Cosmos3Weights build_weights(const Loader& L) {
 Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg, Device device, DType dtype) {
   return build_weights(Loader{store, cfg, device, dtype});
 }
+
+Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, const WeightStore& store,
+                                       const Cosmos3Config& cfg, DType dtype) {
+  Loader L{store, cfg, Device::kCUDA, dtype};
+  L.stream = &stream;
+  L.component = component;
+  return build_weights(L);
+}
+
+#ifndef VGEN_WITH_CUDA
+void permute_rope_rows_device(const Tensor&, Tensor&, int64_t) { throw_no_cuda("permute_rope_rows (device)"); }
+#endif
 
 void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg) {
   build_weights(Loader{store, cfg, Device::kCPU, DType::kF32, true});

@@ -9,19 +9,23 @@
 #include "core/tensor.h"
 #include "io/safetensors.h"
 #include "model/cosmos3/config.h"
+#include "ops/linear_layer.h"
 
 namespace vgen {
+
+class WeightStream;  // dist/weight_stream.h
 
 // One tower of one layer. Q and K rows (and their per-head norms) are permuted at load so that
 // diffusers' rotate-half pairs (j, j + Dh/2) of each head sit at (2j, 2j + 1), the layout of
 // ops/rope.h; Q·Kᵀ is unchanged, V and the output projection are untouched.
 struct Cosmos3Tower {
-  Tensor in_norm, post_norm;          // [D]
-  Tensor q_w, q_b, k_w, k_b, v_w, v_b;  // [H·Dh, D], [KVH·Dh, D] (+ [N] biases or undefined)
-  Tensor o_w, o_b;                    // [D, H·Dh]
-  Tensor q_norm, k_norm;              // [Dh] or undefined (no Q/K norm)
-  Tensor k_norm_for_gen;              // understanding tower only: [Dh] or undefined
-  Tensor gate_w, up_w, down_w;        // [F, D] (gate undefined for relu²), [D, F]
+  Tensor in_norm, post_norm;  // [D]
+  LinearWeights q, k, v;      // w [H·Dh, D], [KVH·Dh, D] (+ b [N] or undefined)
+  LinearWeights o;            // w [D, H·Dh]
+  Tensor q_norm, k_norm;      // [Dh] or undefined (no Q/K norm)
+  Tensor k_norm_for_gen;      // understanding tower only: [Dh] or undefined
+  LinearWeights gate, up;     // w [F, D] (gate.w undefined for relu²), no bias
+  LinearWeights down;         // w [D, F], no bias
 };
 
 struct Cosmos3Layer {
@@ -32,14 +36,20 @@ struct Cosmos3Weights {
   Tensor embed;                  // [V, D] the file's host view in its dtype (a prompt's rows are converted)
   std::vector<Cosmos3Layer> layers;
   Tensor norm_gen;               // norm_moe_gen [D]
-  Tensor proj_in_w, proj_in_b;   // [D, C·p²] (patch features in (p, q, c) order), [D]
-  Tensor proj_out_w, proj_out_b; // [C·p², D], [C·p²]
-  Tensor time_w1, time_b1, time_w2, time_b2;  // [D, 256], [D], [D, D], [D] f32 (diffusers keeps them fp32)
+  LinearWeights proj_in;         // w [D, C·p²] (columns permuted to (c, p, q) at load: latent_tokens.h), b [D]
+  LinearWeights proj_out;        // w [C·p², D], b [C·p²]
+  LinearWeights time1, time2;    // w [D, 256], [D, D], b [D] f32 (diffusers keeps them fp32)
 };
 
 // Reads the weights named above from `store` (shapes checked against `cfg`), converted to `dtype`
 // and placed on `device` (the embedding table stays a host view, the time embedder f32).
 Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg, Device device, DType dtype);
+// The same tensors as device tensors of `dtype` (the time embedder f32) requested from component
+// `component` of `stream` (registered from `store`; the embedding table a host view of `store`):
+// in place, the Q/K rows permuted on the device, once the stream's next run() has returned.
+// proj_in's weight (small) is read and permuted on the host, then copied.
+Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, const WeightStore& store,
+                                       const Cosmos3Config& cfg, DType dtype);
 // The same tensors checked by name, shape and float dtype from the headers alone (kModel naming one).
 void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg);
 
@@ -47,5 +57,13 @@ void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg);
 // weight with heads·Dh or Dh entries) → a copy with row h·Dh + 2j from h·Dh + j and h·Dh + 2j + 1
 // from h·Dh + Dh/2 + j. Host f32.
 Tensor permute_rope_rows(const Tensor& w, int64_t head_dim);
+// The same permutation of a device tensor (any dtype) into `dst` (same shape and dtype, not src),
+// queued on compute_stream(). kUsage in a CPU-only build.
+void permute_rope_rows_device(const Tensor& src, Tensor& dst, int64_t head_dim);
+
+// proj_in's weight [D, p·p·C] with its columns in diffusers' (p, q, c) patch order → a copy in
+// (c, p, q) order, the layout of ops/embed.h patchify: column (c·p + i)·p + j from (i·p + j)·C + c.
+// Host f32.
+Tensor permute_patch_columns(const Tensor& w, int64_t channels, int64_t patch);
 
 }  // namespace vgen
