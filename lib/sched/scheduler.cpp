@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include "sched/euler.h"
+#include "sched/euler_sde.h"
 #include "sched/unipc.h"
 
 namespace vgen {
@@ -46,6 +47,7 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& class_name, const J
       EulerConfig e = EulerConfig::from_json(config, source);
       c.num_train_timesteps = e.num_train_timesteps;
       c.flow_shift = e.shift;
+      c.sigmas = e.sigmas;
     }
     if (ov.flow_shift) c.flow_shift = *ov.flow_shift;
     return std::make_unique<UniPCScheduler>(c);
@@ -57,8 +59,10 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& class_name, const J
     UniPCConfig u = UniPCConfig::from_json(config, source);
     c.num_train_timesteps = u.num_train_timesteps;
     c.shift = u.flow_shift;
+    c.sigmas = u.sigmas;
   }
   if (ov.flow_shift) c.shift = *ov.flow_shift;
+  if (c.stochastic) return std::make_unique<StochasticEulerScheduler>(c);
   return std::make_unique<FlowMatchEulerScheduler>(c);
 }
 

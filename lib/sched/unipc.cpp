@@ -17,6 +17,7 @@ UniPCConfig UniPCConfig::from_json(const Json& j, const std::string& source) {
   c.solver_order = get_or(j, "solver_order", c.solver_order, source);
   c.lower_order_final = get_or(j, "lower_order_final", c.lower_order_final, source);
   c.disable_corrector = get_or(j, "disable_corrector", c.disable_corrector, source);
+  c.sigmas = PipelineSigmas::from_scheduler_config(j, source);
   const std::string pred = get_or<std::string>(j, "prediction_type", "epsilon", source);
   const std::string solver = get_or<std::string>(j, "solver_type", "bh2", source);
   const std::string final_type = get_or<std::string>(j, "final_sigmas_type", "zero", source);
@@ -50,8 +51,10 @@ UniPCScheduler::UniPCScheduler(const UniPCConfig& cfg) : cfg_(cfg) {
 void UniPCScheduler::set_timesteps(int n) {
   VGEN_CHECK(n >= 1, ExitCode::kRecipe, "num_inference_steps must be >= 1, got {}", n);
   const double N = cfg_.num_train_timesteps, s = cfg_.flow_shift;
-  // float64 until the end, as numpy: σ_k = shift(linspace(1, 1/N, n+1)[k]), σ_0 nudged below 1.
-  std::vector<double> lin = np_linspace(1.0, 1.0 / N, n + 1);
+  // float64 until the end, as numpy: σ_k = shift(linspace(1, 1/N, n+1)[k]) or shift(the pipeline's
+  // k-th sigma), σ_0 nudged below 1.
+  const std::vector<double> lin = cfg_.sigmas.any() ? cfg_.sigmas.for_steps(n, cfg_.num_train_timesteps)
+                                                    : np_linspace(1.0, 1.0 / N, n + 1);
   std::vector<double> sig(static_cast<size_t>(n));
   for (int k = 0; k < n; ++k) {
     const double x = lin[size_t(k)];

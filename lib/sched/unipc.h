@@ -1,9 +1,10 @@
 // UniPCMultistepScheduler in flow mode (wan_spec.md §3.1): prediction_type flow_prediction,
 // use_flow_sigmas, predict_x0, bh1/bh2, solver order 1 or 2, lower_order_final, final sigma zero
-// (or sigma_min). Corrector UniC before predictor UniP; 0-d coefficients in f32 as diffusers forms them.
+// (or sigma_min), the pipeline's own sigmas (pipeline_sigmas.h) when it passes them. Corrector UniC before predictor UniP; 0-d coefficients in f32 as diffusers forms them.
 #pragma once
 #include <vector>
 
+#include "sched/pipeline_sigmas.h"
 #include "sched/scheduler.h"
 
 namespace vgen {
@@ -16,6 +17,7 @@ struct UniPCConfig {
   bool lower_order_final = true;
   bool final_sigma_zero = true;  // final_sigmas_type "zero" (else "sigma_min")
   std::vector<int> disable_corrector;
+  PipelineSigmas sigmas;  // set_timesteps' sigmas from the pipeline (before the shift), if any
 
   // Validates the diffusers config (flow mode only); `source` names it in errors.
   static UniPCConfig from_json(const Json& j, const std::string& source);
