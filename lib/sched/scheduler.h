@@ -55,7 +55,8 @@ struct SchedulerOverrides {
 // config: its config object. With overrides.kind set, that scheduler is built from the same
 // config (num_train_timesteps, the shift and the pipeline's sigmas carry over: UniPC "flow_shift" ↔
 // Euler "shift"; stochastic sampling does not). An Euler config with stochastic_sampling gives the
-// stochastic Euler (euler_sde.h).
+// stochastic Euler (euler_sde.h). overrides.flow_shift on a UniPC config with Karras sigmas gives
+// flow sigmas at that shift instead (as diffusers' Cosmos 3 examples set it up).
 // Unsupported settings throw kModel naming the key.
 std::unique_ptr<Scheduler> make_scheduler(const std::string& class_name, const Json& config,
                                           const SchedulerOverrides& overrides = {});

@@ -1,8 +1,11 @@
-"""Writes test_sched_pipeline_sigmas_cases.h: diffusers' schedulers given a pipeline's sigmas.
+"""Writes test_sched_pipeline_sigmas_cases.h: diffusers' schedulers given a pipeline's sigmas, and UniPC's
+Karras flow sigmas.
 - UniPCMultistepScheduler (flow, shift 3) with Cosmos3OmniPipeline's use_native_flow_schedule sigmas
   linspace(1 - 1/N, 0, steps + 1)[:-1]: timesteps and sigmas for 3 and 50 steps, samples for 4 steps.
 - FlowMatchEulerDiscreteScheduler(stochastic_sampling=True) on the distilled fixed sigmas (shift 1 and 3):
   sigmas, timesteps, the noise each step drew from its generator and the samples after each step.
+- UniPCMultistepScheduler with use_karras_sigmas (flow sigmas, sigma_max 200, sigma_min 0.147): the released
+  Cosmos 3 base checkpoints' scheduler; schedules for 4 and 35 steps, samples for 4 steps.
 Run with the reference Python: /work/pyref/bin/python tests/unit/make_sched_pipeline_sigmas_cases.py"""
 import os
 import numpy as np
@@ -66,7 +69,30 @@ for shift in (1.0, 3.0):
         outs.append(v); samples.append(x)
     lines.append("    {%r, %s, %s, %s, %s, %s, %s}," % (shift, flt(x0), flt(torch.stack(outs)), flt(torch.stack(noise)),
                                                    flt(torch.stack(samples)), flt(s.sigmas), flt(s.timesteps.double())))
-lines += ["};", "", "}  // namespace vgen::pipeline_sigmas_cases", ""]
+lines.append("};")
+
+# UniPC with Karras flow sigmas, the released base checkpoints' scheduler (NVIDIA's converter):
+# schedules for 4 and 35 steps and four steps of samples.
+def karras(steps):
+    s = UniPCMultistepScheduler(use_karras_sigmas=True, use_flow_sigmas=True, prediction_type="flow_prediction",
+                                sigma_max=200.0, sigma_min=0.147)
+    s.set_timesteps(steps)
+    return s
+lines += ["", "inline const std::vector<Schedule> kKarras = {"]
+for n in (4, 35):
+    s = karras(n)
+    lines.append("    {%d, %s, %s}," % (n, flt(s.timesteps.double()), flt(s.sigmas)))
+lines.append("};")
+s = karras(4)
+x = torch.randn(SHAPE, generator=g)
+x0 = x.clone(); outs, samples = [], []
+for t in s.timesteps:
+    v = torch.randn(SHAPE, generator=g)
+    x = s.step(v, t, x).prev_sample
+    outs.append(v); samples.append(x)
+lines += ["inline const Steps kKarrasSteps = {1.0, %s, %s, {}, %s, %s, %s};"
+          % (flt(x0), flt(torch.stack(outs)), flt(torch.stack(samples)), flt(s.sigmas), flt(s.timesteps.double()))]
+lines += ["", "}  // namespace vgen::pipeline_sigmas_cases", ""]
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_sched_pipeline_sigmas_cases.h")
 open(out, "w").write("\n".join(lines))
 print("wrote", out)

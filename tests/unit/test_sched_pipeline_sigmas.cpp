@@ -1,7 +1,8 @@
 // Schedulers given a pipeline's sigmas (sched/pipeline_sigmas.h) against diffusers
 // (test_sched_pipeline_sigmas_cases.h, from make_sched_pipeline_sigmas_cases.py): UniPC on
 // Cosmos3OmniPipeline's native flow schedule, and the stochastic Euler of the distilled checkpoints
-// on their fixed sigmas with the noise diffusers drew; the factory's choice and the errors.
+// on their fixed sigmas with the noise diffusers drew; UniPC's Karras flow sigmas; the factory's
+// choice and the errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -82,6 +83,42 @@ TEST(SchedPipelineSigmas, UniPCNativeFlowSteps) {
     x = s->step(slice(c.model_outputs, i, kShape), x);
     EXPECT_LE(max_abs_diff(x, slice(c.samples, i, kShape)), 2e-6f) << "step " << i;
   }
+}
+
+Json unipc_karras() {
+  return Json{{"_class_name", "UniPCMultistepScheduler"}, {"prediction_type", "flow_prediction"},
+              {"use_flow_sigmas", true}, {"use_karras_sigmas", true}, {"sigma_max", 200.0}, {"sigma_min", 0.147},
+              {"flow_shift", 1.0}, {"num_train_timesteps", 1000}, {"solver_order", 2}, {"solver_type", "bh2"}};
+}
+
+// The released Cosmos 3 base checkpoints' UniPC (NVIDIA's converter): Karras flow sigmas.
+TEST(SchedPipelineSigmas, UniPCKarrasFlowSigmas) {
+  for (const cases::Schedule& c : cases::kKarras) {
+    auto s = make_scheduler(unipc_karras());
+    s->set_timesteps(c.steps);
+    EXPECT_EQ(s->timesteps(), c.timesteps) << c.steps << " steps";
+    EXPECT_EQ(s->sigmas(), c.sigmas) << c.steps << " steps";
+  }
+  const cases::Steps& c = cases::kKarrasSteps;
+  auto s = make_scheduler(unipc_karras());
+  s->set_timesteps(4);
+  Tensor x = Tensor::from_vector(c.sample0, kShape);
+  for (int i = 0; i < 4; ++i) {
+    x = s->step(slice(c.model_outputs, i, kShape), x);
+    EXPECT_LE(max_abs_diff(x, slice(c.samples, i, kShape)), 2e-6f) << "step " << i;
+  }
+  // generation.flow_shift: flow sigmas at that shift instead (diffusers' Cosmos 3 examples).
+  SchedulerOverrides ov;
+  ov.flow_shift = 3.0;
+  auto shifted = make_scheduler(unipc_karras(), ov);
+  shifted->set_timesteps(3);
+  EXPECT_EQ(shifted->timesteps(), (std::vector<double>{999, 857, 600}));  // test_sched's shift-3 schedule
+  Json no_bounds = unipc_karras();
+  no_bounds.erase("sigma_min");
+  EXPECT_THROW(make_scheduler(no_bounds), Error);
+  SchedulerOverrides euler;
+  euler.kind = SchedulerKind::kEuler;
+  EXPECT_THROW(make_scheduler(unipc_karras(), euler), Error);
 }
 
 TEST(SchedPipelineSigmas, StochasticEulerAgainstDiffusers) {
