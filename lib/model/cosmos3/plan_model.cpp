@@ -35,6 +35,12 @@ bool understanding(const std::string& name) {
   return false;
 }
 
+std::string size_text(int64_t bytes) {
+  const double b = double(bytes);
+  return b >= double(1ull << 30) ? fmt::format("{:.2f} GiB", b / double(1ull << 30))
+                                 : fmt::format("{:.2f} MiB", b / double(1ull << 20));
+}
+
 // Σ 2·K·N of one tower's linears per token and layer (the two towers share the shapes).
 double tower_linear_flops(const Cosmos3Config& c) {
   const double D = c.hidden_size, F = c.intermediate_size;
@@ -50,10 +56,10 @@ void add_prompt_facts(const Recipe& recipe, const DiffusersDir& dir, const Cosmo
   pp.tokens_source = "priced at generation.max_sequence_length";
   pp.prefill_flops_per_token = c.num_hidden_layers * tower_linear_flops(c);
   pp.kv_heads = c.num_key_value_heads;
-  if (pp.tower_bytes == 0)  // config math: each layer's linears and norms, and the embedding table
-    pp.tower_bytes = int64_t(run_bytes) *
-                     (int64_t(c.num_hidden_layers) * int64_t(tower_linear_flops(c) / 2 + 4 * c.hidden_size) +
-                      int64_t(c.vocab_size) * c.hidden_size);
+  // Config math (the headers' count replaces it when read): each layer's linears and norms, the embedding.
+  pp.tower_bytes = int64_t(run_bytes) *
+                   (int64_t(c.num_hidden_layers) * int64_t(tower_linear_flops(c) / 2 + 4 * c.hidden_size) +
+                    int64_t(c.vocab_size) * c.hidden_size);
   m.prompt_prefix = pp;
   const double kv_per_token = 2.0 * c.num_hidden_layers * c.kv_dim() * double(run_bytes);
   m.facts.push_back(fmt::format("prefill: the understanding tower ({} layers) once per prompt and branch; its K/V "
@@ -124,10 +130,9 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
     m.dit_source = "config math";
   }
   m.dit_block_bytes = m.layers ? (m.dit_bytes - m.prompt_prefix->tower_bytes) / m.layers : 0;
-  m.facts.push_back(fmt::format("understanding tower: resident ({:.2f} GiB of the transformer's {:.2f} GiB at the run "
-                                "dtype); only the prefill reads it, the denoising loop the generation tower",
-                                double(m.prompt_prefix->tower_bytes) / double(1ull << 30),
-                                double(m.dit_bytes) / double(1ull << 30)));
+  m.facts.push_back(fmt::format("understanding tower: resident ({} of the transformer's {} at the run dtype); only "
+                                "the prefill reads it, the denoising loop the generation tower",
+                                size_text(m.prompt_prefix->tower_bytes), size_text(m.dit_bytes)));
   if (vae_plan_) vae_plan_(dir, m, headers);  // after out_channels: the decoder's z_dim
   m.vae_spatial = t.scale_spatial;
   m.vae_temporal = t.scale_temporal;
