@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,18 @@ struct VaeWork {
 };
 // (T, h, w latent extents, bytes per activation element, split along width) → the work.
 using VaeWorkFn = std::function<VaeWork(double T, double h, double w, double eb, bool split_w)>;
+
+// A prompt the transformer encodes itself (Cosmos 3): no text encoder and no cross-attention; a
+// prefill of the understanding tower makes the prompt's K/V once per prompt and branch, and every
+// layer of the generation tower attends its video queries to [prompt K/V | video K/V].
+struct PlanPromptPrefix {
+  int64_t tokens = 0;                  // the prompt's tokens as priced, per branch
+  std::string tokens_source;           // how `tokens` was chosen
+  double prefill_flops_per_token = 0;  // Σ 2·K·N of the understanding tower's linears, all layers
+  int kv_heads = 0;                    // K/V heads (GQA) of both towers; the attention repeats them to `heads`
+  int64_t tower_bytes = 0;             // the understanding tower's weights at the run dtype (embedding included)
+  bool streamed = false;               // streamed for the prefill (else resident for the whole run)
+};
 
 // Model facts the plan needs (configs; weight sizes from headers when present, else config math).
 struct PlanModel {
@@ -65,6 +78,9 @@ struct PlanModel {
   std::function<double(double F, double H, double W)> vae_encode_flops;
   // Lines the family adds to the plan's model section (e.g. Cosmos 3's prompt tokens and prefill).
   std::vector<std::string> facts;
+  // Set for a model whose prompt is a prefix of its own attention (priced instead of the text
+  // encoder and the cross-attention).
+  std::optional<PlanPromptPrefix> prompt_prefix;
   int dim() const { return heads * head_dim; }
   // The index of the block linear named `name`, or -1.
   int linear_index(const std::string& name) const {

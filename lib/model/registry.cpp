@@ -8,7 +8,7 @@ namespace vgen {
 
 const std::vector<const ModelFamily*>& model_families() {
   static const WanFamily wan;
-  static const Cosmos3Family cosmos3(&load_wan_vae_autoencoder);  // decodes with the Wan 2.2 VAE
+  static const Cosmos3Family cosmos3(&load_wan_vae_autoencoder, &plan_lent_wan_vae);  // the Wan 2.2 VAE
   static const std::vector<const ModelFamily*> all = {&wan, &cosmos3};
   return all;
 }

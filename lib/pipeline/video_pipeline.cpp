@@ -105,6 +105,7 @@ DenoiseResult VideoPipeline::denoise_job(const VideoJob& job, const Tensor& embe
   std::unique_ptr<Scheduler> sched = make_scheduler(model_.scheduler_config, ov);
   // bf16 latents between steps as the bf16 path (precision fp8 on the GPU: bf16 outside the fp8 ops).
   sched->round_bf16 = recipe_.is_bf16() || (recipe_.is_quantised() && recipe_.is_cuda());
+  sched->noise_seed = uint64_t(job.seed);  // a stochastic scheduler's per-step noise
 
   DenoiseSettings ds;
   ds.num_inference_steps = g.num_inference_steps;

@@ -249,9 +249,14 @@ void add_runtime_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
   if (md.image_encoder_bytes >= 0)
     p.memory.push_back({"CLIP image encoder weights (replica leaders only)", double(md.image_encoder_bytes)});
   const int streams = z.cfg_on ? (m.cfg == 2 ? 1 : 2) : 1;
-  p.memory.push_back({fmt::format("text K/V cache ({} layers × {} stream(s) × {} tokens)", md.layers, streams,
-                                  md.text_len),
-                      L * streams * 2.0 * md.text_len * D * b});
+  if (const auto& pp = md.prompt_prefix)  // the prompt's K/V of both towers' KV heads, whole on every rank
+    p.memory.push_back({fmt::format("prompt K/V from the prefill ({} layers × {} stream(s) × {} tokens × {} KV heads)",
+                                    md.layers, streams, pp->tokens, pp->kv_heads),
+                        L * streams * 2.0 * double(pp->tokens) * pp->kv_heads * md.head_dim * b});
+  else
+    p.memory.push_back({fmt::format("text K/V cache ({} layers × {} stream(s) × {} tokens)", md.layers, streams,
+                                    md.text_len),
+                        L * streams * 2.0 * md.text_len * D * b});
   if (recipe.cache.first_block_threshold > 0)  // one expert's caches at a time (denoise releases the other's)
     p.memory.push_back({fmt::format("first-block cache ({} stream(s) × 2 of [{}, {}], + 3 per forward)", streams,
                                     t.per_rank, md.dim()),

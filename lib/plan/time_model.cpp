@@ -2,7 +2,10 @@
 //   GEMMs      L · Σ 2·s·K·N FLOPs over the family's block linears at the profile's GEMM efficiency for s rows
 //   attention  per call 4·q·k·(H/U)·d FLOPs at the attention efficiency of that call size:
 //              local (q = k = S), ring (P calls of S/cp × S/cp), Attention2D (S/R × S/C)
-//   cross-attn 4·s·text_len·D FLOPs per layer (text K/V are computed once per prompt)
+//   cross-attn 4·s·text_len·D FLOPs per layer (text K/V are computed once per prompt); a prompt
+//              prefix (Cosmos 3) instead: the rank's video queries against the prompt's K/V per layer,
+//              the GQA head repeat as a memory pass, and the understanding tower's prefill in place
+//              of the text encoder
 //   elementwise kElementwiseBytes·s·D bytes per layer (norms, modulation, RoPE), and every
 //              memory pass of the sequence-parallel code (Ulysses' packs and unpacks, the ring's
 //              buffer, casts and fp32 LSE merges, Attention2D's reorders, casts, packing and
@@ -92,6 +95,7 @@ class TimeModel {
   TimeModel(const Recipe& recipe, const Plan& plan, const HardwareProfile& hw);
   void denoise(Prediction& p) const;
   double text_seconds() const;
+  double prefill_seconds(bool cfg_on) const;
   double image_seconds() const;
   void vae_and_mp4(Prediction& p) const;
   double load_seconds() const;
@@ -100,6 +104,7 @@ class TimeModel {
   double attn_call(double q, double k, double ch, bool e4m3) const;
   double gemm_seconds(bool e4m3) const;
   void add_sequence_passes();
+  void add_prompt_prefix();
   Forward forward(bool a8, bool g8) const;
   Forward forward_with_bf16_blocks(Prediction& p) const;
 
@@ -191,7 +196,11 @@ TimeModel::TimeModel(const Recipe& recipe_in, const Plan& plan_in, const Hardwar
       n(c * du),
       cast(b < 4 ? 6 : 0) {
   add_sequence_passes();
-  t_cross = L * attn_call(s, md.text_len, D, false);  // bf16 in precision fp8 too
+  if (md.prompt_prefix) {
+    add_prompt_prefix();
+  } else {
+    t_cross = L * attn_call(s, md.text_len, D, false);  // bf16 in precision fp8 too
+  }
   t_elem = elem_bytes / hbm;
   // proj_out gather over the seq group: [s, out·patch] from every seq rank.
   if (sp > 1) t_gather = fab.of(sp, 1).all_gather.seconds((sp - 1) * s * md.out_channels * patch * b, 1);
@@ -270,6 +279,18 @@ void TimeModel::add_sequence_passes() {
   }
 }
 
+// A prompt prefix (PlanPromptPrefix) instead of cross-attention: every layer attends the rank's
+// video queries (c tokens, H/U heads after the all-to-all) to the whole prompt's K/V, held on every
+// rank of the branch (Ulysses: its head shard), as a call of its own; GQA's K and V are repeated
+// from kv_heads to heads first, the rank's video keys and the prompt's (read + write).
+void TimeModel::add_prompt_prefix() {
+  const PlanPromptPrefix& pp = *md.prompt_prefix;
+  const double P = double(pp.tokens);
+  t_cross = L * attn_call(c, P, du, false);
+  if (pp.kv_heads > 0 && pp.kv_heads < md.heads)
+    elem_bytes += L * 2 * (c + P) * du * b * (1 + double(pp.kv_heads) / md.heads);
+}
+
 // One DiT forward with the self-attention (a8) and the block linears (g8) in e4m3 or not.
 Forward TimeModel::forward(bool a8, bool g8) const {
   const double t_gemm = gemm_seconds(g8);
@@ -297,7 +318,9 @@ Forward TimeModel::forward(bool a8, bool g8) const {
   }
   Forward f;
   f.total = t_gemm + t_attn + t_cross + t_elem + t_comm + t_dwdp + t_gather;
-  f.parts = {{"gemm", t_gemm},       {"self-attention", t_attn},     {"cross-attention", t_cross},
+  f.parts = {{"gemm", t_gemm},
+             {"self-attention", t_attn},
+             {md.prompt_prefix ? "prompt-prefix attention" : "cross-attention", t_cross},
              {"elementwise", t_elem}, {"exposed collectives", t_comm}, {"dwdp exposed", t_dwdp},
              {"proj_out gather", t_gather}};
   return f;
@@ -360,12 +383,24 @@ void TimeModel::denoise(Prediction& p) const {
 // the text embedder and every layer's cross-attention K/V projections.
 double TimeModel::text_seconds() const {
   const bool cfg_on = g.guidance_scale > 1.0;
+  if (md.prompt_prefix) return prefill_seconds(cfg_on);
   const double te_dense = double(md.te_params - md.te_embed_params);
   const double te_flops = 2 * te_dense * md.text_len + 4.0 * md.te_layers * md.text_len * md.text_len * md.te_dmodel;
   const double kv_flops = 2.0 * md.text_len * (md.text_dim * D + D * D) + L * 2 * 2.0 * md.text_len * D * D;
   const int prompts = cfg_on ? 2 : 1;
   const int prompts_here = (m.cfg == 2 && cfg_on) ? 1 : prompts;  // each cfg rank encodes its own stream
   return hw.text_fixed_s + prompts_here * (te_flops + kv_flops) / (peak * hw.gemm.at(md.text_len));
+}
+
+// A prompt prefix: the understanding tower over the prompt's P tokens once per prompt and branch
+// (with guidance the negative prompt too; each cfg rank its own) on every rank of the branch: its
+// linears at the GEMM rate of P rows and the causal attention (half of 4·P²·D per layer).
+double TimeModel::prefill_seconds(bool cfg_on) const {
+  const PlanPromptPrefix& pp = *md.prompt_prefix;
+  const double P = double(pp.tokens);
+  const double flops = P * pp.prefill_flops_per_token + L * 2 * P * P * D;
+  const int prompts_here = (cfg_on && m.cfg != 2) ? 2 : 1;
+  return hw.text_fixed_s + prompts_here * flops / (peak * hw.gemm.at(P));
 }
 
 // An image line's conditioning (PlanModel's image facts): the image encoder on the replica leader
@@ -450,6 +485,11 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   const TimeModel model(recipe, plan, hw);
   model.denoise(p);
   p.text_s = model.text_seconds();
+  if (const auto& pp = plan.model.prompt_prefix) {
+    p.text_what = "prompt prefill";
+    p.text_note = fmt::format("  ({} prompt tokens per branch, {}; understanding tower {})", pp->tokens,
+                              pp->tokens_source, pp->streamed ? "streamed for it" : "resident");
+  }
   p.image_s = model.image_seconds();
   model.vae_and_mp4(p);
   p.e2e_s = p.text_s + p.image_s + p.denoise_s + p.vae_s + p.mp4_s;
@@ -499,15 +539,15 @@ std::string format_prediction(const Recipe& recipe, const HardwareProfile& hw, c
   }
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", p.precision == Precision::kFp8 ? "per fp8 step" : "per step", p.step_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  ({} steps)\n", "denoise", p.denoise_s, g.num_inference_steps);
-  fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "text encode", p.text_s);
+  fmt::format_to(out, "  {:<24} {:>9.3f} s{}\n", p.text_what, p.text_s, p.text_note);
   if (p.image_s > 0)
     fmt::format_to(out, "  {:<24} {:>9.3f} s  (an image line: image encoder + VAE encode)\n", "image encode", p.image_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  (parallel_vae_size {}: decode {:.3f} + frames to the host {:.3f})\n",
                  "VAE", p.vae_s, p.pc.parallel_vae_size, p.vae_decode_s, p.vae_s - p.vae_decode_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s\n", "MP4 encode", p.mp4_s);
   fmt::format_to(out, "  {:<24} {:>9.3f} s  (once per job)\n", "load", p.load_s);
-  fmt::format_to(out, "  {:<24} {:>9.3f} s  (text{} + denoise + VAE + MP4)\n", "end to end per video", p.e2e_s,
-                 p.image_s > 0 ? " + image" : "");
+  fmt::format_to(out, "  {:<24} {:>9.3f} s  ({}{} + denoise + VAE + MP4)\n", "end to end per video", p.e2e_s,
+                 p.text_what == "text encode" ? "text" : "prefill", p.image_s > 0 ? " + image" : "");
   fmt::format_to(out, "  {:<24} {:>9.1f}    (dp {})\n", "videos per hour", p.videos_per_hour, p.pc.dp_size);
   fmt::format_to(out, "  {:<24} {:>9.3f}    (against one GPU of {})\n", "efficiency", p.efficiency, hw.name);
   fmt::format_to(out, "  {:<24} {:>9.1f} GiB of {:.0f}{}\n", "memory estimate", p.memory_gib, hw.memory_gib,

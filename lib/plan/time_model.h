@@ -28,6 +28,8 @@ struct Prediction {
   int fp8_bf16_gemm_blocks = 0;  // and of bf16_gemm_blocks not also in bf16_blocks (bf16 linears)
   double forward_bf16_s = 0, step_bf16_s = 0;  // precision fp8 with bf16 steps: forward and step of one
   double denoise_s = 0, text_s = 0, vae_s = 0, mp4_s = 0, load_s = 0;
+  std::string text_what = "text encode";  // or "prompt prefill" (a prompt prefix: PlanPromptPrefix)
+  std::string text_note;
   double image_s = 0;         // an image line's conditioning: the image encoder and the VAE encode (0: text only)
   double vae_decode_s = 0;    // the decode alone (vae_s less the frames' postprocess), as the benchmark times it
   double e2e_s = 0;           // one video: text + denoise + VAE + MP4 (load not included)

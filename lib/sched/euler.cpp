@@ -11,8 +11,10 @@ EulerConfig EulerConfig::from_json(const Json& j, const std::string& source) {
   EulerConfig c;
   c.num_train_timesteps = get_or(j, "num_train_timesteps", c.num_train_timesteps, source);
   c.shift = get_or(j, "shift", c.shift, source);
+  c.stochastic = get_or(j, "stochastic_sampling", c.stochastic, source);
+  c.sigmas = PipelineSigmas::from_scheduler_config(j, source);
   for (const char* k : {"use_dynamic_shifting", "invert_sigmas", "shift_terminal", "use_karras_sigmas",
-                        "use_exponential_sigmas", "use_beta_sigmas", "stochastic_sampling"})
+                        "use_exponential_sigmas", "use_beta_sigmas"})
     require_off(j, k, source);
   VGEN_CHECK(c.num_train_timesteps >= 1, ExitCode::kModel, "{}: num_train_timesteps must be >= 1", source);
   VGEN_CHECK(c.shift > 0, ExitCode::kModel, "{}: shift must be > 0, got {}", source, c.shift);
@@ -36,17 +38,27 @@ FlowMatchEulerScheduler::FlowMatchEulerScheduler(const EulerConfig& cfg) : cfg_(
 void FlowMatchEulerScheduler::set_timesteps(int n) {
   VGEN_CHECK(n >= 1, ExitCode::kRecipe, "num_inference_steps must be >= 1, got {}", n);
   const double N = cfg_.num_train_timesteps, s = cfg_.shift;
-  std::vector<double> ts = np_linspace(sigma_max_ * N, sigma_min_ * N, n);
   sigmas_.assign(size_t(n) + 1, 0.0f);
   timesteps_.assign(size_t(n), 0.0);
+  integer_timesteps_ = false;
+  step_index_ = 0;
+  if (cfg_.sigmas.any()) {  // np.array(sigmas).astype(float32), shifted in f32 (a Python float is weak)
+    const std::vector<double> base = cfg_.sigmas.for_steps(n, cfg_.num_train_timesteps);
+    const float sf = float(s), s1 = float(s - 1.0), Nf = float(N);
+    for (int i = 0; i < n; ++i) {
+      const float x = float(base[size_t(i)]);
+      sigmas_[size_t(i)] = (sf * x) / (1.0f + s1 * x);
+      timesteps_[size_t(i)] = double(sigmas_[size_t(i)] * Nf);
+    }
+    return;
+  }
+  std::vector<double> ts = np_linspace(sigma_max_ * N, sigma_min_ * N, n);
   for (int i = 0; i < n; ++i) {
     double sig = ts[size_t(i)] / N;
     sig = s * sig / (1.0 + (s - 1.0) * sig);  // the second shift (float64)
     sigmas_[size_t(i)] = float(sig);
     timesteps_[size_t(i)] = double(sigmas_[size_t(i)] * float(N));  // f32 product, as diffusers
   }
-  integer_timesteps_ = false;
-  step_index_ = 0;
 }
 
 Tensor FlowMatchEulerScheduler::step(const Tensor& model_output, const Tensor& sample) {

@@ -1,6 +1,8 @@
 #include "sched/scheduler.h"
 
+#include "core/log.h"
 #include "sched/euler.h"
+#include "sched/euler_sde.h"
 #include "sched/unipc.h"
 
 namespace vgen {
@@ -46,8 +48,15 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& class_name, const J
       EulerConfig e = EulerConfig::from_json(config, source);
       c.num_train_timesteps = e.num_train_timesteps;
       c.flow_shift = e.shift;
+      c.sigmas = e.sigmas;
     }
     if (ov.flow_shift) c.flow_shift = *ov.flow_shift;
+    if (ov.flow_shift && c.karras) {
+      // A shift acts on flow sigmas only: they replace Karras', as diffusers' Cosmos 3 examples
+      // configure it (from_config(..., flow_shift=..., use_karras_sigmas=False)).
+      c.karras = false;
+      log_debug("generation.flow_shift {}: flow sigmas replace the checkpoint's Karras sigmas", *ov.flow_shift);
+    }
     return std::make_unique<UniPCScheduler>(c);
   }
   EulerConfig c;
@@ -55,10 +64,15 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& class_name, const J
     c = EulerConfig::from_json(config, source);
   } else {
     UniPCConfig u = UniPCConfig::from_json(config, source);
+    VGEN_CHECK(!u.karras || ov.flow_shift, ExitCode::kRecipe,
+               "generation.scheduler euler: the checkpoint's UniPC asks for Karras sigmas (use_karras_sigmas), "
+               "which the Euler scheduler does not take; set generation.flow_shift for flow sigmas");
     c.num_train_timesteps = u.num_train_timesteps;
     c.shift = u.flow_shift;
+    c.sigmas = u.sigmas;
   }
   if (ov.flow_shift) c.shift = *ov.flow_shift;
+  if (c.stochastic) return std::make_unique<StochasticEulerScheduler>(c);
   return std::make_unique<FlowMatchEulerScheduler>(c);
 }
 

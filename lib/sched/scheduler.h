@@ -15,7 +15,7 @@ namespace vgen {
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
-  virtual const char* name() const = 0;  // "unipc" | "euler"
+  virtual const char* name() const = 0;  // "unipc" | "euler" | "euler_sde"
 
   // Computes the schedule of n steps and resets the multistep state.
   virtual void set_timesteps(int n) = 0;
@@ -33,6 +33,8 @@ class Scheduler {
 
   // bf16 path: emulate the bf16 roundings of the reference (e.g. bf16(σ·v)); off for fp32.
   bool round_bf16 = false;
+  // The job's seed: a stochastic scheduler's per-step noise derives from it (euler_sde.h).
+  uint64_t noise_seed = 0;
 
  protected:
   std::vector<double> timesteps_;
@@ -51,7 +53,10 @@ struct SchedulerOverrides {
 
 // class_name: diffusers class ("UniPCMultistepScheduler", "FlowMatchEulerDiscreteScheduler");
 // config: its config object. With overrides.kind set, that scheduler is built from the same
-// config (num_train_timesteps and the shift carry over: UniPC "flow_shift" ↔ Euler "shift").
+// config (num_train_timesteps, the shift and the pipeline's sigmas carry over: UniPC "flow_shift" ↔
+// Euler "shift"; stochastic sampling does not). An Euler config with stochastic_sampling gives the
+// stochastic Euler (euler_sde.h). overrides.flow_shift on a UniPC config with Karras sigmas gives
+// flow sigmas at that shift instead (as diffusers' Cosmos 3 examples set it up).
 // Unsupported settings throw kModel naming the key.
 std::unique_ptr<Scheduler> make_scheduler(const std::string& class_name, const Json& config,
                                           const SchedulerOverrides& overrides = {});

@@ -17,6 +17,7 @@ UniPCConfig UniPCConfig::from_json(const Json& j, const std::string& source) {
   c.solver_order = get_or(j, "solver_order", c.solver_order, source);
   c.lower_order_final = get_or(j, "lower_order_final", c.lower_order_final, source);
   c.disable_corrector = get_or(j, "disable_corrector", c.disable_corrector, source);
+  c.sigmas = PipelineSigmas::from_scheduler_config(j, source);
   const std::string pred = get_or<std::string>(j, "prediction_type", "epsilon", source);
   const std::string solver = get_or<std::string>(j, "solver_type", "bh2", source);
   const std::string final_type = get_or<std::string>(j, "final_sigmas_type", "zero", source);
@@ -36,9 +37,18 @@ UniPCConfig UniPCConfig::from_json(const Json& j, const std::string& source) {
              "{}: solver_order {} is not supported (1 or 2)", source, c.solver_order);
   VGEN_CHECK(c.num_train_timesteps >= 1, ExitCode::kModel, "{}: num_train_timesteps must be >= 1", source);
   VGEN_CHECK(c.flow_shift > 0, ExitCode::kModel, "{}: flow_shift must be > 0, got {}", source, c.flow_shift);
-  for (const char* k : {"thresholding", "use_karras_sigmas", "use_exponential_sigmas", "use_beta_sigmas",
-                        "use_dynamic_shifting", "solver_p", "shift_terminal"})
+  for (const char* k : {"thresholding", "use_exponential_sigmas", "use_beta_sigmas", "use_dynamic_shifting",
+                        "solver_p", "shift_terminal"})
     require_off(j, k, source);
+  c.karras = get_or(j, "use_karras_sigmas", false, source);
+  if (c.karras) {
+    // Without the bounds diffusers takes them from the DDPM betas' sigmas, which vgen does not compute.
+    c.sigma_min = get_or(j, "sigma_min", 0.0, source);
+    c.sigma_max = get_or(j, "sigma_max", 0.0, source);
+    VGEN_CHECK(c.sigma_min > 0 && c.sigma_max > c.sigma_min, ExitCode::kModel,
+               "{}: use_karras_sigmas needs sigma_min and sigma_max (0 < sigma_min < sigma_max), got {} and {}",
+               source, c.sigma_min, c.sigma_max);
+  }
   return c;
 }
 
@@ -47,11 +57,39 @@ UniPCScheduler::UniPCScheduler(const UniPCConfig& cfg) : cfg_(cfg) {
   shift_ = cfg.flow_shift;
 }
 
+// _convert_to_karras over n steps, then σ/(1 + σ) (float64 as numpy); the pipeline's sigmas set only n.
+std::vector<double> UniPCScheduler::karras_sigmas(int n) const {
+  constexpr double kRho = 7.0;
+  const std::vector<double> ramp = np_linspace(0.0, 1.0, n);
+  const double lo = std::pow(cfg_.sigma_min, 1.0 / kRho), hi = std::pow(cfg_.sigma_max, 1.0 / kRho);
+  std::vector<double> sig(size_t(n), 0.0);
+  for (int k = 0; k < n; ++k) {
+    const double edm = std::pow(hi + ramp[size_t(k)] * (lo - hi), kRho);
+    sig[size_t(k)] = edm / (edm + 1.0);
+  }
+  return sig;
+}
+
 void UniPCScheduler::set_timesteps(int n) {
   VGEN_CHECK(n >= 1, ExitCode::kRecipe, "num_inference_steps must be >= 1, got {}", n);
   const double N = cfg_.num_train_timesteps, s = cfg_.flow_shift;
-  // float64 until the end, as numpy: σ_k = shift(linspace(1, 1/N, n+1)[k]), σ_0 nudged below 1.
-  std::vector<double> lin = np_linspace(1.0, 1.0 / N, n + 1);
+  if (cfg_.karras) {
+    if (cfg_.sigmas.any()) n = int(cfg_.sigmas.for_steps(n, cfg_.num_train_timesteps).size());
+    const std::vector<double> sig = karras_sigmas(n);
+    timesteps_.resize(size_t(n));
+    sigmas_.resize(size_t(n) + 1);
+    for (int k = 0; k < n; ++k) {
+      timesteps_[size_t(k)] = double(int64_t(sig[size_t(k)] * N));  // int64 truncation
+      sigmas_[size_t(k)] = float(sig[size_t(k)]);
+    }
+    sigmas_[size_t(n)] = cfg_.final_sigma_zero ? 0.0f : float(sig[size_t(n) - 1]);
+    reset_state();
+    return;
+  }
+  // float64 until the end, as numpy: σ_k = shift(linspace(1, 1/N, n+1)[k]) or shift(the pipeline's
+  // k-th sigma), σ_0 nudged below 1.
+  const std::vector<double> lin = cfg_.sigmas.any() ? cfg_.sigmas.for_steps(n, cfg_.num_train_timesteps)
+                                                    : np_linspace(1.0, 1.0 / N, n + 1);
   std::vector<double> sig(static_cast<size_t>(n));
   for (int k = 0; k < n; ++k) {
     const double x = lin[size_t(k)];
@@ -65,6 +103,10 @@ void UniPCScheduler::set_timesteps(int n) {
     sigmas_[size_t(k)] = float(sig[size_t(k)]);
   }
   sigmas_[size_t(n)] = cfg_.final_sigma_zero ? 0.0f : float(sig[size_t(n) - 1]);
+  reset_state();
+}
+
+void UniPCScheduler::reset_state() {
   integer_timesteps_ = true;
   step_index_ = 0;
   m_.clear();

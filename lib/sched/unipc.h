@@ -1,9 +1,11 @@
 // UniPCMultistepScheduler in flow mode (wan_spec.md §3.1): prediction_type flow_prediction,
 // use_flow_sigmas, predict_x0, bh1/bh2, solver order 1 or 2, lower_order_final, final sigma zero
-// (or sigma_min). Corrector UniC before predictor UniP; 0-d coefficients in f32 as diffusers forms them.
+// (or sigma_min), Karras flow sigmas, the pipeline's own sigmas (pipeline_sigmas.h) when it passes
+// them. Corrector UniC before predictor UniP; 0-d coefficients in f32 as diffusers forms them.
 #pragma once
 #include <vector>
 
+#include "sched/pipeline_sigmas.h"
 #include "sched/scheduler.h"
 
 namespace vgen {
@@ -16,6 +18,11 @@ struct UniPCConfig {
   bool lower_order_final = true;
   bool final_sigma_zero = true;  // final_sigmas_type "zero" (else "sigma_min")
   std::vector<int> disable_corrector;
+  PipelineSigmas sigmas;  // set_timesteps' sigmas from the pipeline (before the shift), if any
+  // use_karras_sigmas with flow sigmas: Karras' ramp from sigma_max to sigma_min (ρ = 7) mapped to
+  // flow sigmas σ/(1 + σ); no flow_shift and no σ₀ nudge, as diffusers. Both bounds from the config.
+  bool karras = false;
+  double sigma_min = 0, sigma_max = 0;
 
   // Validates the diffusers config (flow mode only); `source` names it in errors.
   static UniPCConfig from_json(const Json& j, const std::string& source);
@@ -29,6 +36,8 @@ class UniPCScheduler : public Scheduler {
   Tensor step(const Tensor& model_output, const Tensor& sample) override;
 
  private:
+  std::vector<double> karras_sigmas(int n) const;
+  void reset_state();  // the multistep history and the step index
   float lambda(int i) const;  // ln α_i − ln σ_i in f32
   Tensor predictor(const Tensor& x, int order) const;
   Tensor corrector(const Tensor& m_new, const Tensor& last_sample, const Tensor& this_sample, int order) const;

@@ -2,7 +2,8 @@
 # `vgen plan` as a user meets it: a recipe whose model is not here names the config-only copy to
 # plan with; --predict prices on the recipe's `hardware` profile and says so; without --hardware, a
 # `hardware` key or a GPU it stops with exit 2 listing the profiles; --rank rows are distinct meshes;
-# every config-only copy plans, and so does every shipped image-to-video recipe on its copy.
+# every config-only copy plans, and so does every shipped image-to-video recipe on its copy; the
+# Cosmos 3 recipes price on theirs.
 # Usage: plan_cli.sh CASE VGEN SOURCE_DIR
 set -uo pipefail
 CASE=$1; VGEN=$2; SRC=$3
@@ -47,6 +48,20 @@ case "$CASE" in
       "$VGEN" plan --recipe "recipes/$f.yaml" --world "$n" --no-weights --set "model=recipes/models/$m" >"$OUT" 2>&1
       expect_rc $? 0
       expect_text "conditioning: a first frame"
+    done ;;
+  cosmos3_recipes)
+    # The shipped Cosmos 3 recipes name their config-only copy and plan and price on it.
+    "$VGEN" plan --recipe recipes/1gpu-cosmos3-nano-720p.yaml --world 1 >"$OUT" 2>&1; expect_rc $? 4
+    expect_text "--no-weights --set model=recipes/models/cosmos3-nano"
+    for r in 1gpu-cosmos3-nano-720p:cosmos3-nano:1 8gpu-cosmos3-nano-720p:cosmos3-nano:8 \
+             nvl72-cosmos3-super:cosmos3-super:72; do
+      IFS=: read -r f m n <<< "$r"
+      "$VGEN" plan --recipe "recipes/$f.yaml" --world "$n" --predict --hardware h200 --no-weights \
+        --set "model=recipes/models/$m" >"$OUT" 2>&1
+      expect_rc $? 0
+      expect_text "understanding tower: resident"
+      expect_text "prompt prefill"
+      expect_text "prompt-prefix attention"
     done ;;
   recipe_hardware)
     "$VGEN" plan --recipe recipes/nvl72-14b.yaml --world 72 --predict "${COPY[@]}" >"$OUT" 2>&1; expect_rc $? 0

@@ -9,14 +9,15 @@ endif()
 # Every case through `vgen golden --case` on one rank (label golden): the component cases (mRoPE,
 # the understanding K/V, one forward; the family's runners, also for the transformer-only Edge folder)
 # and the pipeline cases through the real pipeline (prompt side, prefill per prompt and branch, CFG,
-# UniPC, the Wan 2.2 VAE; for I2V the image preprocessing and the encoder). The pipeline cases also
+# UniPC, the Wan 2.2 VAE; for I2V the image preprocessing and the encoder; pipeline_t2v_native with the
+# pipeline's use_native_flow_schedule sigmas). The pipeline cases also
 # on CPU meshes (label parallel): CFG 2, Ulysses, Ring, Attention2D and products on four ranks, the
 # video tokens sharded with the prompt K/V as the attention's prefix. The pipelines' prompt side needs the byte-level BPE tokenizer (ICU: VGEN_ICU),
 # pipeline_i2v reads a PNG (VGEN_IMAGES).
 set(VGEN_GOLDEN_COSMOS3_DIR ${PROJECT_SOURCE_DIR}/tests/golden-cosmos3)
 set(VGEN_GOLDEN_COSMOS3_PIPELINES)
 if(NOT DEFINED VGEN_ICU OR VGEN_ICU)
-  list(APPEND VGEN_GOLDEN_COSMOS3_PIPELINES pipeline_t2v)
+  list(APPEND VGEN_GOLDEN_COSMOS3_PIPELINES pipeline_t2v pipeline_t2v_native)
   if(VGEN_IMAGES)
     list(APPEND VGEN_GOLDEN_COSMOS3_PIPELINES pipeline_i2v)
   endif()

@@ -63,11 +63,11 @@ TEST(Cosmos3Family, RegisteredWithTraitsFromTheConfigs) {
 }
 
 TEST(Cosmos3Family, ConfigsItDoesNotRenderAreRefusedByName) {
-  {
+  {  // is_distilled without its sigma list (test_cosmos3_schedule: the schedules it renders)
     TinyCopy c;
-    c.patch_json("model_index.json", "use_native_flow_schedule", true);
+    c.patch_json("model_index.json", "is_distilled", true);
     const DiffusersDir dir(c.dir.string());
-    expect_error([&] { model_family(dir).check_configs(dir); }, ExitCode::kModel, "use_native_flow_schedule");
+    expect_error([&] { model_family(dir).check_configs(dir); }, ExitCode::kModel, "distilled_sigmas");
   }
   {
     TinyCopy c;

@@ -360,7 +360,8 @@ TEST(Recipe, RepoRecipesParse) {
   for (const char* f :
        {"demo-cpu.yaml", "1gpu-14b.yaml", "1gpu-14b-fp8.yaml", "2gpu-14b.yaml", "8gpu-14b.yaml", "nvl72-14b.yaml",
         "1gpu-i2v-480p.yaml", "1gpu-i2v-720p.yaml", "8gpu-i2v-720p.yaml", "1gpu-flf2v-720p.yaml", "8gpu-i2v-a14b.yaml",
-        "1gpu-ti2v-5b.yaml", "8gpu-ti2v-5b.yaml"}) {
+        "1gpu-ti2v-5b.yaml", "8gpu-ti2v-5b.yaml", "1gpu-cosmos3-nano-720p.yaml", "8gpu-cosmos3-nano-720p.yaml",
+        "nvl72-cosmos3-super.yaml"}) {
     Recipe r = load_recipe(std::string(VGEN_SOURCE_DIR) + "/recipes/" + f, {});
     EXPECT_GE(r.parallel.world_size(), 1) << f;
   }
@@ -368,6 +369,9 @@ TEST(Recipe, RepoRecipesParse) {
   EXPECT_EQ(demo.parallel.world_size(), 4);
   Recipe nvl = load_recipe(std::string(VGEN_SOURCE_DIR) + "/recipes/nvl72-14b.yaml", {});
   EXPECT_EQ(nvl.parallel.world_size(), 72);
+  Recipe super = load_recipe(std::string(VGEN_SOURCE_DIR) + "/recipes/nvl72-cosmos3-super.yaml", {});
+  EXPECT_EQ(super.parallel.world_size(), 72);
+  EXPECT_EQ(super.parallel.parallel_vae_size, 8);
   Recipe fp8 = load_recipe(std::string(VGEN_SOURCE_DIR) + "/recipes/1gpu-14b-fp8.yaml", {});
   EXPECT_TRUE(fp8.is_fp8());
   EXPECT_TRUE(fp8.fp8.gemm_int8());

@@ -5,6 +5,7 @@
 #include "io/safetensors.h"
 #include "model/cosmos3/config.h"
 #include "model/cosmos3/weights.h"
+#include "sched/pipeline_sigmas.h"
 
 namespace vgen {
 namespace fs = std::filesystem;
@@ -25,7 +26,58 @@ bool index_flag(const DiffusersDir& dir, const char* key) {
   return idx.contains(key) && idx[key].is_boolean() && idx[key].get<bool>();
 }
 
+// The pipeline config of a distilled checkpoint: model_index.json, or modular_model_index.json where
+// diffusers' Cosmos3DistilledModularPipeline reads `distilled_sigmas` and `is_distilled`; its
+// scheduler config may flag it too (fixed_step_requires_explicit_sigmas).
+struct DistilledKeys {
+  Json sigmas;  // null when absent
+  bool flagged = false;
+  std::string source;
+};
+
+DistilledKeys distilled_keys(const DiffusersDir& dir) {
+  DistilledKeys k;
+  const fs::path modular = fs::path(dir.root()) / "modular_model_index.json";
+  const Json mod = fs::is_regular_file(modular) ? read_json_file(modular.string(), ExitCode::kModel) : Json::object();
+  for (const auto& [j, src] : {std::pair{&dir.model_index(), dir.root() + "/model_index.json"},
+                               std::pair{&mod, modular.string()}}) {
+    if (j->contains("is_distilled") && (*j)["is_distilled"].is_boolean() && (*j)["is_distilled"].get<bool>())
+      k.flagged = true, k.source = src;
+    if (j->contains("distilled_sigmas") && !(*j)["distilled_sigmas"].is_null())
+      k.sigmas = (*j)["distilled_sigmas"], k.source = src;
+  }
+  // The distilled checkpoints' scheduler config says it samples only on sigmas it is given.
+  if (dir.has_component("scheduler") && k.sigmas.is_null()) {
+    const Json sc = dir.component_config("scheduler");
+    if (sc.contains("fixed_step_requires_explicit_sigmas") && sc["fixed_step_requires_explicit_sigmas"].is_boolean() &&
+        sc["fixed_step_requires_explicit_sigmas"].get<bool>())
+      k.flagged = true, k.source = dir.root() + "/scheduler/scheduler_config.json (fixed_step_requires_explicit_sigmas)";
+  }
+  return k;
+}
+
 }  // namespace
+
+PipelineSigmas cosmos3_pipeline_sigmas(const DiffusersDir& dir) {
+  const DistilledKeys d = distilled_keys(dir);
+  const bool native = index_flag(dir, "use_native_flow_schedule");
+  VGEN_CHECK(!d.flagged || !d.sigmas.is_null(), ExitCode::kModel,
+             "{}: a distilled checkpoint without distilled_sigmas (model_index.json or modular_model_index.json): it "
+             "samples on a fixed sigma list, which it does not give",
+             d.source);
+  PipelineSigmas s;
+  if (!d.sigmas.is_null()) {
+    VGEN_CHECK(!native, ExitCode::kModel, "{}: distilled_sigmas and use_native_flow_schedule both set", dir.root());
+    s = PipelineSigmas::from_scheduler_config(Json{{kPipelineSigmasKey, d.sigmas}}, d.source + " (distilled_sigmas)");
+  } else if (native) {
+    s.rule = PipelineSigmas::Rule::kNativeFlow;
+  }
+  return s;
+}
+
+Json cosmos3_scheduler_config(const DiffusersDir& dir) {
+  return with_pipeline_sigmas(dir.component_config("scheduler"), cosmos3_pipeline_sigmas(dir));
+}
 
 std::string cosmos3_variant(const DiffusersDir& dir) {
   const Cosmos3Config c = transformer_config(dir);
@@ -61,8 +113,7 @@ int Cosmos3Family::check_configs(const DiffusersDir& dir) const {
     VGEN_CHECK(dir.has_component(c), ExitCode::kModel, "{}: model_index.json lists no '{}' component", dir.root(), c);
     dir.component_path(c);
   }
-  VGEN_CHECK(!index_flag(dir, "use_native_flow_schedule"), ExitCode::kModel,
-             "{}/model_index.json: use_native_flow_schedule true (its sigma schedule) is not implemented", dir.root());
+  cosmos3_pipeline_sigmas(dir);  // the pipeline's sigma keys are well formed
   const Json tc = dir.component_config("transformer");
   VGEN_CHECK(!tc.contains("quantization_config") || tc["quantization_config"].is_null(), ExitCode::kModel,
              "{}/transformer/config.json: quantization_config: quantized Cosmos 3 checkpoints are not rendered",
@@ -102,6 +153,16 @@ void Cosmos3Family::check_recipe(const Recipe& r, const DiffusersDir& dir) const
              "cache_config.first_block_threshold: the first-block cache is not implemented for Cosmos 3");
   VGEN_CHECK(!r.generation.boundary_ratio, ExitCode::kRecipe,
              "generation.boundary_ratio: Cosmos 3 has one transformer (no expert switch)");
+  const PipelineSigmas s = cosmos3_pipeline_sigmas(dir);
+  if (s.rule != PipelineSigmas::Rule::kFixed) return;
+  // A distilled checkpoint: its step count is its sigma list's, its guidance baked into the weights.
+  const GenerationConfig& g = r.generation;
+  VGEN_CHECK(size_t(g.num_inference_steps) == s.fixed.size(), ExitCode::kRecipe,
+             "generation.num_inference_steps {}: this distilled checkpoint samples on its {} fixed sigmas ({}); set {}",
+             g.num_inference_steps, s.fixed.size(), s.describe(), s.fixed.size());
+  VGEN_CHECK(g.guidance_scale == 1.0 && g.guidance_scale_2.value_or(1.0) == 1.0, ExitCode::kRecipe,
+             "generation.guidance_scale {}: a distilled checkpoint has its guidance baked into the weights; set 1",
+             g.guidance_scale);
 }
 
 SizeLimits Cosmos3Family::size_limits(const DiffusersDir& dir) const {

@@ -2,14 +2,16 @@
 // rendering video (text to video, or image to video from a first frame) with diffusers' defaults. Its parts: the prompt renderer and
 // tokenizer (prompt.h) as the prompt side, the joint transformer (transformer.h) as the denoiser
 // (denoiser.h), the image condition (image_condition.h), and the Wan 2.2 VAE, lent by the registry so that this family includes no other.
-// precision fp8 runs the generation tower's linears (and attention) in fp8 (fp8_options.h).
-// Refused by name: use_native_flow_schedule, quantized transformers, fp4,
-// LoRA, the first-block cache, DWDP, a last frame on a prompt line.
+// precision fp8 runs the generation tower's linears (and attention) in fp8 (fp8_options.h). The
+// pipeline's own sigmas (use_native_flow_schedule, a distilled checkpoint's distilled_sigmas) reach
+// the scheduler through its config (cosmos3_scheduler_config). Refused by name: quantized
+// transformers, fp4, LoRA, the first-block cache, DWDP, a last frame on a prompt line.
 #pragma once
 #include <memory>
 #include <string>
 
 #include "model/registry.h"
+#include "sched/pipeline_sigmas.h"
 
 namespace vgen {
 
@@ -19,9 +21,14 @@ namespace vgen {
 using LentAutoencoderLoader = std::unique_ptr<VideoAutoencoder> (*)(const Recipe& recipe, Mesh& mesh,
                                                                     int64_t latent_channels, bool encodes);
 
+// Fills the plan facts of the checkpoint's `vae` component (model/plan_facts.h: scale factors, decoder
+// work, bytes with `headers`, encoder FLOPs), priced as its own family prices it.
+using LentAutoencoderPlanner = void (*)(const DiffusersDir& dir, PlanModel& m, bool headers);
+
 class Cosmos3Family final : public ModelFamily {
  public:
-  explicit Cosmos3Family(LentAutoencoderLoader vae) : vae_(vae) {}
+  explicit Cosmos3Family(LentAutoencoderLoader vae, LentAutoencoderPlanner vae_plan = nullptr)
+      : vae_(vae), vae_plan_(vae_plan) {}
   std::string name() const override { return "cosmos3"; }
   std::string pipeline_classes() const override { return "Cosmos3OmniPipeline"; }
   bool accepts(const DiffusersDir& dir) const override;
@@ -39,9 +46,17 @@ class Cosmos3Family final : public ModelFamily {
 
  private:
   LentAutoencoderLoader vae_;
+  LentAutoencoderPlanner vae_plan_;
 };
 
 // What a user reads of the checkpoint (ModelTraits::variant): the transformer's style from its config.
 std::string cosmos3_variant(const DiffusersDir& dir);
+
+// The sigmas the pipeline hands its scheduler: model_index.json's use_native_flow_schedule →
+// linspace(1 − 1/N, 0, steps + 1)[:-1]; a distilled checkpoint's distilled_sigmas (model_index.json
+// or modular_model_index.json) → that fixed list; else none. Malformed or contradictory keys: kModel.
+PipelineSigmas cosmos3_pipeline_sigmas(const DiffusersDir& dir);
+// scheduler/scheduler_config.json with those sigmas (sched/pipeline_sigmas.h), for make_scheduler.
+Json cosmos3_scheduler_config(const DiffusersDir& dir);
 
 }  // namespace vgen

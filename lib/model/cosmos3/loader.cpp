@@ -52,7 +52,7 @@ LoadedModel Cosmos3Family::load(const Recipe& recipe, Mesh& mesh) const {
   // The ranks that decode also encode a line's first frame (image to video).
   out.autoencoder = vae_(recipe, mesh, out.traits.latent_channels, true);
   if (mesh.is_replica_leader()) out.image_conditioner = std::make_unique<Cosmos3ImageConditioner>();
-  out.scheduler_config = dir.component_config("scheduler");
+  out.scheduler_config = cosmos3_scheduler_config(dir);  // with the pipeline's own sigmas
   log_debug("cosmos3: {} loaded (fps {})", out.traits.variant, fps);
   return out;
 }

@@ -1,8 +1,10 @@
 // The Cosmos 3 family's facts for `vgen plan` (model/plan_facts.h): the transformer's sizes from its
 // config and safetensors headers (the tensors a video render reads), the generation tower's linears
-// per video token, and the prompt side: the rendered prompts' tokens and their prefill (the
-// understanding tower once per prompt, its K/V kept for every step). The time model (--predict) has
-// no terms for this family yet: its VAE work is left empty and --predict refuses.
+// per video token, the prompt as a prefix of the attention (PlanPromptPrefix: the understanding
+// tower's prefill once per prompt and branch, its K/V kept for every step; priced at the recipe's
+// max_sequence_length tokens, the longest prompt a line may have), the understanding tower's weights
+// (resident: the loader keeps both towers on the device, the denoising loop reads only the generation
+// tower's) and the Wan 2.2 VAE, priced by the lent planner as the Wan family prices it.
 #include <filesystem>
 
 #include "io/safetensors.h"
@@ -22,11 +24,49 @@ bool unread(const std::string& name) {
   return false;
 }
 
+// The understanding tower's tensors (weights.cpp kUnd): the prompt's embedding and each layer's
+// to_q/k/v/out, their norms, `mlp` and the two layer norms without the _moe_gen suffix.
+bool understanding(const std::string& name) {
+  if (name.rfind("embed_tokens", 0) == 0) return true;
+  if (name.find("_moe_gen") != std::string::npos || name.find("add_") != std::string::npos) return false;
+  for (const char* p : {".to_q.", ".to_k.", ".to_v.", ".to_out.", ".norm_q.", ".norm_k.", ".mlp.", ".input_layernorm.",
+                        ".post_attention_layernorm."})
+    if (name.find(p) != std::string::npos) return true;
+  return false;
+}
+
+std::string size_text(int64_t bytes) {
+  const double b = double(bytes);
+  return b >= double(1ull << 30) ? fmt::format("{:.2f} GiB", b / double(1ull << 30))
+                                 : fmt::format("{:.2f} MiB", b / double(1ull << 20));
+}
+
+// Σ 2·K·N of one tower's linears per token and layer (the two towers share the shapes).
+double tower_linear_flops(const Cosmos3Config& c) {
+  const double D = c.hidden_size, F = c.intermediate_size;
+  const double attn = 2.0 * D * (2.0 * c.q_dim() + 2.0 * c.kv_dim());  // q, k, v in; o out
+  return attn + 2.0 * D * F * (c.hidden_act == Cosmos3Act::kSilu ? 3 : 2);
+}
+
 void add_prompt_facts(const Recipe& recipe, const DiffusersDir& dir, const Cosmos3Config& c, size_t run_bytes,
                       PlanModel& m) {
+  const GenerationConfig& g = recipe.generation;
+  PlanPromptPrefix pp;
+  pp.tokens = g.max_sequence_length;
+  pp.tokens_source = "priced at generation.max_sequence_length";
+  pp.prefill_flops_per_token = c.num_hidden_layers * tower_linear_flops(c);
+  pp.kv_heads = c.num_key_value_heads;
+  // Config math (the headers' count replaces it when read): each layer's linears and norms, the embedding.
+  pp.tower_bytes = int64_t(run_bytes) *
+                   (int64_t(c.num_hidden_layers) * int64_t(tower_linear_flops(c) / 2 + 4 * c.hidden_size) +
+                    int64_t(c.vocab_size) * c.hidden_size);
+  m.prompt_prefix = pp;
+  const double kv_per_token = 2.0 * c.num_hidden_layers * c.kv_dim() * double(run_bytes);
+  m.facts.push_back(fmt::format("prefill: the understanding tower ({} layers) once per prompt and branch; its K/V "
+                                "{:.1f} KiB per prompt token, kept for every step",
+                                c.num_hidden_layers, kv_per_token / 1024.0));
   const fs::path tok = fs::path(dir.root()) / "text_tokenizer";
   if (!fs::is_regular_file(tok / "tokenizer.json")) return;
-  const GenerationConfig& g = recipe.generation;
   Cosmos3PromptOptions o;
   o.num_frames = g.num_frames;
   o.height = g.height;
@@ -34,14 +74,9 @@ void add_prompt_facts(const Recipe& recipe, const DiffusersDir& dir, const Cosmo
   o.fps = double(recipe.output.fps.value_or(c.base_fps));
   const Cosmos3PromptTokenizer t(tok.string(), cosmos3_default_use_system_prompt(dir.root()));
   const Cosmos3Prompts p = t.tokenize("", g.negative_prompt, o);
-  const int64_t cond = int64_t(p.cond.ids.size()), uncond = int64_t(p.uncond.ids.size());
-  const double kv_per_token = 2.0 * c.num_hidden_layers * c.kv_dim() * double(run_bytes);
   m.facts.push_back(fmt::format("prompt tokens: {} + the prompt's own (system prompt, templates, eos, "
                                 "<|vision_start|>); negative prompt: {}",
-                                cond, uncond));
-  m.facts.push_back(fmt::format("prefill: the understanding tower ({} layers) once per prompt and branch; its K/V "
-                                "{:.1f} KiB per prompt token, kept for every step",
-                                c.num_hidden_layers, kv_per_token / 1024.0));
+                                p.cond.ids.size(), p.uncond.ids.size()));
 }
 
 }  // namespace
@@ -65,25 +100,7 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
   m.freq_dim = c.timestep_channels;
   m.patch = t.patch;
   m.pads_to_patch = true;  // latent_tokens.h: the grid is zero-padded to the 2×2 patch
-  m.vae_spatial = t.scale_spatial;
-  m.vae_temporal = t.scale_temporal;
   m.text_len = recipe.generation.max_sequence_length;
-  const std::string tdir = dir.component_path("transformer");
-  if (headers && has_safetensors(tdir)) {
-    const WeightStore ws = WeightStore::open(tdir);
-    for (const std::string& n : ws.names()) {
-      if (unread(n)) continue;
-      const int64_t k = ws.get(n).numel();
-      m.dit_params += k;
-      m.dit_bytes += k * int64_t(n.find("time_embedder") != std::string::npos ? 4 : run_bytes);
-    }
-    m.dit_source = "safetensors headers";
-  } else {
-    m.dit_source = "not computed (no safetensors read)";
-  }
-  m.dit_block_bytes = m.layers ? m.dit_bytes / m.layers : 0;
-  const std::string vdir = dir.component_path("vae");
-  if (headers && has_safetensors(vdir)) m.vae_bytes = WeightStore::open(vdir).total_numel() * 4;  // decodes in fp32
   m.te_source = "none (the prompt is token ids; the transformer's understanding tower encodes it)";
   const int64_t D = c.hidden_size, F = c.intermediate_size;
   m.block_linears = {{"add_q_proj", D, c.q_dim(), 0}, {"add_k_proj", D, c.kv_dim(), 0},
@@ -91,6 +108,37 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
                      {"mlp_moe_gen.up_proj", D, F, 2}, {"mlp_moe_gen.down_proj", F, D, 3}};
   if (c.hidden_act == Cosmos3Act::kSilu) m.block_linears.push_back({"mlp_moe_gen.gate_proj", D, F, 2});
   add_prompt_facts(recipe, dir, c, run_bytes, m);
+  const std::string tdir = dir.component_path("transformer");
+  if (headers && has_safetensors(tdir)) {
+    const WeightStore ws = WeightStore::open(tdir);
+    int64_t und = 0;
+    for (const std::string& n : ws.names()) {
+      if (unread(n)) continue;
+      const int64_t k = ws.get(n).numel();
+      const int64_t bytes = k * int64_t(n.find("time_embedder") != std::string::npos ? 4 : run_bytes);
+      m.dit_params += k;
+      m.dit_bytes += bytes;
+      if (understanding(n)) und += bytes;
+    }
+    m.prompt_prefix->tower_bytes = und;
+    m.dit_source = "safetensors headers";
+  } else {  // config math: both towers' layers, the embedding, proj_in / proj_out
+    const int64_t P = c.patch_latent_dim;
+    m.dit_params = int64_t(c.num_hidden_layers) * int64_t(2 * (tower_linear_flops(c) / 2 + 4 * D)) +
+                   int64_t(c.vocab_size) * D + 2 * P * D + P + D;
+    m.dit_bytes = m.dit_params * int64_t(run_bytes);
+    m.dit_source = "config math";
+  }
+  m.dit_block_bytes = m.layers ? (m.dit_bytes - m.prompt_prefix->tower_bytes) / m.layers : 0;
+  m.facts.push_back(fmt::format("understanding tower: resident ({} of the transformer's {} at the run dtype); only "
+                                "the prefill reads it, the denoising loop the generation tower",
+                                size_text(m.prompt_prefix->tower_bytes), size_text(m.dit_bytes)));
+  if (vae_plan_) vae_plan_(dir, m, headers);  // after out_channels: the decoder's z_dim
+  m.vae_spatial = t.scale_spatial;
+  m.vae_temporal = t.scale_temporal;
+  m.condition_frames_all = true;  // I2V: the image repeated over every frame, all encoded (image_condition.h)
+  m.conditioning = "a first frame (optional); the VAE encodes it repeated over the video's frames; its latent "
+                   "frame's tokens are clean (no timestep embedding)";
   return m;
 }
 

@@ -3,6 +3,7 @@
 #include "dist/node_comm.h"
 #include "io/diffusers_dir.h"
 #include "model/latents.h"
+#include "model/wan/plan_image.h"
 #include "model/wan/vae/autoencoder.h"
 
 namespace vgen {
@@ -52,6 +53,11 @@ std::unique_ptr<VideoAutoencoder> load_wan_vae_autoencoder(const Recipe& recipe,
     if (ae && encodes) ae->set_encoder(std::make_shared<WanVaeEncoder>(cfg, store));
   }
   return ae;
+}
+
+void plan_lent_wan_vae(const DiffusersDir& dir, PlanModel& m, bool headers) {
+  plan_wan_vae_decoder(dir, m, headers);
+  if (dir.has_component("vae")) plan_wan_vae_encoder(dir, m);
 }
 
 }  // namespace vgen

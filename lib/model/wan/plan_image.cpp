@@ -74,10 +74,7 @@ void describe(const DiffusersDir& dir, PlanModel& m) {
 
 }  // namespace
 
-void plan_image_side(const DiffusersDir& dir, PlanModel& m, bool headers, size_t run_bytes) {
-  if (WanFamily().image_inputs(dir).conditioning == ImageConditioning::kNone) return;
-  m.condition_frames_all = m.in_channels != m.out_channels;  // I2V: the whole condition video; TI2V: one frame
-  describe(dir, m);
+void plan_wan_vae_encoder(const DiffusersDir& dir, PlanModel& m) {
   const Json vc = dir.component_config("vae");
   EncoderShape e;
   e.base = json_get_or<double>(vc, "base_dim", 96);
@@ -90,6 +87,13 @@ void plan_image_side(const DiffusersDir& dir, PlanModel& m, bool headers, size_t
   if (vc.contains("temperal_downsample") && vc["temperal_downsample"].is_array())
     e.temporal_down = vc["temperal_downsample"].get<std::vector<bool>>();
   m.vae_encode_flops = [e](double F, double H, double W) { return encoder_flops(e, F, H, W); };
+}
+
+void plan_image_side(const DiffusersDir& dir, PlanModel& m, bool headers, size_t run_bytes) {
+  if (WanFamily().image_inputs(dir).conditioning == ImageConditioning::kNone) return;
+  m.condition_frames_all = m.in_channels != m.out_channels;  // I2V: the whole condition video; TI2V: one frame
+  describe(dir, m);
+  plan_wan_vae_encoder(dir, m);
   if (!wan_takes_image_tokens(dir)) return;
   const Json ic = dir.component_config("image_encoder");
   const int64_t image = json_get_or<int64_t>(ic, "image_size", 224), patch = json_get_or<int64_t>(ic, "patch_size", 14);

@@ -12,4 +12,10 @@ namespace vgen {
 // condition_frames_all and vae_encode_flops for an image-conditioned checkpoint; nothing otherwise.
 void plan_image_side(const DiffusersDir& dir, PlanModel& m, bool headers, size_t run_bytes);
 
+// m.vae_encode_flops of the checkpoint's `vae` (a Wan VAE encoder, from vae/config.json).
+void plan_wan_vae_encoder(const DiffusersDir& dir, PlanModel& m);
+// m.vae_spatial / vae_temporal and vae_work of the checkpoint's `vae` decoder (vae/config.json when
+// present; the Wan 2.1 VAE's defaults otherwise), vae_bytes with `headers` (plan_model.cpp).
+void plan_wan_vae_decoder(const DiffusersDir& dir, PlanModel& m, bool headers);
+
 }  // namespace vgen

@@ -236,9 +236,16 @@ PlanModel WanFamily::plan_model(const Recipe& recipe, bool headers) const {
   }
   m.te_bytes = m.te_params * int64_t(run_bytes);
 
+  plan_wan_vae_decoder(dir, m, headers);
+  plan_image_side(dir, m, headers, run_bytes);
+  m.block_linears = block_linears(m);
+  return m;
+}
+
+void plan_wan_vae_decoder(const DiffusersDir& dir, PlanModel& m, bool headers) {
   WanVaeShape vs;
   vs.z_dim = m.out_channels;  // the DiT's latent channels are the VAE's z_dim (I2V's input adds the condition)
-  std::string vdir = (fs::path(recipe.model) / "vae").string();
+  std::string vdir = (fs::path(dir.root()) / "vae").string();
   std::string vcfg = (fs::path(vdir) / "config.json").string();
   if (fs::is_regular_file(vcfg)) {
     Json vc = read_json_file(vcfg, ExitCode::kModel);
@@ -260,10 +267,7 @@ PlanModel WanFamily::plan_model(const Recipe& recipe, bool headers) const {
   if (headers && has_safetensors(vdir)) {
     m.vae_bytes = WeightStore::open(vdir).total_numel() * 4;  // the VAE decodes in fp32 (as diffusers recommends)
   }
-  plan_image_side(dir, m, headers, run_bytes);
-  m.block_linears = block_linears(m);
   m.vae_work = [vs](double T, double h, double w, double eb, bool split_w) { return vae_work(vs, T, h, w, eb, split_w); };
-  return m;
 }
 
 }  // namespace vgen

@@ -7,8 +7,12 @@ style: relu² MLP, Nemotron RMSNorm, no text Q/K norm but a K norm of the unders
 attention biases; transformer/ only).
 Cases (fp32, CPU, deterministic): mRoPE position ids and cos/sin tables, the understanding tower's per-layer K/V,
 one transformer forward with cond and uncond prompts of different lengths (T2V and with a clean first frame), a
-T2V pipeline run and an I2V one (step latents, frames).
+T2V pipeline run and an I2V one (step latents, frames), and a T2V run with the pipeline's
+use_native_flow_schedule (checkpoint `cosmos3-tiny-native`: cosmos3-tiny's components, linked, under a
+model_index.json that sets it).
 Usage: /work/pyref/bin/python make_golden_cosmos3.py OUTDIR   (writes OUTDIR/, e.g. tests/golden-cosmos3)
+       /work/pyref/bin/python make_golden_cosmos3.py OUTDIR pipeline_t2v_native
+           (that case alone, from the saved OUTDIR/cosmos3-tiny; nothing else is rewritten)
 """
 import json, os, sys, shutil
 import numpy as np
@@ -25,10 +29,14 @@ from diffusers.pipelines.cosmos.pipeline_cosmos3_omni import (Cosmos3OmniPipelin
 torch.use_deterministic_algorithms(True)
 torch.set_num_threads(2)
 out = sys.argv[1]
-for sub in ("cases", "images", "cosmos3-tiny", "cosmos3-edge-tiny", "text_tokenizer"):  # README.md stays
-    shutil.rmtree(os.path.join(out, sub), ignore_errors=True)
+ONLY = sys.argv[2] if len(sys.argv) > 2 else None
+assert ONLY in (None, "pipeline_t2v_native"), f"only the case pipeline_t2v_native is made alone, not {ONLY}"
 cases = os.path.join(out, "cases"); images = os.path.join(out, "images")
-os.makedirs(cases); os.makedirs(images)
+if ONLY is None:
+    for sub in ("cases", "images", "cosmos3-tiny", "cosmos3-edge-tiny", "cosmos3-tiny-native",
+                "text_tokenizer"):  # README.md stays
+        shutil.rmtree(os.path.join(out, sub), ignore_errors=True)
+    os.makedirs(cases); os.makedirs(images)
 g = torch.Generator().manual_seed(3000)
 
 QWEN_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
@@ -206,6 +214,97 @@ def model_cases(model, model_dir, tag, vocab, ids_cond, ids_uncond):
                        "that are not noisy are zero in the output (i2v: frame 0 clean)"})
 
 
+# ---- pipelines
+def make_image(name, hw):
+    h, w = hw
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    a = np.stack([np.sin(xx / 4.0 + 1.0), np.cos(yy / 3.0), np.sin((xx + yy) / 6.0)], -1)
+    im = Image.fromarray(((a * 0.5 + 0.5) * 255).clip(0, 255).astype(np.uint8), "RGB")
+    rel = os.path.join("images", name + ".png")
+    im.save(os.path.join(out, rel))
+    return rel
+
+
+def run_pipe(name, q, image_rel=None, pipe_=None, model_dir="cosmos3-tiny", gen=None):
+    """One pipeline run (the globals pipe, tok, shift and g unless given) saved as case `name`."""
+    pipe_ = pipe_ or pipe
+    lt = (q["frames"] - 1) // 4 + 1
+    lat0 = torch.randn((1, 48, lt, q["h"] // 16, q["w"] // 16), generator=gen or g)
+    seen = []
+
+    def cb(pp, i, t, kw):
+        seen.append((float(t), kw["latents"].clone())); return {}
+    kwargs = dict(prompt=q["prompt"], negative_prompt=q["neg"], height=q["h"], width=q["w"], num_frames=q["frames"],
+                  fps=q["fps"], num_inference_steps=q["steps"], guidance_scale=q["gs"], latents=lat0.clone(),
+                  output_type="pt", callback_on_step_end=cb, callback_on_step_end_tensor_inputs=["latents"],
+                  enable_safety_check=False)
+    tens = {}
+    if image_rel:
+        im = Image.open(os.path.join(out, image_rel)).convert("RGB")
+        kwargs["image"] = im
+        pre = _preprocess_conditioning_image(im, q["h"], q["w"])
+        tens["image_preprocessed"] = pre
+        # What prepare_latents does without `latents`: the image repeated over every frame, encoded and
+        # normalised; its first latent frame replaces the noise there (the clean condition frame).
+        with torch.no_grad():
+            x0 = pipe_._encode_video(pre.unsqueeze(2).expand(-1, -1, q["frames"], -1, -1).contiguous()).float()
+        tens["condition_latents"] = x0
+        lat0[:, :, 0] = x0[:, :, 0]
+        kwargs["latents"] = lat0.clone()
+    ci, ui = pipe_.tokenize_prompt(q["prompt"], q["neg"], num_frames=q["frames"], height=q["h"], width=q["w"], fps=q["fps"])
+    with torch.no_grad():
+        video = pipe_(**kwargs).video
+    tens.update({"initial_latents": lat0, "step_latents": torch.stack([s[1] for s in seen]),
+                 "step_timesteps": torch.tensor([s[0] for s in seen]), "frames": video,
+                 "input_ids_cond": torch.tensor(ci), "input_ids_uncond": torch.tensor(ui)})
+    params = {"model_dir": model_dir, "prompt": q["prompt"], "negative_prompt": q["neg"], "height": q["h"],
+              "width": q["w"], "num_frames": q["frames"], "fps": q["fps"], "num_inference_steps": q["steps"],
+              "guidance_scale": q["gs"], "use_system_prompt": True, "scheduler": "UniPCMultistepScheduler",
+              "flow_shift": shift, "pipeline_class": "Cosmos3OmniPipeline",
+              "prompt_text_cond": tok.decode(ci), "prompt_text_uncond": tok.decode(ui),
+              "note": "frames: output_type 'pt', float in [0, 1], [F, 3, H, W]; step_latents[i]: the scheduler's "
+                      "latents after step i (callback_on_step_end); initial_latents: passed as `latents`, for I2V with the "
+                      "first frame set to condition_latents' (the image repeated over the frames, VAE-encoded and "
+                      "normalised, as prepare_latents does); input_ids_*: "
+                      "tokenize_prompt's ids (chat template, then eos and <|vision_start|>)"}
+    if image_rel:
+        params["image"] = image_rel
+    if pipe_.config.use_native_flow_schedule:
+        params["use_native_flow_schedule"] = True
+    save_case(name, tens, params)
+
+
+BASE = dict(prompt="A cat walks on the grass, realistic style.", neg="blurry, low quality", h=32, w=48, frames=9,
+            fps=16.0, steps=3, gs=6.0)
+
+
+def native_flow_case(pipe_native):
+    """pipeline_t2v_native: T2V with use_native_flow_schedule, its own initial latents; the checkpoint
+    cosmos3-tiny-native is cosmos3-tiny's components (relative links) under a model_index.json that sets it."""
+    ndir = os.path.join(out, "cosmos3-tiny-native")
+    shutil.rmtree(ndir, ignore_errors=True)
+    os.makedirs(ndir)
+    idx = json.load(open(os.path.join(out, "cosmos3-tiny", "model_index.json")))
+    idx["use_native_flow_schedule"] = True
+    json.dump(idx, open(os.path.join(ndir, "model_index.json"), "w"), indent=2)
+    for comp in ("transformer", "vae", "scheduler", "text_tokenizer"):
+        os.symlink(os.path.join("..", "cosmos3-tiny", comp), os.path.join(ndir, comp))
+    run_pipe("pipeline_t2v_native", dict(BASE, prompt="Sunlight through leaves over a river.", steps=4),
+             pipe_=pipe_native, model_dir="cosmos3-tiny-native", gen=torch.Generator().manual_seed(3100))
+
+
+if ONLY == "pipeline_t2v_native":
+    tok = AutoTokenizer.from_pretrained(os.path.join(out, "cosmos3-tiny", "text_tokenizer"))
+    pipe = Cosmos3OmniPipeline.from_pretrained(os.path.join(out, "cosmos3-tiny"), use_native_flow_schedule=True,
+                                               enable_safety_checker=False)
+    shift = pipe.scheduler.config.flow_shift
+    native_flow_case(pipe)
+    print("done", ONLY)
+    sys.exit(0)
+
+
+
+
 # ---- models
 tok = make_tokenizer(out)
 vocab = len(tok)
@@ -230,64 +329,7 @@ model_cases(qwen, "cosmos3-tiny", "", vocab, ids_cond, ids_uncond)
 model_cases(edge, "cosmos3-edge-tiny", "_edge", vocab, ids_cond, ids_uncond)
 
 
-# ---- pipelines
-def make_image(name, hw):
-    h, w = hw
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    a = np.stack([np.sin(xx / 4.0 + 1.0), np.cos(yy / 3.0), np.sin((xx + yy) / 6.0)], -1)
-    im = Image.fromarray(((a * 0.5 + 0.5) * 255).clip(0, 255).astype(np.uint8), "RGB")
-    rel = os.path.join("images", name + ".png")
-    im.save(os.path.join(out, rel))
-    return rel
-
-
-def run_pipe(name, q, image_rel=None):
-    lt = (q["frames"] - 1) // 4 + 1
-    lat0 = torch.randn((1, 48, lt, q["h"] // 16, q["w"] // 16), generator=g)
-    seen = []
-
-    def cb(pp, i, t, kw):
-        seen.append((float(t), kw["latents"].clone())); return {}
-    kwargs = dict(prompt=q["prompt"], negative_prompt=q["neg"], height=q["h"], width=q["w"], num_frames=q["frames"],
-                  fps=q["fps"], num_inference_steps=q["steps"], guidance_scale=q["gs"], latents=lat0.clone(),
-                  output_type="pt", callback_on_step_end=cb, callback_on_step_end_tensor_inputs=["latents"],
-                  enable_safety_check=False)
-    tens = {}
-    if image_rel:
-        im = Image.open(os.path.join(out, image_rel)).convert("RGB")
-        kwargs["image"] = im
-        pre = _preprocess_conditioning_image(im, q["h"], q["w"])
-        tens["image_preprocessed"] = pre
-        # What prepare_latents does without `latents`: the image repeated over every frame, encoded and
-        # normalised; its first latent frame replaces the noise there (the clean condition frame).
-        with torch.no_grad():
-            x0 = pipe._encode_video(pre.unsqueeze(2).expand(-1, -1, q["frames"], -1, -1).contiguous()).float()
-        tens["condition_latents"] = x0
-        lat0[:, :, 0] = x0[:, :, 0]
-        kwargs["latents"] = lat0.clone()
-    ci, ui = pipe.tokenize_prompt(q["prompt"], q["neg"], num_frames=q["frames"], height=q["h"], width=q["w"], fps=q["fps"])
-    with torch.no_grad():
-        video = pipe(**kwargs).video
-    tens.update({"initial_latents": lat0, "step_latents": torch.stack([s[1] for s in seen]),
-                 "step_timesteps": torch.tensor([s[0] for s in seen]), "frames": video,
-                 "input_ids_cond": torch.tensor(ci), "input_ids_uncond": torch.tensor(ui)})
-    params = {"model_dir": "cosmos3-tiny", "prompt": q["prompt"], "negative_prompt": q["neg"], "height": q["h"],
-              "width": q["w"], "num_frames": q["frames"], "fps": q["fps"], "num_inference_steps": q["steps"],
-              "guidance_scale": q["gs"], "use_system_prompt": True, "scheduler": "UniPCMultistepScheduler",
-              "flow_shift": shift, "pipeline_class": "Cosmos3OmniPipeline",
-              "prompt_text_cond": tok.decode(ci), "prompt_text_uncond": tok.decode(ui),
-              "note": "frames: output_type 'pt', float in [0, 1], [F, 3, H, W]; step_latents[i]: the scheduler's "
-                      "latents after step i (callback_on_step_end); initial_latents: passed as `latents`, for I2V with the "
-                      "first frame set to condition_latents' (the image repeated over the frames, VAE-encoded and "
-                      "normalised, as prepare_latents does); input_ids_*: "
-                      "tokenize_prompt's ids (chat template, then eos and <|vision_start|>)"}
-    if image_rel:
-        params["image"] = image_rel
-    save_case(name, tens, params)
-
-
-base = dict(prompt="A cat walks on the grass, realistic style.", neg="blurry, low quality", h=32, w=48, frames=9,
-            fps=16.0, steps=3, gs=6.0)
+base = BASE
 run_pipe("pipeline_t2v", base)
 run_pipe("pipeline_i2v", dict(base, prompt="A robot arm picks up a red cube."), image_rel=make_image("i2v_first", (40, 56)))
 
@@ -304,6 +346,8 @@ if os.path.exists(os.path.join(tdir, "chat_template.jinja")):
     os.remove(os.path.join(tdir, "chat_template.jinja"))
 assert AutoTokenizer.from_pretrained(tdir)("a cat <|vision_start|>").input_ids == tok("a cat <|vision_start|>").input_ids
 edge.save_pretrained(os.path.join(out, "cosmos3-edge-tiny", "transformer"), safe_serialization=True)
+native_flow_case(Cosmos3OmniPipeline(transformer=qwen, text_tokenizer=tok, vae=vae, scheduler=sched,
+                                     enable_safety_checker=False, use_native_flow_schedule=True))
 
 import diffusers, transformers, tokenizers, PIL
 with open(os.path.join(out, "PROVENANCE.json"), "w") as f:

@@ -1,0 +1,129 @@
+// `vgen plan --predict` for the Cosmos 3 family on the config-only copies of recipes/models/cosmos3-*:
+// the prompt prefill priced once per prompt and branch in place of the text encoder (its FLOPs by
+// formula), the generation tower attending its video queries to the prompt's K/V in place of a
+// cross-attention, the Wan 2.2 VAE priced exactly as the Wan family prices it, the understanding
+// tower reported resident, and the shipped Cosmos 3 recipes (the NVL72 Super one included) priced.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "plan/mesh_ranking.h"
+
+using namespace vgen;
+
+namespace {
+
+const std::string kSrc = VGEN_SOURCE_DIR;
+
+Recipe recipe_for(const std::string& model, const std::vector<std::string>& sets) {
+  std::vector<std::string> all = {"model=" + kSrc + "/recipes/models/" + model, "device=cuda", "precision=bf16",
+                                  "generation.height=704", "generation.width=1280", "generation.num_frames=121",
+                                  "generation.num_inference_steps=35", "generation.guidance_scale=6.0",
+                                  "generation.max_sequence_length=1024"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  return parse_recipe("{}", "test", all);
+}
+
+HardwareProfile h200() { return load_hardware_profile(kSrc + "/recipes/hardware/h200.yaml"); }
+
+Prediction run(const Recipe& r, int world) {
+  return predict(r, make_plan(r, world, read_plan_model_configs(r), false), h200());
+}
+
+double part(const Prediction& p, const std::string& name) {
+  for (const auto& [what, s] : p.forward_parts)
+    if (what == name) return s;
+  return -1;
+}
+
+TEST(PredictCosmos3, PrefillPerPromptAndBranch) {
+  const HardwareProfile hw = h200();
+  const Recipe r = recipe_for("cosmos3-nano", {});
+  const PlanModel md = read_plan_model_configs(r);
+  ASSERT_TRUE(md.prompt_prefix.has_value());
+  const PlanPromptPrefix& pp = *md.prompt_prefix;
+  EXPECT_EQ(pp.tokens, 1024);
+  EXPECT_EQ(pp.kv_heads, 8);
+  // Nano: 36 layers of q (32×128), k and v (8×128), o, and the SwiGLU MLP (12288) on hidden 4096.
+  const double D = 4096, F = 12288, q = 32 * 128, kv = 8 * 128;
+  EXPECT_DOUBLE_EQ(pp.prefill_flops_per_token, 36 * (2 * D * (2 * q + 2 * kv) + 2 * D * F * 3));
+  const double P = 1024, one = (P * pp.prefill_flops_per_token + 36 * 2 * P * P * D) /
+                               (hw.bf16_tflops * 1e12 * hw.gemm.at(P));
+  const Prediction cfg_on = run(r, 1);  // guidance 6 on one GPU: the prompt and the negative prompt
+  EXPECT_EQ(cfg_on.text_what, "prompt prefill");
+  EXPECT_NEAR(cfg_on.text_s, hw.text_fixed_s + 2 * one, 1e-12);
+  const Prediction no_cfg = run(recipe_for("cosmos3-nano", {"generation.guidance_scale=1.0"}), 1);
+  EXPECT_NEAR(no_cfg.text_s, hw.text_fixed_s + one, 1e-12);
+  const Prediction cfg2 = run(recipe_for("cosmos3-nano", {"parallel_config.cfg_size=2"}), 2);
+  EXPECT_NEAR(cfg2.text_s, hw.text_fixed_s + one, 1e-12);  // each CFG rank prefills its own branch
+}
+
+TEST(PredictCosmos3, PromptPrefixAttentionReplacesCrossAttention) {
+  const Prediction p = run(recipe_for("cosmos3-nano", {}), 1);
+  EXPECT_GT(part(p, "prompt-prefix attention"), 0);
+  EXPECT_EQ(part(p, "cross-attention"), -1);
+  EXPECT_GT(part(p, "self-attention"), 10 * part(p, "prompt-prefix attention"));
+  // A longer prompt bound costs more prefix attention; the video's self-attention does not change.
+  const Prediction longer = run(recipe_for("cosmos3-nano", {"generation.max_sequence_length=4096"}), 1);
+  EXPECT_GT(part(longer, "prompt-prefix attention"), 3 * part(p, "prompt-prefix attention"));
+  EXPECT_DOUBLE_EQ(part(longer, "self-attention"), part(p, "self-attention"));
+  EXPECT_GT(part(longer, "elementwise"), part(p, "elementwise"));  // the GQA repeat of the prompt's K/V
+  // Ulysses 4: each rank attends a quarter of the heads to the same prompt.
+  const Prediction u4 = run(recipe_for("cosmos3-nano", {"parallel_config.ulysses_size=4"}), 4);
+  EXPECT_LT(part(u4, "prompt-prefix attention"), 0.5 * part(p, "prompt-prefix attention"));
+}
+
+TEST(PredictCosmos3, WanVaeAsTheWanFamilyPricesIt) {
+  // Cosmos 3 decodes with the Wan 2.2 VAE of Wan2.2-TI2V-5B: the same clip costs the same decode.
+  for (const char* pvs : {"1", "4"}) {
+    const std::string set = std::string("parallel_config.parallel_vae_size=") + pvs;
+    const Prediction c = run(recipe_for("cosmos3-nano", {"parallel_config.ulysses_size=4", set}), 4);
+    const Prediction w = run(recipe_for("wan2.2-ti2v-5b", {"parallel_config.ulysses_size=4", set}), 4);
+    EXPECT_GT(c.vae_decode_s, 0) << pvs;
+    EXPECT_DOUBLE_EQ(c.vae_decode_s, w.vae_decode_s) << pvs;
+    EXPECT_DOUBLE_EQ(c.vae_s, w.vae_s) << pvs;
+    EXPECT_GT(c.image_s, w.image_s) << pvs;  // an image line: Cosmos 3 encodes every frame, TI2V the first
+  }
+}
+
+TEST(PredictCosmos3, UnderstandingTowerReportedResident) {
+  for (const char* m : {"cosmos3-nano", "cosmos3-super", "cosmos3-edge"}) {
+    const PlanModel md = read_plan_model_configs(recipe_for(m, {}));
+    ASSERT_TRUE(md.prompt_prefix.has_value()) << m;
+    EXPECT_FALSE(md.prompt_prefix->streamed) << m;
+    EXPECT_GT(md.prompt_prefix->tower_bytes, md.dit_bytes / 3) << m;
+    EXPECT_LT(md.prompt_prefix->tower_bytes, md.dit_bytes) << m;
+    EXPECT_TRUE(std::any_of(md.facts.begin(), md.facts.end(),
+                            [](const std::string& f) { return f.rfind("understanding tower: resident", 0) == 0; }))
+        << m;
+    const std::string plan = format_plan(recipe_for(m, {}), make_plan(recipe_for(m, {}), 1, md, false));
+    EXPECT_NE(plan.find("prompt K/V from the prefill"), std::string::npos) << m;
+  }
+}
+
+TEST(PredictCosmos3, ShippedRecipes) {
+  struct Case {
+    const char* recipe;
+    const char* model;
+    int world;
+  };
+  for (const Case& c : {Case{"1gpu-cosmos3-nano-720p", "cosmos3-nano", 1}, Case{"8gpu-cosmos3-nano-720p", "cosmos3-nano", 8},
+                        Case{"nvl72-cosmos3-super", "cosmos3-super", 72}}) {
+    const Recipe r =
+        load_recipe(kSrc + "/recipes/" + c.recipe + ".yaml", {"model=" + kSrc + "/recipes/models/" + c.model});
+    ASSERT_EQ(r.parallel.world_size(), c.world) << c.recipe;
+    const Prediction p = predict(r, make_plan(r, c.world, read_plan_model_configs(r), false), h200());
+    EXPECT_GT(p.denoise_s, p.text_s) << c.recipe;
+    EXPECT_GT(p.vae_decode_s, 0) << c.recipe;
+    EXPECT_EQ(p.text_what, "prompt prefill") << c.recipe;
+    if (c.world == 72) {
+      EXPECT_NE(p.mesh.find("cfg 2 × ulysses 4 × attn2d 3×3, vae 8"), std::string::npos) << p.mesh;
+      const Prediction one = predict_one_gpu(r, read_plan_model_configs(r), h200());
+      EXPECT_GT(one.denoise_s / p.denoise_s, 20) << "the 72-rank mesh's denoising speedup";
+    }
+  }
+}
+
+}  // namespace
