@@ -1,0 +1,158 @@
+// The cuDNN FP8 attention's own steps (attention_cudnn_fp8.cuh): per-tensor amax of Q, K and V over
+// their valid tokens, the scales, the dense e4m3 copies, the e4m3 output read back into bf16, and the
+// empty call. Memory-bound elementwise kernels; the numerics are attention_cudnn_fp8_ref.h's.
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <cmath>
+
+#include "kernels/attention/attention_cudnn_fp8.cuh"
+#include "kernels/quant/e4m3_pack.cuh"
+
+namespace vgen::kern {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks = 4096;
+
+// One of Q, K, V: a bf16 [B, S, H, D] view of its first n tokens (token stride t), and its dense
+// e4m3 copy [B, n, H, Dp] (head dim padded with zeros to Dp, a multiple of 16).
+struct Operand {
+  const __nv_bfloat16* x;
+  int64_t S, n, t;
+  uint8_t* x8;
+};
+struct Operands {
+  Operand op[3];
+  int64_t H, D, Dp;
+  float* scalars;
+};
+
+// The source element of padded index e ([B, n, H, Dp] order), or -1 in the padding.
+__device__ __forceinline__ int64_t src_index(const Operand& o, int64_t e, const Operands& p) {
+  const int64_t dp = e % p.Dp, rh = e / p.Dp, h = rh % p.H, row = rh / p.H;  // row = b·n + s
+  if (dp >= p.D) return -1;
+  const int64_t b = row / o.n, s = row - b * o.n;
+  return (b * o.S + s) * o.t + h * p.D + dp;
+}
+
+// grid (blocks, 3): blockIdx.y picks the operand; max |x| into scalars[kAmaxQ + y] (float bits:
+// non-negative floats order as their bit patterns).
+__global__ void amax_kernel(const Operands p, int64_t B) {
+  const Operand& o = p.op[blockIdx.y];
+  const int64_t total = B * o.n * p.H * p.Dp;
+  float m = 0.0f;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i = src_index(o, e, p);
+    if (i >= 0) m = fmaxf(m, fabsf(__bfloat162float(o.x[i])));
+  }
+  for (int off = 16; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+  __shared__ float warp_max[kThreads / 32];
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
+    atomicMax(reinterpret_cast<unsigned int*>(p.scalars + kAmaxQ + blockIdx.y), __float_as_uint(m));
+  }
+}
+
+// One thread: the scales from the amaxes (fp8_quant_mul / fp8_dequant_mul), P's and O's.
+__global__ void scales_kernel(float* s) {
+  for (int i = 0; i < 3; ++i) {
+    s[kDescaleQ + i] = e4m3_dequant_mul(s[kAmaxQ + i]);
+    s[kScaleQ + i] = e4m3_quant_mul(s[kAmaxQ + i]);
+  }
+  s[kDescaleS] = 1.0f / kFp8E4M3Max;
+  s[kScaleO] = 0.5f * s[kScaleV];
+  s[kDescaleO] = 2.0f * s[kDescaleV];
+  s[kOne] = 1.0f;
+}
+
+// grid (blocks, 3): e4m3(x · scale) of each operand, densely, zeros in the head-dim padding.
+__global__ void quant_kernel(const Operands p, int64_t B) {
+  const Operand& o = p.op[blockIdx.y];
+  const float mul = p.scalars[kScaleQ + blockIdx.y];
+  const int64_t total = B * o.n * p.H * p.Dp;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i = src_index(o, e, p);
+    const float v = i >= 0 ? e4m3_scaled(__bfloat162float(o.x[i]), mul) : 0.0f;
+    o.x8[e] = uint8_t(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
+  }
+}
+
+// out [rows, H, D] (token stride ot) from cuDNN's O [rows, H, Dp] in the workspace: e4m3 · descale_o
+// or bf16 as it is.
+__global__ void finish_kernel(const void* o, bool e4m3, const float* scalars, __nv_bfloat16* out, int64_t rows,
+                              int64_t H, int64_t D, int64_t Dp, int64_t ot) {
+  const float mul = scalars[kDescaleO];
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < rows * H * D; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t d = e % D, rh = e / D, h = rh % H, row = rh / H;
+    const int64_t src = (row * H + h) * Dp + d;
+    if (e4m3) {
+      __nv_fp8_e4m3 v;
+      v.__x = static_cast<const uint8_t*>(o)[src];
+      out[row * ot + h * D + d] = __float2bfloat16_rn(float(v) * mul);
+    } else {
+      out[row * ot + h * D + d] = static_cast<const __nv_bfloat16*>(o)[src];
+    }
+  }
+}
+
+// No valid key: out rows 0, lse −inf.
+__global__ void empty_kernel(__nv_bfloat16* out, float* lse, int64_t rows, int64_t HD, int64_t ot, int64_t lse_n) {
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < rows * HD; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t row = e / HD;
+    out[row * ot + (e - row * HD)] = __float2bfloat16_rn(0.0f);
+  }
+  if (lse)
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < lse_n; e += int64_t(gridDim.x) * blockDim.x)
+      lse[e] = -INFINITY;
+}
+
+unsigned blocks_for(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return unsigned(b < 1 ? 1 : b > kMaxBlocks ? kMaxBlocks : b);
+}
+
+int64_t valid_kv(const AttnArgs& a) { return a.num_valid_kv < 0 ? 0 : a.num_valid_kv > a.Skv ? a.Skv : a.num_valid_kv; }
+
+}  // namespace
+
+cudaError_t attention_cudnn_fp8_quantize(const AttnArgs& a, void* workspace, size_t workspace_bytes,
+                                         cudaStream_t stream) {
+  if (!workspace || workspace_bytes < attention_cudnn_fp8_workspace_bytes(a)) return cudaErrorInvalidValue;
+  const CudnnFp8Buffers buf = attention_cudnn_fp8_buffers(a, workspace);
+  const AttnStrides st = attn_strides(a);
+  const int64_t nv = valid_kv(a);
+  Operands p;
+  p.op[0] = {static_cast<const __nv_bfloat16*>(a.q), a.Sq, a.Sq, st.q, buf.q8};
+  p.op[1] = {static_cast<const __nv_bfloat16*>(a.k), a.Skv, nv, st.k, buf.k8};
+  p.op[2] = {static_cast<const __nv_bfloat16*>(a.v), a.Skv, nv, st.v, buf.v8};
+  p.H = a.H, p.D = a.D, p.Dp = attention_cudnn_fp8_head_dim(a.D);
+  p.scalars = buf.scalars;
+  cudaError_t e = cudaMemsetAsync(buf.scalars, 0, kCudnnFp8Scalars * sizeof(float), stream);
+  if (e != cudaSuccess) return e;
+  const int64_t most = a.B * (a.Sq > nv ? a.Sq : nv) * p.H * p.Dp;
+  const dim3 grid(blocks_for(most), 3);
+  amax_kernel<<<grid, kThreads, 0, stream>>>(p, a.B);
+  scales_kernel<<<1, 1, 0, stream>>>(buf.scalars);
+  quant_kernel<<<grid, kThreads, 0, stream>>>(p, a.B);
+  return cudaGetLastError();
+}
+
+cudaError_t attention_cudnn_fp8_finish(const AttnArgs& a, const CudnnFp8Buffers& buf, bool e4m3, cudaStream_t stream) {
+  const int64_t rows = a.B * a.Sq;
+  finish_kernel<<<blocks_for(rows * a.H * a.D), kThreads, 0, stream>>>(
+      buf.o, e4m3, buf.scalars, static_cast<__nv_bfloat16*>(a.out), rows, a.H, a.D, attention_cudnn_fp8_head_dim(a.D),
+      attn_strides(a).o);
+  return cudaGetLastError();
+}
+
+cudaError_t attention_cudnn_fp8_empty(const AttnArgs& a, cudaStream_t stream) {
+  const int64_t rows = a.B * a.Sq, HD = a.H * a.D;
+  empty_kernel<<<blocks_for(rows * HD), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(a.out), a.lse, rows, HD,
+                                                               attn_strides(a).o, a.B * a.H * a.Sq);
+  return cudaGetLastError();
+}
+
+}  // namespace vgen::kern

@@ -1,0 +1,95 @@
+#include "kernels/attention/attention_cudnn_fp8_ref.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/quant/fp8_e4m3_ref.h"
+
+namespace vgen::kern {
+namespace {
+
+// The dequantised e4m3 values of x [B, S, HD]'s first n tokens, [B, n, HD], and the dequant scale.
+float dequantised(const float* x, int64_t B, int64_t S, int64_t n, int64_t HD, std::vector<float>& out) {
+  std::vector<uint8_t> x8(size_t(B * n * HD));
+  const float amax = cudnn_fp8_quantize_ref(x, B, S, n, HD, x8.data());
+  out.resize(x8.size());
+  for (size_t i = 0; i < x8.size(); ++i) out[i] = fp8_e4m3_decode(x8[i]);
+  return fp8_dequant_mul(amax);
+}
+
+struct Operands {
+  std::vector<float> q8, k8, v8;  // e4m3 values (not yet descaled)
+  float dq = 1, dk = 1, dv = 1, so = 1, dso = 1;
+  int64_t Sq = 0, nv = 0, H = 0, D = 0;
+};
+
+// One query row (b, h, i): out row o [D] and its lse.
+void attend_row(const Operands& p, int64_t b, int64_t h, int64_t i, float scale, bool e4m3_out, float* o, float* lse) {
+  const int64_t HD = p.H * p.D, nv = p.nv, D = p.D;
+  const float* qr = p.q8.data() + ((b * p.Sq + i) * HD + h * D);
+  std::vector<float> s(static_cast<size_t>(nv));
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < nv; ++j) {
+    const float* kr = p.k8.data() + ((b * nv + j) * HD + h * D);
+    float acc = 0.0f;
+    for (int64_t d = 0; d < D; ++d) acc += qr[d] * kr[d];
+    s[size_t(j)] = acc * scale * p.dq * p.dk;
+    m = std::max(m, s[size_t(j)]);
+  }
+  float l = 0.0f;
+  for (int64_t j = 0; j < nv; ++j) l += std::exp(s[size_t(j)] - m);
+  std::fill(o, o + D, 0.0f);
+  for (int64_t j = 0; j < nv; ++j) {
+    const float p8 = fp8_e4m3_round(std::exp(s[size_t(j)] - m) / l * kFp8E4M3Max);
+    const float* vr = p.v8.data() + ((b * nv + j) * HD + h * D);
+    for (int64_t d = 0; d < D; ++d) o[d] += p8 * vr[d];
+  }
+  for (int64_t d = 0; d < D; ++d) {
+    o[d] = o[d] * (1.0f / kFp8E4M3Max) * p.dv;
+    if (e4m3_out) o[d] = fp8_e4m3_round(o[d] * p.so) * p.dso;
+  }
+  if (lse) *lse = m + std::log(l);
+}
+
+}  // namespace
+
+float cudnn_fp8_quantize_ref(const float* x, int64_t B, int64_t S, int64_t n, int64_t HD, uint8_t* x8) {
+  float amax = 0.0f;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < n * HD; ++i) amax = std::max(amax, std::fabs(x[size_t(b * S * HD + i)]));
+  const float mul = fp8_quant_mul(amax);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < n * HD; ++i) x8[size_t(b * n * HD + i)] = fp8_e4m3_encode(x[size_t(b * S * HD + i)] * mul);
+  return amax;
+}
+
+void attention_cudnn_fp8_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
+                             int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale,
+                             bool e4m3_out) {
+  const int64_t HD = H * D, nv = std::clamp<int64_t>(num_valid_kv, 0, Skv);
+  if (nv == 0) {
+    std::fill(out, out + B * Sq * HD, 0.0f);
+    if (lse) std::fill(lse, lse + B * H * Sq, -std::numeric_limits<float>::infinity());
+    return;
+  }
+  Operands p;
+  p.Sq = Sq, p.nv = nv, p.H = H, p.D = D;
+  p.dq = dequantised(q, B, Sq, Sq, HD, p.q8);
+  p.dk = dequantised(k, B, Skv, nv, HD, p.k8);
+  p.dv = dequantised(v, B, Skv, nv, HD, p.v8);
+  // The output scale as the kernel forms it from V's amax (a_v = dv · 448 exactly for a scaled V).
+  float amax_v = 0.0f;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < nv * HD; ++i) amax_v = std::max(amax_v, std::fabs(v[size_t(b * Skv * HD + i)]));
+  p.so = 0.5f * fp8_quant_mul(amax_v);
+  p.dso = 2.0f * fp8_dequant_mul(amax_v);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < Sq; ++i)
+        attend_row(p, b, h, i, scale, e4m3_out, out + ((b * Sq + i) * HD + h * D), lse ? lse + ((b * H + h) * Sq + i) : nullptr);
+}
+
+}  // namespace vgen::kern
