@@ -256,7 +256,8 @@ cudaError_t run_graph(const AttnArgs& a, const CudnnFp8Buffers& buf, cudaStream_
     return fail(cudaErrorNotSupported, "cuDNN has no FP8 SDPA for compute capability " + std::to_string(r->cc / 10) +
                                            "." + std::to_string(r->cc % 10) + " (9.0 and newer)");
   const cudnnStatus_t ss = cudnnSetStream(r->handle, stream);
-  if (ss != CUDNN_STATUS_SUCCESS) return fail(cudaErrorUnknown, std::string("cudnnSetStream: ") + cudnnGetErrorString(ss));
+  if (ss != CUDNN_STATUS_SUCCESS)
+    return fail(cudaErrorUnknown, std::string("cudnnSetStream: ") + cudnnGetErrorString(ss));
   uint32_t scale_bits = 0;
   std::memcpy(&scale_bits, &a.scale, sizeof(scale_bits));
   const int64_t Dp = attention_cudnn_fp8_head_dim(a.D), os = attn_strides(a).o;
@@ -311,9 +312,15 @@ cudaError_t attention_fwd_cudnn_fp8(const AttnArgs& a, void* workspace, size_t w
   if (!attention_cudnn_fp8_supports(a, &why)) return fail(cudaErrorNotSupported, why);
   const size_t v = cudnnGetVersion();
   if (v < 90100 || v == 91000)
-    return fail(cudaErrorNotSupported, "cuDNN " + std::to_string(v) + " has no usable FP8 SDPA (9.1 or newer, not 9.10.0)");
-  if (valid_kv(a) == 0) return fail(attention_cudnn_fp8_empty(a, stream), "the empty-attention kernel");
-  cudaError_t e = attention_cudnn_fp8_quantize(a, workspace, workspace_bytes, stream);
+    return fail(cudaErrorNotSupported,
+                "cuDNN " + std::to_string(v) + " has no usable FP8 SDPA (9.1 or newer, not 9.10.0)");
+  cudaError_t e = cudaSuccess;
+  if (valid_kv(a) == 0) {
+    if ((e = attention_cudnn_fp8_empty(a, stream)) != cudaSuccess) return fail(e, "the empty-attention kernel");
+    t_last_error.clear();
+    return e;
+  }
+  e = attention_cudnn_fp8_quantize(a, workspace, workspace_bytes, stream);
   if (e != cudaSuccess) return fail(e, "the FP8 quantisation of q/k/v");
   try {
     e = run_graph(a, attention_cudnn_fp8_buffers(a, workspace), stream);

@@ -85,7 +85,8 @@ __global__ void quant_kernel(const Operands p, int64_t B) {
 __global__ void finish_kernel(const void* o, bool e4m3, const float* scalars, __nv_bfloat16* out, int64_t rows,
                               int64_t H, int64_t D, int64_t Dp, int64_t ot) {
   const float mul = scalars[kDescaleO];
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < rows * H * D; e += int64_t(gridDim.x) * blockDim.x) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < rows * H * D; e += step) {
     const int64_t d = e % D, rh = e / D, h = rh % H, row = rh / H;
     const int64_t src = (row * H + h) * Dp + d;
     if (e4m3) {
@@ -100,12 +101,13 @@ __global__ void finish_kernel(const void* o, bool e4m3, const float* scalars, __
 
 // No valid key: out rows 0, lse −inf.
 __global__ void empty_kernel(__nv_bfloat16* out, float* lse, int64_t rows, int64_t HD, int64_t ot, int64_t lse_n) {
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < rows * HD; e += int64_t(gridDim.x) * blockDim.x) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < rows * HD; e += step) {
     const int64_t row = e / HD;
     out[row * ot + (e - row * HD)] = __float2bfloat16_rn(0.0f);
   }
   if (lse)
-    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < lse_n; e += int64_t(gridDim.x) * blockDim.x)
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < lse_n; e += step)
       lse[e] = -INFINITY;
 }
 

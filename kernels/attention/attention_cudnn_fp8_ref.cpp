@@ -89,7 +89,8 @@ void attention_cudnn_fp8_ref(const float* q, const float* k, const float* v, flo
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < Sq; ++i)
-        attend_row(p, b, h, i, scale, e4m3_out, out + ((b * Sq + i) * HD + h * D), lse ? lse + ((b * H + h) * Sq + i) : nullptr);
+        attend_row(p, b, h, i, scale, e4m3_out, out + ((b * Sq + i) * HD + h * D),
+                   lse ? lse + ((b * H + h) * Sq + i) : nullptr);
 }
 
 }  // namespace vgen::kern

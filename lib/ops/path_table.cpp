@@ -252,16 +252,14 @@ ExecutionPaths choose_execution_paths(const PathQuery& q) {
   }
   p.sm90a = runs_sm90a(q, p.code);
   p.fp4_allowed = fp4_runs(q, &p.fp4_why);
+  p.attention = p.self_attention = bf16_attention(q, p.code, &p.attention_why);
+  p.fp8_allowed = fp8_runs(q, p.code, p.attention, &p.fp8_gemm, &p.fp8_self_attention, &p.fp8_why);
+  p.gemm = GemmPath::kCublasLt;
   if (q.precision == Precision::kFp32) {
     p.attention = p.self_attention = AttentionPath::kFlashF32;
     p.attention_why = "precision fp32: fp32 q/k/v";
-    p.gemm = GemmPath::kCublasLt;
-    p.fp8_allowed = fp8_runs(q, p.code, p.attention, &p.fp8_gemm, &p.fp8_self_attention, &p.fp8_why);
     return p;
   }
-  p.attention = p.self_attention = bf16_attention(q, p.code, &p.attention_why);
-  p.gemm = GemmPath::kCublasLt;
-  p.fp8_allowed = fp8_runs(q, p.code, p.attention, &p.fp8_gemm, &p.fp8_self_attention, &p.fp8_why);
   if (q.precision == Precision::kFp8) {
     p.self_attention = p.fp8_self_attention;
     p.gemm = p.fp8_gemm;

@@ -170,7 +170,8 @@ TEST(PathTableFp8, OtherPrecisionsReportTheFp8Paths) {
   const Json j = execution_paths_json(p);
   EXPECT_EQ(j["fp8"]["self_attention"], attention_path_name(AttentionPath::kCudnnFp8));
   EXPECT_EQ(j["fp8"]["gemm"], "cuBLASLt FP8 e4m3");
-  EXPECT_EQ(std::string(attention_path_name(AttentionPath::kCudnnFp8)), "cuDNN FP8 SDPA (e4m3 Q/K/V/P, per-tensor scales)");
+  EXPECT_EQ(std::string(attention_path_name(AttentionPath::kCudnnFp8)),
+            "cuDNN FP8 SDPA (e4m3 Q/K/V/P, per-tensor scales)");
 }
 
 }  // namespace
