@@ -82,6 +82,11 @@ bool attention_cudnn_fp8_supports(const AttnArgs& a, std::string* why) {
 
 CudnnFp8Out attention_cudnn_fp8_out_type() { return CudnnFp8Out::kE4m3; }
 
+bool attention_cudnn_fp8_available(std::string* why) {
+  return reject(why, "this vgen was built without cuDNN (cuDNN or the cudnn-frontend headers were not found at "
+                     "configure time; see VGEN_CUDNN_FRONTEND_DIR)");
+}
+
 cudaError_t attention_fwd_cudnn_fp8(const AttnArgs&, void*, size_t, cudaStream_t) {
   return fail(cudaErrorNotSupported, "this vgen was built without cuDNN");
 }
@@ -243,35 +248,55 @@ cudaError_t cudnn_workspace(DeviceRes& r, cudaStream_t stream, int64_t bytes, vo
   return cudaSuccess;
 }
 
-// Step 2 (and 3 for an e4m3 output) after the quantisation.
-cudaError_t run_graph(const AttnArgs& a, const CudnnFp8Buffers& buf, cudaStream_t stream) {
+// Caller holds the lock: the device's handle, refused before compute capability 9.0.
+cudaError_t fp8_device(State& st, int dev, DeviceRes** r) {
+  cudaError_t ce = device_res(st, dev, r);
+  if (ce != cudaSuccess) return ce;
+  if ((*r)->cc < 90)
+    return fail(cudaErrorNotSupported, "cuDNN has no FP8 SDPA for compute capability " +
+                                           std::to_string((*r)->cc / 10) + "." + std::to_string((*r)->cc % 10) +
+                                           " (9.0 and newer)");
+  return cudaSuccess;
+}
+
+// Caller holds the lock: the graph of a call (bf16 O where offered and it builds, else e4m3);
+// *key says which. `direct`: a bf16 O may go straight into out.
+const GraphEntry& graph_of(State& st, const DeviceRes& r, const AttnArgs& a, bool direct, GraphKey* key) {
+  uint32_t scale_bits = 0;
+  std::memcpy(&scale_bits, &a.scale, sizeof(scale_bits));
+  const int64_t Dp = attention_cudnn_fp8_head_dim(a.D), dev = key->at(0);
+  *key = GraphKey{dev, a.B, a.Sq, valid_kv(a), a.H, Dp, direct ? attn_strides(a).o : 0, a.lse ? 1 : 0, 0,
+                  int64_t(scale_bits)};
+  if (bf16_out_offered(r.cc)) {
+    const GraphEntry& g = graph_for(st, *key, a.scale, r.handle);
+    if (g.graph) return g;
+  }
+  (*key)[6] = 0;  // e4m3 out: the only one before Blackwell, the fallback on it
+  (*key)[8] = 1;
+  return graph_for(st, *key, a.scale, r.handle);
+}
+
+// Steps 1 to 3 once the graph is there (nothing is launched when cuDNN has none).
+cudaError_t run_graph(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   int dev = 0;
   cudaError_t ce = cudaGetDevice(&dev);
   if (ce != cudaSuccess) return fail(ce, "cudaGetDevice");
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
   DeviceRes* r = nullptr;
-  if ((ce = device_res(st, dev, &r)) != cudaSuccess) return ce;
-  if (r->cc < 90)
-    return fail(cudaErrorNotSupported, "cuDNN has no FP8 SDPA for compute capability " + std::to_string(r->cc / 10) +
-                                           "." + std::to_string(r->cc % 10) + " (9.0 and newer)");
+  if ((ce = fp8_device(st, dev, &r)) != cudaSuccess) return ce;
   const cudnnStatus_t ss = cudnnSetStream(r->handle, stream);
   if (ss != CUDNN_STATUS_SUCCESS)
     return fail(cudaErrorUnknown, std::string("cudnnSetStream: ") + cudnnGetErrorString(ss));
-  uint32_t scale_bits = 0;
-  std::memcpy(&scale_bits, &a.scale, sizeof(scale_bits));
-  const int64_t Dp = attention_cudnn_fp8_head_dim(a.D), os = attn_strides(a).o;
   // A bf16 O goes straight into out when its layout allows, else through the workspace.
-  const bool direct = Dp == a.D && os % 8 == 0 && aligned16(a.out);
-  GraphKey key{dev, a.B, a.Sq, valid_kv(a), a.H, Dp, direct ? os : 0, a.lse ? 1 : 0, 0, int64_t(scale_bits)};
-  const GraphEntry* g = nullptr;
-  if (bf16_out_offered(r->cc)) g = &graph_for(st, key, a.scale, r->handle);
-  if (!g || !g->graph) {  // e4m3 out: the only one before Blackwell, the fallback on it
-    key[6] = 0;
-    key[8] = 1;
-    g = &graph_for(st, key, a.scale, r->handle);
-  }
+  const bool direct = attention_cudnn_fp8_head_dim(a.D) == a.D && attn_strides(a).o % 8 == 0 && aligned16(a.out);
+  GraphKey key{};
+  key[0] = dev;
+  const GraphEntry* g = &graph_of(st, *r, a, direct, &key);
   if (!g->graph) return fail(cudaErrorNotSupported, g->why);
+  if ((ce = attention_cudnn_fp8_quantize(a, workspace, workspace_bytes, stream)) != cudaSuccess)
+    return fail(ce, "the FP8 quantisation of q/k/v");
+  const CudnnFp8Buffers buf = attention_cudnn_fp8_buffers(a, workspace);
   const bool e4m3_out = key[8] != 0, into_out = key[6] != 0;
   void* ws = nullptr;
   if ((ce = cudnn_workspace(*r, stream, g->workspace, &ws)) != cudaSuccess) return ce;
@@ -294,7 +319,41 @@ cudaError_t run_graph(const AttnArgs& a, const CudnnFp8Buffers& buf, cudaStream_
   return into_out ? cudaSuccess : attention_cudnn_fp8_finish(a, buf, e4m3_out, stream);
 }
 
+// The library version's own limits; "" when usable.
+std::string version_problem() {
+  const size_t v = cudnnGetVersion();
+  if (v < 90100 || v == 91000) return "cuDNN " + std::to_string(v) + " has no usable FP8 SDPA (9.1 or newer, not 9.10.0)";
+  return "";
+}
+
 }  // namespace
+
+bool attention_cudnn_fp8_available(std::string* why) {
+  try {
+    const std::string version = version_problem();
+    if (!version.empty()) return reject(why, version);
+    int dev = 0;
+    const cudaError_t ce = cudaGetDevice(&dev);
+    if (ce != cudaSuccess) return reject(why, std::string("cudaGetDevice: ") + cudaGetErrorString(ce));
+    State& st = state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    DeviceRes* r = nullptr;
+    if (fp8_device(st, dev, &r) != cudaSuccess) return reject(why, t_last_error);
+    AttnArgs probe;  // the DiT's shape class: 128 keys, head dim 128, LSE for the merges
+    probe.B = probe.H = 1, probe.Sq = probe.Skv = probe.num_valid_kv = 128, probe.D = 128;
+    probe.scale = 0.08838834764831845f;  // 1/sqrt(128)
+    float lse_tag = 0.0f;
+    probe.lse = &lse_tag;  // only its presence enters the key
+    GraphKey key{};
+    key[0] = dev;
+    const GraphEntry& g = graph_of(st, *r, probe, false, &key);
+    return g.graph ? true : reject(why, g.why);
+  } catch (const std::exception& e) {
+    return reject(why, std::string("cuDNN FP8 SDPA probe: ") + e.what());
+  } catch (...) {
+    return reject(why, "cuDNN FP8 SDPA probe: unknown exception");
+  }
+}
 
 CudnnFp8Out attention_cudnn_fp8_out_type() {
   int dev = 0, major = 0, minor = 0;
@@ -310,20 +369,18 @@ CudnnFp8Out attention_cudnn_fp8_out_type() {
 cudaError_t attention_fwd_cudnn_fp8(const AttnArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   std::string why;
   if (!attention_cudnn_fp8_supports(a, &why)) return fail(cudaErrorNotSupported, why);
-  const size_t v = cudnnGetVersion();
-  if (v < 90100 || v == 91000)
-    return fail(cudaErrorNotSupported,
-                "cuDNN " + std::to_string(v) + " has no usable FP8 SDPA (9.1 or newer, not 9.10.0)");
+  const std::string version = version_problem();
+  if (!version.empty()) return fail(cudaErrorNotSupported, version);
+  if (!workspace || workspace_bytes < attention_cudnn_fp8_workspace_bytes(a))
+    return fail(cudaErrorInvalidValue, "the cuDNN FP8 attention's workspace is missing or too small");
   cudaError_t e = cudaSuccess;
   if (valid_kv(a) == 0) {
     if ((e = attention_cudnn_fp8_empty(a, stream)) != cudaSuccess) return fail(e, "the empty-attention kernel");
     t_last_error.clear();
     return e;
   }
-  e = attention_cudnn_fp8_quantize(a, workspace, workspace_bytes, stream);
-  if (e != cudaSuccess) return fail(e, "the FP8 quantisation of q/k/v");
   try {
-    e = run_graph(a, attention_cudnn_fp8_buffers(a, workspace), stream);
+    e = run_graph(a, workspace, workspace_bytes, stream);
   } catch (const std::exception& x) {
     return fail(cudaErrorUnknown, std::string("cuDNN FP8 SDPA: ") + x.what());
   } catch (...) {

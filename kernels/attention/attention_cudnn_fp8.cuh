@@ -11,8 +11,8 @@
 //      scale_o = 224 / amax(V) (|O| <= amax(V): a convex combination of V's rows, 2x headroom);
 //   3. an e4m3 O read back into the bf16 out (· 1 / scale_o), or a bf16 O of a padded head dim
 //      copied into it.
-// cuDNN has an FP8 SDPA on compute capability 9.0 and newer only, for D a multiple of 16 up to 128:
-// other D up to 128 run padded with zeros.
+// cuDNN has an FP8 SDPA on compute capability 9.0 and newer only; every D up to 128 runs as 64 or
+// 128 (padded with zeros: the head dims its FP8 kernels serve on every version).
 // Built graphs are cached per (device, shape, output type, LSE, scale); the cuDNN handle and
 // per-stream workspace are this file's own. Thread-safe; never throws; never includes lib/.
 // Without cuDNN in the build every call returns cudaErrorNotSupported.
@@ -29,6 +29,11 @@ namespace vgen::kern {
 
 // How cuDNN writes O: bf16 directly, or e4m3 read back by the third step.
 enum class CudnnFp8Out : uint8_t { kBF16, kE4m3 };
+
+// Whether cuDNN's FP8 SDPA runs on the current device: the library (9.1 or newer, not 9.10.0),
+// compute capability 9.0 or newer, and a probe graph (B 1, 128 queries and keys, 1 head, D 128)
+// that cuDNN validates and builds a plan for (cached per device). Otherwise false with *why.
+bool attention_cudnn_fp8_available(std::string* why = nullptr);
 
 // The output the current device's cuDNN offers (bf16 on 10.x / 12.x with cuDNN >= 9.13, else e4m3).
 CudnnFp8Out attention_cudnn_fp8_out_type();
@@ -52,9 +57,9 @@ enum CudnnFp8Scalar : int {
   kCudnnFp8Scalars
 };
 
-// The head dim cuDNN sees: D rounded up to a multiple of 16 (zeros in the padding change neither
-// Q·Kᵀ nor the first D columns of O; the tiny test models have D = 12).
-inline int64_t attention_cudnn_fp8_head_dim(int64_t D) { return (D + 15) / 16 * 16; }
+// The head dim cuDNN sees: 64 or 128 (zeros in the padding change neither Q·Kᵀ nor the first D
+// columns of O; the tiny test models have D = 12, Wan's DiTs 128).
+inline int64_t attention_cudnn_fp8_head_dim(int64_t D) { return D <= 64 ? 64 : 128; }
 
 // Bytes of workspace one call needs (256-byte aligned pieces) and their places in it.
 size_t attention_cudnn_fp8_workspace_bytes(const AttnArgs& args);
@@ -75,8 +80,9 @@ cudaError_t attention_cudnn_fp8_finish(const AttnArgs& args, const CudnnFp8Buffe
 cudaError_t attention_cudnn_fp8_empty(const AttnArgs& args, cudaStream_t stream);
 
 // All three steps. cudaErrorNotSupported when the call, build or device is not served (nothing
-// launched but possibly step 1), another error when cuDNN or a kernel failed; the reason in
-// attention_cudnn_fp8_last_error().
+// launched), cudaErrorInvalidValue for a missing or small workspace, another error when cuDNN or a
+// kernel failed; the reason in attention_cudnn_fp8_last_error(). No valid key: only the empty
+// kernel runs (on a device before 9.0 too).
 cudaError_t attention_fwd_cudnn_fp8(const AttnArgs& args, void* workspace, size_t workspace_bytes,
                                     cudaStream_t stream);
 

@@ -16,7 +16,7 @@ constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 4096;
 
 // One of Q, K, V: a bf16 [B, S, H, D] view of its first n tokens (token stride t), and its dense
-// e4m3 copy [B, n, H, Dp] (head dim padded with zeros to Dp, a multiple of 16).
+// e4m3 copy [B, n, H, Dp] (head dim padded with zeros to Dp: attention_cudnn_fp8_head_dim).
 struct Operand {
   const __nv_bfloat16* x;
   int64_t S, n, t;

@@ -5,8 +5,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <mutex>
 
 #include "core/cuda_stream.h"
+#include "core/log.h"
 #include "kernels/attention/attention_cudnn_fp8.cuh"
 #include "kernels/attention/attention_fp8.cuh"
 #include "kernels/gemm/gemm_fp8.cuh"
@@ -246,6 +248,11 @@ Tensor bf16_out(const Tensor& q, const Tensor& out) {
 
 void cuda_attention_cudnn_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
                               int64_t num_valid_kv, float scale) {
+  static std::once_flag once;  // which kernel a run's fp8 self-attention used, once per process
+  std::call_once(once, [&] {
+    log_info("precision fp8: cuDNN's FP8 SDPA serves the self-attention (q {} k {}, {} output)", q.str(), k.str(),
+             kern::attention_cudnn_fp8_out_type() == kern::CudnnFp8Out::kBF16 ? "bf16" : "e4m3");
+  });
   Tensor o = bf16_out(q, out);
   const kern::AttnArgs a = fp8_attn_args("attention_cudnn_fp8", q, k, v, out, o, lse, num_valid_kv, scale);
   const size_t bytes = kern::attention_cudnn_fp8_workspace_bytes(a);

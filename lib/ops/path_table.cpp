@@ -106,6 +106,8 @@ AttentionPath fp8_attention(const PathQuery& q, const DeviceCodeChoice& code, st
     no_cudnn = fmt::format("cuDNN's FP8 SDPA runs on compute capability 9.0 and newer, not {}", cc_str(q.cc));
   else if (!q.cudnn_usable)
     no_cudnn = "cuDNN is unavailable: " + (q.cudnn_why.empty() ? std::string("not initialised") : q.cudnn_why);
+  else if (!q.cudnn_fp8_usable)
+    no_cudnn = "cuDNN's FP8 SDPA does not run on this device: " + q.cudnn_fp8_why;
   else if (q.fp8.qk_int8())
     no_cudnn = "fp8_config.attention_qk int8 is the own kernel's (cuDNN's FP8 SDPA takes e4m3 Q and K)";
   if (no_cudnn.empty()) return AttentionPath::kCudnnFp8;

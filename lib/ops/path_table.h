@@ -73,6 +73,10 @@ struct PathQuery {
   bool sm90a_attention_loads = true, sm90a_fp8_loads = true, sm90a_int8_loads = true;
   bool cudnn_usable = false;   // built with cuDNN and it initialises on the device
   std::string cudnn_why;       // why not, when not
+  // cuDNN's FP8 SDPA builds a plan on the device (attention_cudnn_fp8_available's probe); true where
+  // not asked (tests, or a run that does not take it).
+  bool cudnn_fp8_usable = true;
+  std::string cudnn_fp8_why;   // why not, when not
   Precision precision = Precision::kBf16;
   AttentionBackend backend = AttentionBackend::kAuto;
   Fp8Config fp8;               // precision fp8's parts (fp4's switches under precision fp4)

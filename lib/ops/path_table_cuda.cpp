@@ -9,6 +9,7 @@
 
 #include "kernels/attention/attention.cuh"
 #include "kernels/attention/attention_cudnn.cuh"
+#include "kernels/attention/attention_cudnn_fp8.cuh"
 #include "kernels/attention/attention_fp8.cuh"
 #include "kernels/gemm/gemm_int8.cuh"
 #include "ops/path_table.h"
@@ -50,6 +51,12 @@ bool current_device_query(PathQuery& q, std::string* gpu_name, std::string* why)
                            (q.precision == Precision::kFp8 && !fp8_own && q.cc >= kCudnnFp8AttentionMinCc);
   if (first.refusal.empty() && q.backend != AttentionBackend::kNative && wants_cudnn)
     q.cudnn_usable = kern::attention_cudnn_available(&q.cudnn_why);
+  // cuDNN's FP8 SDPA is probed (a graph built once per device) only where the fp8 run would take it.
+  q.cudnn_fp8_usable = true;
+  q.cudnn_fp8_why.clear();
+  if (q.precision == Precision::kFp8 && q.fp8.attention && q.cudnn_usable &&
+      choose_execution_paths(q).fp8_self_attention == AttentionPath::kCudnnFp8)
+    q.cudnn_fp8_usable = kern::attention_cudnn_fp8_available(&q.cudnn_fp8_why);
   return true;
 }
 

@@ -1,6 +1,6 @@
 // cuDNN's FP8 SDPA (kernels/attention/attention_cudnn_fp8.cuh) against its CPU reference
 // (attention_cudnn_fp8_ref.h): the quantisation bit for bit (e4m3 bytes and scales), outputs and LSE
-// on odd key counts, excluded keys (NaN, never read), head dims 64 / 128 and a padded 12, no valid
+// on odd key counts, excluded keys (NaN, never read), head dims 64 / 128 and padded 12 / 96, no valid
 // key; the dispatch of cuda_attention_fp8 (the path table: the own kernel on a Hopper by default,
 // cuDNN's when attention_config.backend is cudnn); the tiny golden DiT and a 2 × 128-head DiT in fp8
 // forced through cuDNN FP8 against the CPU emulation of that path and against the own kernel.
@@ -42,7 +42,12 @@ int device_cc() {
 bool cudnn_fp8_runs_here() {
   std::string why;
   if (!kern::attention_cudnn_built() || !kern::attention_cudnn_available(&why)) return false;
-  if (device_cc() >= kCudnnFp8AttentionMinCc) return true;
+  if (device_cc() >= kCudnnFp8AttentionMinCc) {
+    EXPECT_TRUE(kern::attention_cudnn_fp8_available(&why)) << why;  // the start-up probe
+    return true;
+  }
+  EXPECT_FALSE(kern::attention_cudnn_fp8_available(&why));
+  EXPECT_NE(why.find("compute capability"), std::string::npos) << why;
   kern::AttnArgs a;
   int dummy = 0;
   a.q = a.k = a.v = &dummy, a.out = &dummy;
@@ -64,7 +69,7 @@ struct Cfg {
 };
 const Cfg kCfgs[] = {
     {1, 1, 1, 1, 64, 1},       {2, 37, 37, 3, 64, 30},   {1, 130, 130, 4, 128, 130}, {1, 200, 333, 2, 128, 331},
-    {2, 77, 129, 3, 64, 129},  {1, 64, 100, 2, 12, 97},  {1, 513, 1000, 2, 128, 997},
+    {2, 77, 129, 3, 64, 129},  {1, 64, 100, 2, 12, 97},  {1, 50, 70, 2, 96, 70},    {1, 513, 1000, 2, 128, 997},
 };
 
 struct Data {
@@ -236,7 +241,7 @@ TEST(AttentionCudnnFp8Gpu, DispatchFollowsThePathTable) {
   }
 }
 
-// The tiny golden DiT (head dim 12: padded to 16) in fp8 with e4m3 GEMMs, both forced through
+// The tiny golden DiT (head dim 12: padded to 64) in fp8 with e4m3 GEMMs, both forced through
 // cuDNN FP8 (attention_config.backend cudnn): the device against the CPU emulation of that path
 // (the bf16 between ops: the tolerance of test_fp8_gpu's TinyDitAgainstEmulation) and diffusers fp32.
 TEST(AttentionCudnnFp8Gpu, TinyDitForcedThroughCudnnAgainstEmulation) {

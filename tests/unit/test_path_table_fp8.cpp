@@ -92,6 +92,13 @@ TEST(PathTableFp8, HopperTakesTheOwnKernelsUnlessForced) {
   EXPECT_FALSE(p.fp8_allowed);
   EXPECT_TRUE(has(p.fp8_why, "attention_config.backend cudnn")) << p.fp8_why;
   EXPECT_TRUE(has(p.fp8_why, "cuDNN is unavailable: built without cuDNN")) << p.fp8_why;
+  // cuDNN initialises but its FP8 SDPA builds no plan here (the start-up probe): refused by name.
+  q = fp8_query(90, AttentionBackend::kCudnn);
+  q.cudnn_fp8_usable = false;
+  q.cudnn_fp8_why = "check_support: no engine";
+  p = choose_execution_paths(q);
+  EXPECT_FALSE(p.fp8_allowed);
+  EXPECT_TRUE(has(p.fp8_why, "cuDNN's FP8 SDPA does not run on this device: check_support: no engine")) << p.fp8_why;
   // cuDNN's FP8 SDPA takes e4m3 Q and K only.
   q = fp8_query(90, AttentionBackend::kCudnn);
   q.fp8.attention_qk = QkFormat::kInt8;
