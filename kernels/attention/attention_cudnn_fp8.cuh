@@ -6,7 +6,7 @@
 //      tokens, then each stored densely in e4m3 with one scale per tensor (448 / amax) into the
 //      caller's workspace, the descales (amax / 448) beside them;
 //   2. the cuDNN graph (attention_cudnn_fp8.cpp): S = Q8·K8ᵀ · scale · dq · dk, softmax in fp32,
-//      P stored in e4m3 as P · 448 (scale_s), O = P8·V8 · (1/448) · dv, written in bf16 where cuDNN
+//      P in e4m3 at scale 448 (scale_s), O = P8·V8 · (1/448) · dv, written in bf16 where cuDNN
 //      has that output (compute capability 10.x / 12.x with cuDNN 9.13+) or in e4m3 scaled by
 //      scale_o = 224 / amax(V) (|O| <= amax(V): a convex combination of V's rows, 2x headroom);
 //   3. an e4m3 O read back into the bf16 out (· 1 / scale_o), or a bf16 O of a padded head dim

@@ -25,30 +25,41 @@ struct Operands {
   int64_t Sq = 0, nv = 0, H = 0, D = 0;
 };
 
-// One query row (b, h, i): out row o [D] and its lse.
-void attend_row(const Operands& p, int64_t b, int64_t h, int64_t i, float scale, bool e4m3_out, float* o, float* lse) {
-  const int64_t HD = p.H * p.D, nv = p.nv, D = p.D;
+// One query row (b, h, i): out row o [D] and its lse. Online softmax over key tiles of `tile` keys
+// (all of them when tile <= 0): m the running maximum, P rounded as e4m3(exp(s − m) · 448), l and
+// the accumulator rescaled by exp(m_old − m) when m grows, O = acc / (448 · l) · dv at the end.
+void attend_row(const Operands& p, int64_t b, int64_t h, int64_t i, float scale, const CudnnFp8RefOptions& opt,
+                float* o, float* lse) {
+  const int64_t HD = p.H * p.D, nv = p.nv, D = p.D, tile = opt.key_tile > 0 ? opt.key_tile : nv;
   const float* qr = p.q8.data() + ((b * p.Sq + i) * HD + h * D);
   std::vector<float> s(static_cast<size_t>(nv));
-  float m = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < nv; ++j) {
     const float* kr = p.k8.data() + ((b * nv + j) * HD + h * D);
     float acc = 0.0f;
     for (int64_t d = 0; d < D; ++d) acc += qr[d] * kr[d];
     s[size_t(j)] = acc * scale * p.dq * p.dk;
-    m = std::max(m, s[size_t(j)]);
   }
-  float l = 0.0f;
-  for (int64_t j = 0; j < nv; ++j) l += std::exp(s[size_t(j)] - m);
+  float m = -std::numeric_limits<float>::infinity(), l = 0.0f;
   std::fill(o, o + D, 0.0f);
-  for (int64_t j = 0; j < nv; ++j) {
-    const float p8 = fp8_e4m3_round(std::exp(s[size_t(j)] - m) / l * kFp8E4M3Max);
-    const float* vr = p.v8.data() + ((b * nv + j) * HD + h * D);
-    for (int64_t d = 0; d < D; ++d) o[d] += p8 * vr[d];
+  for (int64_t j0 = 0; j0 < nv; j0 += tile) {
+    const int64_t j1 = std::min(nv, j0 + tile);
+    float mn = m;
+    for (int64_t j = j0; j < j1; ++j) mn = std::max(mn, s[size_t(j)]);
+    const float r = std::exp(m - mn);  // 0 on the first tile (m = −inf)
+    l *= r;
+    for (int64_t d = 0; d < D; ++d) o[d] *= r;
+    m = mn;
+    for (int64_t j = j0; j < j1; ++j) {
+      const float e = std::exp(s[size_t(j)] - m);
+      l += e;
+      const float p8 = fp8_e4m3_round(e * kFp8E4M3Max);
+      const float* vr = p.v8.data() + ((b * nv + j) * HD + h * D);
+      for (int64_t d = 0; d < D; ++d) o[d] += p8 * vr[d];
+    }
   }
   for (int64_t d = 0; d < D; ++d) {
-    o[d] = o[d] * (1.0f / kFp8E4M3Max) * p.dv;
-    if (e4m3_out) o[d] = fp8_e4m3_round(o[d] * p.so) * p.dso;
+    o[d] = o[d] / l * (1.0f / kFp8E4M3Max) * p.dv;
+    if (opt.e4m3_out) o[d] = fp8_e4m3_round(o[d] * p.so) * p.dso;
   }
   if (lse) *lse = m + std::log(l);
 }
@@ -67,7 +78,7 @@ float cudnn_fp8_quantize_ref(const float* x, int64_t B, int64_t S, int64_t n, in
 
 void attention_cudnn_fp8_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
                              int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale,
-                             bool e4m3_out) {
+                             const CudnnFp8RefOptions& opt) {
   const int64_t HD = H * D, nv = std::clamp<int64_t>(num_valid_kv, 0, Skv);
   if (nv == 0) {
     std::fill(out, out + B * Sq * HD, 0.0f);
@@ -89,7 +100,7 @@ void attention_cudnn_fp8_ref(const float* q, const float* k, const float* v, flo
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < Sq; ++i)
-        attend_row(p, b, h, i, scale, e4m3_out, out + ((b * Sq + i) * HD + h * D),
+        attend_row(p, b, h, i, scale, opt, out + ((b * Sq + i) * HD + h * D),
                    lse ? lse + ((b * H + h) * Sq + i) : nullptr);
 }
 

@@ -6,15 +6,18 @@
 //   per tensor: a = max |x| over Q, over K's first nv keys, over V's (every batch entry and head);
 //     x8 = e4m3(x · 448/a), dequantised by a/448 (fp8_quant_mul / fp8_dequant_mul: dq, dk, dv)
 //   s[i,j] = (Σ_d q8·k8) · scale · dq · dk                         (fp32)
-//   P = softmax_j(s) in fp32 over the whole row; P8 = e4m3(P · 448)  (scale_s; descale_s 1/448)
-//   o[i,d] = (Σ_j P8·v8[j,d]) · (1/448) · dv
+//   softmax online over tiles of key_tile keys, as a flash kernel runs it: m the running row
+//     maximum, p = exp(s − m) in fp32, l = Σ p (fp32, unrounded), P8 = e4m3(p · 448) (scale_s;
+//     descale_s 1/448), acc[d] = Σ P8·v8[j,d], l and acc rescaled by exp(m_old − m) as m grows
+//   o[i,d] = acc[d] / l · (1/448) · dv
 //   e4m3 output (Hopper): o = e4m3(o · so) / so with so = 224/a_v (fp8_quant_mul(a_v) / 2);
 //     bf16 output (Blackwell): o as it is
-//   lse[i] = max_j s + log Σ_j exp(s − max)
-// cuDNN's fused kernel runs the softmax online over key tiles, so it rounds exp(s − running max)
-// · 448 rather than P · 448: the same e4m3 rounding of each probability up to one step, which the
-// GPU test's tolerance allows for. This function is also the CPU emulation of precision fp8's
-// self-attention under attention_config.backend cudnn (as the H100 runs it: e4m3 output).
+//   lse[i] = m + log l
+// cuDNN does not document its key tile: the rounding of P differs where the running maximum at a
+// key differs from the emulated one (by up to one e4m3 step of that probability), which the GPU
+// test's tolerance allows for and whose size it prints for each tile. This function is also the
+// CPU emulation of precision fp8's self-attention under attention_config.backend cudnn (as the
+// H100 runs it: e4m3 output, 128-key tiles).
 #pragma once
 #include <cstdint>
 
@@ -24,8 +27,13 @@ namespace vgen::kern {
 // batch entry used) → x8 [B, n, HD] bytes; returns the amax.
 float cudnn_fp8_quantize_ref(const float* x, int64_t B, int64_t S, int64_t n, int64_t HD, uint8_t* x8);
 
+struct CudnnFp8RefOptions {
+  bool e4m3_out = true;    // O stored in e4m3 (Hopper) or bf16 (Blackwell)
+  int64_t key_tile = 128;  // keys per online-softmax tile; <= 0: the whole row at once
+};
+
 void attention_cudnn_fp8_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
                              int64_t Sq, int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale,
-                             bool e4m3_out = true);
+                             const CudnnFp8RefOptions& opt = {});
 
 }  // namespace vgen::kern

@@ -55,10 +55,10 @@ struct Result {
   std::vector<float> lse = std::vector<float>(size_t(B * H * Sq));
 };
 
-Result run_ref(const Data& d, int64_t nv, bool e4m3_out) {
+Result run_ref(const Data& d, int64_t nv, bool e4m3_out, int64_t key_tile = 128) {
   Result r;
   kern::attention_cudnn_fp8_ref(d.q.data(), d.k.data(), d.v.data(), r.o.data(), r.lse.data(), B, Sq, Skv, H, D, nv,
-                                0.25f, e4m3_out);
+                                0.25f, {e4m3_out, key_tile});
   return r;
 }
 
@@ -123,6 +123,19 @@ TEST(AttentionCudnnFp8Ref, NearTheExactAttentionWithTheLseOfTheQuantisedScores) 
         for (double x : s) l += std::exp(x - m);
         EXPECT_NEAR(e4m3.lse[size_t((b * H + h) * Sq + i)], m + std::log(l), 1e-4);
       }
+}
+
+// The key tile moves only the rounding of P (one e4m3 step of a probability at most): outputs close,
+// the LSE the same up to fp32 rounding; one tile holding every key is the whole-row form.
+TEST(AttentionCudnnFp8Ref, KeyTilesChangeOnlyTheRoundingOfP) {
+  const Data d;
+  const Result t128 = run_ref(d, kNv, false), whole = run_ref(d, kNv, false, 0), t8 = run_ref(d, kNv, false, 8);
+  const Result t64 = run_ref(d, kNv, false, 64);
+  EXPECT_EQ(t64.o, whole.o);  // 37 keys: one tile either way
+  EXPECT_EQ(t128.o, whole.o);
+  EXPECT_GT(rel_l2(t8.o, whole.o), 0.0);
+  EXPECT_LE(rel_l2(t8.o, whole.o), 5e-2);
+  for (size_t i = 0; i < whole.lse.size(); ++i) ASSERT_NEAR(t8.lse[i], whole.lse[i], 1e-5f * (1 + std::fabs(whole.lse[i])));
 }
 
 TEST(AttentionCudnnFp8Ref, NoValidKey) {
