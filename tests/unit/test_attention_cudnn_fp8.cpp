@@ -16,6 +16,7 @@
 #include "kernels/attention/attention_ref.h"
 #include "kernels/quant/fp8_e4m3_ref.h"
 #include "ops/fp8.h"
+#include "parallel/block_attention.h"
 
 namespace vgen {
 namespace {
@@ -161,6 +162,16 @@ TEST(AttentionCudnnFp8Ref, HostEmulationFollowsTheBackend) {
     fp8_attention_host(q, k, v, out, nullptr, kNv, 0.25f, false, b);
     EXPECT_TRUE(std::equal(own.begin(), own.end(), out.f32())) << attention_backend_name(b);
   }
+  // The sequence-parallel attentions' block step (parallel/block_attention.h) passes the policy's
+  // backend on: the model's fp8 self-attention on the host under attention_config.backend cudnn.
+  Tensor q2 = Tensor::from_vector(d.q, {B, Sq, H, D}), k2 = Tensor::from_vector(d.k, {B, Skv, H, D});
+  Tensor v2 = Tensor::from_vector(d.v, {B, Skv, H, D});
+  Tensor o2 = Tensor::empty({B, Sq, H, D}, DType::kF32);
+  block_attention(q2, k2, v2, kNv, o2, nullptr, AttentionPolicy{AttentionBackend::kCudnn, {}, true, QkFormat::kE4m3});
+  std::vector<float> expect(r.o.size());
+  kern::attention_cudnn_fp8_ref(d.q.data(), d.k.data(), d.v.data(), expect.data(), nullptr, B, Sq, Skv, H, D, kNv,
+                                1.0f / std::sqrt(float(D)));
+  EXPECT_TRUE(std::equal(expect.begin(), expect.end(), o2.f32()));
 }
 
 }  // namespace
