@@ -42,10 +42,22 @@ int64_t valid_kv(const AttnArgs& a) { return std::clamp<int64_t>(a.num_valid_kv,
 
 const char* attention_cudnn_fp8_last_error() { return t_last_error.c_str(); }
 
+namespace {
+
+// Bytes of K's mean and of its partial sums.
+size_t mean_bytes(const AttnArgs& a) { return size_t(a.B * a.H * a.D) * sizeof(float); }
+size_t ksum_bytes(const AttnArgs& a) {
+  const int64_t chunks = (valid_kv(a) + kCudnnFp8KeyChunk - 1) / kCudnnFp8KeyChunk;
+  return size_t(a.B * a.H * std::max<int64_t>(chunks, 1) * a.D) * sizeof(float);
+}
+
+}  // namespace
+
 size_t attention_cudnn_fp8_workspace_bytes(const AttnArgs& a) {
   const size_t hd = size_t(a.H * attention_cudnn_fp8_head_dim(a.D)), q = size_t(a.B * a.Sq) * hd;
   const size_t kv = size_t(a.B * valid_kv(a)) * hd;
-  return round256(kCudnnFp8Scalars * sizeof(float)) + round256(q) + 2 * round256(kv) + round256(2 * q);
+  return round256(kCudnnFp8Scalars * sizeof(float)) + round256(q) + 2 * round256(kv) + round256(2 * q) +
+         round256(mean_bytes(a)) + round256(ksum_bytes(a));
 }
 
 CudnnFp8Buffers attention_cudnn_fp8_buffers(const AttnArgs& a, void* workspace) {
@@ -62,6 +74,10 @@ CudnnFp8Buffers attention_cudnn_fp8_buffers(const AttnArgs& a, void* workspace) 
   b.v8 = p;
   p += round256(kv);
   b.o = p;  // e4m3 or bf16: 2 bytes an element
+  p += round256(2 * q);
+  b.km = reinterpret_cast<float*>(p);
+  p += round256(mean_bytes(a));
+  b.ksum = reinterpret_cast<float*>(p);
   return b;
 }
 
@@ -316,13 +332,15 @@ cudaError_t run_graph(const AttnArgs& a, void* workspace, size_t workspace_bytes
   if (e.is_bad()) return fail(cudaErrorUnknown, fe_error("execute", e));
   ++st.stats.calls;
   if (e4m3_out) ++st.stats.e4m3_out;
+  if (a.lse && (ce = attention_cudnn_fp8_lse_fix(a, buf, stream)) != cudaSuccess) return fail(ce, "the LSE fix");
   return into_out ? cudaSuccess : attention_cudnn_fp8_finish(a, buf, e4m3_out, stream);
 }
 
 // The library version's own limits; "" when usable.
 std::string version_problem() {
   const size_t v = cudnnGetVersion();
-  if (v < 90100 || v == 91000) return "cuDNN " + std::to_string(v) + " has no usable FP8 SDPA (9.1 or newer, not 9.10.0)";
+  if (v < 90100 || v == 91000)
+    return "cuDNN " + std::to_string(v) + " has no usable FP8 SDPA (9.1 or newer, not 9.10.0)";
   return "";
 }
 

@@ -2,15 +2,16 @@
 // the contract of attention.cuh for bf16 q/k/v [B,S,H,D] (token strides), a bf16 out and an
 // optional fp32 lse [B,H,Sq] of the scores the graph computes; keys j >= num_valid_kv excluded.
 // The numerics are attention_cudnn_fp8_ref.h's. Three steps on `stream`:
-//   1. quantisation (attention_cudnn_fp8_quant.cu): the amax of Q, of K and of V over their valid
-//      tokens, then each stored densely in e4m3 with one scale per tensor (448 / amax) into the
-//      caller's workspace, the descales (amax / 448) beside them;
+//   1. quantisation (attention_cudnn_fp8_quant.cu): K's mean over the valid keys per head and
+//      channel taken out (softmax is invariant to it), the amax of Q, of K − mean and of V over
+//      their valid tokens, then each stored densely in e4m3 with one scale per tensor (448 / amax)
+//      into the caller's workspace, the descales (amax / 448) beside them;
 //   2. the cuDNN graph (attention_cudnn_fp8.cpp): S = Q8·K8ᵀ · scale · dq · dk, softmax in fp32,
 //      P in e4m3 at scale 448 (scale_s), O = P8·V8 · (1/448) · dv, written in bf16 where cuDNN
 //      has that output (compute capability 10.x / 12.x with cuDNN 9.13+) or in e4m3 scaled by
 //      scale_o = 224 / amax(V) (|O| <= amax(V): a convex combination of V's rows, 2x headroom);
 //   3. an e4m3 O read back into the bf16 out (· 1 / scale_o), or a bf16 O of a padded head dim
-//      copied into it.
+//      copied into it; the LSE given back the mean's share, scale · q·mean.
 // cuDNN has an FP8 SDPA on compute capability 9.0 and newer only; every D up to 128 runs as 64 or
 // 128 (padded with zeros: the head dims its FP8 kernels serve on every version).
 // Built graphs are cached per (device, shape, output type, LSE, scale); the cuDNN handle and
@@ -24,6 +25,7 @@
 #include <string>
 
 #include "kernels/attention/attention.cuh"
+#include "kernels/attention/attention_cudnn_fp8_ref.h"
 
 namespace vgen::kern {
 
@@ -44,6 +46,8 @@ struct CudnnFp8Buffers {
   uint8_t* k8 = nullptr;  // [B, nv, H, Dp] e4m3, dense (nv = num_valid_kv clamped to [0, Skv])
   uint8_t* v8 = nullptr;  // [B, nv, H, Dp] e4m3, dense
   void* o = nullptr;      // [B, Sq, H, Dp] e4m3 or bf16, dense: cuDNN's O when not written into out
+  float* km = nullptr;    // [B, H, D] K's mean over the valid keys
+  float* ksum = nullptr;  // [B, H, chunks, D] its partial sums (kCudnnFp8KeyChunk keys each)
   float* scalars = nullptr;  // kCudnnFp8Scalars floats (CudnnFp8Scalar order)
 };
 // The scalars of one call, on the device, in this order.
@@ -72,6 +76,10 @@ bool attention_cudnn_fp8_supports(const AttnArgs& args, std::string* why = nullp
 // Step 1 alone (tests, benchmarks): the amaxes, scales and e4m3 operands into the workspace.
 cudaError_t attention_cudnn_fp8_quantize(const AttnArgs& args, void* workspace, size_t workspace_bytes,
                                          cudaStream_t stream);
+// K's mean alone (tests): km and ksum of the workspace (part of step 1).
+cudaError_t attention_cudnn_fp8_key_mean(const AttnArgs& args, const CudnnFp8Buffers& buf, cudaStream_t stream);
+// The LSE cuDNN wrote for K − mean made the true scores' (+ scale · q·mean; part of step 3).
+cudaError_t attention_cudnn_fp8_lse_fix(const AttnArgs& args, const CudnnFp8Buffers& buf, cudaStream_t stream);
 // Step 3 alone: cuDNN's O in the workspace (e4m3 · descale_o, or bf16) into the bf16 out (its
 // first D columns; token stride o_stride).
 cudaError_t attention_cudnn_fp8_finish(const AttnArgs& args, const CudnnFp8Buffers& buf, bool e4m3,

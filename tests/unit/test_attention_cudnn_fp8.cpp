@@ -104,10 +104,16 @@ TEST(AttentionCudnnFp8Ref, NearTheExactAttentionWithTheLseOfTheQuantisedScores) 
   // Each e4m3 output is bf16's rounded to e4m3 at scale 224/amax(v): within one e4m3 step.
   for (size_t i = 0; i < e4m3.o.size(); ++i)
     ASSERT_LE(std::fabs(e4m3.o[i] - bf16.o[i]), std::ldexp(std::fabs(bf16.o[i]), -4) + 1e-3f) << i;
-  // The LSE of the dequantised scores, recomputed here.
+  // The LSE of the dequantised scores of K − mean, recomputed here, plus the mean's share: the LSE
+  // of the true scores up to the quantisation.
   std::vector<uint8_t> q8(d.q.size()), k8(size_t(B * kNv * H * D));
+  std::vector<float> km(size_t(B * H * D)), ks(k8.size());
+  kern::cudnn_fp8_key_mean_ref(d.k.data(), B, Skv, kNv, H, D, km.data());
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < kNv * H * D; ++i)
+      ks[size_t(b * kNv * H * D + i)] = d.k[size_t(b * Skv * H * D + i)] - km[size_t(b * H * D + i % (H * D))];
   const float dq = kern::fp8_dequant_mul(kern::cudnn_fp8_quantize_ref(d.q.data(), B, Sq, Sq, H * D, q8.data()));
-  const float dk = kern::fp8_dequant_mul(kern::cudnn_fp8_quantize_ref(d.k.data(), B, Skv, kNv, H * D, k8.data()));
+  const float dk = kern::fp8_dequant_mul(kern::cudnn_fp8_quantize_ref(ks.data(), B, kNv, kNv, H * D, k8.data()));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < Sq; ++i) {
@@ -120,9 +126,12 @@ TEST(AttentionCudnnFp8Ref, NearTheExactAttentionWithTheLseOfTheQuantisedScores) 
           s.push_back(acc * 0.25 * dq * dk);
         }
         const double m = *std::max_element(s.begin(), s.end());
-        double l = 0;
+        double l = 0, corr = 0;
         for (double x : s) l += std::exp(x - m);
-        EXPECT_NEAR(e4m3.lse[size_t((b * H + h) * Sq + i)], m + std::log(l), 1e-4);
+        for (int64_t c = 0; c < D; ++c)
+          corr += double(d.q[size_t(((b * Sq + i) * H + h) * D + c)]) * km[size_t((b * H + h) * D + c)];
+        EXPECT_NEAR(e4m3.lse[size_t((b * H + h) * Sq + i)], m + std::log(l) + 0.25 * corr, 1e-4);
+        EXPECT_NEAR(e4m3.lse[size_t((b * H + h) * Sq + i)], exact.lse[size_t((b * H + h) * Sq + i)], 0.25);
       }
 }
 
@@ -136,7 +145,27 @@ TEST(AttentionCudnnFp8Ref, KeyTilesChangeOnlyTheRoundingOfP) {
   EXPECT_EQ(t128.o, whole.o);
   EXPECT_GT(rel_l2(t8.o, whole.o), 0.0);
   EXPECT_LE(rel_l2(t8.o, whole.o), 5e-2);
-  for (size_t i = 0; i < whole.lse.size(); ++i) ASSERT_NEAR(t8.lse[i], whole.lse[i], 1e-5f * (1 + std::fabs(whole.lse[i])));
+  for (size_t i = 0; i < whole.lse.size(); ++i)
+    ASSERT_NEAR(t8.lse[i], whole.lse[i], 1e-5f * (1 + std::fabs(whole.lse[i])));
+}
+
+// K's mean: a common offset of every key changes neither the output (softmax is invariant to it)
+// nor its quantisation (taken out before the e4m3 step), and the LSE moves by exactly its share.
+TEST(AttentionCudnnFp8Ref, KeyOffsetIsTakenOut) {
+  const Data d;
+  Data shifted = d;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < kNv; ++j)
+      for (int64_t c = 0; c < H * D; ++c) shifted.k[size_t((b * Skv + j) * H * D + c)] += c % 2 ? 8.0f : -4.0f;
+  const Result r = run_ref(d, kNv, true), rs = run_ref(shifted, kNv, true);
+  EXPECT_LE(rel_l2(rs.o, r.o), 2e-2);  // only the mean's rounding and K's new amax differ
+  Result exact, exact_shifted;
+  kern::attention_ref(d.q.data(), d.k.data(), d.v.data(), exact.o.data(), exact.lse.data(), B, Sq, Skv, H, D, kNv,
+                      0.25f);
+  kern::attention_ref(shifted.q.data(), shifted.k.data(), shifted.v.data(), exact_shifted.o.data(),
+                      exact_shifted.lse.data(), B, Sq, Skv, H, D, kNv, 0.25f);
+  for (size_t i = 0; i < r.lse.size(); ++i)
+    ASSERT_NEAR(rs.lse[i] - r.lse[i], exact_shifted.lse[i] - exact.lse[i], 0.05) << i;
 }
 
 TEST(AttentionCudnnFp8Ref, NoValidKey) {

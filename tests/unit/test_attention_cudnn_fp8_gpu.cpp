@@ -1,6 +1,6 @@
 // cuDNN's FP8 SDPA (kernels/attention/attention_cudnn_fp8.cuh) against its CPU reference
-// (attention_cudnn_fp8_ref.h): the quantisation bit for bit (e4m3 bytes and scales), outputs and LSE
-// on odd key counts, excluded keys (NaN, never read), head dims 64 / 128 and padded 12 / 96, no valid
+// (attention_cudnn_fp8_ref.h): the quantisation bit for bit (K's mean, e4m3 bytes, scales), outputs
+// and LSE on odd key counts, excluded keys (NaN, never read), head dims 64 / 128 and padded 12 / 96, no valid
 // key; the dispatch of cuda_attention_fp8 (the path table: the own kernel on a Hopper by default,
 // cuDNN's when attention_config.backend is cudnn); the tiny golden DiT and a 2 × 128-head DiT in fp8
 // forced through cuDNN FP8 against the CPU emulation of that path and against the own kernel.
@@ -101,7 +101,8 @@ kern::AttnArgs args_of(const Cfg& c, const Tensor& q, const Tensor& k, const Ten
   return a;
 }
 
-// Step 1 alone: the e4m3 bytes (unpadded head dims) and the descales exactly as the reference.
+// Step 1 alone: K's mean, the e4m3 bytes (unpadded head dims) and the descales exactly as the
+// reference (K quantised after the mean is taken out).
 void check_quantisation(const Cfg& c, const Data& d, const kern::AttnArgs& a) {
   const size_t bytes = kern::attention_cudnn_fp8_workspace_bytes(a);
   Tensor ws = Tensor::empty({int64_t(bytes)}, DType::kU8, Device::kCUDA);
@@ -111,13 +112,19 @@ void check_quantisation(const Cfg& c, const Data& d, const kern::AttnArgs& a) {
   VGEN_CUDA_CHECK(cudaMemcpy(host.data(), ws.raw(), bytes, cudaMemcpyDeviceToHost));
   const kern::CudnnFp8Buffers buf = kern::attention_cudnn_fp8_buffers(a, host.data());
   const int64_t HD = c.H * c.D;
+  std::vector<float> km(size_t(c.B * HD)), ks(size_t(c.B * c.nvalid * HD));
+  kern::cudnn_fp8_key_mean_ref(d.k.data(), c.B, c.Skv, c.nvalid, c.H, c.D, km.data());
+  for (size_t i = 0; i < km.size(); ++i) ASSERT_EQ(bits(buf.km[i]), bits(km[i])) << "K's mean " << i;
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t i = 0; i < c.nvalid * HD; ++i)
+      ks[size_t(b * c.nvalid * HD + i)] = d.k[size_t(b * c.Skv * HD + i)] - km[size_t(b * HD + i % HD)];
   struct Op {
     const std::vector<float>& x;
     int64_t S, n;
     const uint8_t* x8;
     int which;
   };
-  for (const Op& op : {Op{d.q, c.Sq, c.Sq, buf.q8, 0}, Op{d.k, c.Skv, c.nvalid, buf.k8, 1},
+  for (const Op& op : {Op{d.q, c.Sq, c.Sq, buf.q8, 0}, Op{ks, c.nvalid, c.nvalid, buf.k8, 1},
                        Op{d.v, c.Skv, c.nvalid, buf.v8, 2}}) {
     std::vector<uint8_t> ref(size_t(c.B * op.n * HD));
     const float amax = kern::cudnn_fp8_quantize_ref(op.x.data(), c.B, op.S, op.n, HD, ref.data());
