@@ -25,7 +25,8 @@ inline bool gemm_format_block_scaled(GemmFormat f) { return f == GemmFormat::kMx
 // fp8_config.scaling: how the fp8 GEMMs scale their operands. tensor: per token and per output
 // channel (gemm_format); block: MXFP8 (one power-of-two scale per 32 values along K, Blackwell's
 // block-scaled tensor cores; on the CPU its emulation); auto: block on compute capability 10.x and
-// 12.x, tensor elsewhere (the CPU included).
+// 12.x unless gemm_format e4m3 asks for cuBLASLt's per-token e4m3 GEMM there, tensor elsewhere (the
+// CPU included).
 enum class Fp8Scaling : uint8_t { kAuto, kTensor, kBlock };
 inline constexpr Named<Fp8Scaling> kFp8ScalingNames[] = {
     {Fp8Scaling::kAuto, "auto"}, {Fp8Scaling::kTensor, "tensor"}, {Fp8Scaling::kBlock, "block"}};
@@ -57,8 +58,8 @@ struct Fp8Config {
   GemmFormat gemm_format_on(int cc) const {
     const bool blackwell = cc / 10 == 10 || cc / 10 == 12;
     if (gemm_format == GemmFormat::kNvfp4) return gemm_format;
-    return scaling == Fp8Scaling::kBlock || (scaling == Fp8Scaling::kAuto && blackwell) ? GemmFormat::kMxfp8
-                                                                                        : gemm_format;
+    const bool auto_block = scaling == Fp8Scaling::kAuto && blackwell && gemm_format != GemmFormat::kE4m3;
+    return scaling == Fp8Scaling::kBlock || auto_block ? GemmFormat::kMxfp8 : gemm_format;
   }
   const char* gemm_label() const {  // the format as plans print it (auto: as on the CPU)
     if (gemm_format == GemmFormat::kNvfp4) return "NVFP4";

@@ -4,6 +4,8 @@
 
 #include "core/error.h"
 #include "core/no_cuda_error.h"
+#include "kernels/attention/attention_cudnn_fp8_ref.h"
+#include "kernels/attention/attention_fp8_ref.h"
 #include "kernels/blockscale/mxfp8_ref.h"
 #include "kernels/blockscale/nvfp4_ref.h"
 #include "kernels/gemm/gemm_fp8_ref.h"
@@ -97,6 +99,20 @@ Tensor fp8_linear_host(const Tensor& x, const Fp8Weight& w, const Tensor& b) {
   return y;
 }
 
+void fp8_attention_host(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
+                        int64_t num_valid_kv, float scale, bool qk_int8, AttentionBackend backend) {
+  for (const Tensor* t : {&q, &k, &v, static_cast<const Tensor*>(&out)})
+    VGEN_ASSERT(t->is_cpu() && t->dtype() == DType::kF32, "fp8_attention_host: host f32 q/k/v/out, got {}", t->str());
+  const int64_t B = q.dim(0), Sq = q.dim(1), Skv = k.dim(1), H = q.dim(2), D = q.dim(3);
+  float* lse_ptr = lse ? lse->f32() : nullptr;
+  if (backend == AttentionBackend::kCudnn)
+    kern::attention_cudnn_fp8_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv,
+                                  scale);
+  else
+    kern::attention_fp8_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv, scale,
+                            qk_int8 ? kern::Fp8Qk::kInt8 : kern::Fp8Qk::kE4m3);
+}
+
 #ifndef VGEN_WITH_CUDA
 
 void cuda_quantize_rows_fp8(const Tensor&, Tensor&, Tensor&) { throw_no_cuda("quantize_rows_fp8"); }
@@ -110,10 +126,16 @@ Tensor cuda_linear_fp8(const Fp8Activation&, const Fp8Weight&, const Tensor&, DT
 void cuda_linear_fp8_add_(Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
   throw_no_cuda("linear_fp8_add_");
 }
-void cuda_attention_fp8(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float, bool) {
+void cuda_attention_fp8(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float, bool,
+                        AttentionBackend) {
   throw_no_cuda("attention_fp8");
 }
-bool cuda_precision_available(Precision, const Fp8Config&, std::string* gpu) { return cuda_fp8_available(gpu); }
+void cuda_attention_cudnn_fp8(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor*, int64_t, float) {
+  throw_no_cuda("attention_cudnn_fp8");
+}
+bool cuda_precision_available(Precision, const Fp8Config&, std::string* gpu, AttentionBackend) {
+  return cuda_fp8_available(gpu);
+}
 bool cuda_fp8_available(std::string* gpu) {
   if (gpu) *gpu = "none (this vgen was built without the CUDA backend)";
   return false;

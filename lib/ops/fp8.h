@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/attention_config.h"
 #include "config/precision.h"
 #include "config/fp8_config.h"  // Fp8Config: the recipe's settings the models turn into Fp8Switches
 #include "core/tensor.h"
@@ -114,12 +115,23 @@ Tensor cuda_linear_fp8(const Fp8Activation& x, const Fp8Weight& w, const Tensor&
 // update x += g ⊙ (x·Wᵀ + b).
 void cuda_linear_fp8_add_(Tensor& y, const Tensor& x, const Tensor& w8, const Tensor& scale, const Tensor& b);
 
-// FP8 attention on the device (attention_fwd_fp8; workspace from a device tensor): q [B,Sq,H,D],
-// k/v [B,Skv,H,D] bf16, out [B,Sq,H,D] bf16 (an f32 out is written through a bf16 copy), lse
-// [B,H,Sq] f32 of the true scores or null. Same contract as cuda_attention.
-// qk_int8: Q·Kᵀ in INT8 (else e4m3).
+// FP8 attention on the device (workspace from a device tensor): q [B,Sq,H,D], k/v [B,Skv,H,D]
+// bf16, out [B,Sq,H,D] bf16 (an f32 out is written through a bf16 copy), lse [B,H,Sq] f32 of the
+// true scores or null. Same contract as cuda_attention. The path is the path table's
+// (device_fp8_attention_path for `backend`, attention_config.backend): the own sm_90a kernel
+// (attention_fwd_fp8; qk_int8: Q·Kᵀ in INT8, else e4m3) or cuDNN's FP8 SDPA
+// (attention_fwd_cudnn_fp8; e4m3 only). A device neither runs is a kUsage error.
 void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
-                        int64_t num_valid_kv, float scale, bool qk_int8 = false);
+                        int64_t num_valid_kv, float scale, bool qk_int8 = false,
+                        AttentionBackend backend = AttentionBackend::kAuto);
+// cuDNN's FP8 SDPA alone (tests; same contract; kUsage where cuDNN does not serve the call).
+void cuda_attention_cudnn_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
+                              int64_t num_valid_kv, float scale);
+// The fp8 self-attention on the host (the CPU emulation) as the device path `backend` selects it:
+// cudnn → attention_cudnn_fp8_ref (e4m3 output, as on the H100), else attention_fp8_ref (the own
+// kernel's numerics, qk_int8 its Q·Kᵀ format). Host f32 q/k/v/out [.., H, D], lse [B,H,Sq] or null.
+void fp8_attention_host(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
+                        int64_t num_valid_kv, float scale, bool qk_int8, AttentionBackend backend);
 
 // Whether the current CUDA device has FP8 tensor cores this build drives (attention_fp8_available:
 // compute capability 9.0 with the build's sm_90a code); *gpu gets the device's name and compute
@@ -130,6 +142,8 @@ bool cuda_fp8_available(std::string* gpu);
 // block-scaled ones, MXFP8 and NVFP4, it does not yet: kernels/blockscale/ has them, unmeasured);
 // *gpu as cuda_fp8_available's, with the reason on a GPU of compute capability 9.0, 10.x or 12.x
 // and wherever fp8_config.scaling block was asked for.
-bool cuda_precision_available(Precision p, const Fp8Config& f, std::string* gpu);
+// `backend` (attention_config.backend) picks the fp8 self-attention's path as the dispatch does.
+bool cuda_precision_available(Precision p, const Fp8Config& f, std::string* gpu,
+                              AttentionBackend backend = AttentionBackend::kAuto);
 
 }  // namespace vgen

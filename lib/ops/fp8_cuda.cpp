@@ -1,11 +1,15 @@
 // precision fp8 on the device (ops/fp8.h): activation / weight quantisation (quantize_rows_fp8,
 // quantize_rows_int8), the e4m3 GEMM (linear_fp8), the INT8 GEMM (linear_int8), the FP8 attention
-// (attention_fwd_fp8), and the device check of the start-up refusal.
+// (attention_fwd_fp8 or cuDNN's, attention_fwd_cudnn_fp8, as the path table says), and the device
+// check of the start-up refusal.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <mutex>
 
 #include "core/cuda_stream.h"
+#include "core/log.h"
+#include "kernels/attention/attention_cudnn_fp8.cuh"
 #include "kernels/attention/attention_fp8.cuh"
 #include "kernels/gemm/gemm_fp8.cuh"
 #include "kernels/gemm/gemm_int8.cuh"
@@ -84,8 +88,9 @@ kern::Int8LinearArgs int8_args(const char* op, const Fp8Activation& x, const Ten
 [[noreturn]] void throw_not_on_this_gpu(const char* what) {
   std::string gpu;
   cuda_fp8_available(&gpu);
-  VGEN_THROW(ExitCode::kUsage, "precision fp8: {} does not run on this GPU, {} (it needs compute capability 9.0 "
-             "with the build's sm_90a code)", what, gpu);
+  VGEN_THROW(ExitCode::kUsage, "precision fp8: {} does not run on this GPU, {} (vgen's own FP8 kernels need compute "
+             "capability 9.0 with the build's sm_90a code; the portable paths, fp8_config.gemm_format e4m3 and "
+             "cuDNN's FP8 SDPA, 8.9 and 9.0 or newer: docs/support.md)", what, gpu);
 }
 
 void run_int8(const kern::Int8LinearArgs& a, const char* op, const Tensor& t) {
@@ -209,28 +214,66 @@ void cuda_linear_fp8_add_(Tensor& y, const Tensor& x, const Tensor& w8, const Te
   launched(kern::linear_fp8(a, compute_stream()), "linear_fp8_add_", x, kern::gemm_last_error());
 }
 
-void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
-                        int64_t num_valid_kv, float scale, bool qk_int8) {
-  for (const Tensor* t : {&q, &k, &v, static_cast<const Tensor*>(&out)}) check_dev(*t, "attention_fp8", "q/k/v/out");
+namespace {
+
+// The checks of both FP8 attentions; the kernels' arguments (out: o, a bf16 [B,Sq,H,D] tensor).
+kern::AttnArgs fp8_attn_args(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                             Tensor& o, Tensor* lse, int64_t num_valid_kv, float scale) {
+  for (const Tensor* t : {&q, &k, &v, &out}) check_dev(*t, op, "q/k/v/out");
   VGEN_ASSERT(q.ndim() == 4 && k.ndim() == 4 && v.shape() == k.shape() && out.shape() == q.shape() &&
                   k.dim(0) == q.dim(0) && k.dim(2) == q.dim(2) && k.dim(3) == q.dim(3),
-              "attention_fp8: q {} k {} v {} out {}", q.str(), k.str(), v.str(), out.str());
+              "{}: q {} k {} v {} out {}", op, q.str(), k.str(), v.str(), out.str());
   VGEN_ASSERT(q.dtype() == DType::kBF16 && k.dtype() == DType::kBF16 && v.dtype() == DType::kBF16 &&
                   (out.dtype() == DType::kBF16 || out.dtype() == DType::kF32),
-              "attention_fp8: bf16 q/k/v and a bf16 or f32 out, got {} {} {} {}", q.str(), k.str(), v.str(),
-              out.str());
+              "{}: bf16 q/k/v and a bf16 or f32 out, got {} {} {} {}", op, q.str(), k.str(), v.str(), out.str());
   const int64_t B = q.dim(0), Sq = q.dim(1), H = q.dim(2), D = q.dim(3);
-  // The kernel writes bf16: an f32 out (a caller merging partials in fp32) gets a widened copy.
-  Tensor o = out.dtype() == DType::kBF16 ? out : Tensor::empty(q.shape(), DType::kBF16, Device::kCUDA);
   kern::AttnArgs a;
   a.q = q.raw(), a.k = k.raw(), a.v = v.raw(), a.out = o.raw();
   if (lse) {
-    check_dev(*lse, "attention_fp8", "lse");
-    VGEN_ASSERT(lse->dtype() == DType::kF32 && lse->shape() == (Shape{B, H, Sq}), "attention_fp8: lse {} for q {}",
+    check_dev(*lse, op, "lse");
+    VGEN_ASSERT(lse->dtype() == DType::kF32 && lse->shape() == (Shape{B, H, Sq}), "{}: lse {} for q {}", op,
                 lse->str(), q.str());
     a.lse = lse->f32();
   }
   a.B = B, a.Sq = Sq, a.Skv = k.dim(1), a.H = H, a.D = D, a.num_valid_kv = num_valid_kv, a.scale = scale;
+  return a;
+}
+
+// The kernels write bf16: an f32 out (a caller merging partials in fp32) gets a widened copy.
+Tensor bf16_out(const Tensor& q, const Tensor& out) {
+  return out.dtype() == DType::kBF16 ? out : Tensor::empty(q.shape(), DType::kBF16, Device::kCUDA);
+}
+
+}  // namespace
+
+void cuda_attention_cudnn_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
+                              int64_t num_valid_kv, float scale) {
+  static std::once_flag once;  // which kernel a run's fp8 self-attention used, once per process
+  std::call_once(once, [&] {
+    log_info("precision fp8: cuDNN's FP8 SDPA serves the self-attention (q {} k {}, {} output)", q.str(), k.str(),
+             kern::attention_cudnn_fp8_out_type() == kern::CudnnFp8Out::kBF16 ? "bf16" : "e4m3");
+  });
+  Tensor o = bf16_out(q, out);
+  const kern::AttnArgs a = fp8_attn_args("attention_cudnn_fp8", q, k, v, out, o, lse, num_valid_kv, scale);
+  const size_t bytes = kern::attention_cudnn_fp8_workspace_bytes(a);
+  Tensor ws = Tensor::empty({int64_t(std::max<size_t>(bytes, 1))}, DType::kU8, Device::kCUDA);
+  const cudaError_t e = kern::attention_fwd_cudnn_fp8(a, ws.raw(), bytes, compute_stream());
+  if (e == cudaErrorNotSupported)
+    VGEN_THROW(ExitCode::kUsage, "precision fp8: cuDNN's FP8 SDPA does not serve q {} k {} here: {}", q.str(), k.str(),
+               kern::attention_cudnn_fp8_last_error());
+  launched(e, "attention_cudnn_fp8", q, kern::attention_cudnn_fp8_last_error());
+  if (o.raw() != out.raw()) out.copy_from(cast(o, DType::kF32));
+}
+
+void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
+                        int64_t num_valid_kv, float scale, bool qk_int8, AttentionBackend backend) {
+  Fp8Config f;
+  f.attention_qk = qk_int8 ? QkFormat::kInt8 : QkFormat::kE4m3;
+  const AttentionPath path = device_fp8_attention_path(backend, f);
+  if (path == AttentionPath::kCudnnFp8) return cuda_attention_cudnn_fp8(q, k, v, out, lse, num_valid_kv, scale);
+  if (path == AttentionPath::kNone) throw_not_on_this_gpu("the FP8 attention");
+  Tensor o = bf16_out(q, out);
+  const kern::AttnArgs a = fp8_attn_args("attention_fp8", q, k, v, out, o, lse, num_valid_kv, scale);
   const size_t bytes = kern::attention_fp8_workspace_bytes(a);
   Tensor ws = Tensor::empty({int64_t(std::max<size_t>(bytes, 1))}, DType::kU8, Device::kCUDA);
   const cudaError_t e =
@@ -242,12 +285,13 @@ void cuda_attention_fp8(const Tensor& q, const Tensor& k, const Tensor& v, Tenso
 
 bool cuda_fp8_available(std::string* gpu) { return cuda_precision_available(Precision::kFp8, Fp8Config{}, gpu); }
 
-bool cuda_precision_available(Precision prec, const Fp8Config& f, std::string* gpu) {
-  // The path table decides (ops/path_table.h); native keeps cuDNN out of the question.
+bool cuda_precision_available(Precision prec, const Fp8Config& f, std::string* gpu, AttentionBackend backend) {
+  // The path table decides (ops/path_table.h), with the run's attention backend: cuDNN's FP8 SDPA
+  // is the fp8 self-attention where the own sm_90a kernel does not run.
   PathQuery q;
   q.precision = prec;
   q.fp8 = f;
-  q.backend = AttentionBackend::kNative;
+  q.backend = backend;
   std::string name, why;
   if (!current_device_query(q, &name, &why)) {
     if (gpu) *gpu = "no usable CUDA device";
@@ -263,9 +307,9 @@ bool cuda_precision_available(Precision prec, const Fp8Config& f, std::string* g
                       "built, unmeasured: docs/support.md)",
                       gemm_path_name(p.gemm));
   }
-  // The compute capability says why on another GPU; on a Hopper the build or the driver does, on a
-  // Blackwell the switches, and so does fp8_config.scaling block anywhere.
-  const bool tell = !ok && (q.cc == 90 || has_block_scaled_mma(q.cc) || (!fp4 && f.scaling == Fp8Scaling::kBlock));
+  // The compute capability says why on a GPU without FP8 tensor cores; on the others the build, the
+  // driver, cuDNN or the switches do, and so does fp8_config.scaling block anywhere.
+  const bool tell = !ok && (q.cc >= kFp8MinCc || (!fp4 && f.scaling == Fp8Scaling::kBlock));
   if (gpu) *gpu = fmt::format("{} (compute capability {}.{}{})", name, q.cc / 10, q.cc % 10, tell ? "; " + why : "");
   return ok;
 }

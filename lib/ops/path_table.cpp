@@ -70,32 +70,74 @@ AttentionPath bf16_attention(const PathQuery& q, const DeviceCodeChoice& code, s
   return AttentionPath::kFlash;
 }
 
-// Whether precision fp8 runs here; *why says why not. Compute capability 10.x / 12.x: the GEMMs
-// block-scaled (MXFP8 through cuBLASLt), the self-attention in bf16 (the FP8 attention is an
-// sm_90a kernel); elsewhere the sm_90a kernels.
-bool fp8_runs(const PathQuery& q, const DeviceCodeChoice& code, std::string* why) {
-  if (has_block_scaled_mma(q.cc)) {
-    if (q.fp8.gemm && q.fp8.scaling == Fp8Scaling::kTensor)
-      *why = fmt::format("compute capability {} runs fp8 GEMMs block-scaled (MXFP8); fp8_config.scaling tensor "
-                         "needs the sm_90a kernels (compute capability 9.0)",
-                         cc_str(q.cc));
-    else if (q.fp8.attention)
-      *why = fmt::format("vgen's FP8 attention is an sm_90a kernel (compute capability 9.0), not on {}: set "
-                         "fp8_config.attention false for MXFP8 GEMMs with bf16 attention",
-                         cc_str(q.cc));
-    return why->empty();
-  }
-  if (q.fp8.gemm && q.fp8.scaling == Fp8Scaling::kBlock) {
+// The fp8 GEMM path of q (fp8_config.gemm, gemm_format, scaling); kNone with *why when refused.
+// Block scaling (MXFP8) on 10.x / 12.x under scaling auto unless gemm_format e4m3 asks for
+// cuBLASLt's per-token e4m3; INT8 only in the own sm_90a kernel; e4m3 through cuBLASLt anywhere with
+// FP8 tensor cores.
+GemmPath fp8_gemm(const PathQuery& q, const DeviceCodeChoice& code, std::string* why) {
+  if (!q.fp8.gemm) return GemmPath::kCublasLt;
+  if (q.fp8.gemm_format_on(q.cc) == GemmFormat::kMxfp8) {
+    if (has_block_scaled_mma(q.cc)) return GemmPath::kCublasLtMxfp8;
     *why = fmt::format("fp8_config.scaling block (MXFP8) needs block-scaled tensor cores (compute capability 10.x "
                        "or 12.x), not {}",
                        cc_str(q.cc));
+    return GemmPath::kNone;
+  }
+  if (!q.fp8.gemm_int8()) return GemmPath::kCublasLtFp8;
+  const std::string no = sm90a_absent(q, code, q.sm90a_int8_loads);
+  if (no.empty()) return GemmPath::kHopperInt8;
+  *why = "fp8_config.gemm_format int8 is vgen's own sm_90a INT8 kernel: " + no +
+         "; set fp8_config.gemm_format e4m3 (cuBLASLt's FP8 GEMM)";
+  return GemmPath::kNone;
+}
+
+// The fp8 self-attention path (fp8_config.attention): the own sm_90a kernel where it runs and is
+// not forced off (attention_config.backend cudnn), else cuDNN's FP8 SDPA (compute capability 9.0
+// and newer: cuDNN has no FP8 SDPA for 8.9); kNone with *why when neither.
+AttentionPath fp8_attention(const PathQuery& q, const DeviceCodeChoice& code, std::string* why) {
+  const std::string no_own = q.backend == AttentionBackend::kCudnn
+                                 ? std::string("attention_config.backend cudnn")
+                                 : sm90a_absent(q, code, q.sm90a_fp8_loads);
+  if (no_own.empty()) return AttentionPath::kFp8Hopper;
+  std::string no_cudnn;
+  if (q.backend == AttentionBackend::kNative)
+    no_cudnn = "attention_config.backend native keeps cuDNN out";
+  else if (q.cc < kCudnnFp8AttentionMinCc)
+    no_cudnn = fmt::format("cuDNN's FP8 SDPA runs on compute capability 9.0 and newer, not {}", cc_str(q.cc));
+  else if (!q.cudnn_usable)
+    no_cudnn = "cuDNN is unavailable: " + (q.cudnn_why.empty() ? std::string("not initialised") : q.cudnn_why);
+  else if (!q.cudnn_fp8_usable)
+    no_cudnn = "cuDNN's FP8 SDPA does not run on this device: " + q.cudnn_fp8_why;
+  else if (q.fp8.qk_int8())
+    no_cudnn = "fp8_config.attention_qk int8 is the own kernel's (cuDNN's FP8 SDPA takes e4m3 Q and K)";
+  if (no_cudnn.empty()) return AttentionPath::kCudnnFp8;
+  *why = fmt::format("the FP8 self-attention runs in vgen's own sm_90a kernel (not here: {}) or in cuDNN's FP8 SDPA "
+                     "(not here: {}); set fp8_config.attention false for a bf16 self-attention beside the fp8 GEMMs",
+                     no_own, no_cudnn);
+  return AttentionPath::kNone;
+}
+
+// Whether precision fp8 runs here, with its GEMM and self-attention paths (*gemm, *self_attention;
+// `bf16` the self-attention when fp8_config.attention is false); *why says why not.
+bool fp8_runs(const PathQuery& q, const DeviceCodeChoice& code, AttentionPath bf16, GemmPath* gemm,
+              AttentionPath* self_attention, std::string* why) {
+  *gemm = GemmPath::kNone;
+  *self_attention = AttentionPath::kNone;
+  if (q.cc < kFp8MinCc) {
+    *why = fmt::format("FP8 tensor cores need compute capability 8.9 or newer (Ada, Hopper, Blackwell), not {}",
+                       cc_str(q.cc));
     return false;
   }
-  const bool int8 = q.fp8.gemm && q.fp8.gemm_int8();
-  std::string no = sm90a_absent(q, code, q.sm90a_fp8_loads && (!int8 || q.sm90a_int8_loads));
-  if (no.empty()) return true;
-  *why = "vgen's FP8 attention and INT8 GEMM are sm_90a kernels: " + no;
-  return false;
+  const GemmPath g = fp8_gemm(q, code, why);
+  if (g == GemmPath::kNone) return false;
+  const AttentionPath a = q.fp8.attention ? fp8_attention(q, code, why) : bf16;
+  if (a == AttentionPath::kNone) {
+    if (why->empty()) *why = "no bf16 attention path: " + q.cudnn_why;
+    return false;
+  }
+  *gemm = g;
+  *self_attention = a;
+  return true;
 }
 
 // Whether precision fp4 runs here (NVFP4 GEMMs through cuBLASLt); *why says why not.
@@ -178,6 +220,7 @@ const char* attention_path_name(AttentionPath p) {
     case AttentionPath::kFlash: return "own flash kernel (mma.sync bf16)";
     case AttentionPath::kFlashF32: return "own fp32 kernel (CUDA cores)";
     case AttentionPath::kFp8Hopper: return "own FP8 kernel (sm_90a wgmma e4m3/s8)";
+    case AttentionPath::kCudnnFp8: return "cuDNN FP8 SDPA (e4m3 Q/K/V/P, per-tensor scales)";
     default: return "none";
   }
 }
@@ -210,23 +253,18 @@ ExecutionPaths choose_execution_paths(const PathQuery& q) {
     return p;
   }
   p.sm90a = runs_sm90a(q, p.code);
-  p.fp8_allowed = fp8_runs(q, p.code, &p.fp8_why);
   p.fp4_allowed = fp4_runs(q, &p.fp4_why);
+  p.attention = p.self_attention = bf16_attention(q, p.code, &p.attention_why);
+  p.fp8_allowed = fp8_runs(q, p.code, p.attention, &p.fp8_gemm, &p.fp8_self_attention, &p.fp8_why);
+  p.gemm = GemmPath::kCublasLt;
   if (q.precision == Precision::kFp32) {
     p.attention = p.self_attention = AttentionPath::kFlashF32;
     p.attention_why = "precision fp32: fp32 q/k/v";
-    p.gemm = GemmPath::kCublasLt;
     return p;
   }
-  p.attention = p.self_attention = bf16_attention(q, p.code, &p.attention_why);
-  p.gemm = GemmPath::kCublasLt;
   if (q.precision == Precision::kFp8) {
-    p.self_attention = !p.fp8_allowed ? AttentionPath::kNone : q.fp8.attention ? AttentionPath::kFp8Hopper : p.attention;
-    p.gemm = !p.fp8_allowed                             ? GemmPath::kNone
-             : !q.fp8.gemm                              ? GemmPath::kCublasLt
-             : has_block_scaled_mma(q.cc)               ? GemmPath::kCublasLtMxfp8
-             : q.fp8.gemm_int8()                        ? GemmPath::kHopperInt8
-                                                        : GemmPath::kCublasLtFp8;
+    p.self_attention = p.fp8_self_attention;
+    p.gemm = p.fp8_gemm;
   }
   if (q.precision == Precision::kFp4) {  // the self-attention as bf16's
     p.self_attention = p.fp4_allowed ? p.attention : AttentionPath::kNone;
@@ -243,7 +281,9 @@ std::string execution_paths_text(const ExecutionPaths& p) {
   if (p.self_attention != p.attention)
     s += fmt::format("  self-attention: {}\n", attention_path_name(p.self_attention));
   s += fmt::format("  GEMM: {}\n", gemm_path_name(p.gemm));
-  s += p.fp8_allowed ? "  precision fp8: runs here\n" : "  precision fp8: refused: " + p.fp8_why + "\n";
+  s += p.fp8_allowed ? fmt::format("  precision fp8: runs here (self-attention: {}; GEMM: {})\n",
+                                   attention_path_name(p.fp8_self_attention), gemm_path_name(p.fp8_gemm))
+                     : "  precision fp8: refused: " + p.fp8_why + "\n";
   s += p.fp4_allowed ? "  precision fp4: runs here" : "  precision fp4: refused: " + p.fp4_why;
   return s;
 }
@@ -257,7 +297,10 @@ Json execution_paths_json(const ExecutionPaths& p) {
   j["attention_why"] = p.attention_why;
   j["self_attention"] = attention_path_name(p.self_attention);
   j["gemm"] = gemm_path_name(p.gemm);
-  j["fp8"] = p.fp8_allowed ? Json{{"allowed", true}} : Json{{"allowed", false}, {"why", p.fp8_why}};
+  j["fp8"] = p.fp8_allowed ? Json{{"allowed", true},
+                                  {"self_attention", attention_path_name(p.fp8_self_attention)},
+                                  {"gemm", gemm_path_name(p.fp8_gemm)}}
+                            : Json{{"allowed", false}, {"why", p.fp8_why}};
   j["fp4"] = p.fp4_allowed ? Json{{"allowed", true}} : Json{{"allowed", false}, {"why", p.fp4_why}};
   if (!p.refusal.empty()) j["refusal"] = p.refusal;
   return j;
@@ -276,6 +319,8 @@ bool current_device_query(PathQuery&, std::string* gpu_name, std::string* why) {
 }
 
 AttentionPath device_attention_path(AttentionBackend) { return AttentionPath::kNone; }
+
+AttentionPath device_fp8_attention_path(AttentionBackend, const Fp8Config&) { return AttentionPath::kNone; }
 
 std::string nccl_version_string() { return "none (no CUDA backend)"; }
 #endif

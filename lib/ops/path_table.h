@@ -49,6 +49,7 @@ enum class AttentionPath : uint8_t {
   kFlash,      // the own flash kernel (mma.sync bf16, sm_80+)
   kFlashF32,   // the own fp32 kernel on CUDA cores (precision fp32)
   kFp8Hopper,  // the own FP8 kernel (sm_90a: TMA, wgmma e4m3 / s8)
+  kCudnnFp8,   // cuDNN's FP8 SDPA (e4m3 Q/K/V and P, per-tensor scales; compute capability 9.0+)
   kNone,       // refused (ExecutionPaths::refusal says why)
 };
 const char* attention_path_name(AttentionPath p);
@@ -72,10 +73,19 @@ struct PathQuery {
   bool sm90a_attention_loads = true, sm90a_fp8_loads = true, sm90a_int8_loads = true;
   bool cudnn_usable = false;   // built with cuDNN and it initialises on the device
   std::string cudnn_why;       // why not, when not
+  // cuDNN's FP8 SDPA builds a plan on the device (attention_cudnn_fp8_available's probe); true where
+  // not asked (tests, or a run that does not take it).
+  bool cudnn_fp8_usable = true;
+  std::string cudnn_fp8_why;   // why not, when not
   Precision precision = Precision::kBf16;
   AttentionBackend backend = AttentionBackend::kAuto;
   Fp8Config fp8;               // precision fp8's parts (fp4's switches under precision fp4)
 };
+
+// FP8 tensor cores (e4m3 GEMMs through cuBLASLt): compute capability 8.9 (Ada) and newer.
+constexpr int kFp8MinCc = 89;
+// cuDNN's FP8 SDPA forward: Hopper and newer (cuDNN has none for 8.9).
+constexpr int kCudnnFp8AttentionMinCc = 90;
 
 // Blackwell's block-scaled tensor cores (MXFP8, NVFP4 through cuBLASLt): compute capability 10.x
 // (B200, GB200, B300) and 12.x (RTX 5090, RTX PRO 6000).
@@ -89,6 +99,10 @@ struct ExecutionPaths {
   AttentionPath self_attention = AttentionPath::kNone;  // the DiT's self-attention at the run's precision
   GemmPath gemm = GemmPath::kNone;                      // the block linears at the run's precision
   bool fp8_allowed = false;     // precision fp8 can run here (with q's fp8_config)
+  // The paths precision fp8 takes here (whatever the run's precision; kNone where refused): the
+  // fp8 self-attention and the block linears.
+  AttentionPath fp8_self_attention = AttentionPath::kNone;
+  GemmPath fp8_gemm = GemmPath::kNone;
   std::string fp8_why;          // why not, when not
   bool fp4_allowed = false;     // precision fp4 can run here
   std::string fp4_why;          // why not, when not
@@ -117,5 +131,9 @@ std::string nccl_version_string();
 // The current device's paths for bf16 calls with `backend` (cached per device and backend): what
 // the attention dispatch follows.
 AttentionPath device_attention_path(AttentionBackend backend);
+
+// The current device's fp8 self-attention path for `backend` and f's switches (kFp8Hopper,
+// kCudnnFp8 or kNone; cached per device, backend and Q·Kᵀ format): what cuda_attention_fp8 follows.
+AttentionPath device_fp8_attention_path(AttentionBackend backend, const Fp8Config& f);
 
 }  // namespace vgen

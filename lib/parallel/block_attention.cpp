@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "kernels/attention/attention_fp8_ref.h"
+#include "kernels/attention/attention_fp8_ref.h"  // kern::Fp8Qk
 #include "kernels/attention/attention_ref.h"
 #include "ops/attention_backend.h"
 #include "ops/device_ops.h"
@@ -27,7 +27,7 @@ void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t 
     VGEN_ASSERT(q.ndim() == 4, "block attention: q {}", q.str());
     const float scale = float(1.0 / std::sqrt(double(q.dim(3))));
     if (fp8)
-      cuda_attention_fp8(q, k, v, out, lse, num_valid_kv, scale, qk == kern::Fp8Qk::kInt8);
+      cuda_attention_fp8(q, k, v, out, lse, num_valid_kv, scale, qk == kern::Fp8Qk::kInt8, policy.backend);
     else
       cuda_attention_auto(q, k, v, out, lse, num_valid_kv, scale, policy.backend, policy.key_split);
     return;
@@ -47,9 +47,8 @@ void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t 
     lse_ptr = lse->f32();
   }
   const float scale = float(1.0 / std::sqrt(double(D)));
-  if (fp8)  // the CPU emulation: the kernel's quantisation, then fp32 math
-    kern::attention_fp8_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv, scale,
-                             qk);
+  if (fp8)  // the CPU emulation of the device path the backend selects: its quantisation, fp32 math
+    fp8_attention_host(q, k, v, out, lse, num_valid_kv, scale, qk == kern::Fp8Qk::kInt8, policy.backend);
   else
     kern::attention_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv, scale);
 }

@@ -24,7 +24,8 @@ bool inject_no_fp8(int rank) {
 void refuse_fp8_without_device(const Recipe& recipe, Communicator& world) {
   if (!recipe.is_cuda() || !recipe.is_quantised()) return;
   std::string gpu;
-  const bool ok = cuda_precision_available(recipe.precision, recipe.fp8, &gpu) && !inject_no_fp8(world.rank());
+  const bool ok = cuda_precision_available(recipe.precision, recipe.fp8, &gpu, recipe.attention.backend) &&
+                  !inject_no_fp8(world.rank());
   // Every rank ends with the first refusing rank's GPU, none waits for a peer in a later collective.
   const RankRefusal r = agree_on_refusal(world, ok, gpu);
   if (!r.any) return;
@@ -35,9 +36,9 @@ void refuse_fp8_without_device(const Recipe& recipe, Communicator& world) {
                "precision bf16 (or fp8) on this GPU",
                recipe.source_path, r.first, r.reason, r.others("lack them"));
   VGEN_THROW(ExitCode::kRecipe,
-             "{}: precision fp8 needs a GPU with FP8 tensor cores that this build drives (compute capability 9.0, "
-             "Hopper, with the build's sm_90a code), but rank {}'s GPU is {}{}; vgen never falls back to bf16 "
-             "silently: use precision bf16 on this GPU",
+             "{}: precision fp8 needs a GPU with FP8 tensor cores that this build drives (compute capability 8.9 "
+             "or newer; fp8_config and attention_config pick the paths, docs/support.md), but rank {}'s GPU is "
+             "{}{}; vgen never falls back to bf16 silently: use precision bf16 on this GPU",
              recipe.source_path, r.first, r.reason, r.others("lack them"));
 }
 

@@ -32,6 +32,17 @@ add_test(NAME golden_fp8_e4m3_gemm_dit_forward
 add_test(NAME golden_fp8_e4m3_gemm_pipeline_wan21
          COMMAND ${VGEN_BIN} golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden --case pipeline_wan21
                  --set precision=fp8 --set fp8_config.gemm_format=e4m3)
+# The portable paths (cuBLASLt e4m3 GEMMs, cuDNN's FP8 SDPA) forced as on a Hopper: the CPU
+# emulation follows the cuDNN FP8 numerics (attention_cudnn_fp8_ref.h) under the same tolerances.
+# GPU: the same command with --set device=cuda takes them (docs/support.md).
+add_test(NAME golden_fp8_portable_dit_forward
+         COMMAND ${VGEN_BIN} golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden --case dit_forward
+                 --set precision=fp8 --set attention_config.backend=cudnn --set fp8_config.gemm_format=e4m3)
+add_test(NAME golden_fp8_portable_pipeline_wan21
+         COMMAND ${VGEN_BIN} golden --fixtures ${PROJECT_SOURCE_DIR}/tests/golden --case pipeline_wan21
+                 --set precision=fp8 --set attention_config.backend=cudnn --set fp8_config.gemm_format=e4m3)
+set_tests_properties(golden_fp8_portable_dit_forward golden_fp8_portable_pipeline_wan21 PROPERTIES
+                     LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
 set_tests_properties(golden_fp8_switches_pipeline_wan22 golden_fp8_gemm_only_dit_forward golden_fp8_bf16_blocks_pipeline_wan21
                      golden_fp8_e4m3_gemm_dit_forward golden_fp8_e4m3_gemm_pipeline_wan21 PROPERTIES
                      LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)

@@ -124,9 +124,15 @@ if(VGEN_HAVE_CUDA)
   add_test(NAME golden_fp8_cuda_e4m3_gemm_bf16_linears
            COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 ${VGEN_FP8_GOLDEN} --case pipeline_wan21
                    --set fp8_config.gemm_format=e4m3 --set fp8_config.bf16_linears=[attn1.to_k,attn2.to_q])
+  # The portable paths forced (cuBLASLt e4m3 GEMMs, cuDNN's FP8 SDPA; docs/support.md) on every
+  # case: the run must say cuDNN's FP8 SDPA served its self-attention.
+  add_test(NAME golden_fp8_cuda_portable
+           COMMAND ${VGEN_SKIP_STATUS} ${VGEN_FP8_GPU_GUARD} 1 bash ${CMAKE_CURRENT_LIST_DIR}/expect_log.sh
+                   "cuDNN's FP8 SDPA serves the self-attention" ${VGEN_FP8_GOLDEN} --log-level info
+                   --set attention_config.backend=cudnn --set fp8_config.gemm_format=e4m3)
   set_tests_properties(golden_fp8_cuda golden_fp8_cuda_switches golden_fp8_cuda_gemm_only golden_fp8_cuda_bf16_blocks
                        golden_fp8_cuda_bf16_gemm_blocks golden_fp8_cuda_bf16_linears golden_fp8_cuda_e4m3_gemm
-                       golden_fp8_cuda_e4m3_gemm_bf16_linears PROPERTIES
+                       golden_fp8_cuda_e4m3_gemm_bf16_linears golden_fp8_cuda_portable PROPERTIES
                        LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600 SKIP_RETURN_CODE 77)
   foreach(mesh "ulysses2;ulysses_size=2" "ring2;ring_size=2" "attn2d_1x2;attn2d_size=[1,2]" "cfg2;cfg_size=2")
     list(GET mesh 0 name)

@@ -110,6 +110,12 @@ TEST(PathTable, HopperWithoutSm90aCodeOrLoadFallsBackAndRefusesFp8) {
   q.sm90a_fp8_loads = false;
   p = choose_execution_paths(q);
   EXPECT_EQ(p.attention, AttentionPath::kCudnn);
+  // The own FP8 attention does not load: cuDNN's FP8 SDPA serves (the INT8 GEMM still loads);
+  // without cuDNN both reasons are given.
+  EXPECT_TRUE(p.fp8_allowed) << p.fp8_why;
+  EXPECT_EQ(p.self_attention, AttentionPath::kCudnnFp8);
+  q.cudnn_usable = false;
+  p = choose_execution_paths(q);
   EXPECT_FALSE(p.fp8_allowed);
   EXPECT_TRUE(has(p.fp8_why, "do not load")) << p.fp8_why;
   // The INT8 GEMM's own check matters only when the run uses it.
@@ -128,9 +134,11 @@ TEST(PathTable, OtherGpusTakeCudnnOrTheFlashKernel) {
     EXPECT_FALSE(p.sm90a);
     EXPECT_EQ(p.attention, AttentionPath::kCudnn);
     EXPECT_EQ(p.gemm, GemmPath::kCublasLt);
-    EXPECT_FALSE(p.fp8_allowed);  // the default fp8_config: fp8 attention, an sm_90a kernel
-    if (cc < 90) EXPECT_TRUE(has(p.fp8_why, "compute capability 9.0 only")) << p.fp8_why;
-    else EXPECT_TRUE(has(p.fp8_why, "fp8_config.attention false")) << p.fp8_why;
+    // The default fp8_config (INT8 GEMMs, fp8 attention): no FP8 tensor cores on 8.x before 8.9;
+    // the INT8 GEMM is sm_90a code on 8.9; 10.x / 12.x block-scale the GEMMs and run cuDNN's FP8 SDPA.
+    if (cc < 89) EXPECT_TRUE(has(p.fp8_why, "compute capability 8.9 or newer")) << p.fp8_why;
+    if (cc == 89) EXPECT_TRUE(has(p.fp8_why, "fp8_config.gemm_format int8")) << p.fp8_why;
+    EXPECT_EQ(p.fp8_allowed, cc >= 100) << p.fp8_why;
     p = choose_execution_paths(query(cc, kDefault, Precision::kBf16, AttentionBackend::kAuto, false));
     EXPECT_EQ(p.attention, AttentionPath::kFlash);
     EXPECT_TRUE(has(p.attention_why, "built without cuDNN")) << p.attention_why;
@@ -140,7 +148,7 @@ TEST(PathTable, OtherGpusTakeCudnnOrTheFlashKernel) {
     EXPECT_EQ(p.attention, AttentionPath::kNone);
     EXPECT_TRUE(has(p.attention_why, "unavailable")) << p.attention_why;
     p = choose_execution_paths(query(cc, kDefault, Precision::kFp8));
-    EXPECT_EQ(p.gemm, GemmPath::kNone);
+    EXPECT_EQ(p.gemm, cc >= 100 ? GemmPath::kCublasLtMxfp8 : GemmPath::kNone);
     EXPECT_EQ(choose_execution_paths(query(cc, kDefault, Precision::kFp32)).gemm, GemmPath::kCublasLt);
   }
 }
@@ -153,8 +161,8 @@ TEST(PathTable, BlackwellRunsBlockScaledGemms) {
     EXPECT_TRUE(p.fp4_allowed) << p.fp4_why;
     EXPECT_EQ(p.gemm, GemmPath::kCublasLtNvfp4);
     EXPECT_EQ(p.self_attention, p.attention);
-    // precision fp8: MXFP8 GEMMs with bf16 attention (scaling auto or block); the FP8 attention and
-    // tensor scaling are sm_90a code, refused by name.
+    // precision fp8: MXFP8 GEMMs (scaling auto or block) beside a bf16 self-attention; tensor
+    // scaling takes cuBLASLt's e4m3 GEMM, the INT8 one is sm_90a code, refused by name.
     PathQuery q = query(cc, kDefault, Precision::kFp8);
     q.fp8.attention = false;
     p = choose_execution_paths(q);
@@ -168,7 +176,10 @@ TEST(PathTable, BlackwellRunsBlockScaledGemms) {
     p = choose_execution_paths(q);
     EXPECT_FALSE(p.fp8_allowed);
     EXPECT_EQ(p.gemm, GemmPath::kNone);
-    EXPECT_TRUE(has(p.fp8_why, "fp8_config.scaling tensor")) << p.fp8_why;
+    EXPECT_TRUE(has(p.fp8_why, "fp8_config.gemm_format int8")) << p.fp8_why;
+    q.fp8.gemm_format = GemmFormat::kE4m3;
+    EXPECT_EQ(choose_execution_paths(q).gemm, GemmPath::kCublasLtFp8);
+    q.fp8.gemm_format = GemmFormat::kInt8;
     q.fp8.gemm = false;  // no GEMM to scale: computes like bf16, allowed
     EXPECT_TRUE(choose_execution_paths(q).fp8_allowed);
   }
@@ -186,7 +197,8 @@ TEST(PathTable, BlockScalingElsewhereIsRefusedByName) {
     q.fp8.scaling = Fp8Scaling::kBlock;
     p = choose_execution_paths(q);
     EXPECT_FALSE(p.fp8_allowed);
-    EXPECT_TRUE(has(p.fp8_why, "fp8_config.scaling block")) << p.fp8_why;
+    // Before 8.9 there are no FP8 tensor cores at all: that is the reason given.
+    EXPECT_TRUE(has(p.fp8_why, cc >= 89 ? "fp8_config.scaling block" : "8.9 or newer")) << p.fp8_why;
   }
   // Hopper keeps its paths under scaling auto (the default), as before block scaling.
   PathQuery q = query(90, kDefault, Precision::kFp8);
