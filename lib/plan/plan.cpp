@@ -270,9 +270,13 @@ void add_runtime_memory(Plan& p, const Recipe& recipe, const PlanSizes& z) {
   }
   act += 4 * z.latent * 4;  // latents, noise predictions, scheduler history (fp32)
   p.memory.push_back({"DiT activations (rough)", act});
-  if (recipe.is_fp8() && recipe.fp8.attention && recipe.is_cuda())  // attention_fp8_workspace_bytes, 128-token padding
-    p.memory.push_back({"precision fp8: attention workspace (e4m3 Q, K, Vᵀ of one call)",
-                        3.0 * (cp_tokens + 128) * d_u + 8.0 * cp_tokens * (d_u / double(md.head_dim))});
+  // attention_fp8_workspace_bytes (the own kernel: e4m3 Q, K, Vᵀ, 128-token padding) or, under
+  // attention_config.backend cudnn, attention_cudnn_fp8_workspace_bytes (e4m3 Q, K, V and a 2-byte output).
+  const bool cudnn_fp8 = recipe.attention.backend == AttentionBackend::kCudnn;
+  if (recipe.is_fp8() && recipe.fp8.attention && recipe.is_cuda())
+    p.memory.push_back({cudnn_fp8 ? "precision fp8: attention workspace (cuDNN: e4m3 Q, K, V and the output of one call)"
+                                  : "precision fp8: attention workspace (e4m3 Q, K, Vᵀ of one call)",
+                        (cudnn_fp8 ? 5.0 : 3.0) * (cp_tokens + 128) * d_u + 8.0 * cp_tokens * (d_u / double(md.head_dim))});
   p.notes.push_back("VAE decode activations are not included (bounded by the frame-by-frame decode)");
 }
 
