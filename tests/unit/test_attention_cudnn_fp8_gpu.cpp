@@ -216,8 +216,14 @@ TEST(AttentionCudnnFp8Gpu, MatchesItsReference) {
       if (with_lse) check_quantisation(c, d, a);
       const size_t bytes = kern::attention_cudnn_fp8_workspace_bytes(a);
       Tensor ws = Tensor::empty({int64_t(bytes)}, DType::kU8, Device::kCUDA);
-      ASSERT_EQ(kern::attention_fwd_cudnn_fp8(a, ws.raw(), bytes, compute_stream()), cudaSuccess)
-          << kern::attention_cudnn_fp8_last_error();
+      const cudaError_t e = kern::attention_fwd_cudnn_fp8(a, ws.raw(), bytes, compute_stream());
+      if (c.Sq == 1 && device_cc() / 10 == 9) {
+        // cuDNN 9.14 on an H100 sends s_q = 1 to its sm80 decode engines, which have no FP8: a clean
+        // refusal (the dispatch names it, kUsage), never a launch.
+        EXPECT_EQ(e, cudaErrorNotSupported) << kern::attention_cudnn_fp8_last_error();
+        continue;
+      }
+      ASSERT_EQ(e, cudaSuccess) << kern::attention_cudnn_fp8_last_error();
       sync_stream();
       const std::vector<float> o = host_f32(out), l = host_f32(lse);
       compare(c, d, o, with_lse ? &l : nullptr, e4m3_out);
