@@ -34,6 +34,7 @@ std::unique_ptr<VideoAutoencoder> load_wan_vae_autoencoder(const Recipe& recipe,
     p.width = recipe.generation.width;
     p.num_frames = recipe.generation.num_frames;
     p.warm_up = cuda && wan_vae_warmup_enabled();
+    p.encode_frames = encodes ? 1 : 0;  // a borrower encodes a first frame alone (Cosmos 3's I2V)
     ae = std::make_unique<WanVideoAutoencoder>(cfg, LatentStats{cfg.latents_mean, cfg.latents_std}, p);
     ae->start_warm_up();
   }

@@ -99,6 +99,11 @@ void open(WanLoad& l) {
   p.width = l.recipe.generation.width;
   p.num_frames = l.recipe.generation.num_frames;
   p.warm_up = l.cuda && wan_vae_warmup_enabled();
+  // What its encoder will see (encodes(l)): TI2V's first frame alone, an I2V condition video whole.
+  const ImageConditioning cond = l.out.traits.images.conditioning;
+  p.encode_frames = cond == ImageConditioning::kNone       ? 0
+                    : cond == ImageConditioning::kOptional ? 1
+                                                           : 1 + l.vcfg.scale_factor_temporal;
   auto ae = std::make_unique<WanVideoAutoencoder>(l.vcfg, stats, p);
   ae->start_warm_up();
   l.autoencoder = ae.get();

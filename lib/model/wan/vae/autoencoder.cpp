@@ -40,6 +40,8 @@ void WanVideoAutoencoder::start_warm_up() {
     try {
       cuda_set_device(select_mesh_device());  // the current device is per thread
       warm_up(*WanVaeDecoder::random(cfg_, wopt, 0x5eedull), nullptr);
+      // The encoder's plans too, while the checkpoint still streams (not after the load: seconds).
+      if (place_.encode_frames > 0) warm_up_encoder(*WanVaeEncoder::random(cfg_, wopt, 0x5eed3ull), nullptr);
     } catch (...) {
       warm_error_ = std::current_exception();
     }
@@ -62,16 +64,17 @@ void WanVideoAutoencoder::warm_up(const WanVaeDecoder& dec, Communicator* comm) 
   log_info("VAE warmed up at {}x{} in {:.2f} s", place_.height, place_.width, t.seconds());
 }
 
-void WanVideoAutoencoder::warm_up_encoder() const {
-  // Five frames of the recipe's size (the first chunk and a later one of the encoder) meet every
-  // conv shape of a condition video's encode; a TI2V condition (one frame) meets the first's.
+void WanVideoAutoencoder::warm_up_encoder(const WanVaeEncoder& enc, Communicator* comm) const {
+  // A first frame alone meets the first chunk's conv shapes; five frames (the first chunk and a
+  // later one) every shape of a condition video's encode.
   Timer t;
-  const int64_t frames = std::min<int64_t>(1 + cfg_.scale_factor_temporal, place_.num_frames);
+  const int64_t frames = std::min<int64_t>(place_.encode_frames, place_.num_frames);
   const int64_t in = cfg_.in_channels / (cfg_.patch() * cfg_.patch());
   Tensor video = make_initial_latents({1, in, frames, place_.height, place_.width}, "", 0x5eed2ull);  // [1, 3, F, H, W]
-  vae_group_encode(*enc_, video, device_group_.get(), place_.split);
+  vae_group_encode(enc, video, comm, place_.split);
   sync_compute_stream();
-  log_info("VAE encoder warmed up at {}x{} in {:.2f} s", place_.height, place_.width, t.seconds());
+  log_info("VAE encoder warmed up at {}x{} ({} frame(s)) in {:.2f} s", place_.height, place_.width, frames,
+           t.seconds());
 }
 
 void WanVideoAutoencoder::finish_warm_up() {
@@ -80,7 +83,8 @@ void WanVideoAutoencoder::finish_warm_up() {
   if (warm_thread_.joinable()) warm_thread_.join();
   if (warm_error_) std::rethrow_exception(std::exchange(warm_error_, nullptr));
   if (place_.warm_up && is_split()) warm_up(*dec_, device_group_.get());
-  if (place_.warm_up && enc_) warm_up_encoder();  // collective over the group, as the encode
+  if (place_.warm_up && enc_ && is_split())
+    warm_up_encoder(*enc_, device_group_.get());  // collective over the group, as the encode
 }
 
 Tensor WanVideoAutoencoder::decode(const Tensor& latents) const {

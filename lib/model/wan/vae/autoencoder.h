@@ -23,6 +23,9 @@ struct WanAutoencoderPlacement {
   DType dtype = DType::kF32;  // the device decoder's compute dtype
   // The warm-up's shapes: the recipe's frame size and frame count.
   int height = 0, width = 0, num_frames = 0;
+  // Frames of the condition videos the encoder sees (0: this autoencoder does not encode): a first
+  // frame alone (TI2V, Cosmos 3) is 1, a Wan I2V condition video the first chunk and a later one.
+  int64_t encode_frames = 0;
   bool warm_up = false;  // device only: VGEN_VAE_WARMUP is not 0
 };
 
@@ -31,8 +34,8 @@ class WanVideoAutoencoder final : public VideoAutoencoder {
   WanVideoAutoencoder(const WanVaeConfig& cfg, LatentStats stats, WanAutoencoderPlacement place);
   ~WanVideoAutoencoder() override;
 
-  // Starts the warm-up of a decoder used alone (device, one-rank group) on a thread with random
-  // weights of the config's shapes; joined by finish_warm_up or the destructor.
+  // Starts the warm-up of a decoder (and encoder) used alone (device, one-rank group) on a thread
+  // with random weights of the config's shapes; joined by finish_warm_up or the destructor.
   void start_warm_up();
   void set_decoder(std::shared_ptr<const WanVaeDecoder> dec) { dec_ = std::move(dec); }
   // The encoder of an image-conditioned checkpoint (replica leader only).
@@ -48,8 +51,9 @@ class WanVideoAutoencoder final : public VideoAutoencoder {
   bool is_split() const;
   // One decode of two latent frames of the recipe's size by `dec` (collective over `comm`).
   void warm_up(const WanVaeDecoder& dec, Communicator* comm) const;
-  // One encode of a few random frames of the recipe's size (image-conditioned checkpoints).
-  void warm_up_encoder() const;
+  // One encode of place_.encode_frames random frames of the recipe's size by `enc` (collective over
+  // `comm`).
+  void warm_up_encoder(const WanVaeEncoder& enc, Communicator* comm) const;
 
   WanVaeConfig cfg_;
   LatentStats stats_;
