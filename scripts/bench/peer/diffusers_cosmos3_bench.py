@@ -66,7 +66,7 @@ def build_random(torch, cfg, device):
     m = m.to(torch.bfloat16).to_empty(device=device)
     with torch.no_grad():
         for n, p in m.named_parameters():
-            if p.ndim == 1 and "norm" in n.rsplit(".", 2)[-2]:
+            if p.ndim == 1 and n.endswith(".weight") and "norm" in n.split(".")[-2]:
                 p.fill_(1.0)
             else:
                 p.normal_(0, 0.02)
