@@ -43,6 +43,12 @@
 #            guidance 5, an image) against WanImageToVideoPipeline in $E2E_ORDER, and one job of
 #            $I2V_LINES (8) image lines on a random I2V-14B of $I2V_LAYERS (10) layers (each video's
 #            seconds, the first against the rest)
+#   cosmos3, cosmos3_e2e: Cosmos 3 (scripts/bench/gpu_suite_cosmos3.sh has the details): one CFG step of
+#            the DiT (vgen_cosmos3_bench: the prefill once, the generation tower's two forwards) against
+#            diffusers_cosmos3_bench.py dit (two whole forwards) at $COSMOS_SHAPES (720p: 720x1280x189),
+#            $COSMOS_LAYERS (12) layers of $COSMOS_CONFIG (Nano), in $COSMOS_ORDER; one video (35 steps, CFG
+#            6) through `vgen run --recipe recipes/1gpu-cosmos3-nano-720p.yaml` against Cosmos3OmniPipeline
+#            on a random Nano of $COSMOS_E2E_LAYERS (12) layers, in $E2E_ORDER
 #   build    configure and build every target, nothing else (a first full build may need a call
 #            of its own: the build dir is kept while the machine stays up)
 #   all      tests golden dit peer vae
@@ -64,7 +70,9 @@
 # scratch file unless --results is given); DRY_GPUS=N pretends N GPUs.
 # Environment: VGEN_GPU_BUILD (build dir), JOBS (build jobs, default nproc), SHAPES (default
 # 480p,720p), LAYERS (40), REPS (3), I2V_DIT_CONFIG, VAE22_CONFIG, VAE22_SHAPES, PEER_I2V_WHAT, TI2V_MODEL,
-# TI2V_IMAGE, I2V_MODEL, I2V_LAYERS, I2V_RECIPE, I2V_LINES, I2V_STEPS (gpu_suite_i2v.sh), DIT_MODES (two GPUs: "cfg ulysses ring attn2d"), MODE_SHAPES
+# TI2V_IMAGE, I2V_MODEL, I2V_LAYERS, I2V_RECIPE, I2V_LINES, I2V_STEPS (gpu_suite_i2v.sh), COSMOS_CONFIG,
+# COSMOS_LAYERS, COSMOS_SHAPES, COSMOS_PROMPT_TOKENS, COSMOS_UNCOND_TOKENS, COSMOS_STEPS, COSMOS_ORDER,
+# COSMOS_FP8, COSMOS_MODEL, COSMOS_E2E_LAYERS, COSMOS_E2E_STEPS (gpu_suite_cosmos3.sh), DIT_MODES (two GPUs: "cfg ulysses ring attn2d"), MODE_SHAPES
 # (720p), PEER_WHAT, MODEL, LOAD_ORDER, E2E_ORDER, LORA_RANK (64), LORA_SHAPES (480p,720p), LORA_DEFAULT_STEPS (3), DIT_FP8 (all|attention|gemm: the dit suite's forwards in precision fp8; e.g. `DIT_FP8=all gpu_suite.sh dit peer`), DIT_FP8_QK (e4m3|int8: their self-attention's Q·Kᵀ, default e4m3), DIT_FP8_GEMM (int8|e4m3: their block linears' GEMM format, default int8), DIT_MODEL (a Diffusers checkpoint: the dit suite's one-GPU forwards and the peer's on its transformer's weights, e.g. the trained-like one of fp8_accuracy.sh, instead of random ones; its config sets the layers), DROP_CACHES=1 (drop the page cache before each
 # load, where permitted), BUDGET_S (seconds for the whole call, default 570: a suite that no longer
 # fits is skipped and said so), VGEN_COMMIT.
@@ -85,10 +93,10 @@ while [ $# -gt 0 ]; do
     --build) BUILD=$2; shift ;;
     -h|--help) sed -n '2,/^# shellcheck/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     build|tests|golden|dit|vae|peer|load|e2e|lora|scaling|attn) SUITES+=("$1") ;;
-    dit_i2v|vae22|peer_i2v|ti2v|i2v_batch) SUITES+=("$1") ;;
+    dit_i2v|vae22|peer_i2v|ti2v|i2v_batch|cosmos3|cosmos3_e2e) SUITES+=("$1") ;;
     all) SUITES+=(tests golden dit peer vae) ;;
     *) echo "gpu_suite: unknown suite or option '$1' (suites: build tests golden dit vae peer load e2e lora scaling" \
-            "attn dit_i2v vae22 peer_i2v ti2v i2v_batch all)" >&2
+            "attn dit_i2v vae22 peer_i2v ti2v i2v_batch cosmos3 cosmos3_e2e all)" >&2
        exit 2 ;;
   esac
   shift
@@ -184,12 +192,14 @@ VGEN=$BUILD/bin/vgen
 DIT=$BUILD/tests/vgen_dit_bench
 VAE=$BUILD/tests/vgen_vae_bench
 TARGETS=()
-if has_suite golden || has_suite load || has_suite e2e || has_suite lora || has_suite ti2v || has_suite i2v_batch; then
+if has_suite golden || has_suite load || has_suite e2e || has_suite lora || has_suite ti2v || has_suite i2v_batch ||
+   has_suite cosmos3_e2e; then
   TARGETS+=(vgen)
 fi
 if has_suite dit || has_suite dit_i2v; then TARGETS+=(vgen_dit_bench); fi
 if has_suite vae || has_suite vae22; then TARGETS+=(vgen_vae_bench); fi
 if has_suite attn; then TARGETS+=(attention_fp8_bench); fi
+if has_suite cosmos3; then TARGETS+=(vgen_cosmos3_bench); fi
 if has_suite scaling; then TARGETS+=(vgen vgen_dit_bench vgen_vae_bench); fi
 if [ "$NO_BUILD" != 1 ] && { has_suite tests || has_suite build || [ ${#TARGETS[@]} -gt 0 ]; }; then
   # scripts/device/gpu_check.sh finds the dependencies (system, else the copies in .dev/deps) and configures.
@@ -576,6 +586,8 @@ suite_scaling() {
 
 # shellcheck source=scripts/bench/gpu_suite_i2v.sh
 source "$ROOT/scripts/bench/gpu_suite_i2v.sh"  # dit_i2v vae22 peer_i2v ti2v i2v_batch
+# shellcheck source=scripts/bench/gpu_suite_cosmos3.sh
+source "$ROOT/scripts/bench/gpu_suite_cosmos3.sh"  # cosmos3 cosmos3_e2e
 
 for s in "${SUITES[@]}"; do
   N=$((N + 1))

@@ -12,6 +12,9 @@ prints one).
   gpu_suite_records.py ctest LOG RC                          ctest's summary as JSON
   gpu_suite_records.py vgen-timing DIR WALL RC CACHE         the numbers of a vgen run's DIR/timing.json
                                                              (--load-only: DIR/load.json)
+  gpu_suite_records.py cosmos3-timing DIR WALL RC             vgen-timing plus the steps of a Cosmos 3 video: the
+                                                             median step after the first, the first step's excess
+                                                             (the prefills run in it) and its share of the render
   gpu_suite_records.py vgen-videos DIR WALL RC               every video of a vgen run's DIR/timing.json (one
                                                              JSON line each) and a summary line: the first
                                                              video against the median of the rest
@@ -106,6 +109,54 @@ def video_numbers(v):
     if total is not None:
         r["render_seconds_without_output"] = total - (out or 0.0)
     return r
+
+
+def cosmos3_timing(out_dir, wall, rc):
+    """vgen_timing plus the per-step seconds: vgen prepares each prompt's K/V (the prefill) lazily inside
+    the first step, so the first step's excess over the median of the others bounds the prefills' cost."""
+    r = vgen_timing(out_dir, wall, rc, "warm")
+    try:
+        with open(os.path.join(out_dir, "timing.json")) as f:
+            steps = ((json.load(f).get("videos") or [{}])[0].get("seconds") or {}).get("steps") or []
+    except (OSError, ValueError):
+        steps = []
+    if len(steps) >= 2:
+        med = statistics.median(steps[1:])
+        r.update(steps_run=len(steps), step_seconds=med, first_step_seconds=steps[0],
+                 first_step_excess_seconds=steps[0] - med)
+        if _num(r.get("render_seconds")):
+            r["first_step_excess_share"] = (steps[0] - med) / r["render_seconds"]
+    return r
+
+
+def cosmos3_rows(recs):
+    """The Cosmos 3 lines of the table: one CFG step of the DiT per shape and precision (the peer in bf16),
+    the prefill's share of a video's DiT time, and the one-video comparison."""
+    lines, steps, share = [], {}, {}
+    for r in recs:
+        res = r["result"]
+        if r["suite"] != "cosmos3" or not _num(res.get("seconds")):
+            continue
+        prec = res.get("precision", "bf16") if r["impl"] == "vgen" else "bf16"
+        steps.setdefault((res.get("height") or 0, res.get("layers")), {}).setdefault(prec, {"vgen": [], "diffusers": []})[
+            r["impl"]].append(res["seconds"])
+        if r["impl"] == "vgen" and _num(res.get("prefill_share_of_dit")):
+            share.setdefault((res.get("height") or 0, prec), []).append(res["prefill_share_of_dit"])
+    for (h, layers), by in sorted(steps.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
+        peer = by.get("bf16", {}).get("diffusers", [])
+        for prec, v in sorted(by.items()):
+            lines.append("%-7s %-28s %-20s %-20s %s" % ("cosmos3", "%sp %sL CFG step %s" % (h, layers, prec),
+                                                        _fmt(v["vgen"]), _fmt(peer), _ratio(v["vgen"], peer)))
+    for (h, prec), v in sorted(share.items()):
+        lines.append("%-7s %-28s %-20s %-20s %s" % ("cosmos3", "%sp prefill/DiT %s" % (h, prec), _fmt(v), "-", "-"))
+    for k in ("load_seconds", "render_seconds", "step_seconds", "first_step_excess_share"):
+        v = {imp: [r["result"][k] for r in recs if r["suite"] == "cosmos3_e2e" and r["impl"] == imp
+                   and r["result"].get("rc", 0) == 0 and "error" not in r["result"] and _num(r["result"].get(k))]
+             for imp in ("vgen", "diffusers")}
+        if v["vgen"] or v["diffusers"]:
+            lines.append("%-7s %-28s %-20s %-20s %s" % ("c3_e2e", k, _fmt(v["vgen"]), _fmt(v["diffusers"]),
+                                                        _ratio(v["vgen"], v["diffusers"])))
+    return lines
 
 
 def vgen_videos(out_dir, wall, rc):
@@ -250,6 +301,7 @@ def table(recs):
     for (n, what), v in sorted(rates.items()):
         lines.append("%-7s %-28s %-20s %-20s %s" % ("attn", "fp8 %d tokens %s" % (n, what), _fmt(v["vgen"]),
                                                     _fmt(v["peer"]), _ratio(v["vgen"], v["peer"])))
+    lines += cosmos3_rows(recs)
     lines.append("(seconds; dit: per forward, a cfg mode's pair counted as two forwards; attn: TFLOP/s of the "
                  "kernel alone, the peer cuDNN's FP8 SDPA; i2v_b: the columns are vgen's first video and the "
                  "median of the rest; ratio of the means)")
@@ -356,9 +408,37 @@ def selftest():
     assert "render (no output write)" in text and "0.5000" in text, text  # 9.7 / 19.4
     assert "load + render" in text and "0.5102" in text, text  # (5 + 10) / (10 + 19.4)
     assert "4 videos: first, rest" in text and "0.9000" in text, text  # 9.0 / 10.0
+    recs += selftest_cosmos3(env)
+    text = "\n".join(table(recs))
+    assert "720p 12L CFG step bf16" in text and "0.5000" in text, text  # 6.0 / 12.0
+    assert "720p 12L CFG step fp8" in text and "0.4000" in text, text  # 4.8 / 12.0: the peer's bf16
+    assert "720p prefill/DiT bf16" in text and "0.004" in text, text
+    assert "render_seconds" in text and "0.6250" in text and "first_step_excess_share" in text, text  # 250 / 400
     dry = emit("tests", "vgen", "x", "@/nonexistent", dict(env, GS_DRY="1"))
     assert len(dry) == 1 and json.loads(dry[0])["dry_run"] is True
     print("gpu_suite_records selftest: OK")
+
+
+def selftest_cosmos3(env):
+    """Made-up Cosmos 3 records: the benches' lines and a vgen render's timing.json."""
+    recs = []
+    for impl, res in (("vgen", {"bench": "cosmos3_dit", "height": 720, "layers": 12, "precision": "bf16", "seconds": 6.0,
+                                "prefill_share_of_dit": 0.0041}),
+                      ("vgen", {"bench": "cosmos3_dit", "height": 720, "layers": 12, "precision": "fp8", "seconds": 4.8}),
+                      ("diffusers", {"bench": "cosmos3_dit", "height": 720, "layers": 12, "seconds": 12.0})):
+        recs += [json.loads(l) for l in emit("cosmos3", impl, "k", json.dumps(res), env)]
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "timing.json"), "w") as f:
+            json.dump({"load": {"seconds": 20.0}, "videos": [{"status": "ok", "seconds": {
+                "steps": [7.0, 6.0, 6.2, 5.8], "denoise": 25.0, "vae_decode": 20.0, "total": 250.0}}]}, f)
+        t = cosmos3_timing(d, 300.0, 0)
+        assert t["step_seconds"] == 6.0 and t["first_step_excess_seconds"] == 1.0 and t["steps_run"] == 4, t
+        assert abs(t["first_step_excess_share"] - 0.004) < 1e-12 and t["load_seconds"] == 20.0, t
+        assert "step_seconds" not in cosmos3_timing(os.path.join(d, "none"), 1.0, 2)
+    recs += [json.loads(l) for l in emit("cosmos3_e2e", "vgen", "l", json.dumps(t), env)]
+    recs += [json.loads(l) for l in emit("cosmos3_e2e", "diffusers", "m", json.dumps(
+        {"load_seconds": 40.0, "render_seconds": 400.0, "step_seconds": 10.0, "rc": 0}), env)]
+    return recs
 
 
 def main(argv):
@@ -373,6 +453,8 @@ def main(argv):
             print(json.dumps(ctest_summary(f.read(), int(a[1]))))
     elif cmd == "vgen-timing":
         print(json.dumps(vgen_timing(a[0], float(a[1]), int(a[2]), a[3])))
+    elif cmd == "cosmos3-timing":
+        print(json.dumps(cosmos3_timing(a[0], float(a[1]), int(a[2]))))
     elif cmd == "vgen-videos":
         print("\n".join(json.dumps(r) for r in vgen_videos(a[0], float(a[1]), int(a[2]))))
     elif cmd == "peer-result":

@@ -21,8 +21,12 @@ from there; recipes/models/README.md says where they come from):
   ti2v-5b    Wan2.2-TI2V-5B-Diffusers: WanPipeline with expand_timesteps, 30 layers, dim 3072 = 24 heads
              x 128, ffn 14336, in/out channels 48; the Wan 2.2 VAE (is_residual, z 48, base_dim 160,
              decoder_base_dim 256, patch_size 2, 12 channels in and out)
---layers, --heads, --text-layers, --text-d-model apply to every variant, --clip-layers to the CLIP
-tower; --experts 2 to t2v only (a Wan2.2-T2V-A14B).
+  cosmos3-nano, cosmos3-super  Cosmos3OmniPipeline (recipes/models/cosmos3-*): Cosmos3OmniTransformer
+             under its flat layers.N.* names (lm_head, sound and action heads included), the Wan 2.2
+             VAE, text_tokenizer/ from the real-vocabulary Qwen fixture (cosmos3_checkpoint.py says
+             how); Nano 30.3 GB + 1.4 GB, Super 128.0 GB + 1.4 GB; --init normal only
+--layers, --heads, --text-layers, --text-d-model apply to every Wan variant, --clip-layers to the CLIP
+tower; --experts 2 to t2v only (a Wan2.2-T2V-A14B); the Cosmos 3 variants take --layers and --heads.
 
   python3 scripts/bench/make_random_checkpoint.py --out /tmp/wan14b-random            # ~40 GB
   python3 scripts/bench/make_random_checkpoint.py --out D --layers 1 --text-layers 1  # ~3.9 GB
@@ -95,6 +99,7 @@ import sys
 import time
 from multiprocessing import Pool
 
+import cosmos3_checkpoint as cosmos3
 from wan_checkpoint_layout import BIAS_STD, value_spec
 from wan_checkpoint_variants import (DIT_CFG, REAL_PARAMS, TEXT_ENCODER_PARAMS, UMT5_CFG, VARIANTS, read_json,
                                      real_dir, real_dit, variant_components)
@@ -118,17 +123,34 @@ def size_overrides(a):
     return over
 
 
-def plan(a, log=print):
-    """[(component, config file, stem, config, shards)] of --variant at the sizes asked, and its bytes."""
-    over, plans, total = size_overrides(a), [], 0
+def is_cosmos3(a):
+    return a.variant in cosmos3.VARIANTS
+
+
+def wan_tensors(a):
+    """(component, config file, stem, config, [(name, shape, seed, value spec)]) of a Wan variant."""
+    over = size_overrides(a)
     for ci, (comp, fname, stem, rule, cfg_over) in enumerate(variant_components(a.variant, a.experts)):
         if VARIANTS[a.variant][1] is None:
             src_comp = "transformer" if comp == "transformer_2" else comp
             cfg = {**read_json(os.path.join(a.src, src_comp, fname)), **cfg_over, **over.get(comp, {})}
         else:
             cfg = {**read_json(os.path.join(real_dir(a.variant), comp, fname)), **over.get(comp, {})}
-        tensors = [(n, s, [a.seed, ci, i], value_spec(a.init, comp, n, s, cfg, a.std, a.gain))
-                   for i, (n, s) in enumerate(rule(cfg))]
+        yield comp, fname, stem, cfg, [(n, s, [a.seed, ci, i], value_spec(a.init, comp, n, s, cfg, a.std, a.gain))
+                                       for i, (n, s) in enumerate(rule(cfg))]
+
+
+def cosmos3_tensors(a):
+    """The same for a Cosmos 3 variant (cosmos3_checkpoint.py)."""
+    for ci, (comp, fname, stem, cfg, names) in enumerate(cosmos3.components(a.variant, a.layers, a.heads)):
+        yield comp, fname, stem, cfg, [(n, s, [a.seed, ci, i], cosmos3.value_spec(n, s, a.std))
+                                       for i, (n, s) in enumerate(names)]
+
+
+def plan(a, log=print):
+    """[(component, config file, stem, config, shards)] of --variant at the sizes asked, and its bytes."""
+    plans, total = [], 0
+    for comp, fname, stem, cfg, tensors in (cosmos3_tensors(a) if is_cosmos3(a) else wan_tensors(a)):
         params = sum(math.prod(s) for _, s, _, _ in tensors)
         shards = plan_shards(tensors, int(a.shard_gb * 1e9))
         total += 2 * params
@@ -288,10 +310,18 @@ def selftest(ap, a):
     """Every variant (--from replaces the fixture of --variant); no GPU, nothing written."""
     ok = True
     for v, (fixture, _) in VARIANTS.items():
-        src = a.src if v == a.variant else fixture
+        src = a.src if v == a.variant and a.src else fixture
         ok &= selftest_layout(v, src)
         ok &= selftest_dry_runs(ap, v)
     ok &= selftest_trained_like_values(VARIANTS["t2v"][0] if a.variant != "t2v" else a.src)
+    ok &= cosmos3.selftest()
+    for v in cosmos3.VARIANTS:  # through the options: the dry run at real size, and a cut depth
+        for extra, want in (([], cosmos3.REAL_PARAMS[v]), (["--layers", "1"], None)):
+            plans, _ = plan(finish_args(ap, ap.parse_args(["--variant", v, "--dry-run"] + extra)), log=lambda _: None)
+            got = {comp: sum(math.prod(t[1]) for sh in shards for t in sh) for comp, _, _, _, shards in plans}
+            good = got == want if want else plans[0][3]["num_hidden_layers"] == 1
+            ok &= good
+            print(f"selftest {v} dry run {' '.join(extra) or '(real sizes)'}: {'OK' if good else f'MISMATCH {got}'}")
     print(f"selftest: {'OK' if ok else 'FAILED'}")
     return ok
 
@@ -299,13 +329,14 @@ def selftest(ap, a):
 def build_parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", help="output pipeline directory (required unless --selftest)")
-    ap.add_argument("--variant", choices=tuple(VARIANTS), default="t2v",
+    ap.add_argument("--variant", choices=tuple(VARIANTS) + tuple(cosmos3.VARIANTS), default="t2v",
                     help="t2v (default): Wan2.1-T2V-14B (--experts 2: Wan2.2-T2V-A14B); i2v-14b: Wan2.1-I2V-14B "
                          "(480P/720P, with the CLIP image_encoder); flf2v-14b: Wan2.1-FLF2V-14B-720P; i2v-a14b: "
                          "Wan2.2-I2V-A14B (two experts, no image encoder); ti2v-5b: Wan2.2-TI2V-5B (the Wan 2.2 "
-                         "VAE). Configs, scheduler and model_index.json of the non-t2v variants come from recipes/models")
+                         "VAE); cosmos3-nano, cosmos3-super: Cosmos3OmniPipeline. Configs, scheduler and "
+                         "model_index.json of the non-t2v variants come from recipes/models")
     ap.add_argument("--layers", type=int, default=None, help="transformer blocks (default: the checkpoint's, 40; TI2V 30)")
-    ap.add_argument("--text-layers", type=int, default=24, help="UMT5 layers (default 24)")
+    ap.add_argument("--text-layers", type=int, default=None, help="UMT5 layers (default 24)")
     ap.add_argument("--clip-layers", type=int, default=None,
                     help="CLIP vision layers of the image_encoder (i2v-14b, flf2v-14b; default 32)")
     ap.add_argument("--heads", type=int, default=None,
@@ -313,7 +344,7 @@ def build_parser():
                          "head dim stays 128 and ffn_dim scales along (round(ffn_dim * heads / the checkpoint's "
                          "heads)), as does added_kv_proj_dim. Fewer heads make a narrow model of the same depth and "
                          "init, e.g. for CPU runs of the fp8 emulation")
-    ap.add_argument("--text-d-model", type=int, default=4096,
+    ap.add_argument("--text-d-model", type=int, default=None,
                     help="UMT5 d_model (default 4096), and the DiT's text_dim with it: num_heads d_model/64, "
                          "d_ff 2.5 * d_model; a multiple of 64")
     ap.add_argument("--experts", type=int, choices=(1, 2), default=None,
@@ -342,8 +373,33 @@ def build_parser():
     return ap
 
 
+def finish_cosmos3_args(ap, a):
+    """The options a Cosmos 3 variant takes (--layers, --heads, --std) and their defaults."""
+    given = [o for o, v in (("--text-layers", a.text_layers), ("--text-d-model", a.text_d_model),
+                            ("--clip-layers", a.clip_layers), ("--experts", a.experts), ("--from", a.src),
+                            ("--gain", a.gain)) if v is not None]
+    if given or a.init != "normal":
+        ap.error(f"--variant {a.variant} takes --layers, --heads and --init normal only, not {given or ['--init']}")
+    a.std = 0.02 if a.std is None else a.std
+    real = cosmos3.read_json(os.path.join(cosmos3.real_dir(a.variant), "transformer", "config.json"))
+    a.layers = real["num_hidden_layers"] if a.layers is None else a.layers
+    a.heads = real["num_attention_heads"] if a.heads is None else a.heads
+    if a.layers < 1:
+        ap.error("--layers must be at least 1")
+    try:
+        cosmos3.size_overrides(real, a.layers, a.heads)
+    except ValueError as e:
+        ap.error(str(e))
+    a.experts, a.text_layers, a.text_d_model = 1, None, None
+    return a
+
+
 def finish_args(ap, a):
     """Checks the options and resolves the variant's defaults."""
+    if is_cosmos3(a):
+        return finish_cosmos3_args(ap, a)
+    a.text_layers = 24 if a.text_layers is None else a.text_layers
+    a.text_d_model = 4096 if a.text_d_model is None else a.text_d_model
     if a.init == "normal":
         if a.gain is not None:
             ap.error("--gain applies to --init trained-like only")
@@ -421,6 +477,9 @@ def clear_out(a, plans, index_path, init_path):
 
 def write_index(a, index_path):
     """model_index.json, last: the checkpoint is complete."""
+    if is_cosmos3(a):
+        cosmos3.write_index(a.variant, index_path)
+        return
     if VARIANTS[a.variant][1] is not None:
         shutil.copyfile(os.path.join(real_dir(a.variant), "model_index.json"), index_path)
         return
@@ -455,10 +514,13 @@ def main():
     free = shutil.disk_usage(a.out).free
     if free < total * 1.02:
         sys.exit(f"not enough disk space in {a.out}: {free / 1e9:.1f} GB free, {total / 1e9:.1f} GB needed")
-    real = VARIANTS[a.variant][1] and real_dir(a.variant)
-    copy_folder(os.path.join(a.src, "tokenizer"), os.path.join(a.out, "tokenizer"))
-    copy_folder(os.path.join(real or a.src, "scheduler"), os.path.join(a.out, "scheduler"))
-    if real and os.path.isdir(os.path.join(real, "image_processor")):
+    real = is_cosmos3(a) or VARIANTS[a.variant][1] and real_dir(a.variant)
+    if is_cosmos3(a):
+        cosmos3.write_extras(a.variant, a.out)
+    else:
+        copy_folder(os.path.join(a.src, "tokenizer"), os.path.join(a.out, "tokenizer"))
+        copy_folder(os.path.join(real or a.src, "scheduler"), os.path.join(a.out, "scheduler"))
+    if real and not is_cosmos3(a) and os.path.isdir(os.path.join(real, "image_processor")):
         copy_folder(os.path.join(real, "image_processor"), os.path.join(a.out, "image_processor"))
     jobs = shard_jobs(a, plans)
     t0 = time.time()

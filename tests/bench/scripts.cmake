@@ -1,7 +1,8 @@
 # The benchmark scripts' own logic (label unit: they gate, unlike the benchmarks): the random
 # checkpoint's tensor names and shapes against the tiny fixtures' files (every --variant, with dry
-# runs at real size), a small written checkpoint of the image-to-video variants, the scaling table/plot,
-# scripts/bench/gpu_suite.sh's CPU side (its image-to-video suites too) and scripts/bench/fp8_accuracy.py's
+# runs at real size; the Cosmos 3 variants against their fixtures and diffusers' parameter counts), a
+# small written checkpoint of the image-to-video variants, the scaling table/plot,
+# scripts/bench/gpu_suite.sh's CPU side (its image-to-video and Cosmos 3 suites too) and scripts/bench/fp8_accuracy.py's
 # comparison logic.
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
@@ -33,13 +34,18 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME bench_gpu_suite_dry_run_i2v
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/gpu_suite_i2v_check.sh ${PROJECT_SOURCE_DIR}
                    ${CMAKE_BINARY_DIR}/gpu_suite_dry_i2v)
+  # The Cosmos 3 suites (cosmos3 cosmos3_e2e): their commands, orders and records in dry runs.
+  add_test(NAME bench_gpu_suite_dry_run_cosmos3
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/gpu_suite_cosmos3_check.sh ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_BINARY_DIR}/gpu_suite_dry_cosmos3)
   add_test(NAME bench_make_bench_images
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/bench/make_bench_images.py --selftest)
   # The accuracy script's comparison, target and JSON on made-up renders (no torch, no GPU).
   add_test(NAME bench_fp8_accuracy_selftest
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/bench/fp8_accuracy.py --selftest)
   set_tests_properties(bench_checkpoint_layout bench_plot_scaling bench_gpu_suite_records bench_gpu_suite_dry_run
-                       bench_gpu_suite_dry_run_dit_model bench_gpu_suite_dry_run_i2v bench_make_bench_images
+                       bench_gpu_suite_dry_run_dit_model bench_gpu_suite_dry_run_i2v bench_gpu_suite_dry_run_cosmos3
+                       bench_make_bench_images
                        bench_fp8_accuracy_selftest PROPERTIES LABELS unit TIMEOUT 60)
   set_tests_properties(bench_plot_scaling PROPERTIES ENVIRONMENT "PYTHON=${Python3_EXECUTABLE}")
 else()
