@@ -332,17 +332,23 @@ TEST(Predict, Fp8Int8Gemms) {
   EXPECT_NO_THROW(predict(re, make_plan(re, 1, read_plan_model_configs(re), false), hw));
 }
 
-TEST(Predict, Fp8RefusedWithoutAnFp8Section) {
-  // B200 / GB200: vgen's fp8 needs compute capability 9.0, so their profiles price no fp8.
+TEST(Predict, Fp8OnBlackwellThroughThePortablePaths) {
+  // B200 / GB200 run precision fp8 through cuBLASLt e4m3 and cuDNN's FP8 SDPA (the own sm_90a kernels
+  // do not run there): their profiles price it with e4m3 GEMMs, faster than bf16, and refuse the
+  // INT8 GEMMs (no sm_90a kernel, no curve) by the profile key.
   for (const char* hw : {"b200-hgx8", "gb200-nvl72"}) {
     SCOPED_TRACE(hw);
-    EXPECT_FALSE(profile(hw).fp8.has_value());
+    ASSERT_TRUE(profile(hw).fp8.has_value());
+    EXPECT_FALSE(profile(hw).fp8->gemm_int8.has_value());
+    const double bf16 = run(hw, "wan2.2-t2v-a14b", 1, kArticle).denoise_s;
+    const double fp8 = run(hw, "wan2.2-t2v-a14b", 1, cat(kArticle, kFp8)).denoise_s;
+    EXPECT_LT(fp8, bf16);
     try {
-      run(hw, "wan2.2-t2v-a14b", 1, cat(kArticle, kFp8));
+      run(hw, "wan2.2-t2v-a14b", 1, cat(kArticle, {"precision=fp8", "fp8_config.gemm_format=int8"}));
       FAIL();
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ExitCode::kRecipe);
-      EXPECT_NE(std::string(e.what()).find("no fp8 section"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("fp8.gemm_int8_by_rows"), std::string::npos) << e.what();
     }
   }
   EXPECT_TRUE(profile("h100-hgx8").fp8.has_value());
@@ -363,6 +369,14 @@ parallel_vae: {halo_conv_us: 1}
 host: {loader_gbps: 1, mp4_mpix_per_s: 1, frame_mpix_per_s: 1, text_fixed_s: 1, forward_overhead: 1}
 )";
   EXPECT_FALSE(parse_hardware_profile(base, "p.yaml").fp8.has_value());
+  try {  // a profile without one prices no fp8
+    Recipe rf = recipe_for("wan2.1-t2v-14b", kFp8);
+    predict(rf, make_plan(rf, 1, read_plan_model_configs(rf), false), parse_hardware_profile(base, "p.yaml"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kRecipe);
+    EXPECT_NE(std::string(e.what()).find("no fp8 section"), std::string::npos) << e.what();
+  }
   try {
     parse_hardware_profile(base + "fp8: {gemm_by_rows: [[1, 0.5]], attention_by_gflop: [[1, 0.5]], gemm_quant: 0.5}\n",
                            "p.yaml");
