@@ -1,0 +1,152 @@
+// The dwdp group's transport and handle exchange on the device (contract in parallel/dwdp_transport.h).
+#include <cstring>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/tensor.h"
+#include "dist/device_share.h"
+#include "dist/nccl_domain_check.h"
+#include "parallel/dwdp.h"
+#include "parallel/dwdp_transport.h"
+
+namespace vgen {
+namespace {
+
+// One rank's facts as plain bytes.
+struct FactsMsg {
+  char host[64];
+  uint8_t cluster_uuid[16];
+  uint32_t clique_id;
+  int32_t fabric, posix_fd, fabric_handle;
+};
+
+// Every rank's `mine` (plain bytes), by world rank. Collective over `world`.
+template <typename T>
+std::vector<T> gather(Communicator& world, const T& mine) {
+  Tensor send = Tensor::empty({int64_t(sizeof(T))}, DType::kU8);
+  std::memcpy(send.raw(), &mine, sizeof(T));
+  Tensor all = Tensor::empty({int64_t(sizeof(T)) * world.size()}, DType::kU8);
+  world.all_gather(send, all);
+  std::vector<T> out(size_t(world.size()));
+  std::memcpy(out.data(), all.raw(), sizeof(T) * out.size());
+  return out;
+}
+
+std::vector<RankShareFacts> gather_facts(Communicator& world) {
+  const RankShareFacts f = local_share_facts();
+  FactsMsg m{};
+  std::strncpy(m.host, f.host.c_str(), sizeof(m.host) - 1);
+  std::memcpy(m.cluster_uuid, f.cluster_uuid.data(), sizeof(m.cluster_uuid));
+  m.clique_id = f.clique_id;
+  m.fabric = f.fabric;
+  m.posix_fd = f.posix_fd;
+  m.fabric_handle = f.fabric_handle;
+  std::vector<RankShareFacts> out;
+  for (const FactsMsg& g : gather(world, m)) {
+    RankShareFacts r;
+    r.host = std::string(g.host, strnlen(g.host, sizeof(g.host)));
+    std::memcpy(r.cluster_uuid.data(), g.cluster_uuid, sizeof(g.cluster_uuid));
+    r.clique_id = g.clique_id;
+    r.fabric = g.fabric != 0;
+    r.posix_fd = g.posix_fd != 0;
+    r.fabric_handle = g.fabric_handle != 0;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// The group's peers' handles in `all` opened into *peers; the first failure's cause ("" if none).
+std::string open_peers(const std::vector<DeviceShareHandle>& all, int first, const DwdpPlan& plan,
+                       std::vector<std::unique_ptr<DeviceSharePeer>>* peers) {
+  peers->clear();
+  peers->resize(size_t(plan.size));
+  std::string first_error;
+  for (int g = 0; g < plan.size; ++g) {
+    const DeviceShareHandle& h = all[size_t(first + g)];
+    if (g == plan.rank || h.kind < 0) continue;
+    std::string error;
+    (*peers)[size_t(g)] = DeviceSharePeer::open(h, &error);
+    if (!(*peers)[size_t(g)] && first_error.empty())
+      first_error = fmt::format("world rank {}'s {} handle: {}", first + g, share_kind_name(ShareKind(h.kind)), error);
+  }
+  return first_error;
+}
+
+// A granule-sized buffer of `kind` shared within every group that uses VMM (`vmm`: this rank's
+// group does): each rank's success, by world rank, and this rank's failure's cause.
+std::vector<int32_t> probe(Communicator& world, const DwdpPlan& plan, ShareKind kind, bool vmm, std::string* error) {
+  std::unique_ptr<DeviceShareBuffer> buf;
+  DeviceShareHandle h;
+  if (vmm) {
+    buf = std::make_unique<DeviceShareBuffer>(1, share_types_for(kind));
+    if (buf->types() & share_types_for(kind))
+      h = buf->export_handle(kind);
+    else
+      *error = fmt::format("no {} buffer could be created on this GPU", share_kind_name(kind));
+  }
+  const std::vector<DeviceShareHandle> all = gather(world, h);
+  std::vector<std::unique_ptr<DeviceSharePeer>> peers;
+  if (vmm && error->empty()) *error = open_peers(all, world.rank() - plan.rank, plan, &peers);
+  const std::vector<int32_t> ok = gather(world, int32_t(error->empty()));
+  peers.clear();  // unmapped before the exporters release their buffers
+  if (buf) buf->close_exported();
+  return ok;
+}
+
+}  // namespace
+
+unsigned share_types_for(ShareKind kind) {
+  return kind == ShareKind::kPosixFd ? kSharePosixFd : kind == ShareKind::kFabric ? kShareFabric : kShareIpc;
+}
+
+ShareKind agree_dwdp_transport(Communicator& world, const DwdpPlan& plan, DwdpTransport want) {
+  const std::vector<RankShareFacts> facts = gather_facts(world);
+  const int first = world.rank() - plan.rank;
+  ShareGroupDecision mine;
+  bool any_vmm = false;
+  for (int g = 0; g < world.size(); g += plan.size) {
+    const ShareGroupDecision d = decide_share_group(facts, g, plan.size, want);
+    VGEN_CHECK(d.allowed, ExitCode::kRecipe, "{}", d.reason);
+    any_vmm = any_vmm || d.kind != ShareKind::kIpc;
+    if (g == first) mine = d;
+  }
+  if (mine.kind == ShareKind::kFabric) {
+    bool multi_host = false;
+    for (int g = 0; g < plan.size; ++g) multi_host = multi_host || facts[size_t(first + g)].host != facts[size_t(first)].host;
+    check_loaded_nccl_for_nvlink_domain(multi_host);
+  }
+  if (!any_vmm) return ShareKind::kIpc;
+  std::string error;
+  const std::vector<int32_t> ok = probe(world, plan, mine.kind, mine.kind != ShareKind::kIpc, &error);
+  int failed = -1;
+  for (int g = 0; g < plan.size && failed < 0; ++g)
+    if (!ok[size_t(first + g)]) failed = first + g;
+  if (failed < 0) return mine.kind;
+  const std::string cause = error.empty() ? fmt::format("world rank {} could not map a peer's buffer", failed) : error;
+  if (mine.kind == ShareKind::kPosixFd && want == DwdpTransport::kAuto) {
+    log_warn("DWDP: the ranks of {} cannot share {} buffers ({}); falling back to CUDA IPC", mine.domain,
+             share_kind_name(mine.kind), cause);
+    return ShareKind::kIpc;
+  }
+  VGEN_THROW(ExitCode::kUsage, "DWDP: the ranks of {} cannot share {} buffers ({}){}", mine.domain,
+             share_kind_name(mine.kind), cause,
+             mine.kind == ShareKind::kPosixFd ? "; set parallel_config.dwdp_transport auto or ipc" : "");
+}
+
+void exchange_dwdp_handles(Communicator& world, const DwdpPlan& plan, DeviceShareBuffer& mine, ShareKind kind,
+                           std::vector<std::unique_ptr<DeviceSharePeer>>* peers) {
+  const std::vector<DeviceShareHandle> all = gather(world, mine.export_handle(kind));
+  const std::string error = open_peers(all, world.rank() - plan.rank, plan, peers);
+  const std::vector<int32_t> ok = gather(world, int32_t(error.empty()));  // every import done: close ours
+  mine.close_exported();
+  VGEN_CHECK(error.empty(), ExitCode::kUsage,
+             "parallel_config.dwdp_size {}: cannot map the weights of {}; DWDP needs one GPU per rank with peer access "
+             "(or one NVLink domain)",
+             plan.size, error);
+  for (int g = 0; g < plan.size; ++g)
+    VGEN_CHECK(ok[size_t(world.rank() - plan.rank + g)], ExitCode::kUsage,
+               "parallel_config.dwdp_size {}: world rank {} cannot map the weights of its group", plan.size,
+               world.rank() - plan.rank + g);
+}
+
+}  // namespace vgen
