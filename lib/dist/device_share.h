@@ -3,11 +3,8 @@
 // host), and the CUDA virtual-memory API (cuMemCreate with a shareable handle type, cuMemMap,
 // cuMemSetAccess) exported as a POSIX file descriptor (one host) or a fabric handle (the hosts of
 // one NVLink domain, IMEX). A handle travels as plain bytes (DeviceShareHandle, one MPI message).
-// A POSIX descriptor is a number in the exporter's process: the importer duplicates it with
-// pidfd_open + pidfd_getfd (Linux >= 5.6) from the exporter's pid, so it needs no extra rendezvous
-// (no socket, no thread); the kernel allows it only where the importer may ptrace the exporter
-// (same user, and kernel.yama.ptrace_scope 0, or a container without Yama): elsewhere it fails
-// with EPERM and the caller falls back to IPC.
+// A POSIX descriptor is a number in the exporter's process: it reaches the importers over a
+// Unix-domain socket (SCM_RIGHTS, dist/fd_passing.h), the socket's name in the handle.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -23,10 +20,10 @@ enum ShareTypes : unsigned { kShareIpc = 1u, kSharePosixFd = 2u, kShareFabric = 
 
 // One buffer's handle, as the exporter sends it.
 struct DeviceShareHandle {
-  int32_t kind = -1;  // ShareKind; -1: nothing exported (no buffer)
-  int32_t pid = 0;    // exporter's process (kPosixFd)
-  int32_t fd = -1;    // the descriptor in the exporter's process (kPosixFd)
-  int32_t pad = 0;
+  int32_t kind = -1;   // ShareKind; -1: nothing exported (no buffer)
+  int32_t pid = 0;     // exporter's process (kPosixFd)
+  int32_t fd = -1;     // the descriptor in the exporter's process (kPosixFd)
+  uint32_t nonce = 0;  // with pid and fd, the name of the socket that hands it out (kPosixFd)
   uint64_t bytes = 0;             // mapped size, granularity-rounded
   unsigned char data[64] = {};    // cudaIpcMemHandle_t or CUmemFabricHandle
 };
@@ -58,9 +55,9 @@ class DeviceShareBuffer {
 // A peer's buffer mapped readable on the current device; unmapped on destruction.
 class DeviceSharePeer {
  public:
-  // Null with the cause in *error when the handle cannot be opened (pidfd_getfd's EPERM, a driver
-  // error).
-  static std::unique_ptr<DeviceSharePeer> open(const DeviceShareHandle& handle, std::string* error);
+  // Null with the cause in *error when the handle cannot be opened (a driver error). kPosixFd: `fd`
+  // is this process's duplicate of the exporter's descriptor (fd_receive), closed here.
+  static std::unique_ptr<DeviceSharePeer> open(const DeviceShareHandle& handle, std::string* error, int fd = -1);
   ~DeviceSharePeer();
   DeviceSharePeer(const DeviceSharePeer&) = delete;
   DeviceSharePeer& operator=(const DeviceSharePeer&) = delete;

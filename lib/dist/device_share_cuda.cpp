@@ -1,24 +1,16 @@
 // DeviceShareBuffer / DeviceSharePeer (contract in dist/device_share.h).
 #include <cuda_runtime.h>
 #include <fmt/format.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
+#include <random>
 
 #include "core/cuda_stream.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "dist/cuda_vmm_api.h"
 #include "dist/device_share.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434  // one number on every architecture (the unified syscall table)
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
 
 namespace vgen {
 namespace {
@@ -169,6 +161,7 @@ DeviceShareHandle DeviceShareBuffer::export_handle(ShareKind kind) {
     impl_->exported_fd = fd;
     h.pid = int32_t(getpid());
     h.fd = fd;
+    h.nonce = uint32_t(std::random_device{}());
   } else {
     CUmemFabricHandle fabric;
     cu_check(cuda_vmm_api().export_handle(&fabric, impl_->handle, CU_MEM_HANDLE_TYPE_FABRIC, 0),
@@ -205,29 +198,13 @@ const void* DeviceSharePeer::data() const {
   return impl_->ptr ? reinterpret_cast<const void*>(impl_->ptr) : impl_->ipc;
 }
 
-namespace {
-
-// The exporter's descriptor duplicated into this process (pidfd_open + pidfd_getfd); -1 with the
-// cause in *error.
-int duplicate_fd(int pid, int fd, std::string* error) {
-  const int pidfd = int(syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0) return *error = fmt::format("pidfd_open({}): {}", pid, std::strerror(errno)), -1;
-  const int mine = int(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
-  const int err = errno;
-  close(pidfd);
-  if (mine < 0) {
-    *error = fmt::format("pidfd_getfd(pid {}, fd {}): {}{}", pid, fd, std::strerror(err),
-                         err == EPERM ? " (ptrace is not allowed between the ranks: kernel.yama.ptrace_scope > 0, or "
-                                        "a seccomp/container policy)"
-                                      : "");
-    return -1;
-  }
-  return mine;
-}
-
-}  // namespace
-
-std::unique_ptr<DeviceSharePeer> DeviceSharePeer::open(const DeviceShareHandle& h, std::string* error) {
+std::unique_ptr<DeviceSharePeer> DeviceSharePeer::open(const DeviceShareHandle& h, std::string* error, int fd) {
+  struct CloseFd {
+    int fd;
+    ~CloseFd() {
+      if (fd >= 0) close(fd);  // the imported handle keeps the memory
+    }
+  } owned{fd};
   auto impl = std::make_unique<Impl>();
   impl->kind = ShareKind(h.kind);
   if (impl->kind == ShareKind::kIpc) {
@@ -246,10 +223,8 @@ std::unique_ptr<DeviceSharePeer> DeviceSharePeer::open(const DeviceShareHandle& 
   const CUdevice dev = cu_current_device();
   CUresult r;
   if (impl->kind == ShareKind::kPosixFd) {
-    const int fd = duplicate_fd(h.pid, h.fd, error);
-    if (fd < 0) return nullptr;
+    if (fd < 0) return *error = "no descriptor received", nullptr;
     r = api.import_handle(&impl->handle, reinterpret_cast<void*>(intptr_t(fd)), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-    close(fd);  // the imported handle keeps the memory
   } else {
     CUmemFabricHandle fabric;
     std::memcpy(&fabric, h.data, sizeof(fabric));

@@ -1,10 +1,12 @@
 // The dwdp group's transport and handle exchange on the device (contract in parallel/dwdp_transport.h).
 #include <cstring>
+#include <exception>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "core/tensor.h"
 #include "dist/device_share.h"
+#include "dist/fd_passing.h"
 #include "dist/nccl_domain_check.h"
 #include "parallel/dwdp.h"
 #include "parallel/dwdp_transport.h"
@@ -55,38 +57,80 @@ std::vector<RankShareFacts> gather_facts(Communicator& world) {
   return out;
 }
 
+constexpr int kFdTimeoutMs = 30000;  // per connection or message: the ranks reach this point together
+
 // The group's peers' handles in `all` opened into *peers; the first failure's cause ("" if none).
+// POSIX descriptors travel over Unix sockets (dist/fd_passing.h): this rank connects to each peer's
+// listener, serves its own (`listener`, null when it exports none), then receives.
 std::string open_peers(const std::vector<DeviceShareHandle>& all, int first, const DwdpPlan& plan,
-                       std::vector<std::unique_ptr<DeviceSharePeer>>* peers) {
+                       FdListener* listener, std::vector<std::unique_ptr<DeviceSharePeer>>* peers) {
   peers->clear();
   peers->resize(size_t(plan.size));
   std::string first_error;
+  auto note = [&](int g, const std::string& e) {
+    if (first_error.empty())
+      first_error = fmt::format("world rank {}'s {} handle: {}", first + g,
+                                share_kind_name(ShareKind(all[size_t(first + g)].kind)), e);
+  };
+  std::vector<int> socks(size_t(plan.size), -1);
+  for (int g = 0; g < plan.size; ++g) {
+    const DeviceShareHandle& h = all[size_t(first + g)];
+    std::string e;
+    if (g != plan.rank && h.kind == int32_t(ShareKind::kPosixFd) &&
+        (socks[size_t(g)] = fd_connect(h.pid, h.fd, h.nonce, &e)) < 0)
+      note(g, e);
+  }
+  std::string served;
+  if (listener && !listener->serve(plan.size - 1, kFdTimeoutMs, &served)) note(plan.rank, "sending it: " + served);
   for (int g = 0; g < plan.size; ++g) {
     const DeviceShareHandle& h = all[size_t(first + g)];
     if (g == plan.rank || h.kind < 0) continue;
     std::string error;
-    (*peers)[size_t(g)] = DeviceSharePeer::open(h, &error);
-    if (!(*peers)[size_t(g)] && first_error.empty())
-      first_error = fmt::format("world rank {}'s {} handle: {}", first + g, share_kind_name(ShareKind(h.kind)), error);
+    int fd = -1;
+    if (h.kind == int32_t(ShareKind::kPosixFd)) {
+      if (socks[size_t(g)] < 0) continue;
+      if ((fd = fd_receive(socks[size_t(g)], kFdTimeoutMs, &error)) < 0) {
+        note(g, error);
+        continue;
+      }
+    }
+    (*peers)[size_t(g)] = DeviceSharePeer::open(h, &error, fd);
+    if (!(*peers)[size_t(g)]) note(g, error);
   }
   return first_error;
+}
+
+// This rank's handle of `buf` as `kind`, and for a POSIX descriptor the listener that hands it out.
+DeviceShareHandle export_with_listener(DeviceShareBuffer& buf, ShareKind kind, std::unique_ptr<FdListener>* listener) {
+  const DeviceShareHandle h = buf.export_handle(kind);
+  if (h.kind == int32_t(ShareKind::kPosixFd)) *listener = std::make_unique<FdListener>(h.fd, h.nonce);
+  return h;
 }
 
 // A granule-sized buffer of `kind` shared within every group that uses VMM (`vmm`: this rank's
 // group does): each rank's success, by world rank, and this rank's failure's cause.
 std::vector<int32_t> probe(Communicator& world, const DwdpPlan& plan, ShareKind kind, bool vmm, std::string* error) {
   std::unique_ptr<DeviceShareBuffer> buf;
+  std::unique_ptr<FdListener> listener;
   DeviceShareHandle h;
   if (vmm) {
-    buf = std::make_unique<DeviceShareBuffer>(1, share_types_for(kind));
-    if (buf->types() & share_types_for(kind))
-      h = buf->export_handle(kind);
-    else
-      *error = fmt::format("no {} buffer could be created on this GPU", share_kind_name(kind));
+    try {  // a failure here is this rank's answer, not an exception: the group's collectives go on
+      buf = std::make_unique<DeviceShareBuffer>(1, share_types_for(kind));
+      if (buf->types() & share_types_for(kind))
+        h = export_with_listener(*buf, kind, &listener);
+      else
+        *error = fmt::format("no {} buffer could be created on this GPU", share_kind_name(kind));
+    } catch (const std::exception& e) {
+      *error = e.what();
+      h = DeviceShareHandle{};
+    }
   }
   const std::vector<DeviceShareHandle> all = gather(world, h);
   std::vector<std::unique_ptr<DeviceSharePeer>> peers;
-  if (vmm && error->empty()) *error = open_peers(all, world.rank() - plan.rank, plan, &peers);
+  if (vmm) {  // even without a buffer of its own: the peers' listeners count on this rank's connection
+    const std::string e = open_peers(all, world.rank() - plan.rank, plan, listener.get(), &peers);
+    if (error->empty()) *error = e;
+  }
   const std::vector<int32_t> ok = gather(world, int32_t(error->empty()));
   peers.clear();  // unmapped before the exporters release their buffers
   if (buf) buf->close_exported();
@@ -135,8 +179,9 @@ ShareKind agree_dwdp_transport(Communicator& world, const DwdpPlan& plan, DwdpTr
 
 void exchange_dwdp_handles(Communicator& world, const DwdpPlan& plan, DeviceShareBuffer& mine, ShareKind kind,
                            std::vector<std::unique_ptr<DeviceSharePeer>>* peers) {
-  const std::vector<DeviceShareHandle> all = gather(world, mine.export_handle(kind));
-  const std::string error = open_peers(all, world.rank() - plan.rank, plan, peers);
+  std::unique_ptr<FdListener> listener;
+  const std::vector<DeviceShareHandle> all = gather(world, export_with_listener(mine, kind, &listener));
+  const std::string error = open_peers(all, world.rank() - plan.rank, plan, listener.get(), peers);
   const std::vector<int32_t> ok = gather(world, int32_t(error.empty()));  // every import done: close ours
   mine.close_exported();
   VGEN_CHECK(error.empty(), ExitCode::kUsage,

@@ -1,11 +1,13 @@
 // dist/device_share.h on one GPU in one process: a VMM buffer exported as a POSIX file descriptor,
-// imported back through pidfd_getfd (this process's own pid: always allowed) and mapped a second
-// time reads the bytes written through the first mapping; a fabric-handle buffer the same where the
+// imported back from a duplicate of it and mapped a second time reads the bytes written through the
+// first mapping; a fabric-handle buffer the same where the
 // GPU exports them and an IMEX channel is present; the IPC buffer (cudaMalloc) exports a handle. The
 // two-process paths run in the DWDP parity tests (dwdp_np2_vmm*).
 #include "gpu_test_util.h"
 
 #ifdef VGEN_WITH_CUDA
+#include <unistd.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -29,7 +31,8 @@ void expect_round_trip(DeviceShareBuffer& buf, ShareKind kind) {
   EXPECT_EQ(h.kind, int32_t(kind));
   EXPECT_GE(h.bytes, buf.bytes());
   std::string error;
-  std::unique_ptr<DeviceSharePeer> peer = DeviceSharePeer::open(h, &error);
+  const int fd = kind == ShareKind::kPosixFd ? dup(h.fd) : -1;  // as fd_receive would hand it over
+  std::unique_ptr<DeviceSharePeer> peer = DeviceSharePeer::open(h, &error, fd);
   ASSERT_TRUE(peer) << error;
   buf.close_exported();
   ASSERT_NE(peer->data(), buf.data());  // a second mapping of the same memory
