@@ -144,7 +144,8 @@ unsigned DeviceShareBuffer::types() const { return impl_->types; }
 DeviceShareHandle DeviceShareBuffer::export_handle(ShareKind kind) {
   DeviceShareHandle h;
   if (impl_->bytes == 0) return h;
-  const unsigned need = kind == ShareKind::kIpc ? kShareIpc : kind == ShareKind::kPosixFd ? kSharePosixFd : kShareFabric;
+  const unsigned need =
+      kind == ShareKind::kIpc ? kShareIpc : kind == ShareKind::kPosixFd ? kSharePosixFd : kShareFabric;
   VGEN_CHECK((impl_->types & need) != 0, ExitCode::kInternal, "device share: a {} handle of a buffer with types {:#x}",
              share_kind_name(kind), impl_->types);
   h.kind = int32_t(kind);
@@ -224,7 +225,8 @@ std::unique_ptr<DeviceSharePeer> DeviceSharePeer::open(const DeviceShareHandle& 
   CUresult r;
   if (impl->kind == ShareKind::kPosixFd) {
     if (fd < 0) return *error = "no descriptor received", nullptr;
-    r = api.import_handle(&impl->handle, reinterpret_cast<void*>(intptr_t(fd)), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    r = api.import_handle(&impl->handle, reinterpret_cast<void*>(intptr_t(fd)),
+                          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
   } else {
     CUmemFabricHandle fabric;
     std::memcpy(&fabric, h.data, sizeof(fabric));

@@ -31,8 +31,8 @@ NcclDomainCheck check_nccl_for_nvlink_domain(int nccl_version, bool multi_host,
   }
   std::string warn;
   if (nccl_version > 0 && nccl_version < kMinMultiNodeNvlink)
-    warn = fmt::format("NCCL {} is older than 2.25: its collectives between the hosts of the NVLink domain may run over "
-                       "the network, not NVLink (use NCCL >= 2.25)",
+    warn = fmt::format("NCCL {} is older than 2.25: its collectives between the hosts of the NVLink domain may run "
+                       "over the network, not NVLink (use NCCL >= 2.25)",
                        version_text(nccl_version));
   if (is_zero(env("NCCL_MNNVL_ENABLE")))
     warn += std::string(warn.empty() ? "" : "; ") +

@@ -156,7 +156,8 @@ ShareKind agree_dwdp_transport(Communicator& world, const DwdpPlan& plan, DwdpTr
   }
   if (mine.kind == ShareKind::kFabric) {
     bool multi_host = false;
-    for (int g = 0; g < plan.size; ++g) multi_host = multi_host || facts[size_t(first + g)].host != facts[size_t(first)].host;
+    for (int g = 1; g < plan.size; ++g)
+      multi_host = multi_host || facts[size_t(first + g)].host != facts[size_t(first)].host;
     check_loaded_nccl_for_nvlink_domain(multi_host);
   }
   if (!any_vmm) return ShareKind::kIpc;

@@ -149,9 +149,10 @@ TEST(DwdpTransport, EnvironmentOverridesTheRecipe) {
 TEST(DwdpTransport, RecipeKey) {
   EXPECT_EQ(parse_recipe("device: cpu\n", "r.yaml", {}).parallel.dwdp_transport, DwdpTransport::kAuto);
   for (const Named<DwdpTransport>& t : kDwdpTransportNames)
-    EXPECT_EQ(parse_recipe(std::string("device: cpu\nparallel_config: {dwdp_transport: ") + t.name + "}\n", "r.yaml", {})
-                  .parallel.dwdp_transport,
-              t.value);
+    EXPECT_EQ(
+        parse_recipe(std::string("device: cpu\nparallel_config: {dwdp_transport: ") + t.name + "}\n", "r.yaml", {})
+            .parallel.dwdp_transport,
+        t.value);
   EXPECT_THROW(parse_recipe("device: cpu\nparallel_config: {dwdp_transport: nvlink}\n", "r.yaml", {}), Error);
 }
 
