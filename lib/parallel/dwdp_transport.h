@@ -23,8 +23,8 @@ DwdpTransport dwdp_transport_choice(DwdpTransport recipe, const char* env);
 // Collective over `world` (every rank, the same point, the same `want`): every rank's facts
 // (dist/device_share.h) gathered, every group decided (dist/share_group.h: a refused group throws
 // kRecipe on every rank), and a VMM decision tried end to end with a small buffer exported,
-// imported and mapped by the group. A POSIX-descriptor group whose probe fails falls back to IPC
-// under `auto` (a warning with the cause), throws kUsage under `vmm`; a failed fabric probe throws.
+// imported and mapped by the group. A group on one host whose probe fails falls back to IPC under
+// `auto` (a warning with the cause) and throws kUsage under `vmm`; a group spanning hosts throws.
 ShareKind agree_dwdp_transport(Communicator& world, const DwdpPlan& plan, DwdpTransport want);
 
 // Collective over `world`: each rank's handle of `mine` (of `kind`) gathered, the group's peers

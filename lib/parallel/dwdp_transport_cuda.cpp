@@ -154,12 +154,10 @@ ShareKind agree_dwdp_transport(Communicator& world, const DwdpPlan& plan, DwdpTr
     any_vmm = any_vmm || d.kind != ShareKind::kIpc;
     if (g == first) mine = d;
   }
-  if (mine.kind == ShareKind::kFabric) {
-    bool multi_host = false;
-    for (int g = 1; g < plan.size; ++g)
-      multi_host = multi_host || facts[size_t(first + g)].host != facts[size_t(first)].host;
-    check_loaded_nccl_for_nvlink_domain(multi_host);
-  }
+  bool multi_host = false;
+  for (int g = 1; g < plan.size; ++g)
+    multi_host = multi_host || facts[size_t(first + g)].host != facts[size_t(first)].host;
+  if (mine.kind == ShareKind::kFabric) check_loaded_nccl_for_nvlink_domain(multi_host);
   if (!any_vmm) return ShareKind::kIpc;
   std::string error;
   const std::vector<int32_t> ok = probe(world, plan, mine.kind, mine.kind != ShareKind::kIpc, &error);
@@ -168,14 +166,14 @@ ShareKind agree_dwdp_transport(Communicator& world, const DwdpPlan& plan, DwdpTr
     if (!ok[size_t(first + g)]) failed = first + g;
   if (failed < 0) return mine.kind;
   const std::string cause = error.empty() ? fmt::format("world rank {} could not map a peer's buffer", failed) : error;
-  if (mine.kind == ShareKind::kPosixFd && want == DwdpTransport::kAuto) {
+  if (!multi_host && want == DwdpTransport::kAuto) {  // IPC reaches the GPUs of one host
     log_warn("DWDP: the ranks of {} cannot share {} buffers ({}); falling back to CUDA IPC", mine.domain,
              share_kind_name(mine.kind), cause);
     return ShareKind::kIpc;
   }
   VGEN_THROW(ExitCode::kUsage, "DWDP: the ranks of {} cannot share {} buffers ({}){}", mine.domain,
              share_kind_name(mine.kind), cause,
-             mine.kind == ShareKind::kPosixFd ? "; set parallel_config.dwdp_transport auto or ipc" : "");
+             multi_host ? "" : "; set parallel_config.dwdp_transport auto or ipc");
 }
 
 void exchange_dwdp_handles(Communicator& world, const DwdpPlan& plan, DeviceShareBuffer& mine, ShareKind kind,
