@@ -41,16 +41,21 @@ size_t granularity(const CUmemAllocationProp& p) {
 }
 
 // Maps `handle` (`size` bytes) at a fresh address range with `flags` access from `dev`; the range
-// is returned through *ptr. Undone by unmap_range.
+// is returned through *ptr (0 on failure, nothing left reserved). Undone by unmap_range.
 CUresult map_range(CUmemGenericAllocationHandle handle, size_t size, size_t align, CUdevice dev,
                    CUmemAccess_flags flags, CUdeviceptr* ptr, std::string* error) {
   const CudaVmmApi& api = cuda_vmm_api();
+  *ptr = 0;
   CUresult r = api.reserve(ptr, size, align, 0, 0);
-  if (r != CUDA_SUCCESS) return *error = cu_error_text(r, "cuMemAddressReserve"), r;
+  if (r != CUDA_SUCCESS) {
+    *ptr = 0;
+    return *error = cu_error_text(r, "cuMemAddressReserve"), r;
+  }
   r = api.map(*ptr, size, 0, handle, 0);
   if (r != CUDA_SUCCESS) {
     *error = cu_error_text(r, "cuMemMap");
     api.address_free(*ptr, size);
+    *ptr = 0;
     return r;
   }
   CUmemAccessDesc access{};
@@ -66,6 +71,7 @@ CUresult map_range(CUmemGenericAllocationHandle handle, size_t size, size_t alig
     *error = cu_error_text(r, "cuMemSetAccess");
     api.unmap(*ptr, size);
     api.address_free(*ptr, size);
+    *ptr = 0;
   }
   return r;
 }

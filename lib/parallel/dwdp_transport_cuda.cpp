@@ -94,7 +94,11 @@ std::string open_peers(const std::vector<DeviceShareHandle>& all, int first, con
         continue;
       }
     }
-    (*peers)[size_t(g)] = DeviceSharePeer::open(h, &error, fd);
+    try {  // a throw here would leave the group's next collective short of this rank
+      (*peers)[size_t(g)] = DeviceSharePeer::open(h, &error, fd);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
     if (!(*peers)[size_t(g)]) note(g, error);
   }
   return first_error;
