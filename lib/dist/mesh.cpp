@@ -73,8 +73,8 @@ void validate_mesh(const ParallelConfig& pc, int world, int num_heads) {
              world, pc.dp_size, pc.cfg_size, cp, pc.ulysses_size, product, cp_description(pc));
 
   VGEN_CHECK(world % pc.dwdp_size == 0, ExitCode::kRecipe,
-             "parallel_config.dwdp_size {}: must divide the world size {} (groups of consecutive ranks on one node "
-             "share one copy of the DiT blocks)",
+             "parallel_config.dwdp_size {}: must divide the world size {} (groups of consecutive ranks of one node "
+             "or NVLink domain share one copy of the DiT blocks)",
              pc.dwdp_size, world);
 
   if (num_heads > 0 && num_heads % pc.ulysses_size != 0) {

@@ -117,6 +117,7 @@ std::vector<Key> parallel_keys(const Ctx& c, ParallelConfig& pc) {
       {"parallel_vae_split_dim",
        [&](auto& n, auto& p) { pc.parallel_vae_split_dim = get_enum(c, n, p, kVaeSplitDimNames); }},
       {"dwdp_size", [&, mark](auto& n, auto& p) { pc.dwdp_size = get_int_min(c, n, p, 1); mark(p); }},
+      {"dwdp_transport", [&](auto& n, auto& p) { pc.dwdp_transport = get_enum(c, n, p, kDwdpTransportNames); }},
       {"auto", [&](auto& n, auto& p) { pc.auto_mesh = get_bool(c, n, p); }},
   };
 }

@@ -40,6 +40,7 @@ Json recipe_to_json(const Recipe& r) {
                           {"parallel_vae_size", pc.parallel_vae_size},
                           {"parallel_vae_split_dim", vae_split_dim_name(pc.parallel_vae_split_dim)},
                           {"dwdp_size", pc.dwdp_size},
+                          {"dwdp_transport", dwdp_transport_name(pc.dwdp_transport)},
                           {"auto", pc.auto_mesh}};
   j["attention_config"] = {{"backend", attention_backend_name(r.attention.backend)}};
   j["cache_config"] = {{"first_block_threshold", r.cache.first_block_threshold}};

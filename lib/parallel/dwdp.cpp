@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 #include "core/error.h"
+#include "parallel/dwdp_transport.h"
 
 namespace vgen {
 
@@ -100,8 +102,16 @@ int DwdpSlots::acquire(int b, Copy* now, Copy* next) {
   return s;
 }
 
+DwdpTransport dwdp_transport_choice(DwdpTransport recipe, const char* env) {
+  if (env == nullptr || *env == '\0') return recipe;
+  for (const Named<DwdpTransport>& t : kDwdpTransportNames)
+    if (std::string(env) == t.name) return t.value;
+  VGEN_THROW(ExitCode::kUsage, "VGEN_DWDP_TRANSPORT={}: expected auto, vmm or ipc", env);
+}
+
 #ifndef VGEN_WITH_CUDA
-std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan&, const DwdpLayout&) {
+std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan&, const DwdpLayout&, DwdpTransport,
+                                                            Communicator&) {
   VGEN_THROW(ExitCode::kUsage, "parallel_config.dwdp_size > 1 streams DiT weights between GPUs; this vgen was built "
                                "without the CUDA backend");
 }

@@ -1,13 +1,16 @@
 // DWDP, distributed weight data parallelism (docs/architecture.md "One denoising step"): the ranks of
-// a dwdp group — parallel_config.dwdp_size consecutive world ranks on one node — keep one copy of
+// a dwdp group — parallel_config.dwdp_size consecutive world ranks of one NVLink domain (one node
+// where the fabric reports none; dist/share_group.h) — keep one copy of
 // the DiT's blocks between them. From three ranks on, each block's bytes are cut into slices of at
 // most 2 MiB dealt round-robin over the group (DwdpLayout), so every rank holds ~1/N of every
 // block; with two, each rank holds every other block whole. Before a block runs, a rank that does
 // not hold it whole assembles it in one of two staging slots: its own slices from its arena, the
-// others pulled from the peers' GPUs over the copy engine (CUDA IPC: no SMs, no rendezvous, the
+// others pulled from the peers' GPUs over the copy engine (no SMs, no rendezvous, the
 // owners' weights never change), one strided copy per source, the sources in the order rank+1,
 // rank+2, ... so at each step the readers of a group pull from distinct sources (no many-to-one
-// contention on a source). The next block is assembled while the current one computes. Each GPU
+// contention on a source; the arenas shared through dist/device_share.h: CUDA VMM with POSIX file
+// descriptors or fabric handles, or legacy CUDA IPC, parallel_config.dwdp_transport). The next
+// block is assembled while the current one computes. Each GPU
 // then holds 1/N of the block weights plus two blocks. On the CPU the same protocol runs over an
 // MPI window (DwdpHostWeights).
 #pragma once
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "config/parallel_config.h"
 #include "core/tensor.h"
 #include "dist/communicator.h"
 
@@ -120,7 +124,7 @@ class DwdpSlots {
 // reads of b, release b, then the next block), as the DiT runs them.
 
 // The device side (lib/parallel/dwdp_cuda.cpp): this rank's arena of slices, the two slots, the
-// peers' arenas mapped over CUDA IPC, and the copy-stream events that order it all.
+// peers' arenas mapped (VMM or CUDA IPC), and the copy-stream events that order it all.
 class DwdpDeviceWeights {
  public:
   virtual ~DwdpDeviceWeights() = default;
@@ -133,9 +137,11 @@ class DwdpDeviceWeights {
   // Placement: keeps this rank's slices of `block` from `image` (the whole block in the staged
   // layout, on the device), stream-ordered on compute_stream().
   virtual void keep_own(int block, const void* image) = 0;
-  // Collective over `world` (every world rank, the same point): exchanges the IPC handles of the
-  // arenas (and the host names: a group must share a node, else kRecipe) and maps the peers'.
+  // Collective over `world` (every world rank, the same point): exchanges the handles of the arenas
+  // and maps the peers'.
   virtual void publish(Communicator& world) = 0;
+  // How the peers' arenas are reached (share_kind_name: "ipc", "vmm-posix-fd", "vmm-fabric").
+  virtual const char* transport() const = 0;
   // Stream-ordered on compute_stream(): the slot block b was assembled in, the compute stream
   // waiting for its copies (-1 when b runs in place); the next staged block is being assembled.
   virtual int acquire(int block) = 0;
@@ -185,8 +191,11 @@ class DwdpHostWeights {
   int acquired_ = -1;
 };
 
-// Allocates the arena (layout.arena_bytes(plan.rank)) and the slots on the current device.
-// kUsage in a CPU-only build.
-std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan& plan, const DwdpLayout& layout);
+// Allocates the arena (layout.arena_bytes(plan.rank)) and the slots on the current device, the
+// arena shareable over the transport the group agrees on (collective over `world`, every rank at
+// the same point: parallel/dwdp_transport.h agree_dwdp_transport; `transport` unless the
+// environment variable VGEN_DWDP_TRANSPORT names one). kUsage in a CPU-only build.
+std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan& plan, const DwdpLayout& layout,
+                                                            DwdpTransport transport, Communicator& world);
 
 }  // namespace vgen

@@ -1,28 +1,21 @@
-// DWDP on the device (contract in dwdp.h): one cudaMalloc arena per rank for its slices (an IPC
-// handle covers a whole allocation), two staging slots, the peers' arenas opened with
-// cudaIpcOpenMemHandle, a block assembled by one strided copy (cudaMemcpy2DAsync) per source on
-// copy_stream() (copy engine, no SMs). Ordering: the copies into a slot wait for the slot's last
-// reader (freed event, compute stream); the compute stream waits for them (copied event) before it
-// reads the slot.
+// DWDP on the device (contract in dwdp.h): one shareable arena per rank for its slices (one
+// allocation: a handle covers all of it; dist/device_share.h, the transport agreed by the group at
+// construction, parallel/dwdp_transport.h), two staging slots, the peers' arenas mapped here, a block
+// assembled by one strided copy (cudaMemcpy2DAsync) per source on copy_stream() (copy engine, no
+// SMs). Ordering: the copies into a slot wait for the slot's last reader (freed event, compute
+// stream); the compute stream waits for them (copied event) before it reads the slot.
 #include <cuda_runtime.h>
-#include <unistd.h>
 
-#include <cstring>
+#include <cstdlib>
 
 #include "core/cuda_stream.h"
 #include "core/log.h"
+#include "dist/device_share.h"
 #include "parallel/dwdp.h"
+#include "parallel/dwdp_transport.h"
 
 namespace vgen {
 namespace {
-
-// What each rank tells the others at publish().
-struct HandleMsg {
-  cudaIpcMemHandle_t handle;
-  char host[64];
-  int32_t has_arena;
-  int32_t group_rank;
-};
 
 // n slices of `width` bytes, `spitch` apart at src and `dpitch` apart at dst: one 2-D copy, or a
 // plain copy for one slice (a whole block: its pitch could pass the device's maximum pitch), or one
@@ -42,10 +35,14 @@ void copy_slices(char* dst, size_t dpitch, const char* src, size_t spitch, size_
 
 class CudaDwdp final : public DwdpDeviceWeights {
  public:
-  CudaDwdp(const DwdpPlan& plan, const DwdpLayout& layout)
+  CudaDwdp(const DwdpPlan& plan, const DwdpLayout& layout, DwdpTransport want, Communicator& world)
       : plan_(plan), layout_(layout), slots_(layout, plan.rank), peers_(size_t(plan.size)) {
-    const size_t arena = layout_.arena_bytes(plan_.rank);
-    if (arena > 0) VGEN_CUDA_CHECK(cudaMalloc(&arena_, arena));
+    kind_ = agree_dwdp_transport(world, plan_, want);
+    arena_buf_ = std::make_unique<DeviceShareBuffer>(layout_.arena_bytes(plan_.rank), share_types_for(kind_));
+    VGEN_CHECK(layout_.arena_bytes(plan_.rank) == 0 || (arena_buf_->types() & share_types_for(kind_)) != 0,
+               ExitCode::kUsage, "DWDP: the arena of {:.1f} MiB could not be created with {} handles on this GPU",
+               double(layout_.arena_bytes(plan_.rank)) / 1048576.0, share_kind_name(kind_));
+    arena_ = arena_buf_->data();
     int max_pitch = 0;
     VGEN_CUDA_CHECK(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, cuda_current_device()));
     max_pitch_ = size_t(max_pitch);
@@ -56,9 +53,8 @@ class CudaDwdp final : public DwdpDeviceWeights {
     // copies end first; peers stopped reading our arena when they passed the collective after
     // their last forward (no prefetch outlives a pass, DwdpSlots::acquire).
     (void)cudaStreamSynchronize(copy_stream());
-    for (void* p : peers_)
-      if (p) (void)cudaIpcCloseMemHandle(p);
-    if (arena_) (void)cudaFree(arena_);
+    peers_.clear();
+    arena_buf_.reset();
     if (slot_mem_) (void)cudaFree(slot_mem_);
   }
 
@@ -80,36 +76,13 @@ class CudaDwdp final : public DwdpDeviceWeights {
   }
 
   void publish(Communicator& world) override {
-    HandleMsg mine{};
-    if (arena_) {
-      VGEN_CUDA_CHECK(cudaIpcGetMemHandle(&mine.handle, arena_));
-      mine.has_arena = 1;
-    }
-    gethostname(mine.host, sizeof(mine.host) - 1);
-    mine.group_rank = plan_.rank;
-    Tensor send = Tensor::empty({int64_t(sizeof(HandleMsg))}, DType::kU8);
-    std::memcpy(send.raw(), &mine, sizeof(mine));
-    Tensor all = Tensor::empty({int64_t(sizeof(HandleMsg)) * world.size()}, DType::kU8);
-    world.all_gather(send, all);
-    const int first = world.rank() - plan_.rank;
-    for (int g = 0; g < plan_.size; ++g) {
-      HandleMsg peer;
-      std::memcpy(&peer, static_cast<const char*>(all.raw()) + size_t(first + g) * sizeof(HandleMsg), sizeof(peer));
-      VGEN_CHECK(std::strncmp(peer.host, mine.host, sizeof(mine.host)) == 0, ExitCode::kRecipe,
-                 "parallel_config.dwdp_size {}: world ranks {} (host {}) and {} (host {}) share weights over CUDA "
-                 "IPC and must run on one node",
-                 plan_.size, world.rank(), mine.host, first + g, peer.host);
-      if (g == plan_.rank || !peer.has_arena) continue;
-      const cudaError_t e = cudaIpcOpenMemHandle(&peers_[size_t(g)], peer.handle, cudaIpcMemLazyEnablePeerAccess);
-      VGEN_CHECK(e == cudaSuccess, ExitCode::kUsage,
-                 "parallel_config.dwdp_size {}: cannot map the weights of world rank {} (cudaIpcOpenMemHandle: {}); "
-                 "DWDP needs one GPU per rank with peer access",
-                 plan_.size, first + g, cudaGetErrorString(e));
-    }
-    log_debug("dwdp: group rank {} of {}, {:.1f} MiB of slices ({} KiB each), 2 staging slots of {:.1f} MiB",
-              plan_.rank, plan_.size, double(layout_.arena_bytes(plan_.rank)) / 1048576.0,
+    exchange_dwdp_handles(world, plan_, *arena_buf_, kind_, &peers_);
+    log_debug("dwdp: group rank {} of {} over {}, {:.1f} MiB of slices ({} KiB each), 2 staging slots of {:.1f} MiB",
+              plan_.rank, plan_.size, share_kind_name(kind_), double(layout_.arena_bytes(plan_.rank)) / 1048576.0,
               layout_.slice_bytes() / 1024, double(layout_.staged_bytes()) / 1048576.0);
   }
+
+  const char* transport() const override { return share_kind_name(kind_); }
 
   int acquire(int block) override {
     VGEN_ASSERT(pending_ < 0, "dwdp: block {} acquired before block {} was released", block, pending_);
@@ -150,7 +123,8 @@ class CudaDwdp final : public DwdpDeviceWeights {
       const int src_rank = layout_.source(plan_.rank, k);
       const int n = layout_.count(c.block, src_rank);
       if (n == 0) continue;
-      const char* src = static_cast<const char*>(src_rank == plan_.rank ? arena_ : peers_[size_t(src_rank)]);
+      const DeviceSharePeer* peer = peers_[size_t(src_rank)].get();
+      const char* src = static_cast<const char*>(src_rank == plan_.rank ? arena_ : peer ? peer->data() : nullptr);
       VGEN_CHECK(src != nullptr, ExitCode::kInternal, "dwdp: group rank {} holds slices of block {} but is not mapped "
                  "(publish not called?)", src_rank, c.block);
       copy_slices(dst + size_t(layout_.first_slice(c.block, src_rank)) * sl, size_t(plan_.size) * sl,
@@ -162,21 +136,25 @@ class CudaDwdp final : public DwdpDeviceWeights {
   DwdpPlan plan_;
   DwdpLayout layout_;
   DwdpSlots slots_;
-  void* arena_ = nullptr;
+  ShareKind kind_ = ShareKind::kIpc;
+  std::unique_ptr<DeviceShareBuffer> arena_buf_;
+  void* arena_ = nullptr;  // arena_buf_'s memory (null: no slices)
   void* slot_mem_ = nullptr;
   size_t max_pitch_ = 0;  // cudaDevAttrMaxPitch
-  std::vector<void*> peers_;  // mapped arenas by group rank (null: self or no slices)
+  std::vector<std::unique_ptr<DeviceSharePeer>> peers_;  // mapped arenas by group rank (null: self or no slices)
   CudaEvent copied_[2], freed_[2];
   int pending_ = -1, pending_slot_ = -1;
 };
 
 }  // namespace
 
-std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan& plan, const DwdpLayout& layout) {
+std::shared_ptr<DwdpDeviceWeights> make_dwdp_device_weights(const DwdpPlan& plan, const DwdpLayout& layout,
+                                                            DwdpTransport transport, Communicator& world) {
   VGEN_CHECK(plan.active() && layout.group_size() == plan.size && layout.blocks() > 0, ExitCode::kInternal,
              "dwdp: plan size {} for a layout of {} ranks and {} blocks", plan.size, layout.group_size(),
              layout.blocks());
-  return std::make_shared<CudaDwdp>(plan, layout);
+  const DwdpTransport want = dwdp_transport_choice(transport, std::getenv("VGEN_DWDP_TRANSPORT"));
+  return std::make_shared<CudaDwdp>(plan, layout, want, world);
 }
 
 }  // namespace vgen

@@ -24,4 +24,17 @@ if(VGEN_HAVE_CUDA)
   add_test(NAME dwdp_np2_slices COMMAND ${VGEN_SKIP_STATUS} ${VGEN_MPIRUN} -np 2 $<TARGET_FILE:dwdp_test>)
   set_tests_properties(dwdp_np2_slices PROPERTIES LABELS gpu
     ENVIRONMENT "${VGEN_TEST_ENV};NCCL_NVLS_ENABLE=0;VGEN_DWDP_SLICE_BYTES=65536" TIMEOUT 300 SKIP_RETURN_CODE 77)
+  # The same two with the transport forced: vmm (CUDA VMM, POSIX file descriptors; the two ranks may
+  # share one GPU; skipped only on a GPU that cannot export them) and ipc (legacy CUDA IPC).
+  foreach(transport vmm ipc)
+    add_test(NAME dwdp_np2_${transport} COMMAND ${VGEN_SKIP_STATUS} ${VGEN_MPIRUN} -np 2 $<TARGET_FILE:dwdp_test>)
+    set_tests_properties(dwdp_np2_${transport} PROPERTIES LABELS gpu
+      ENVIRONMENT "${VGEN_TEST_ENV};NCCL_NVLS_ENABLE=0;VGEN_DWDP_TRANSPORT=${transport}" TIMEOUT 300
+      SKIP_RETURN_CODE 77)
+    add_test(NAME dwdp_np2_${transport}_slices COMMAND ${VGEN_SKIP_STATUS} ${VGEN_MPIRUN} -np 2
+      $<TARGET_FILE:dwdp_test>)
+    set_tests_properties(dwdp_np2_${transport}_slices PROPERTIES LABELS gpu
+      ENVIRONMENT "${VGEN_TEST_ENV};NCCL_NVLS_ENABLE=0;VGEN_DWDP_TRANSPORT=${transport};VGEN_DWDP_SLICE_BYTES=65536"
+      TIMEOUT 300 SKIP_RETURN_CODE 77)
+  endforeach()
 endif()

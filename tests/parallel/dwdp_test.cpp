@@ -3,14 +3,22 @@
 // slices, and assembles the others over CUDA IPC while the previous one computes) gives the same
 // prediction, bit for bit, as the same model held whole on each GPU, over several forwards (the
 // staging slots wrap around) and prompts, in fp32 and bf16; and holds fewer weight bytes.
-// Usage: mpirun -np 2 dwdp_test (one GPU per rank; fewer GPUs: a gtest-style skip line, exit 0).
+// VGEN_DWDP_TRANSPORT=vmm|ipc forces the transport (parallel_config.dwdp_transport) and the test
+// checks that it ran. Under vmm the ranks may share one GPU (two processes mapping each other's
+// arenas through POSIX file descriptors); the only skip there is a GPU that cannot export them.
+// Usage: mpirun -np 2 dwdp_test (one GPU per rank, or one GPU under vmm; else a gtest-style skip
+// line, exit 0).
 #include <cstdio>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/cuda_stream.h"
 #include "dist/communicator.h"
 #include "dist/device_mesh.h"
+#include "dist/device_share.h"
+#include "dist/local_device.h"
 #include "dwdp_test_util.h"
 #include "mesh_test_main.h"
 #include "model/wan/dit/transformer.h"
@@ -29,8 +37,16 @@ std::vector<float> host_floats(const Tensor& t) {
   return std::vector<float>(h.f32(), h.f32() + h.numel());
 }
 
+// The transport VGEN_DWDP_TRANSPORT forces ("" when it is unset).
+std::string forced_transport() {
+  const char* t = std::getenv("VGEN_DWDP_TRANSPORT");
+  return t ? t : "";
+}
+
 int run(int, char**, const DistEnv& env) {
-  if (cuda_device_count() < env.local_size) {
+  const std::string forced = forced_transport();
+  const bool share_gpu = cuda_device_count() < env.local_size;
+  if (share_gpu && (forced != "vmm" || cuda_device_count() < 1)) {
     if (env.world_rank == 0)
       std::printf("[  SKIPPED ] dwdp_test: %d CUDA device(s) for %d ranks on this host\n", cuda_device_count(),
                   env.local_size);
@@ -41,7 +57,16 @@ int run(int, char**, const DistEnv& env) {
   pc.dwdp_size = env.world_size;
   validate_mesh(pc, env.world_size, 0);
   Mesh host = make_mesh(pc, env);
-  device_mesh(host);  // selects this rank's GPU
+  if (share_gpu)
+    select_local_device(env);  // GPU local_rank mod count: no NCCL mesh (it refuses a GPU twice)
+  else
+    device_mesh(host);  // selects this rank's GPU
+  if (forced == "vmm" && !local_share_facts().posix_fd) {
+    if (env.world_rank == 0)
+      std::printf("[  SKIPPED ] dwdp_test: the GPU does not export POSIX file descriptors "
+                  "(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED 0)\n");
+    return 0;
+  }
   WanTransformerConfig cfg;
   cfg.num_attention_heads = 2;
   cfg.attention_head_dim = 128;
@@ -56,6 +81,9 @@ int run(int, char**, const DistEnv& env) {
     shared.world = host.world;
     auto ref = WanTransformer::random_on_device(cfg, whole, 17);
     auto dw = WanTransformer::random_on_device(cfg, shared, 17);
+    const std::string ran = dw->device_model()->dwdp_transport();
+    if (forced == "vmm" ? ran.rfind("vmm", 0) != 0 : !forced.empty() && ran != forced)
+      fail(fmt::format("VGEN_DWDP_TRANSPORT={} but the arenas were shared over {}", forced, ran));
     const size_t bytes_dw = dw->device_model()->weight_bytes(), bytes_ref = ref->device_model()->weight_bytes();
     // Half of the block weights + 2 slots: never more than the whole model.
     if (!(bytes_dw <= bytes_ref))
@@ -73,7 +101,9 @@ int run(int, char**, const DistEnv& env) {
   }  // each DWDP model ends with a barrier (~WanDeviceModel) before its arena is freed
   sync_compute_stream();
   host.world->barrier();
-  if (env.world_rank == 0) std::printf("dwdp parity OK (%d ranks, fp32 and bf16)\n", env.world_size);
+  if (env.world_rank == 0)
+    std::printf("dwdp parity OK (%d ranks, fp32 and bf16, transport %s%s)\n", env.world_size,
+                forced.empty() ? "auto" : forced.c_str(), share_gpu ? ", one GPU" : "");
   return 0;
 }
 

@@ -122,6 +122,7 @@ TEST(Fingerprint, MeshAndOtherNonPixelSettingsDoNotChangeIt) {
       {"ring", [](Recipe& r) { r.parallel.ring_size = 2; }},
       {"vae", [](Recipe& r) { r.parallel.parallel_vae_size = 2; }},
       {"dwdp", [](Recipe& r) { r.parallel.dwdp_size = 2; }},
+      {"dwdp transport", [](Recipe& r) { r.parallel.dwdp_transport = DwdpTransport::kIpc; }},
       {"output dir", [](Recipe& r) { r.output.dir = "/elsewhere"; }},
       {"skip_existing", [](Recipe& r) { r.output.skip_existing = false; }},
       {"recipe seed", [](Recipe& r) { r.generation.seed = 1234; }},  // the line's resolved seed counts

@@ -149,6 +149,7 @@ void stream_to_device(WanLoad& l) {
   WanDeviceOptions dopt;
   dopt.dtype = l.recipe.compute_dtype();
   dopt.dwdp_size = l.recipe.parallel.dwdp_size;
+  dopt.dwdp_transport = l.recipe.parallel.dwdp_transport;
   dopt.world = l.mesh.world;  // DWDP: each expert's IPC handles are exchanged here (collective)
   // With DWDP the expert runs the stream block by block (collective); the text encoder's and the
   // VAE's bytes come with its first block.

@@ -35,6 +35,7 @@ void golden_dit_forward(GoldenCase& c) {
     WanDeviceOptions o;
     o.dtype = c.recipe->compute_dtype();
     o.dwdp_size = c.recipe->parallel.dwdp_size;
+    o.dwdp_transport = c.recipe->parallel.dwdp_transport;
     o.world = c.mesh->world;
     model->to_device(o);
   } else if (c.recipe->parallel.dwdp_size > 1) {

@@ -85,9 +85,11 @@ struct WanDeviceOptions {
   // Takes precedence over fused_residual_norm; false: the residual adds of fused_residual_norm.
   bool fused_residual_gemm = true;
   // DWDP (parallel/dwdp.h): with dwdp_size > 1 this GPU keeps 1/N of the block weights and
-  // assembles each block it lacks from its group's GPUs before it runs; `world` (the host world communicator) exchanges the IPC handles
-  // when the weights are placed (collective: every rank at the same point).
+  // assembles each block it lacks from its group's GPUs before it runs; `world` (the host world
+  // communicator) exchanges the arenas' handles when the weights are placed (collective: every rank
+  // at the same point); `dwdp_transport` picks how they are shared (parallel_config.dwdp_transport).
   int dwdp_size = 1;
+  DwdpTransport dwdp_transport = DwdpTransport::kAuto;
   std::shared_ptr<Communicator> world = nullptr;
 };
 
@@ -125,6 +127,8 @@ class WanDeviceModel final : private WanBlockSource {
   // In-place updates at load, before the first forward (LoRA merge); with DWDP the blocks are slices.
   WanTransformerWeights& mutable_weights() { return w_; }
   bool has_dwdp() const { return dwdp_ != nullptr; }
+  // How the DWDP arenas are shared (DwdpDeviceWeights::transport); "" without DWDP.
+  const char* dwdp_transport() const { return dwdp_ ? dwdp_->transport() : ""; }
 
   // Same contracts as WanTransformer's (inputs host or device; results on the device):
   // text K/V [B, L, H, Dh] in the compute dtype; proj_out tokens [B, S_loc, P·C_out] in the

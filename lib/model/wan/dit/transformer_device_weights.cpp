@@ -148,14 +148,14 @@ size_t block_span_bytes(const WanTransformerConfig& cfg, const WanDeviceOptions&
 // tensor, shape, role, name) (by default a copy of what `make` builds, as the whole model would
 // build it, so random fills stay in step), then flush() (the stream's run), then this rank's slices
 // of it kept in the arena (views of it when this rank holds the block whole); the two slot views;
-// the IPC handles exchanged (collective over options.world).
+// the arenas' handles exchanged (collective over options.world; so is make_dwdp_device_weights).
 template <typename F, typename Fill, typename Flush>
 std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, const WanTransformerWeights* host,
                                            const WanDeviceOptions& o, F&& make, Fill&& fill, Flush&& flush) {
   VGEN_CHECK(o.world != nullptr, ExitCode::kInternal, "dwdp_size {} without a world communicator", o.dwdp_size);
   const DwdpPlan plan = DwdpPlan::of(o.world->rank(), o.world->size(), o.dwdp_size);
   const DwdpLayout layout(plan.size, cfg.num_layers, block_span_bytes(cfg, o), kSpanAlign);
-  std::shared_ptr<DwdpDeviceWeights> dw = make_dwdp_device_weights(plan, layout);
+  std::shared_ptr<DwdpDeviceWeights> dw = make_dwdp_device_weights(plan, layout, o.dwdp_transport, *o.world);
   // A block's tensors as views of the span at `base` (a slot, or the arena for a block held whole).
   auto views_at = [&](void* base) {
     DwdpSpan views(base, layout.staged_bytes(), Device::kCUDA, kSpanAlign, dw);
@@ -182,10 +182,10 @@ std::shared_ptr<WanDeviceModel> build_dwdp(const WanTransformerConfig& cfg, cons
   WanBlockWeights staged[2] = {views_at(dw->slot(0)), views_at(dw->slot(1))};
   sync_compute_stream();  // the arena is filled before a peer can copy from it
   dw->publish(*o.world);
-  log_info("DWDP: {:.2f} GiB of DiT block slices on this GPU ({} KiB slices over a group of {}) + 2 staging slots "
-           "({:.2f} GiB)",
+  log_info("DWDP: {:.2f} GiB of DiT block slices on this GPU ({} KiB slices over a group of {}, shared over {}) + 2 "
+           "staging slots ({:.2f} GiB)",
            double(layout.arena_bytes(plan.rank)) / 1073741824.0, layout.slice_bytes() / 1024, plan.size,
-           2.0 * double(layout.staged_bytes()) / 1073741824.0);
+           dw->transport(), 2.0 * double(layout.staged_bytes()) / 1073741824.0);
   auto model = std::make_shared<WanDeviceModel>(cfg, std::move(w), o);
   model->set_dwdp(std::move(dw), std::move(staged[0]), std::move(staged[1]));
   return model;
