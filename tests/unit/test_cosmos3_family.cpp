@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "error_test_util.h"
 #include "core/error.h"
 #include "io/safetensors.h"
 #include "model/registry.h"
 
 using namespace vgen;
+using vgen::testing::expect_error;
 namespace fs = std::filesystem;
 
 namespace {
@@ -34,17 +36,6 @@ struct TinyCopy {
     std::ofstream((dir / file).string()) << j.dump(1);
   }
 };
-
-template <typename F>
-void expect_error(F&& f, ExitCode code, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "no error (expected '" << text << "')";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.message();
-    EXPECT_NE(e.message().find(text), std::string::npos) << e.message();
-  }
-}
 
 TEST(Cosmos3Family, RegisteredWithTraitsFromTheConfigs) {
   const DiffusersDir dir(kTiny);

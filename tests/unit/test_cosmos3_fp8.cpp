@@ -11,12 +11,15 @@
 #include <vector>
 
 #include "core/json.h"
+#include "error_test_util.h"
 #include "io/safetensors.h"
 #include "model/cosmos3/transformer.h"
 #include "model/golden_case.h"
 
 namespace vgen {
 namespace {
+
+using testing::expect_error;
 
 const std::string kRoot = std::string(VGEN_SOURCE_DIR) + "/tests/golden-cosmos3";
 
@@ -57,17 +60,6 @@ Cosmos3Fp8Options int8_options() {
   o.gemm = o.attention = true;
   o.gemm_format = GemmFormat::kInt8;
   return o;
-}
-
-template <typename F>
-void expect_error(F&& f, ExitCode code, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "no error (expected '" << text << "')";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.message();
-    EXPECT_NE(e.message().find(text), std::string::npos) << e.message();
-  }
 }
 
 void forward_case(const std::string& name) {

@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "error_test_util.h"
 #include "core/error.h"
 #include "model/cosmos3/family.h"
 #include "model/registry.h"
 #include "sched/scheduler.h"
 
 using namespace vgen;
+using vgen::testing::expect_error;
 namespace fs = std::filesystem;
 
 namespace {
@@ -45,17 +47,6 @@ struct TinyCopy {
                .dump(1);
   }
 };
-
-template <typename F>
-void expect_error(F&& f, ExitCode code, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "no error (expected '" << text << "')";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.message();
-    EXPECT_NE(e.message().find(text), std::string::npos) << e.message();
-  }
-}
 
 TEST(Cosmos3Schedule, DefaultIsTheSchedulersOwn) {
   const DiffusersDir dir(kTiny);
