@@ -73,7 +73,7 @@
 # TI2V_IMAGE, I2V_MODEL, I2V_LAYERS, I2V_RECIPE, I2V_LINES, I2V_STEPS (gpu_suite_i2v.sh), COSMOS_CONFIG,
 # COSMOS_LAYERS, COSMOS_SHAPES, COSMOS_PROMPT_TOKENS, COSMOS_UNCOND_TOKENS, COSMOS_STEPS, COSMOS_ORDER,
 # COSMOS_FP8, COSMOS_MODEL, COSMOS_E2E_LAYERS, COSMOS_E2E_STEPS (gpu_suite_cosmos3.sh), DIT_MODES (two GPUs: "cfg ulysses ring attn2d"), MODE_SHAPES
-# (720p), PEER_WHAT, MODEL, LOAD_ORDER, E2E_ORDER, LORA_RANK (64), LORA_SHAPES (480p,720p), LORA_DEFAULT_STEPS (3), DIT_FP8 (all|attention|gemm: the dit suite's forwards in precision fp8; e.g. `DIT_FP8=all gpu_suite.sh dit peer`), DIT_FP8_QK (e4m3|int8: their self-attention's Q·Kᵀ, default e4m3), DIT_FP8_GEMM (int8|e4m3: their block linears' GEMM format, default int8), DIT_MODEL (a Diffusers checkpoint: the dit suite's one-GPU forwards and the peer's on its transformer's weights, e.g. the trained-like one of fp8_accuracy.sh, instead of random ones; its config sets the layers), DROP_CACHES=1 (drop the page cache before each
+# (720p), PEER_WHAT, MODEL, LOAD_ORDER, E2E_ORDER, LORA_RANK (64), LORA_SHAPES (480p,720p), LORA_DEFAULT_STEPS (3), DIT_FP8 (all|attention|gemm: the dit suite's forwards in precision fp8; e.g. `DIT_FP8=all gpu_suite.sh dit peer`), DIT_FP8_QK (e4m3|int8: their self-attention's Q·Kᵀ, default e4m3), DIT_FP8_GEMM (int8|e4m3: their block linears' GEMM format, default int8), DIT_ATTN (auto|native|cudnn: the dit suite's attention_config.backend; `DIT_ATTN=cudnn DIT_FP8=all DIT_FP8_GEMM=e4m3` times the portable fp8 paths on Hopper), DIT_MODEL (a Diffusers checkpoint: the dit suite's one-GPU forwards and the peer's on its transformer's weights, e.g. the trained-like one of fp8_accuracy.sh, instead of random ones; its config sets the layers), DROP_CACHES=1 (drop the page cache before each
 # load, where permitted), BUDGET_S (seconds for the whole call, default 570: a suite that no longer
 # fits is skipped and said so), VGEN_COMMIT.
 # shellcheck disable=SC2317  # the suites are called as suite_$name
@@ -320,6 +320,7 @@ suite_dit() {
   [ -n "${DIT_FP8:-}" ] && args+=(--fp8 "$DIT_FP8")
   [ -n "${DIT_FP8:-}" ] && [ -n "${DIT_FP8_QK:-}" ] && args+=(--fp8-qk "$DIT_FP8_QK")
   [ -n "${DIT_FP8:-}" ] && [ -n "${DIT_FP8_GEMM:-}" ] && args+=(--fp8-gemm "$DIT_FP8_GEMM")
+  [ -n "${DIT_ATTN:-}" ] && args+=(--attention "$DIT_ATTN")
   x "$LOG/dit_$N.log" "$(cap 400)" env CUDA_VISIBLE_DEVICES=0 "$DIT" "${args[@]}" --out "$out"
   local rc=$?
   say "dit rc $rc: $(grep -h '^#.*tokens' "$LOG/dit_$N.log" | tr '\n' ' ')"
