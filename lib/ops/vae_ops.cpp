@@ -186,7 +186,7 @@ Tensor vae_pointwise(const VaeConvWeights& c, const Tensor& x) {
   Shape s = x.shape();
   // A bf16 bias for bf16 activations: cuBLASLt then adds it in the GEMM's epilogue (as PyTorch's bf16
   // Linear does) instead of an fp32 product, a separate bias pass and its rounding (kernels/gemm).
-  const Tensor b = c.b.defined() && x.dtype() == DType::kBF16 ? cuda_cast(c.b, DType::kBF16) : c.b;  // [cout_s]
+  const Tensor& b = c.b16.defined() && x.dtype() == DType::kBF16 ? c.b16 : c.b;  // [cout_s]
   Tensor y = cuda_linear(x.reshape({x.numel() / c.cin, c.cin}), c.w, b, x.dtype());  // one GEMM
   s.back() = c.cout_store;
   return y.reshape(s);

@@ -31,6 +31,9 @@ Tensor vae_latents_in(const Tensor& z, DType dt, Device device);
 // in the compute dtype, b f32 [Cout_s], Cout_s = Cout rounded up with zero rows where asked.
 struct VaeConvWeights {
   Tensor w, b;
+  // Device 1×1 convs in bf16: b in bf16 (made once at load), so cuBLASLt adds it in the GEMM's
+  // epilogue (vae_pointwise); undefined elsewhere.
+  Tensor b16;
   // Device, kt > 1, where the decoder asks: w with its temporal taps rotated by r = 1 … kt − 1
   // (w_rot[r − 1][o, s] = w[o, (s − r) mod kt]), the weights of the ring mode below.
   std::vector<Tensor> w_rot;

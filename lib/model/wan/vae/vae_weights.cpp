@@ -5,6 +5,7 @@
 
 #include "dist/weight_stream.h"
 #include "model/wan/vae/vae_layers.h"
+#include "ops/device_ops.h"
 #include "ops/dit_device_ops.h"
 #include "ops/vae_device_ops.h"
 #include "ops/vae_subpixel_ops.h"
@@ -35,12 +36,14 @@ VaeConvWeights VaeWeightSource::conv(const std::string& prefix, int64_t cout, in
   c.cout_store = (cout + cout_multiple - 1) / cout_multiple * cout_multiple;
   const Shape dev_shape = c.pointwise() ? Shape{c.cout_store, cin} : Shape{c.cout_store, c.kt, kh, kw, cin};
   const bool ring = c.kt > 1 && size_t(shape_numel(dev_shape)) * dtype_size(dt_) <= ring_max_bytes_;
+  const bool bias16 = c.pointwise() && dt_ == DType::kBF16;  // vae_pointwise's epilogue bias
   if (!stream_) {
     c.w = Tensor::empty(dev_shape, dt_, Device::kCUDA);
     cuda_fill_normal(c.w, seed_++, 0.0f, std_);
     c.b = Tensor::empty({c.cout_store}, DType::kF32, Device::kCUDA);
     cuda_fill_normal(c.b, seed_++, 0.0f, std_);
     if (ring) vae_conv_tap_rotations(c.w, c.w_rot);
+    if (bias16) c.b16 = cuda_cast(c.b, DType::kBF16);
   } else {
     Tensor w32 = Tensor::empty(file_shape, DType::kF32, Device::kCUDA);  // [cout, cin, taps] as stored
     Tensor b32 = Tensor::empty({cout}, DType::kF32, Device::kCUDA);
@@ -50,13 +53,15 @@ VaeConvWeights VaeWeightSource::conv(const std::string& prefix, int64_t cout, in
     c.b = Tensor::zeros({c.cout_store}, DType::kF32, Device::kCUDA);
     if (ring)  // filled once w has arrived
       for (int64_t r = 1; r < c.kt; ++r) c.w_rot.push_back(Tensor::empty(dev_shape, dt_, Device::kCUDA));
-    stream_->on_done([w32, b32, w = c.w, b = c.b, rot = c.w_rot]() mutable {
+    if (bias16) c.b16 = Tensor::empty({c.cout_store}, DType::kBF16, Device::kCUDA);
+    stream_->on_done([w32, b32, w = c.w, b = c.b, b16 = c.b16, rot = c.w_rot]() mutable {
       cuda_vae_conv_weight_layout(w32, w);
       b.narrow(0, b32.dim(0)).copy_from(b32);
+      if (b16.defined()) b16.copy_from(cuda_cast(b, DType::kBF16));
       if (!rot.empty()) vae_conv_tap_rotations(w, rot);
     });
   }
-  bytes_ += c.w.nbytes() * (1 + c.w_rot.size()) + c.b.nbytes();
+  bytes_ += c.w.nbytes() * (1 + c.w_rot.size()) + c.b.nbytes() + (c.b16.defined() ? c.b16.nbytes() : 0);
   return c;
 }
 
