@@ -6,7 +6,8 @@
 #               weights, warm-up 1, median of $REPS, on GPU 0; DIT_FP8 (and DIT_FP8_QK, DIT_FP8_GEMM)
 #               as for dit
 #   vae22       vgen_vae_bench --config recipes/models/wan2.2-ti2v-5b/vae: the Wan 2.2 VAE decode at
-#               $VAE22_SHAPES (default 704x1280x121) in bf16 with its peak memory, on GPU 0
+#               $VAE22_SHAPES (default 704x1280x121) in bf16 with its peak memory, on GPU 0 ($VAE22_EXTRA:
+#               more vgen_vae_bench flags, e.g. --autotune)
 #   peer_i2v    scripts/bench/peer/diffusers_i2v_bench.py on GPU 0, the same shapes and timing: dit when
 #               this call runs dit_i2v, vae22 when it runs vae22, both when it runs neither
 #               ($PEER_I2V_WHAT overrides: "dit", "vae22" or "dit vae22"); always bf16
@@ -29,6 +30,7 @@
 I2V_DIT_CONFIG=${I2V_DIT_CONFIG:-recipes/models/wan2.1-i2v-14b-720p/transformer}
 VAE22_CONFIG=${VAE22_CONFIG:-recipes/models/wan2.2-ti2v-5b/vae}
 VAE22_SHAPES=${VAE22_SHAPES:-704x1280x121}
+VAE22_EXTRA=${VAE22_EXTRA:-}  # more vgen_vae_bench flags (e.g. --autotune)
 TI2V_MODEL=${TI2V_MODEL:-$BUILD/random-wan22-ti2v-5b}
 TI2V_IMAGE=${TI2V_IMAGE:-}
 I2V_LAYERS=${I2V_LAYERS:-10}
@@ -69,6 +71,7 @@ suite_vae22() {
   local out=$WORK/vae22_$N.jsonl
   rm -f "$out"
   local args=(--config "$ROOT/$VAE22_CONFIG" --shapes "$VAE22_SHAPES" --dtype bf16 --reps "$REPS" --tag "vae22_$N")
+  [ -n "$VAE22_EXTRA" ] && read -ra extra <<< "$VAE22_EXTRA" && args+=("${extra[@]}")
   x "$LOG/vae22_$N.log" "$(cap 300)" env CUDA_VISIBLE_DEVICES=0 "$VAE" "${args[@]}" --out "$out"
   local rc=$?
   say "vae22 rc $rc: $(grep -h '^# vae' "$LOG/vae22_$N.log" | tr '\n' ' ')"

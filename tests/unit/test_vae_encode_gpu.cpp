@@ -11,6 +11,8 @@
 
 #include "dist/mesh.h"
 #include "dit_test_util.h"
+#include "kernels/conv3d/conv3d.cuh"
+#include "model/wan/vae/autoencoder.h"
 #include "model/wan/vae/vae_encoder_parallel.h"
 #include "ops/vae_device_ops.h"
 #include "tools/golden.h"
@@ -125,6 +127,32 @@ TEST(VaeEncodeGpu, HaloContextOnOneRankEqualsLocal) {
             << c.name << " " << dtype_name(dt);
       }
     }
+}
+
+// The encoder's warm-up (beside the load, random weights) builds the cuDNN plans of the condition's
+// encode, so the first line's encode builds none. 112 × 176 is a size no other case here uses (the
+// plan cache is process-wide).
+TEST(VaeEncodeGpu, WarmUpBuildsTheEncodePlans) {
+  VGEN_REQUIRE_GPU();
+  const VaeCase& c = kCases[1];
+  const WanVaeConfig cfg = load_wan_vae_config(vae_dir(c));
+  WanAutoencoderPlacement p;
+  p.mesh = vgen::test::single_rank_mesh();
+  p.cuda = true;
+  p.dtype = DType::kBF16;
+  p.height = 112;
+  p.width = 176;
+  p.num_frames = 5;
+  p.encode_frames = 1;  // a first frame alone, as TI2V encodes it
+  p.warm_up = true;
+  WanVideoAutoencoder ae(cfg, LatentStats{cfg.latents_mean, cfg.latents_std}, p);
+  ae.start_warm_up();
+  ae.set_encoder(device_encoder(c, DType::kBF16));
+  ae.finish_warm_up();
+  const uint64_t plans = kern::conv3d_stats().cudnn_plans;
+  const Tensor z = ae.encode(random_video({1, 3, 1, 112, 176}, 11));  // [1, z, 1, 7, 11]
+  EXPECT_EQ(z.dim(2), 1);
+  EXPECT_EQ(kern::conv3d_stats().cudnn_plans, plans) << "the first encode built plans the warm-up did not";
 }
 
 }  // namespace

@@ -71,7 +71,11 @@ void WanVideoAutoencoder::warm_up_encoder(const WanVaeEncoder& enc, Communicator
   const int64_t frames = std::min<int64_t>(place_.encode_frames, place_.num_frames);
   const int64_t in = cfg_.in_channels / (cfg_.patch() * cfg_.patch());
   Tensor video = make_initial_latents({1, in, frames, place_.height, place_.width}, "", 0x5eed2ull);  // [1, 3, F, H, W]
-  vae_group_encode(enc, video, comm, place_.split);
+  // vae_group_encode needs the group; an encoder used alone (comm null) encodes by itself.
+  if (comm)
+    vae_group_encode(enc, video, comm, place_.split);
+  else
+    enc.encode_moments(video);
   sync_compute_stream();
   log_info("VAE encoder warmed up at {}x{} ({} frame(s)) in {:.2f} s", place_.height, place_.width, frames,
            t.seconds());
