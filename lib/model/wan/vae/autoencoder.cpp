@@ -23,7 +23,8 @@ WanVideoAutoencoder::WanVideoAutoencoder(const WanVaeConfig& cfg, LatentStats st
     : cfg_(cfg), stats_(std::move(stats)), place_(std::move(place)) {}
 
 WanVideoAutoencoder::~WanVideoAutoencoder() {
-  if (warm_thread_.joinable()) warm_thread_.join();  // a load that threw leaves it running
+  if (warm_thread_.joinable()) warm_thread_.join();  // a load that threw leaves them running
+  if (warm_enc_thread_.joinable()) warm_enc_thread_.join();
 }
 
 bool WanVideoAutoencoder::is_split() const { return place_.mesh.vae && place_.mesh.vae->size() > 1; }
@@ -31,19 +32,28 @@ bool WanVideoAutoencoder::is_split() const { return place_.mesh.vae && place_.me
 void WanVideoAutoencoder::start_warm_up() {
   // cuDNN's plans depend on the shapes alone, so a decoder used alone warms up with random weights
   // of its shapes while the checkpoint streams in (host work mostly: a first plan build on a machine
-  // is seconds of JIT); a split decoder warms up after the load (collective over its group).
+  // is seconds of JIT); a split decoder warms up after the load (collective over its group). The
+  // encoder's plans are other shapes: built on a thread of their own, beside the decoder's.
   if (!place_.cuda || !place_.warm_up || is_split()) return;
   WanVaeOptions wopt;
   wopt.device = Device::kCUDA;
   wopt.dtype = place_.dtype;
-  warm_thread_ = std::thread([this, wopt] {
+  const int device = select_mesh_device();
+  warm_thread_ = std::thread([this, wopt, device] {
     try {
-      cuda_set_device(select_mesh_device());  // the current device is per thread
+      cuda_set_device(device);  // the current device is per thread
       warm_up(*WanVaeDecoder::random(cfg_, wopt, 0x5eedull), nullptr);
-      // The encoder's plans too, while the checkpoint still streams (not after the load: seconds).
-      if (place_.encode_frames > 0) warm_up_encoder(*WanVaeEncoder::random(cfg_, wopt, 0x5eed3ull), nullptr);
     } catch (...) {
       warm_error_ = std::current_exception();
+    }
+  });
+  if (place_.encode_frames == 0) return;
+  warm_enc_thread_ = std::thread([this, wopt, device] {
+    try {
+      cuda_set_device(device);
+      warm_up_encoder(*WanVaeEncoder::random(cfg_, wopt, 0x5eed3ull), nullptr);
+    } catch (...) {
+      warm_enc_error_ = std::current_exception();
     }
   });
 }
@@ -85,7 +95,9 @@ void WanVideoAutoencoder::finish_warm_up() {
   if (!place_.cuda) return;
   device_group_ = device_vae_communicator(place_.mesh);  // collective over the group the first time
   if (warm_thread_.joinable()) warm_thread_.join();
+  if (warm_enc_thread_.joinable()) warm_enc_thread_.join();
   if (warm_error_) std::rethrow_exception(std::exchange(warm_error_, nullptr));
+  if (warm_enc_error_) std::rethrow_exception(std::exchange(warm_enc_error_, nullptr));
   if (place_.warm_up && is_split()) warm_up(*dec_, device_group_.get());
   if (place_.warm_up && enc_ && is_split())
     warm_up_encoder(*enc_, device_group_.get());  // collective over the group, as the encode
