@@ -11,6 +11,7 @@
 #include "dist/device_mesh.h"
 #include "model/wan/vae/vae_encoder_parallel.h"
 #include "model/wan/vae/vae_parallel.h"
+#include "ops/vae_conv_prefetch.h"
 
 namespace vgen {
 
@@ -66,10 +67,12 @@ void WanVideoAutoencoder::warm_up(const WanVaeDecoder& dec, Communicator* comm) 
                 w = place_.width / cfg_.scale_factor_spatial;
   const int64_t frames = std::min<int64_t>(2, (place_.num_frames - 1) / cfg_.scale_factor_temporal + 1);
   Tensor z = make_initial_latents({1, C, frames, h, w}, "", 0x5eedull);  // [1, C, 2, h, w]
-  if (comm)
-    vae_group_decode(dec, z, comm, place_.split);
-  else
-    dec.decode(z);
+  auto decode = [&] { comm ? vae_group_decode(dec, z, comm, place_.split) : dec.decode(z); };
+  {
+    const VaeConvPlanPrefetch plans(vae_prefetch_workers());  // the plans build at once, then the decode
+    decode();
+  }
+  decode();
   sync_compute_stream();
   log_info("VAE warmed up at {}x{} in {:.2f} s", place_.height, place_.width, t.seconds());
 }
@@ -82,10 +85,12 @@ void WanVideoAutoencoder::warm_up_encoder(const WanVaeEncoder& enc, Communicator
   const int64_t in = cfg_.in_channels / (cfg_.patch() * cfg_.patch());
   Tensor video = make_initial_latents({1, in, frames, place_.height, place_.width}, "", 0x5eed2ull);  // [1, 3, F, H, W]
   // vae_group_encode needs the group; an encoder used alone (comm null) encodes by itself.
-  if (comm)
-    vae_group_encode(enc, video, comm, place_.split);
-  else
-    enc.encode_moments(video);
+  auto encode = [&] { comm ? vae_group_encode(enc, video, comm, place_.split) : enc.encode_moments(video); };
+  {
+    const VaeConvPlanPrefetch plans(vae_prefetch_workers());
+    encode();
+  }
+  encode();
   sync_compute_stream();
   log_info("VAE encoder warmed up at {}x{} ({} frame(s)) in {:.2f} s", place_.height, place_.width, frames,
            t.seconds());
