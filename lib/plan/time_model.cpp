@@ -147,13 +147,9 @@ class TimeModel {
   double elem_bytes;
   const int G;
   const double n;     // elements of one rank's q (or k, or v) block after the all-to-all
-  // Grouped K/V heads: K and V move with R = ulysses_kv_heads(KVH, U) heads (KVH without Ulysses)
-  // and are repeated to the queries' heads at each attention call.
-  const double hd;     // head dim
-  const double kvh;    // the checkpoint's K/V heads
-  const double dkv;    // K/V channels of the local tokens after Ulysses' local repeat: R·hd
-  const double dkv_u;  // K/V channels per rank after the all-to-all: R/U·hd
-  const double nkv;    // elements of one rank's k (or v) block after the all-to-all
+  // Grouped K/V heads move with R = ulysses_kv_heads(KVH, U) heads: R·hd channels of the local
+  // tokens (dkv), R/U·hd per rank after the all-to-all (dkv_u: nkv elements of a k or v block).
+  const double hd, kvh, dkv, dkv_u, nkv;
   const double cast;  // bytes per element of a bf16 ↔ fp32 cast (2 + 4, either way)
   double t_comm_fixed = 0;  // exposed collectives that no compute hides
   double t_cross = 0, t_elem = 0, t_gather = 0;
@@ -291,8 +287,7 @@ void TimeModel::add_sequence_passes() {
     elem_bytes += L * 2 * 2 * s * (2 * D + 2 * dkv) * b;
     if (dkv > kvh * hd) elem_bytes += L * 2 * s * (kvh * hd + dkv) * b;
   }
-  // Grouped K/V heads: every attention call repeats its key block's K and V from dkv_u to du
-  // channels (parallel/block_attention.cpp; read + write), over all the rank's keys of a layer.
+  // Grouped K/V heads: each attention call repeats its key block's K and V to du channels (read + write).
   const double keys = m.ring && C > 1 ? C * c : cp > 1 ? c * R : c;
   if (dkv_u < du) elem_bytes += L * 2 * keys * (dkv_u + du) * b;
 }
@@ -300,8 +295,7 @@ void TimeModel::add_sequence_passes() {
 // A prompt prefix (PlanPromptPrefix) instead of cross-attention: every layer attends the rank's
 // video queries (c tokens, H/U heads after the all-to-all) to the whole prompt's K/V, held on every
 // rank of the branch (Ulysses: its head shard), as a call of its own; GQA's K and V of the prompt
-// are repeated from the rank's share of the K/V heads to its query heads at that call (read +
-// write), and, where U does not divide KVH, from KVH to R heads before the shard is taken.
+// repeated to the rank's query heads at that call, and from KVH to R heads where U does not divide KVH.
 void TimeModel::add_prompt_prefix() {
   const PlanPromptPrefix& pp = *md.prompt_prefix;
   const double P = double(pp.tokens);
