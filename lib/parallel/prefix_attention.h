@@ -14,9 +14,9 @@ struct PrefixKv {
   Tensor k, v;
 };
 
-// q, k, v as SeqAttention::forward ([B, S_loc, H, Dh], pad keys excluded) → [B, S_loc, H, Dh]:
-// softmax over the prefix keys and the sequence's real keys. kRecipe for an attention without a
-// prefix path, before any collective.
+// q, k, v as SeqAttention::forward (q [B, S_loc, H, Dh], k/v [B, S_loc, KVH, Dh], pad keys excluded)
+// → [B, S_loc, H, Dh]: softmax over the prefix keys and the sequence's real keys. kRecipe for an
+// attention without a prefix path, before any collective.
 Tensor seq_attention_with_prefix(SeqAttention& attention, const Tensor& q, const Tensor& k, const Tensor& v,
                                  const PrefixKv& prefix, const SeqLayout& layout, const AttentionPolicy& policy);
 
