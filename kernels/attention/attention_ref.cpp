@@ -9,6 +9,13 @@ namespace vgen::kern {
 
 void attention_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B, int64_t Sq,
                    int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale) {
+  attention_grouped_ref(q, k, v, out, lse, B, Sq, Skv, H, H, D, num_valid_kv, scale);
+}
+
+void attention_grouped_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
+                           int64_t Sq, int64_t Skv, int64_t H, int64_t KVH, int64_t D, int64_t num_valid_kv,
+                           float scale) {
+  const int64_t groups = H / KVH;
   const int64_t nk = std::clamp<int64_t>(num_valid_kv, 0, Skv);
   const float neg_inf = -std::numeric_limits<float>::infinity();
 #pragma omp parallel
@@ -28,7 +35,7 @@ void attention_ref(const float* q, const float* k, const float* v, float* out, f
           }
           float m = neg_inf;
           for (int64_t j = 0; j < nk; ++j) {
-            const float* kj = k + ((b * Skv + j) * H + h) * D;
+            const float* kj = k + ((b * Skv + j) * KVH + h / groups) * D;
             float dot = 0;
             for (int64_t d = 0; d < D; ++d) dot += qi[d] * kj[d];
             s[size_t(j)] = dot * scale;
@@ -39,7 +46,7 @@ void attention_ref(const float* q, const float* k, const float* v, float* out, f
           for (int64_t j = 0; j < nk; ++j) {
             double p = std::exp(double(s[size_t(j)] - m));
             sum += p;
-            const float* vj = v + ((b * Skv + j) * H + h) * D;
+            const float* vj = v + ((b * Skv + j) * KVH + h / groups) * D;
             for (int64_t d = 0; d < D; ++d) acc[size_t(d)] += p * vj[d];
           }
           for (int64_t d = 0; d < D; ++d) oi[d] = float(acc[size_t(d)] / sum);

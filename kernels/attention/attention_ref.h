@@ -11,6 +11,12 @@ namespace vgen::kern {
 void attention_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B, int64_t Sq,
                    int64_t Skv, int64_t H, int64_t D, int64_t num_valid_kv, float scale);
 
+// As attention_ref with grouped K/V heads: k/v [B,Skv,KVH,D], KVH dividing H; query head h reads K/V
+// head h / (H / KVH) (torch's enable_gqa). KVH == H is attention_ref.
+void attention_grouped_ref(const float* q, const float* k, const float* v, float* out, float* lse, int64_t B,
+                           int64_t Sq, int64_t Skv, int64_t H, int64_t KVH, int64_t D, int64_t num_valid_kv,
+                           float scale);
+
 // Merges a partial result (o2, lse2) into (o1, lse1) in place, fp32, numerically stable:
 // lse = log(e^lse1 + e^lse2), o1 = (e^lse1·o1 + e^lse2·o2) / e^lse. o: [B,S,H,D], lse: [B,H,S].
 void attention_merge_ref(float* o1, float* lse1, const float* o2, const float* lse2, int64_t B, int64_t S, int64_t H,

@@ -49,6 +49,7 @@ struct PlanPromptPrefix {
 struct PlanModel {
   std::string family, variant;  // ModelTraits
   int heads = 40, head_dim = 128, layers = 40, ffn = 13824;
+  int kv_heads = 0;  // K/V heads of the self-attention (GQA: they divide `heads`); 0: `heads`
   int in_channels = 16, out_channels = 16, text_dim = 4096, freq_dim = 256;
   std::array<int, 3> patch = {1, 2, 2};
   bool pads_to_patch = false;  // the DiT zero-pads the latent height and width to the patch (Cosmos 3)
@@ -82,6 +83,7 @@ struct PlanModel {
   // encoder and the cross-attention).
   std::optional<PlanPromptPrefix> prompt_prefix;
   int dim() const { return heads * head_dim; }
+  int self_kv_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   // The index of the block linear named `name`, or -1.
   int linear_index(const std::string& name) const {
     for (size_t i = 0; i < block_linears.size(); ++i)

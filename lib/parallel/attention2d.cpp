@@ -38,7 +38,7 @@ Tensor Attention2D::run(const Tensor& q, const Tensor& k, const Tensor& v, const
   VGEN_ASSERT(layout.degree == R * C && layout.seq_rank == r * C + c,
               "Attention2D: block {} of degree {} is not grid cell ({}, {}) of {}x{}", layout.seq_rank,
               layout.degree, r, c, R, C);
-  const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3);
+  const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), KVH = k.dim(2), D = q.dim(3);
   const Device dev = q.device();
   const DType dt = q.dtype();  // Q/K/V travel in the input dtype; partials are exchanged and merged in fp32
 
@@ -51,15 +51,16 @@ Tensor Attention2D::run(const Tensor& q, const Tensor& k, const Tensor& v, const
     gathered_to_seq(recv, C, 1, 0, qrow);
   }
 
-  // 2. K/V of the whole column in one collective: shards r·C + c for r = 0..R-1, in r order.
-  Tensor kcol = k, vcol = v;  // [B, R·L, H, D]
+  // 2. K/V of the whole column in one collective: shards r·C + c for r = 0..R-1, in r order, with
+  //    their KVH heads (grouped K/V are expanded by block_attention only).
+  Tensor kcol = k, vcol = v;  // [B, R·L, KVH, D]
   if (R > 1) {
-    Tensor send = Tensor::empty({2, B, L, H, D}, dt, dev);
+    Tensor send = Tensor::empty({2, B, L, KVH, D}, dt, dev);
     stack_pair(k, v, send);
-    Tensor recv = Tensor::empty({R, 2, B, L, H, D}, dt, dev);
+    Tensor recv = Tensor::empty({R, 2, B, L, KVH, D}, dt, dev);
     col_->all_gather(send, recv);
-    kcol = Tensor::empty({B, R * L, H, D}, dt, dev);
-    vcol = Tensor::empty({B, R * L, H, D}, dt, dev);
+    kcol = Tensor::empty({B, R * L, KVH, D}, dt, dev);
+    vcol = Tensor::empty({B, R * L, KVH, D}, dt, dev);
     gathered_to_seq(recv, R, 2, 0, kcol);
     gathered_to_seq(recv, R, 2, 1, vcol);
   }

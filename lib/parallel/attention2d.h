@@ -19,7 +19,7 @@ class Attention2D : public SeqAttention {
   // layout: degree = R·C, seq_rank = cp_rank.
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
                  const AttentionPolicy& policy) override;
-  // As forward with a prefix K/V ([B, P, H, Dh], whole on every rank): after the row's combine each
+  // As forward with a prefix K/V ([B, P, KVH, Dh], whole on every rank): after the row's combine each
   // rank merges its own queries' attention over the prefix, one more key block (prefix_attention.h).
   Tensor forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
                           const SeqLayout& layout, const AttentionPolicy& policy) override;

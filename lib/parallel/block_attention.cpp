@@ -7,6 +7,7 @@
 #include "ops/attention_backend.h"
 #include "ops/device_ops.h"
 #include "ops/fp8.h"
+#include "ops/gqa/gqa_ops.h"
 
 namespace vgen {
 namespace {
@@ -19,12 +20,27 @@ void check_host_f32(const Tensor& t, const char* what) {
 
 }  // namespace
 
+int64_t kv_head_groups(const Tensor& q, const Tensor& k, const char* who) {
+  VGEN_ASSERT(q.ndim() == 4 && k.ndim() == 4, "{}: q {}, k {}", who, q.str(), k.str());
+  VGEN_CHECK(k.dim(2) >= 1 && q.dim(2) % k.dim(2) == 0, ExitCode::kModel,
+             "{}: {} K/V heads do not divide the {} query heads (q {}, k {}); grouped K/V heads need KVH | H", who,
+             k.dim(2), q.dim(2), q.str(), k.str());
+  return q.dim(2) / k.dim(2);
+}
+
 void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t num_valid_kv, Tensor& out,
                      Tensor* lse, const AttentionPolicy& policy) {
   const bool fp8 = policy.fp8;
   const kern::Fp8Qk qk = policy.qk == QkFormat::kInt8 ? kern::Fp8Qk::kInt8 : kern::Fp8Qk::kE4m3;
-  if (q.defined() && !q.is_cpu()) {  // device: flash attention (bf16 or f32), same contract
-    VGEN_ASSERT(q.ndim() == 4, "block attention: q {}", q.str());
+  const int64_t groups = q.defined() && k.defined() ? kv_head_groups(q, k, "block attention") : 1;
+  if (groups > 1 && (fp8 || !q.is_cpu())) {
+    // The device kernels and the fp8 emulation take one K/V head per query head: repeat the rank's
+    // block here, after every collective moved the grouped heads.
+    const Tensor kr = repeat_kv_heads(k, groups), vr = repeat_kv_heads(v, groups);  // [B, Skv, H, D]
+    block_attention(q, kr, vr, num_valid_kv, out, lse, policy);
+    return;
+  }
+  if (!q.is_cpu()) {  // device: flash attention (bf16 or f32), same contract
     const float scale = float(1.0 / std::sqrt(double(q.dim(3))));
     if (fp8)
       cuda_attention_fp8(q, k, v, out, lse, num_valid_kv, scale, qk == kern::Fp8Qk::kInt8, policy.backend);
@@ -36,10 +52,9 @@ void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t 
   check_host_f32(k, "k");
   check_host_f32(v, "v");
   check_host_f32(out, "out");
-  VGEN_ASSERT(q.ndim() == 4 && k.ndim() == 4 && k.shape() == v.shape() && k.dim(0) == q.dim(0) &&
-                  k.dim(2) == q.dim(2) && k.dim(3) == q.dim(3) && out.shape() == q.shape(),
+  VGEN_ASSERT(k.shape() == v.shape() && k.dim(0) == q.dim(0) && k.dim(3) == q.dim(3) && out.shape() == q.shape(),
               "block attention: q {}, k {}, v {}, out {}", q.str(), k.str(), v.str(), out.str());
-  const int64_t B = q.dim(0), Sq = q.dim(1), Skv = k.dim(1), H = q.dim(2), D = q.dim(3);
+  const int64_t B = q.dim(0), Sq = q.dim(1), Skv = k.dim(1), H = q.dim(2), KVH = k.dim(2), D = q.dim(3);
   float* lse_ptr = nullptr;
   if (lse) {
     check_host_f32(*lse, "lse");
@@ -50,7 +65,8 @@ void block_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t 
   if (fp8)  // the CPU emulation of the device path the backend selects: its quantisation, fp32 math
     fp8_attention_host(q, k, v, out, lse, num_valid_kv, scale, qk == kern::Fp8Qk::kInt8, policy.backend);
   else
-    kern::attention_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, D, num_valid_kv, scale);
+    kern::attention_grouped_ref(q.f32(), k.f32(), v.f32(), out.f32(), lse_ptr, B, Sq, Skv, H, KVH, D, num_valid_kv,
+                                scale);
 }
 
 void block_attention_merge(Tensor& out, Tensor& lse, const Tensor& o2, const Tensor& lse2) {

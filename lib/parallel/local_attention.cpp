@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "parallel/block_attention.h"
+#include "parallel/ulysses.h"  // check_seq_inputs
 
 namespace vgen {
 
@@ -11,8 +12,7 @@ Tensor LocalAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v
                                 const AttentionPolicy& policy) {
   VGEN_ASSERT(layout.degree == 1, "LocalAttention used with sequence-parallel degree {} (rank {})", layout.degree,
               layout.seq_rank);
-  VGEN_ASSERT(q.ndim() == 4 && q.dim(1) == layout.local() && k.shape() == q.shape() && v.shape() == q.shape(),
-              "LocalAttention: q {}, k {}, v {} for {} local tokens", q.str(), k.str(), v.str(), layout.local());
+  check_seq_inputs(q, k, v, layout, "LocalAttention");
   const int64_t valid = std::clamp<int64_t>(layout.tokens - layout.begin(), 0, layout.local());
   Tensor out = Tensor::empty(q.shape(), q.is_cpu() ? DType::kF32 : q.dtype(), q.device());  // [B, S, H, Dh]
   block_attention(q, k, v, valid, out, nullptr, policy);

@@ -31,10 +31,11 @@ Tensor SeqAttention::forward_prefixed(const Tensor&, const Tensor&, const Tensor
 void check_prefix(const Tensor& q, const PrefixKv& prefix, const char* who) {
   const Tensor& pk = prefix.k;
   VGEN_ASSERT(pk.defined() && prefix.v.defined() && pk.ndim() == 4 && prefix.v.shape() == pk.shape() &&
-                  pk.dim(0) == q.dim(0) && pk.dim(2) == q.dim(2) && pk.dim(3) == q.dim(3) && pk.dim(1) >= 1 &&
+                  pk.dim(0) == q.dim(0) && pk.dim(3) == q.dim(3) && pk.dim(1) >= 1 &&
                   pk.dtype() == q.dtype() && pk.device() == q.device() && prefix.v.dtype() == q.dtype(),
               "{}: prefix k {} v {} for q {}", who, pk.defined() ? pk.str() : std::string("undefined"),
               prefix.v.defined() ? prefix.v.str() : std::string("undefined"), q.str());
+  kv_head_groups(q, pk, who);
 }
 
 void merge_prefix_block(const Tensor& q, const PrefixKv& prefix, Tensor& out, Tensor& lse,

@@ -8,14 +8,15 @@
 
 namespace vgen {
 
-// k, v [B, P, H, Dh] with the heads of the queries, identical on every rank; every key is valid.
+// k, v [B, P, KVH, Dh], identical on every rank; every key is valid. KVH divides the queries' heads H
+// (grouped K/V heads, as SeqAttention's k and v).
 struct PrefixKv {
   Tensor k, v;
 };
 
-// q, k, v as SeqAttention::forward ([B, S_loc, H, Dh], pad keys excluded) → [B, S_loc, H, Dh]:
-// softmax over the prefix keys and the sequence's real keys. kRecipe for an attention without a
-// prefix path, before any collective.
+// q, k, v as SeqAttention::forward (q [B, S_loc, H, Dh], k/v [B, S_loc, KVH, Dh], pad keys excluded)
+// → [B, S_loc, H, Dh]: softmax over the prefix keys and the sequence's real keys. kRecipe for an
+// attention without a prefix path, before any collective.
 Tensor seq_attention_with_prefix(SeqAttention& attention, const Tensor& q, const Tensor& k, const Tensor& v,
                                  const PrefixKv& prefix, const SeqLayout& layout, const AttentionPolicy& policy);
 
@@ -24,7 +25,8 @@ Tensor seq_attention_with_prefix(SeqAttention& attention, const Tensor& q, const
 void merge_prefix_block(const Tensor& q, const PrefixKv& prefix, Tensor& out, Tensor& lse,
                         const AttentionPolicy& policy);
 
-// Checks a prefix against the queries q [B, S_loc, H, Dh]: [B, P, H, Dh], q's dtype and device.
+// Checks a prefix against the queries q [B, S_loc, H, Dh]: [B, P, KVH, Dh] with KVH | H, q's dtype and
+// device.
 void check_prefix(const Tensor& q, const PrefixKv& prefix, const char* who);
 
 }  // namespace vgen

@@ -34,14 +34,15 @@ Tensor RingAttention::run(const Tensor& q, const Tensor& k, const Tensor& v, con
   VGEN_ASSERT(layout.degree == P && layout.seq_rank == me,
               "Ring attention: block {} of degree {} is not ring rank {} of {}", layout.seq_rank, layout.degree, me,
               P);
-  const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), D = q.dim(3);
+  const int64_t B = q.dim(0), L = q.dim(1), H = q.dim(2), KVH = k.dim(2), D = q.dim(3);
   const Device dev = q.device();
   const int next = (me + 1) % P, prev = (me + P - 1) % P;
 
   // Double buffer: the block in hand is read by the attention while the next one arrives.
-  // K/V travel in the input dtype (bf16 on the device path); outputs and LSE accumulate in fp32.
-  Tensor kv[2] = {Tensor::empty({2, B, L, H, D}, q.dtype(), dev),
-                  Tensor::empty({2, B, L, H, D}, q.dtype(), dev)};
+  // K/V travel in the input dtype (bf16 on the device path) with their KVH heads (grouped K/V are
+  // expanded by block_attention only); outputs and LSE accumulate in fp32.
+  Tensor kv[2] = {Tensor::empty({2, B, L, KVH, D}, q.dtype(), dev),
+                  Tensor::empty({2, B, L, KVH, D}, q.dtype(), dev)};
   stack_pair(k, v, kv[0]);
 
   // bf16 on the device: block partials are bf16 (what cuDNN SDPA writes, at ~2.5x the rate of an
@@ -66,7 +67,7 @@ Tensor RingAttention::run(const Tensor& q, const Tensor& k, const Tensor& v, con
     const int64_t block = (me - step + P) % P;
     const int64_t valid = std::clamp<int64_t>(layout.tokens - block * L, 0, L);
     if (valid > 0) {  // an all-padding block has lse = -inf everywhere: merging it is a no-op
-      const Tensor kb = kv[cur][0], vb = kv[cur][1];  // [B, L, H, D]
+      const Tensor kb = kv[cur][0], vb = kv[cur][1];  // [B, L, KVH, D]
       if (!have && part_dt == DType::kF32) {
         block_attention(q, kb, vb, valid, out, &lse, policy);
       } else if (!have) {

@@ -16,7 +16,7 @@ class RingAttention : public SeqAttention {
   // layout: degree = ring size, seq_rank = ring rank (the CP block index).
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
                  const AttentionPolicy& policy) override;
-  // As forward with a prefix K/V ([B, P, H, Dh], whole on every rank): the prefix is the first
+  // As forward with a prefix K/V ([B, P, KVH, Dh], whole on every rank): the prefix is the first
   // key block, attended locally; the rotating blocks merge into it (prefix_attention.h).
   Tensor forward_prefixed(const Tensor& q, const Tensor& k, const Tensor& v, const PrefixKv& prefix,
                           const SeqLayout& layout, const AttentionPolicy& policy) override;

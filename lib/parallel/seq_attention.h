@@ -46,7 +46,9 @@ struct PrefixKv;  // parallel/prefix_attention.h
 class SeqAttention {
  public:
   virtual ~SeqAttention() = default;
-  // q, k, v: [B, S_loc, H, Dh], this rank's tokens with all heads. Returns [B, S_loc, H, Dh].
+  // q: [B, S_loc, H, Dh], k, v: [B, S_loc, KVH, Dh], this rank's tokens with all heads; KVH divides H
+  // (grouped K/V heads: query head h reads K/V head h / (H / KVH); they move through the collectives
+  // with KVH heads and are expanded at the innermost attention call). Returns [B, S_loc, H, Dh].
   // Keys whose global token index is >= layout.tokens are padding and get zero weight.
   virtual Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout,
                          const AttentionPolicy& policy) = 0;

@@ -108,6 +108,31 @@ void ulysses_unpack_out(const Tensor& recv, int U, Tensor& out, int64_t h0) {
   copy_runs(recv, 0, out, h0 * D, {U, B, L}, {B * L * R, L * R, R}, {Hu * D, L * H * D, H * D}, R);
 }
 
+void ulysses_pack_heads(const Tensor& x, int U, int64_t h0, int64_t Hg, Tensor& send, int64_t offset) {
+  check_tensor(x, "ulysses heads");
+  check_tensor(send, "ulysses heads send");
+  VGEN_ASSERT(x.ndim() == 4 && x.dim(2) % U == 0 && send.ndim() == 2 && send.dim(0) == U,
+              "ulysses heads {} with degree {}, send {}", x.str(), U, send.str());
+  const int64_t B = x.dim(0), L = x.dim(1), Hx = x.dim(2), D = x.dim(3), Hxu = Hx / U, R = Hg * D;
+  const int64_t chunk = send.dim(1);
+  VGEN_ASSERT(h0 >= 0 && Hg >= 1 && h0 + Hg <= Hxu && offset >= 0 && offset + B * L * R <= chunk,
+              "ulysses heads [{}, {}) of {} per rank at {} of a chunk of {}", h0, h0 + Hg, Hxu, offset, chunk);
+  // grid [u, b, s]; src [B, L, U, Hxu, D] from head h0 of each u, dst [U, chunk] at offset: [B, L, Hg·D]
+  copy_runs(x, h0 * D, send, offset, {U, B, L}, {Hxu * D, L * Hx * D, Hx * D}, {chunk, L * R, R}, R);
+}
+
+void ulysses_unpack_heads(const Tensor& recv, int U, int64_t offset, Tensor& x) {
+  check_tensor(recv, "ulysses heads recv");
+  check_tensor(x, "ulysses heads unpack");
+  VGEN_ASSERT(recv.ndim() == 2 && recv.dim(0) == U && x.ndim() == 4 && x.dim(1) % U == 0,
+              "ulysses heads recv {} into {} with degree {}", recv.str(), x.str(), U);
+  const int64_t B = x.dim(0), L = x.dim(1) / U, R = x.dim(2) * x.dim(3), chunk = recv.dim(1);
+  VGEN_ASSERT(offset >= 0 && offset + B * L * R <= chunk, "ulysses heads unpack {} at {} of a chunk of {}", x.str(),
+              offset, chunk);
+  // grid [u, b, s]; src [U, chunk] at offset: [B, L, R], dst [B, U, L, R]
+  copy_runs(recv, offset, x, 0, {U, B, L}, {chunk, L * R, R}, {L * R, U * L * R, R}, R);
+}
+
 void stack_pair(const Tensor& a, const Tensor& b, Tensor& out) {
   check_tensor(a, "stack a");
   check_tensor(b, "stack b");

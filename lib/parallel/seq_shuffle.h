@@ -22,6 +22,13 @@ void ulysses_pack_out(const Tensor& out, int U, Tensor& send);
 // recv [U(src), B, L, Hg, D] -> out [B, L, H, D]; the heads of source i go to i·H/U + [h0, h0 + Hg).
 void ulysses_unpack_out(const Tensor& recv, int U, Tensor& out, int64_t h0 = 0);
 
+// Ulysses with grouped K/V heads, where Q and K/V differ in heads: each tensor is one part of the
+// destination's chunk. x [B, L, Hx, D] -> send [U, chunk]: chunk u gets heads u·Hx/U + [h0, h0 + Hg)
+// of x as [B, L, Hg, D] at element `offset`.
+void ulysses_pack_heads(const Tensor& x, int U, int64_t h0, int64_t Hg, Tensor& send, int64_t offset);
+// recv [U(src), chunk]: the [B, L, Hg, D] part of chunk i at `offset` -> tokens i·L.. of x [B, U·L, Hg, D].
+void ulysses_unpack_heads(const Tensor& recv, int U, int64_t offset, Tensor& x);
+
 // Stacks tensors of one shape as [n, ...] (e.g. K and V before one fused collective).
 void stack_pair(const Tensor& a, const Tensor& b, Tensor& out);  // out [2, ...]
 // Gathered shards, source-major, to one sequence: recv [N, parts, B, L, H, D] (parts stacked per

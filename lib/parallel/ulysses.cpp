@@ -10,8 +10,10 @@
 namespace vgen {
 
 void check_seq_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const SeqLayout& layout, const char* who) {
-  VGEN_ASSERT(q.ndim() == 4 && k.shape() == q.shape() && v.shape() == q.shape(),
-              "{}: q {}, k {}, v {} must be [B, S_loc, H, Dh] of one shape", who, q.str(), k.str(), v.str());
+  VGEN_ASSERT(q.ndim() == 4 && k.ndim() == 4 && v.shape() == k.shape() && k.dim(0) == q.dim(0) &&
+                  k.dim(1) == q.dim(1) && k.dim(3) == q.dim(3),
+              "{}: q {}, k {}, v {} must be [B, S_loc, H, Dh] and [B, S_loc, KVH, Dh]", who, q.str(), k.str(), v.str());
+  kv_head_groups(q, k, who);  // kModel before any collective: every rank of the group throws alike
   VGEN_ASSERT(layout.degree >= 1 && layout.padded % layout.degree == 0 && layout.padded >= layout.tokens &&
                   layout.seq_rank >= 0 && layout.seq_rank < layout.degree,
               "{}: bad layout (tokens {}, padded {}, degree {}, rank {})", who, layout.tokens, layout.padded,
@@ -144,6 +146,7 @@ Tensor UlyssesAttention::forward(const Tensor& q, const Tensor& k, const Tensor&
   // On the device an inner Ring/Attention2D would run its NCCL communicator concurrently with the
   // Ulysses side stream, which NCCL does not guarantee to be deadlock-free: one group there.
   const int G = inner_ && !q.is_cpu() ? 1 : int(std::min<int64_t>(head_groups_, Hu));
+  if (k.dim(2) != q.dim(2)) return forward_grouped(q, k, v, layout, G, policy);
   if (G > 1) return forward_pipelined(q, k, v, layout, G, policy);
   const HeadShards h = to_head_shards(q, k, v);
   const Tensor oh = shard_attention(h.q, h.k, h.v, layout, policy);  // [B, U·L, H/U, D]
@@ -154,15 +157,10 @@ Tensor UlyssesAttention::forward_prefixed(const Tensor& q, const Tensor& k, cons
                                           const SeqLayout& layout, const AttentionPolicy& policy) {
   check_forward(q, k, v, layout);
   check_prefix(q, prefix, "Ulysses attention");
-  const int U = comm_->size(), me = comm_->rank();
-  // This rank's heads of the prefix (no collective): the pack's chunk `me` holds heads me·H/U + [0, H/U).
-  const int64_t B = q.dim(0), P = prefix.k.dim(1), Hu = q.dim(2) / U, D = q.dim(3);
-  Tensor packed = Tensor::empty({U, 3, B, P, Hu, D}, q.dtype(), q.device());  // [U, 3, B, P, H/U, D]
-  ulysses_pack_qkv(prefix.k, prefix.v, prefix.v, U, packed);
-  const Tensor mine = packed[me];  // [3, B, P, H/U, D]
-  const PrefixKv ph{mine[0], mine[1]};
-
-  const HeadShards h = to_head_shards(q, k, v);
+  const int U = comm_->size();
+  const int64_t B = q.dim(0), Hu = q.dim(2) / U;
+  const PrefixKv ph = prefix_head_shard(prefix);  // [B, P, H/U or R/U, D]
+  const HeadShards h = k.dim(2) == q.dim(2) ? to_head_shards(q, k, v) : to_head_shards_grouped(q, k, v);
   const SeqLayout inner_layout = ulysses_inner_layout(layout, U);
   Tensor oh;  // [B, U·L, H/U, D]
   if (inner_) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ops/fp8.h"
+#include "parallel/ulysses.h"  // ulysses_kv_heads
 
 namespace vgen {
 
@@ -110,6 +111,10 @@ struct PlanSizes {
   double D = 0, L = 0, s = 0;
   double cp_tokens = 0;  // tokens per rank after the Ulysses all-to-all
   double d_u = 0;        // channels (heads·head_dim) per rank after it
+  // Grouped K/V heads: K and V leave the rank with ulysses_kv_heads(KVH, U) heads (the Ulysses
+  // exchange's, KVH itself without Ulysses) and are expanded to the queries' heads at the kernel.
+  double dkv = 0;    // K/V channels of the local tokens sent by the Ulysses all-to-all
+  double dkv_u = 0;  // K/V channels per rank after it (Ring's blocks, Attention2D's gathers)
   double latent = 0;     // elements of the latents
 };
 
@@ -124,6 +129,8 @@ PlanSizes plan_sizes(const Recipe& recipe, const Plan& p) {
   z.D = md.dim(), z.L = md.layers, z.s = double(t.per_rank);
   z.cp_tokens = double(t.padded) / m.cp();
   z.d_u = z.D / m.ulysses;
+  z.dkv = double(ulysses_kv_heads(md.self_kv_heads(), m.ulysses)) * md.head_dim;
+  z.dkv_u = z.dkv / m.ulysses;
   z.latent = double(md.out_channels) * t.latent_t * t.latent_h * t.latent_w;
   return z;
 }
@@ -133,17 +140,23 @@ void add_comm(Plan& p, const PlanSizes& z) {
   const PlanModel& md = p.model;
   const MeshShape& m = p.shape;
   const PlanTokens& t = p.tokens;
-  const double b = z.b, D = z.D, L = z.L, s = z.s, cp_tokens = z.cp_tokens, d_u = z.d_u;
+  const double b = z.b, D = z.D, L = z.L, s = z.s, cp_tokens = z.cp_tokens, d_u = z.d_u, dkv_u = z.dkv_u;
   const int fwd = z.fwd, sp = m.seq();
-  if (m.ulysses > 1)
+  if (m.ulysses > 1 && z.dkv == D)
     p.comm.push_back({"ulysses all-to-all", fwd * L * 4 * s * D * b * (m.ulysses - 1) / m.ulysses,
                       fmt::format("4 per layer of the local [{}, {}] activations", t.per_rank, md.dim())});
+  else if (m.ulysses > 1)
+    p.comm.push_back({"ulysses all-to-all", fwd * L * 2 * s * (D + z.dkv) * b * (m.ulysses - 1) / m.ulysses,
+                      fmt::format("per layer: Q and the output [{}, {}], K and V [{}, {}] ({} K/V heads: "
+                                  "lcm(KVH {}, U {}))",
+                                  t.per_rank, md.dim(), t.per_rank, z.dkv, z.dkv / md.head_dim, md.self_kv_heads(),
+                                  m.ulysses)});
   if (m.ring && m.cols > 1)
-    p.comm.push_back({"ring K/V exchange", fwd * L * (m.cols - 1) * 2 * cp_tokens * d_u * b,
-                      fmt::format("{} K/V block exchanges per layer of [{}, {}]", m.cols - 1, cp_tokens, d_u)});
+    p.comm.push_back({"ring K/V exchange", fwd * L * (m.cols - 1) * 2 * cp_tokens * dkv_u * b,
+                      fmt::format("{} K/V block exchanges per layer of [{}, {}]", m.cols - 1, cp_tokens, dkv_u)});
   if (!m.ring && m.cp() > 1) {
-    const double n = cp_tokens * d_u;
-    const double per_layer = (m.cols - 1) * n * b + 2 * (m.rows - 1) * n * b + (m.cols - 1) * n * b +
+    const double n = cp_tokens * d_u, nkv = cp_tokens * dkv_u;
+    const double per_layer = (m.cols - 1) * n * b + 2 * (m.rows - 1) * nkv * b + (m.cols - 1) * n * b +
                              (m.cols - 1) * cp_tokens * (md.heads / m.ulysses) * 4;
     p.comm.push_back({"attention2d", fwd * L * per_layer,
                       fmt::format("per layer: Q all-gather on the row group ({} ranks), K/V all-gather on the "

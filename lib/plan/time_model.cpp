@@ -3,13 +3,13 @@
 //   attention  per call 4·q·k·(H/U)·d FLOPs at the attention efficiency of that call size:
 //              local (q = k = S), ring (P calls of S/cp × S/cp), Attention2D (S/R × S/C)
 //   cross-attn 4·s·text_len·D FLOPs per layer (text K/V are computed once per prompt); a prompt
-//              prefix (Cosmos 3) instead: the rank's video queries against the prompt's K/V per layer,
-//              the GQA head repeat as a memory pass, and the understanding tower's prefill in place
-//              of the text encoder
+//              prefix (Cosmos 3) instead: the rank's video queries against the prompt's K/V per layer
+//              and the understanding tower's prefill in place of the text encoder
 //   elementwise kElementwiseBytes·s·D bytes per layer (norms, modulation, RoPE), and every
 //              memory pass of the sequence-parallel code (Ulysses' packs and unpacks, the ring's
 //              buffer, casts and fp32 LSE merges, Attention2D's reorders, casts, packing and
-//              combine) at HBM speed
+//              combine) at HBM speed; with grouped K/V heads the K/V move through the collectives
+//              with KVH heads (lcm(KVH, U) under Ulysses) and each attention call repeats its block
 //   VAE        the decoder call by call (the family's PlanModel::vae_work): conv FLOPs at the VAE fraction of the peak,
 //              its memory-bound passes at HBM speed; split, the halo-extended copies, the two halo
 //              phases per spatial conv with their measured per-call cost, the gathers
@@ -147,6 +147,9 @@ class TimeModel {
   double elem_bytes;
   const int G;
   const double n;     // elements of one rank's q (or k, or v) block after the all-to-all
+  // Grouped K/V heads move with R = ulysses_kv_heads(KVH, U) heads: R·hd channels of the local
+  // tokens (dkv), R/U·hd per rank after the all-to-all (dkv_u: nkv elements of a k or v block).
+  const double hd, kvh, dkv, dkv_u, nkv;
   const double cast;  // bytes per element of a bf16 ↔ fp32 cast (2 + 4, either way)
   double t_comm_fixed = 0;  // exposed collectives that no compute hides
   double t_cross = 0, t_elem = 0, t_gather = 0;
@@ -194,6 +197,11 @@ TimeModel::TimeModel(const Recipe& recipe_in, const Plan& plan_in, const Hardwar
       elem_bytes(L * kElementwiseBytes * s * D),
       G((m.async_ulysses && U > 1 && cp == 1) ? std::min<int>(kAsyncUlyssesHeadGroups, int(hu)) : 1),
       n(c * du),
+      hd(md.head_dim),
+      kvh(md.self_kv_heads()),
+      dkv(double(ulysses_kv_heads(md.self_kv_heads(), m.ulysses)) * md.head_dim),
+      dkv_u(dkv / U),
+      nkv(c * dkv_u),
       cast(b < 4 ? 6 : 0) {
   add_sequence_passes();
   if (md.prompt_prefix) {
@@ -245,20 +253,20 @@ void TimeModel::add_sequence_passes() {
     // ring_attention.cpp: K and V stacked into the ring buffer (read + write), the first block's
     // partial widened to the fp32 accumulator and the result narrowed back, and the fp32 LSE merge
     // of every later block (out read + written, the partial read; LSE likewise).
-    elem_bytes += L * (4 * n * b + 2 * cast * n);
+    elem_bytes += L * (4 * nkv * b + 2 * cast * n);
     elem_bytes += L * (C - 1) * n * (8 + b) + L * (C - 1) * c * hu * 8;
   } else if (cp > 1) {
     // Blocking today: the Q gather (row group), the fused K/V gather (column group), the output +
     // LSE all-to-all (row group, the partials in fp32), then the combine.
     if (C > 1) t_comm_fixed += L * fab.of(C, st_col).all_gather.seconds((C - 1) * n * b, 1);
-    if (R > 1) t_comm_fixed += L * fab.of(R, st_row).all_gather.seconds(2 * (R - 1) * n * b, 1);
+    if (R > 1) t_comm_fixed += L * fab.of(R, st_row).all_gather.seconds(2 * (R - 1) * nkv * b, 1);
     if (C > 1) t_comm_fixed += L * fab.of(C, st_col).all_to_all.seconds((C - 1) * (n * 4 + c * hu * 4), 1);
     // attention2d.cpp's memory passes (read + write each): the gathered Q put in sequence order; K
     // and V stacked for their gather and put in order; with C > 1 the partial widened to fp32, packed
     // with its LSE for the all-to-all, the own chunk copied out, C − 1 fp32 merges (out and the
     // partial read, out written; LSE likewise), the result narrowed back.
     if (C > 1) elem_bytes += L * 2 * C * n * b;
-    if (R > 1) elem_bytes += L * (4 + 4 * R) * n * b;
+    if (R > 1) elem_bytes += L * (4 + 4 * R) * nkv * b;
     if (C > 1) {
       elem_bytes += L * (C * n * cast + 8 * C * (n + c * hu) + 8 * (n + c * hu));
       elem_bytes += L * ((C - 1) * 12 * (n + c * hu) + n * cast);
@@ -266,29 +274,36 @@ void TimeModel::add_sequence_passes() {
   }
   if (U > 1) {
     // Q, K, V in (one all-to-all of the packed three) and the output back (a second one): each
-    // tensor moves (U-1)/U of the local [s, D] tensor.
-    const double bytes = s * D * b * (U - 1) / U;
+    // tensor moves (U-1)/U of the local [s, D] tensor (K and V: [s, dkv]).
+    const double bytes = s * (2 * D + 2 * dkv) * b * (U - 1) / U;
     const LinkCost& a2a = fab.of(U, st_u).all_to_all;
-    const double per_layer = a2a.seconds(4 * bytes, 2);
+    const double per_layer = a2a.seconds(bytes, 2);
     // Async Ulysses: the head groups' all-to-alls overlap the attention of the other groups; the
     // first group's inputs and the last group's output stay exposed.
     t_comm_fixed += L * (G > 1 ? per_layer * 2.0 / G : per_layer);
     // ulysses.cpp: Q, K, V packed for the all-to-all and unpacked after it, the output packed and
-    // unpacked likewise (seq_shuffle.cpp: one read and one write of each tensor per pass).
-    elem_bytes += L * 4 * 2 * 2 * s * D * b;
+    // unpacked likewise (seq_shuffle.cpp: one read and one write of each tensor per pass); where U
+    // does not divide KVH, K and V repeated to R heads first (ulysses_gqa.cpp).
+    elem_bytes += L * 2 * 2 * s * (2 * D + 2 * dkv) * b;
+    if (dkv > kvh * hd) elem_bytes += L * 2 * s * (kvh * hd + dkv) * b;
   }
+  // Grouped K/V heads: each attention call repeats its key block's K and V to du channels (read + write).
+  const double keys = m.ring && C > 1 ? C * c : cp > 1 ? c * R : c;
+  if (dkv_u < du) elem_bytes += L * 2 * keys * (dkv_u + du) * b;
 }
 
 // A prompt prefix (PlanPromptPrefix) instead of cross-attention: every layer attends the rank's
 // video queries (c tokens, H/U heads after the all-to-all) to the whole prompt's K/V, held on every
-// rank of the branch (Ulysses: its head shard), as a call of its own; GQA's K and V are repeated
-// from kv_heads to heads first, the rank's video keys and the prompt's (read + write).
+// rank of the branch (Ulysses: its head shard), as a call of its own; GQA's K and V of the prompt
+// repeated to the rank's query heads at that call, and from KVH to R heads where U does not divide KVH.
 void TimeModel::add_prompt_prefix() {
   const PlanPromptPrefix& pp = *md.prompt_prefix;
   const double P = double(pp.tokens);
   t_cross = L * attn_call(c, P, du, false);
-  if (pp.kv_heads > 0 && pp.kv_heads < md.heads)
-    elem_bytes += L * 2 * (c + P) * du * b * (1 + double(pp.kv_heads) / md.heads);
+  if (pp.kv_heads <= 0 || pp.kv_heads >= md.heads) return;
+  const double pdkv = double(ulysses_kv_heads(pp.kv_heads, U)) * hd;  // the prompt's K/V channels, R·hd
+  elem_bytes += L * 2 * P * (pdkv / U + du) * b;
+  if (pdkv > pp.kv_heads * hd) elem_bytes += L * 2 * P * (pp.kv_heads * hd + pdkv) * b;
 }
 
 // One DiT forward with the self-attention (a8) and the block linears (g8) in e4m3 or not.
@@ -297,7 +312,7 @@ Forward TimeModel::forward(bool a8, bool g8) const {
   double t_attn_layer = 0, t_comm = t_comm_fixed;
   if (m.ring && C > 1) {
     const double call = attn_call(c, c, du, a8);
-    const double xfer = fab.of(C, st_col).p2p.seconds(2 * n * b, 2);  // send + recv of the K/V block
+    const double xfer = fab.of(C, st_col).p2p.seconds(2 * nkv * b, 2);  // send + recv of the K/V block
     t_attn_layer = C * call;
     // Block i + 1 travels while block i is attended; the last block has no exchange.
     t_comm += L * (C - 1) * std::max(0.0, xfer - call);

@@ -1,6 +1,7 @@
 // Sequence-parallel self-attention on device tensors over NCCL groups (dist/device_mesh.h):
-// Ulysses, Ring and Attention2D, f32 and bf16, against single-rank attention_ref on the unpadded
-// host tensors; and the device gather of the DiT's proj_out tokens (gather_seq_tokens).
+// Ulysses, Ring and Attention2D, f32 and bf16, K/V with the queries' heads or grouped, against
+// single-rank attention_ref on the unpadded host tensors; and the device gather of the DiT's
+// proj_out tokens (gather_seq_tokens).
 // Usage: mpirun -np 2 device_attention_test [--ulysses N] [--ring N] [--attn2d RxC] [--async-ulysses 1]
 // One GPU per rank; with fewer GPUs than ranks the test prints a gtest-style skip line and exits 0.
 #include <algorithm>
@@ -48,25 +49,26 @@ Tensor device_shard(const Tensor& t, int64_t begin, int64_t L, DType dt) {
   return s.to(dt).to(Device::kCUDA);
 }
 
-void run_case(Mesh& dmesh, SeqAttention& attn, int64_t B, int64_t S, int64_t heads_per_u, int64_t D, DType dt,
+// q with H heads against k/v with KVH heads (KVH | H: grouped K/V heads, moved with KVH heads and
+// expanded at the kernel); the reference reads the groups (attention_grouped_ref).
+void run_case(Mesh& dmesh, SeqAttention& attn, int64_t B, int64_t S, int64_t H, int64_t KVH, int64_t D, DType dt,
               uint64_t seed) {
-  const int U = dmesh.shape.ulysses, SP = dmesh.shape.seq();
-  const int64_t H = heads_per_u * U;
+  const int SP = dmesh.shape.seq();
   const bool bf16 = dt == DType::kBF16;
   const SeqLayout layout = SeqLayout::make(S, SP, dmesh.seq_rank());
   std::mt19937_64 rng(seed * 1000003 + uint64_t(dmesh.coord.cfg) * 7919);
   Tensor q = make_input(B, S, layout.padded, H, D, rng, 2.0f, bf16);
-  Tensor k = make_input(B, S, layout.padded, H, D, rng, 2.0f, bf16);
-  Tensor v = make_input(B, S, layout.padded, H, D, rng, 1.0f, bf16);
+  Tensor k = make_input(B, S, layout.padded, KVH, D, rng, 2.0f, bf16);
+  Tensor v = make_input(B, S, layout.padded, KVH, D, rng, 1.0f, bf16);
   // Reference on the unpadded rows: the padded tensors with num_valid_kv = S.
   Tensor ref = Tensor::empty({B, layout.padded, H, D}, DType::kF32);
-  kern::attention_ref(q.f32(), k.f32(), v.f32(), ref.f32(), nullptr, B, layout.padded, layout.padded, H, D, S,
-                      float(1.0 / std::sqrt(double(D))));
+  kern::attention_grouped_ref(q.f32(), k.f32(), v.f32(), ref.f32(), nullptr, B, layout.padded, layout.padded, H, KVH,
+                              D, S, float(1.0 / std::sqrt(double(D))));
   const int64_t L = layout.local(), begin = layout.begin();
   Tensor out = attn.forward(device_shard(q, begin, L, dt), device_shard(k, begin, L, dt), device_shard(v, begin, L, dt),
                             layout, AttentionPolicy{});
-  const std::string what = fmt::format("{} B={} S={} H={} D={} (padded {}, seq rank {}/{})", dtype_name(dt), B, S, H,
-                                       D, layout.padded, layout.seq_rank, SP);
+  const std::string what = fmt::format("{} B={} S={} H={} KVH={} D={} (padded {}, seq rank {}/{})", dtype_name(dt), B,
+                                       S, H, KVH, D, layout.padded, layout.seq_rank, SP);
   if (out.is_cpu() || out.shape() != Shape({B, L, H, D})) fail(what + ": output " + out.str());
   Tensor h = out.to(Device::kCPU).to(DType::kF32);
   // bf16: P rounded to bf16 (2⁻⁸ of the value range) and a bf16 output; f32: accumulation order.
@@ -124,9 +126,18 @@ int run(int argc, char** argv, const DistEnv& env) {
   };
   const C cases[] = {{1, 7, 1, 12},   {2, 13, 2, 64},   {1, 29, 3, 128}, {2, 30, 1, 40},
                      {1, 3, 1, 128},  {1, 300, 2, 128}, {1, 61, 5, 128}};  // 5 heads: uneven async groups
+  // Grouped K/V heads (H, KVH absolute; U = 2): KVH 2 and 4 split over the ranks (async: whole K/V
+  // heads per group, or one K/V head's queries over several), 1 and 3 repeated to lcm(KVH, 2).
+  struct G {
+    int64_t B, S, H, KVH, D;
+  };
+  const G grouped[] = {{1, 29, 8, 2, 128}, {2, 13, 8, 4, 64}, {1, 61, 4, 1, 128}, {1, 300, 12, 3, 128}};
+  const int U = dmesh->shape.ulysses;
   uint64_t seed = 1;
-  for (DType dt : {DType::kF32, DType::kBF16})
-    for (const C& c : cases) run_case(*dmesh, *attn, c.B, c.S, c.hpu, c.D, dt, seed++);
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    for (const C& c : cases) run_case(*dmesh, *attn, c.B, c.S, c.hpu * U, c.hpu * U, c.D, dt, seed++);
+    for (const G& g : grouped) run_case(*dmesh, *attn, g.B, g.S, g.H, g.KVH, g.D, dt, seed++);
+  }
   check_gather(*dmesh);
   sync_compute_stream();
   host.world->barrier();

@@ -2,7 +2,7 @@
 // attention_fp8_ref in every block_attention) against the single-rank fp8 attention on the
 // unpadded tensors, with Q·Kᵀ in e4m3 and in INT8 (fp8_config.attention_qk). Usage as
 // attention_parallel_test: mpirun -np N fp8_attention_parallel_test [--dp N] [--cfg N]
-// [--ulysses N] [--ring N] [--attn2d RxC] [--async-ulysses 1].
+// [--ulysses N] [--ring N] [--attn2d RxC] [--async-ulysses 1]. K/V with the queries' heads and grouped.
 //
 // Tolerances (docs/fp8.md "Meshes"):
 //  * Ulysses alone on an unpadded sequence computes every head exactly as one rank does (the same
@@ -40,6 +40,12 @@ struct Case {
   int64_t B, S, heads_per_u, D;
 };
 
+// Grouped K/V heads (H and KVH absolute; every registered Ulysses degree divides H): the emulation
+// runs on the K/V repeated at the innermost call, so the bounds are those of the repeated heads.
+struct GqaCase {
+  int64_t B, S, H, KVH, D;
+};
+
 using test::random_tensor;
 using test::shard_seq;
 constexpr float kPadScale = 8.0f;  // pad rows of the padded sequence: ±kPadScale
@@ -61,18 +67,19 @@ struct Result {
   double e1 = 0, mesh = 0, pair = 0;
 };
 
-Result run_case(Mesh& mesh, SeqAttention& attn, const Case& c, uint64_t seed, kern::Fp8Qk qk) {
-  const int U = mesh.shape.ulysses, SP = mesh.shape.seq();
-  const int64_t B = c.B, S = c.S, H = c.heads_per_u * U, D = c.D;
+Result run_case(Mesh& mesh, SeqAttention& attn, const GqaCase& c, uint64_t seed, kern::Fp8Qk qk) {
+  const int SP = mesh.shape.seq();
+  const int64_t B = c.B, S = c.S, H = c.H, KVH = c.KVH, D = c.D;
   std::mt19937_64 rng(seed * 1000003 + uint64_t(mesh.coord.cfg) * 7919 + uint64_t(mesh.coord.dp) * 104729);
-  Tensor q = random_tensor({B, S, H, D}, rng, 2.0f);  // [B, S, H, D]
-  Tensor k = random_tensor({B, S, H, D}, rng, 2.0f);
-  Tensor v = random_tensor({B, S, H, D}, rng, 1.0f);
+  Tensor q = random_tensor({B, S, H, D}, rng, 2.0f);    // [B, S, H, D]
+  Tensor k = random_tensor({B, S, KVH, D}, rng, 2.0f);  // [B, S, KVH, D]
+  Tensor v = random_tensor({B, S, KVH, D}, rng, 1.0f);
   for (int64_t i = 0; i < k.numel(); ++i) k.f32()[i] += 1.5f;  // a common key offset: what smoothing removes
+  const Tensor kr = KVH == H ? k : test::repeat_heads(k, H), vr = KVH == H ? v : test::repeat_heads(v, H);
   const float scale = float(1.0 / std::sqrt(double(D)));
   Tensor exact = Tensor::empty({B, S, H, D}, DType::kF32), one = Tensor::empty({B, S, H, D}, DType::kF32);
-  kern::attention_ref(q.f32(), k.f32(), v.f32(), exact.f32(), nullptr, B, S, S, H, D, S, scale);
-  kern::attention_fp8_ref(q.f32(), k.f32(), v.f32(), one.f32(), nullptr, B, S, S, H, D, S, scale, qk);
+  kern::attention_ref(q.f32(), kr.f32(), vr.f32(), exact.f32(), nullptr, B, S, S, H, D, S, scale);
+  kern::attention_fp8_ref(q.f32(), kr.f32(), vr.f32(), one.f32(), nullptr, B, S, S, H, D, S, scale, qk);
 
   const SeqLayout layout = SeqLayout::make(S, SP, mesh.seq_rank());
   const int64_t L = layout.local();
@@ -85,8 +92,8 @@ Result run_case(Mesh& mesh, SeqAttention& attn, const Case& c, uint64_t seed, ke
     out = attn.forward(shard_seq(qp, layout.begin(), L), shard_seq(kp, layout.begin(), L),
                        shard_seq(vp, layout.begin(), L), layout, fp8);
   }
-  const std::string what = fmt::format("{} Q·Kᵀ, B={} S={} H={} D={} (padded {}, seq rank {}/{})",
-                                       qk == kern::Fp8Qk::kInt8 ? "int8" : "e4m3", B, S, H, D, layout.padded,
+  const std::string what = fmt::format("{} Q·Kᵀ, B={} S={} H={} KVH={} D={} (padded {}, seq rank {}/{})",
+                                       qk == kern::Fp8Qk::kInt8 ? "int8" : "e4m3", B, S, H, KVH, D, layout.padded,
                                        layout.seq_rank, SP);
   if (out.shape() != Shape({B, L, H, D})) fail(what + ": output " + out.str());
   Tensor recv = Tensor::empty({SP, B, L, H, D}, DType::kF32);
@@ -120,10 +127,17 @@ int run(int argc, char** argv, const DistEnv& env) {
   // Short and odd sequences, and ones of several 128-token scale blocks (also per rank).
   const std::vector<Case> cases = {{1, 7, 1, 5},   {2, 13, 2, 12}, {1, 29, 3, 12},  {2, 64, 2, 8},
                                    {1, 17, 5, 8},  {1, 300, 1, 16}, {2, 264, 2, 12}, {1, 520, 1, 32}};
+  const std::vector<GqaCase> gqa = {{1, 29, 8, 2, 12}, {2, 64, 8, 4, 8}, {1, 300, 4, 1, 16}, {1, 264, 12, 3, 12}};
+  std::vector<GqaCase> all;
+  for (const Case& c : cases) {
+    const int64_t H = c.heads_per_u * pc.ulysses_size;
+    all.push_back({c.B, c.S, H, H, c.D});
+  }
+  all.insert(all.end(), gqa.begin(), gqa.end());
   double worst_ratio = 0, worst_pair = 0;
   for (kern::Fp8Qk qk : {kern::Fp8Qk::kE4m3, kern::Fp8Qk::kInt8})
-    for (size_t i = 0; i < cases.size(); ++i) {
-      const Result r = run_case(mesh, *attn, cases[i], i + 1, qk);
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Result r = run_case(mesh, *attn, all[i], i + 1, qk);
       worst_ratio = std::max(worst_ratio, r.mesh / r.e1);
       worst_pair = std::max(worst_pair, r.pair);
     }
@@ -133,7 +147,7 @@ int run(int argc, char** argv, const DistEnv& env) {
     std::printf("fp8 attention parity (dp %d, cfg %d, ulysses %d%s, %s %dx%d): %zu cases, worst mesh/one-rank fp8 "
                 "error %.3f, worst rel-L2 to one rank %.3g: PASS\n",
                 pc.dp_size, pc.cfg_size, pc.ulysses_size, pc.async_ulysses ? " async" : "",
-                mesh.shape.ring ? "ring" : "attn2d", mesh.shape.rows, mesh.shape.cols, 2 * cases.size(),
+                mesh.shape.ring ? "ring" : "attn2d", mesh.shape.rows, mesh.shape.cols, 2 * all.size(),
                 double(w.f32()[0]), double(w.f32()[1]));
   return 0;
 }

@@ -1,11 +1,12 @@
 // Host tensors for the sequence-parallel attention tests (attention_parallel_test,
-// fp8_attention_parallel_test): random [B, S, H, D] data, the padded sequence a mesh runs, and
-// one rank's shard of it.
+// fp8_attention_parallel_test): random [B, S, H, D] data, the padded sequence a mesh runs, one
+// rank's shard of it, and grouped K/V heads repeated for the oracle.
 #pragma once
 #include <cstring>
 #include <random>
 
 #include "core/tensor.h"
+#include "kernels/gqa/repeat_kv_ref.h"
 
 namespace vgen::test {
 
@@ -32,6 +33,15 @@ inline Tensor shard_seq(const Tensor& t, int64_t begin, int64_t L) {
   for (int64_t b = 0; b < B; ++b)
     std::memcpy(s.f32() + b * L * X, t.f32() + (b * Sp + begin) * X, size_t(L * X) * 4);
   return s;
+}
+
+// Grouped K/V heads [B, S, KVH, D] repeated to [B, S, H, D] (head h = KV head h / (H / KVH)): the
+// one-rank oracle of the grouped-head attentions.
+inline Tensor repeat_heads(const Tensor& kv, int64_t H) {
+  const int64_t B = kv.dim(0), S = kv.dim(1), KVH = kv.dim(2), D = kv.dim(3);
+  Tensor r = Tensor::empty({B, S, H, D}, DType::kF32);
+  kern::repeat_kv_ref(kv.f32(), r.f32(), B * S, KVH, H / KVH, D);
+  return r;
 }
 
 }  // namespace vgen::test

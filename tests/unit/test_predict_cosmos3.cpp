@@ -75,6 +75,38 @@ TEST(PredictCosmos3, PromptPrefixAttentionReplacesCrossAttention) {
   EXPECT_LT(part(u4, "prompt-prefix attention"), 0.5 * part(p, "prompt-prefix attention"));
 }
 
+double comm_bytes(const Plan& p, const std::string& what) {
+  for (const PlanComm& c : p.comm)
+    if (c.what == what) return c.bytes_per_step;
+  return -1;
+}
+
+// Grouped K/V heads move through the collectives with their own heads: Ulysses with lcm(KVH, U)
+// (Nano: 8 K/V heads of 128), Ring's blocks and Attention2D's gathers with those per rank.
+TEST(PredictCosmos3, GroupedKvHeadsInTheCollectives) {
+  const PlanModel md = read_plan_model_configs(recipe_for("cosmos3-nano", {}));
+  EXPECT_EQ(md.kv_heads, 8);
+  EXPECT_EQ(md.self_kv_heads(), 8);
+  const double L = 36, D = 4096, hd = 128, b = 2, fwd = 2;  // CFG as two forwards on the rank
+  for (int U : {2, 4, 8, 16}) {
+    const Recipe r = recipe_for("cosmos3-nano", {"parallel_config.ulysses_size=" + std::to_string(U)});
+    const Plan p = make_plan(r, U, md, false);
+    const double s = double(p.tokens.per_rank), R = U == 16 ? 16 : 8;  // 16 does not divide 8: repeated
+    EXPECT_DOUBLE_EQ(comm_bytes(p, "ulysses all-to-all"), fwd * L * 2 * s * (D + R * hd) * b * (U - 1) / U) << U;
+  }
+  const Recipe ring = recipe_for("cosmos3-nano", {"parallel_config.ulysses_size=2", "parallel_config.ring_size=2"});
+  const Plan pr = make_plan(ring, 4, md, false);
+  const double cp_tokens = double(pr.tokens.padded) / 2;
+  EXPECT_DOUBLE_EQ(comm_bytes(pr, "ring K/V exchange"), fwd * L * 1 * 2 * cp_tokens * (8.0 / 2 * hd) * b);
+  // Wan (no grouping) keeps four [s, D] tensors per layer.
+  const Recipe wan = recipe_for("wan2.2-ti2v-5b", {"parallel_config.ulysses_size=4"});
+  const PlanModel wmd = read_plan_model_configs(wan);
+  EXPECT_EQ(wmd.self_kv_heads(), wmd.heads);
+  const Plan pw = make_plan(wan, 4, wmd, false);
+  EXPECT_DOUBLE_EQ(comm_bytes(pw, "ulysses all-to-all"),
+                   fwd * wmd.layers * 4 * double(pw.tokens.per_rank) * wmd.dim() * b * 3 / 4);
+}
+
 TEST(PredictCosmos3, WanVaeAsTheWanFamilyPricesIt) {
   // Cosmos 3 decodes with the Wan 2.2 VAE of Wan2.2-TI2V-5B: the same clip costs the same decode.
   for (const char* pvs : {"1", "4"}) {

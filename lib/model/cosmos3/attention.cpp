@@ -1,6 +1,6 @@
 #include "model/cosmos3/attention.h"
 
-#include "ops/gqa/gqa_ops.h"
+#include "ops/gqa/gqa_ops.h"  // gqa_attention
 #include "parallel/block_attention.h"
 #include "parallel/prefix_attention.h"
 
@@ -29,10 +29,8 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
 Tensor full_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionPolicy& policy) {
   VGEN_ASSERT(q.ndim() == 4 && k.ndim() == 4 && k.shape() == v.shape() && q.dim(2) % k.dim(2) == 0,
               "full_attention: q {} k {} v {}", q.str(), k.str(), v.str());
-  const int64_t groups = q.dim(2) / k.dim(2);
-  const Tensor kr = repeat_kv_heads(k, groups), vr = repeat_kv_heads(v, groups);  // [1, Skv, H, Dh]
-  Tensor out = Tensor::empty(q.shape(), q.dtype(), q.device());                     // [1, S, H, Dh]
-  block_attention(q, kr, vr, kr.dim(1), out, nullptr, policy);
+  Tensor out = Tensor::empty(q.shape(), q.dtype(), q.device());  // [1, S, H, Dh]
+  block_attention(q, k, v, k.dim(1), out, nullptr, policy);     // grouped heads expanded there
   return out;
 }
 
@@ -44,10 +42,10 @@ Tensor joint_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   }
   VGEN_ASSERT(q.ndim() == 4 && k.ndim() == 4 && pk.ndim() == 4 && q.dim(2) % k.dim(2) == 0 && pk.dim(2) == k.dim(2),
               "joint_attention: q {} k {} prompt k {}", q.str(), k.str(), pk.str());
-  const int64_t groups = q.dim(2) / k.dim(2);
-  const PrefixKv prompt{repeat_kv_heads(pk, groups), repeat_kv_heads(pv, groups)};  // [1, L, H, Dh]
-  const Tensor kr = repeat_kv_heads(k, groups), vr = repeat_kv_heads(v, groups);     // [1, S_loc, H, Dh]
-  return seq_attention_with_prefix(*attention, q, kr, vr, prompt, layout, policy);   // [1, S_loc, H, Dh]
+  // The K/V keep their KVH heads through the mesh's collectives; the innermost attention call
+  // expands them (parallel/block_attention.h).
+  const PrefixKv prompt{pk, pv};                                                   // [1, L, KVH, Dh]
+  return seq_attention_with_prefix(*attention, q, k, v, prompt, layout, policy);  // [1, S_loc, H, Dh]
 }
 
 }  // namespace vgen

@@ -92,6 +92,7 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
   m.family = name();
   m.variant = t.variant;
   m.heads = c.num_attention_heads;
+  m.kv_heads = c.num_key_value_heads;
   m.head_dim = c.head_dim;
   m.layers = c.num_hidden_layers;
   m.ffn = c.intermediate_size;
