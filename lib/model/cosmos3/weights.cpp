@@ -2,11 +2,46 @@
 
 #include <cstring>
 
+#include "core/device_memory.h"
 #include "core/no_cuda_error.h"
 #include "dist/weight_stream.h"
 
 namespace vgen {
 namespace {
+
+// One understanding layer packed into one block at fixed offsets, in the order load_tower takes
+// its tensors: kMeasure counts the bytes, kFill reads each tensor from the mapped file into the block
+// (converted to the dtype, Q/K rows permuted), kView hands out views of a block of that layout.
+struct TowerArena {
+  enum class Mode { kMeasure, kFill, kView } mode = Mode::kMeasure;
+  std::shared_ptr<Storage> block;
+  size_t cursor = 0;
+
+  Tensor take(const WeightStore& store, const std::string& name, const Shape& shape, DType dt, int64_t rope_hd) {
+    store.check_float(name, shape);
+    const size_t off = (cursor + 255) / 256 * 256, n = size_t(shape_numel(shape));
+    cursor = off + n * dtype_size(dt);
+    if (mode == Mode::kMeasure) return Tensor();
+    Tensor t = Tensor::from_storage(block, off, shape, dt);
+    if (mode == Mode::kFill) fill(store.get(name), t, rope_hd);
+    return t;
+  }
+
+  // permute_rope_rows on the file's rows (a copy of each, then the conversion: the device's result).
+  static void fill(const Tensor& src, Tensor& dst, int64_t rope_hd) {
+    const size_t n = size_t(src.numel());
+    if (rope_hd == 0) return convert_dtype(src.raw(), src.dtype(), dst.raw(), dst.dtype(), n);
+    const int64_t rows = src.dim(0), row = src.numel() / rows, half = rope_hd / 2;
+    const size_t sb = size_t(row) * dtype_size(src.dtype()), db = size_t(row) * dtype_size(dst.dtype());
+    const char* in = static_cast<const char*>(src.raw());
+    char* out = static_cast<char*>(dst.raw());
+    for (int64_t h = 0; h < rows / rope_hd; ++h)
+      for (int64_t j = 0; j < 2 * half; ++j) {  // destination row base + j from base + (j odd ? half : 0) + j/2
+        const int64_t base = h * rope_hd, from = base + (j % 2 ? half : 0) + j / 2;
+        convert_dtype(in + size_t(from) * sb, src.dtype(), out + size_t(base + j) * db, dst.dtype(), size_t(row));
+      }
+  }
+};
 
 struct Loader {
   const WeightStore& store;
@@ -16,6 +51,7 @@ struct Loader {
   bool headers_only = false;  // check names, shapes and dtypes; read nothing, return undefined tensors
   WeightStream* stream = nullptr;  // device requests of component `component`, filled by its run()
   int component = -1;
+  TowerArena* arena = nullptr;     // the understanding tower packed into one block per layer
 
   Tensor place(const Tensor& host_f32) const { return host_f32.to(dtype).to(device); }
   bool checked(const std::string& name, const Shape& shape) const {
@@ -31,6 +67,7 @@ struct Loader {
   }
   Tensor get(const std::string& name, const Shape& shape) const {
     if (checked(name, shape)) return Tensor();
+    if (arena) return arena->take(store, name, shape, dtype, 0);
     return stream ? requested(name, shape, dtype) : place(store.get_f32(name, shape));
   }
   Tensor get_f32(const std::string& name, const Shape& shape) const {
@@ -41,6 +78,7 @@ struct Loader {
   // device once the bytes are in, the staging copy released then).
   Tensor get_rope(const std::string& name, const Shape& shape) const {
     if (checked(name, shape)) return Tensor();
+    if (arena) return arena->take(store, name, shape, dtype, cfg.head_dim);
     if (!stream) return place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
     Tensor staged = requested(name, shape, dtype);
     Tensor out = Tensor::empty(shape, dtype, Device::kCUDA);
@@ -135,7 +173,42 @@ Tensor permute_patch_columns(const Tensor& w, int64_t channels, int64_t patch) {
 
 namespace {
 
-Cosmos3Weights build_weights(const Loader& L) {
+// A layer's understanding tower (k_norm_und_for_gen with it).
+Cosmos3Tower load_und(const Loader& L, const std::string& pre) {
+  Cosmos3Tower t = load_tower(L, pre, kUnd, L.cfg.qk_norm_for_text);
+  if (L.cfg.has_und_k_norm_for_gen())
+    t.k_norm_for_gen = L.get_rope(pre + "self_attn.k_norm_und_for_gen.weight", {L.cfg.head_dim});
+  return t;
+}
+
+// Every layer's understanding tower into pinned host blocks, and the two device slots of that layout.
+Cosmos3UndHost load_und_host(const Loader& L, std::vector<Cosmos3Layer>& layers) {
+  Loader A = L;
+  A.stream = nullptr;
+  TowerArena arena;
+  A.arena = &arena;
+  load_und(A, "layers.0.");  // measure the layout
+  Cosmos3UndHost h;
+  h.layer_bytes = arena.cursor;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    arena = TowerArena{TowerArena::Mode::kFill, pinned_host_storage(h.layer_bytes), 0};
+    layers[i].und = load_und(A, "layers." + std::to_string(i) + ".");
+    h.layers.push_back(arena.block);
+  }
+  for (size_t s = 0; s < 2; ++s) {
+    auto block = std::make_shared<Storage>();
+    block->bytes = h.layer_bytes;
+    block->device = Device::kCUDA;
+    block->ptr = device_malloc(h.layer_bytes);
+    block->release = [](void* p) { device_free(p); };
+    arena = TowerArena{TowerArena::Mode::kView, block, 0};
+    h.slots[s] = load_und(A, "layers.0.");
+    h.slot_blocks[s] = block;
+  }
+  return h;
+}
+
+Cosmos3Weights build_weights(const Loader& L, bool und_on_host = false) {
   const WeightStore& store = L.store;
   const Cosmos3Config& cfg = L.cfg;
   const int64_t D = cfg.hidden_size, P = cfg.patch_latent_dim;
@@ -146,12 +219,11 @@ Cosmos3Weights build_weights(const Loader& L) {
   for (int i = 0; i < cfg.num_hidden_layers; ++i) {
     const std::string pre = "layers." + std::to_string(i) + ".";
     Cosmos3Layer layer;
-    layer.und = load_tower(L, pre, kUnd, cfg.qk_norm_for_text);
-    if (cfg.has_und_k_norm_for_gen())
-      layer.und.k_norm_for_gen = L.get_rope(pre + "self_attn.k_norm_und_for_gen.weight", {cfg.head_dim});
+    if (!und_on_host) layer.und = load_und(L, pre);
     layer.gen = load_tower(L, pre, kGen, true);
     w.layers.push_back(std::move(layer));
   }
+  if (und_on_host) w.und_host = load_und_host(L, w.layers);
   w.norm_gen = L.get("norm_moe_gen.weight", {D});
   w.proj_in.w = L.get_patch("proj_in.weight", {D, P});
   w.proj_in.b = L.get("proj_in.bias", {D});
@@ -171,15 +243,16 @@ Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Confi
 }
 
 Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, const WeightStore& store,
-                                       const Cosmos3Config& cfg, DType dtype) {
+                                       const Cosmos3Config& cfg, DType dtype, bool und_on_host) {
   Loader L{store, cfg, Device::kCUDA, dtype};
   L.stream = &stream;
   L.component = component;
-  return build_weights(L);
+  return build_weights(L, und_on_host);
 }
 
 #ifndef VGEN_WITH_CUDA
 void permute_rope_rows_device(const Tensor&, Tensor&, int64_t) { throw_no_cuda("permute_rope_rows (device)"); }
+std::shared_ptr<Storage> pinned_host_storage(size_t) { throw_no_cuda("pinned host memory"); }
 #endif
 
 void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg) {
