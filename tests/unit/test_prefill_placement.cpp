@@ -1,14 +1,15 @@
 // text.device for Cosmos 3's understanding tower (plan/prefill_placement.h): the value parsed and
 // refused by the family it is not for, the rule of `auto` on small numbers, the choice on the
 // config-only Super copy against an 80 GB H100 (streamed) and an H200 (resident), the memory estimate
-// of a streamed tower (only what sits on the GPU) and the prefill's host-to-device copies priced
-// under its compute.
+// of a streamed tower (only what sits on the GPU), the prefill's host-to-device copies priced under
+// its compute, and vgen run's resolution of auto into the recipe.
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "core/json.h"
 #include "io/diffusers_dir.h"
 #include "model/registry.h"
 #include "plan/plan_fit.h"
@@ -143,4 +144,31 @@ TEST(PrefillPlacement, MemoryAndPrefillPrice) {
   EXPECT_LE(rb.text_s, ra.text_s + prefills * (copies + copies / a.layers) + 1e-9);
   EXPECT_NE(rb.text_note.find("streamed for it"), std::string::npos) << rb.text_note;
   EXPECT_DOUBLE_EQ(rb.denoise_s, ra.denoise_s);  // the loop reads only the generation tower
+}
+
+// vgen run's choice before the preflight (no GPU here: the recipe's hardware profile stands for it):
+// stream sets text.device and both choices land in the resolved recipe (timing.json); a Wan recipe, a
+// host run and an explicit value are left as they are.
+TEST(PrefillPlacement, RunResolvesAuto) {
+  const std::string hw = "hardware=" + kSrc + "/recipes/hardware/";
+  Recipe h100 = recipe_for("cosmos3-super", {hw + "h100-hgx8.yaml"});
+  resolve_prefill_placement(h100, 1, 0);
+  EXPECT_EQ(h100.text.device, TextDevice::kStream);
+  const Json& c = h100.resolved["text"]["device_choice"];
+  EXPECT_EQ(c["understanding_tower"], "stream");
+  EXPECT_GT(c["estimate_resident_bytes"].get<double>(), 0.95 * c["device_bytes"].get<double>());
+  EXPECT_LE(c["estimate_streamed_bytes"].get<double>(), 0.95 * c["device_bytes"].get<double>());
+  EXPECT_EQ(h100.resolved["text"]["device"], "auto");  // what the recipe asked
+  Recipe h200 = recipe_for("cosmos3-super", {hw + "h200.yaml"});
+  resolve_prefill_placement(h200, 1, 0);
+  EXPECT_EQ(h200.text.device, TextDevice::kAuto);
+  EXPECT_EQ(h200.resolved["text"]["device_choice"]["understanding_tower"], "resident");
+  for (Recipe r : {recipe_for("wan2.1-t2v-14b", {hw + "h100-hgx8.yaml", "generation.num_frames=81"}),
+                   recipe_for("cosmos3-super", {hw + "h100-hgx8.yaml", "device=cpu", "precision=fp32"}),
+                   recipe_for("cosmos3-super", {hw + "h200.yaml", "text.device=stream"})}) {
+    const TextDevice before = r.text.device;
+    resolve_prefill_placement(r, 1, 0);
+    EXPECT_EQ(r.text.device, before);
+    EXPECT_FALSE(r.resolved["text"].contains("device_choice")) << r.model;
+  }
 }
