@@ -467,7 +467,8 @@ void TimeModel::vae_and_mp4(Prediction& p) const {
 }
 
 // Load: every byte a node's ranks need is read once, split over the node's ranks, and shared
-// over NVLink (the node-shared loader); DWDP ranks keep 1/dwdp of the DiT.
+// over NVLink (the node-shared loader); DWDP ranks keep 1/dwdp of the DiT; a streamed understanding
+// tower is read again by every rank into its pinned host copy.
 double TimeModel::load_seconds() const {
   const int world = m.world();
   const int node = std::min(world, hw.nvlink_domain);
@@ -476,6 +477,9 @@ double TimeModel::load_seconds() const {
   const int readers = std::min(node, 8);  // ranks of one host read; NVL72 hosts hold 4 GPUs each
   double load_s = ckpt / (readers * hw.loader_gbps * 1e9);
   if (node > 1) load_s += hw.intra.all_gather.seconds(ckpt * (readers - 1) / readers, 1);
+  // A streamed understanding tower: every rank also reads its own pinned host copy.
+  if (md.prompt_prefix && md.prompt_prefix->streamed)
+    load_s += double(md.prompt_prefix->tower_bytes) / (hw.loader_gbps * 1e9);
   return load_s;
 }
 

@@ -29,6 +29,8 @@ void Cosmos3UndStream::run(const Cosmos3UndHost& host,
     used_[slot].record(compute_stream());
     if (!more) break;
   }
+  // A copy queued for a layer that did not run is joined too: nothing of the slots stays in flight.
+  for (const CudaEvent& e : copied_) e.wait_on(compute_stream());
 }
 
 }  // namespace vgen

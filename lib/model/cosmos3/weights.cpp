@@ -193,6 +193,8 @@ Cosmos3UndHost load_und_host(const Loader& L, std::vector<Cosmos3Layer>& layers)
   for (size_t i = 0; i < layers.size(); ++i) {
     arena = TowerArena{TowerArena::Mode::kFill, pinned_host_storage(h.layer_bytes), 0};
     layers[i].und = load_und(A, "layers." + std::to_string(i) + ".");
+    VGEN_ASSERT(arena.cursor == h.layer_bytes, "cosmos3: understanding layer {} packs {} bytes, layer 0 {}", i,
+                arena.cursor, h.layer_bytes);
     h.layers.push_back(arena.block);
   }
   for (size_t s = 0; s < 2; ++s) {
