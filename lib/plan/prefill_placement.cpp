@@ -41,8 +41,8 @@ PrefillPlacement place_prefill(const Recipe& recipe, int world, PlanModel& model
   p.streamed = prefill_should_stream(p.resident_bytes, p.streamed_bytes, device_bytes);
   const std::string budget = fmt::format("95% of {}'s {}", gpu, gib(device_bytes));
   if (p.streamed)
-    p.why = fmt::format("text.device auto: the estimate with it resident, {}, exceeds {}; streamed, {}", gib(p.resident_bytes),
-                        budget, gib(p.streamed_bytes));
+    p.why = fmt::format("text.device auto: the estimate with it resident, {}, exceeds {}; streamed, {}",
+                        gib(p.resident_bytes), budget, gib(p.streamed_bytes));
   else if (p.resident_bytes <= kBudget * device_bytes)
     p.why = fmt::format("text.device auto: the estimate with it resident, {}, fits {}", gib(p.resident_bytes), budget);
   else
@@ -79,7 +79,8 @@ void resolve_prefill_placement(Recipe& recipe, int world, int local_rank) {
                                                 {"estimate_streamed_bytes", p.streamed_bytes},
                                                 {"device_bytes", p.device_bytes},
                                                 {"why", p.why}};
-    log_info("understanding tower {} ({})", p.streamed ? "streamed from host memory for the prefill" : "resident", p.why);
+    log_info("understanding tower {} ({})", p.streamed ? "streamed from host memory for the prefill" : "resident",
+             p.why);
   } catch (const Error& e) {  // the preflight reports what is wrong with the recipe or the model
     log_debug("text.device auto: not weighed ({})", e.message());
   }

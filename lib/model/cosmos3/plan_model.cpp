@@ -135,8 +135,9 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
       if (const int l = layer_of(n); l >= 0) und_layers[l] += bytes;
     }
     m.prompt_prefix->tower_bytes = und;
-    m.prompt_prefix->layer_bytes = 0;
-    for (const auto& [l, bytes] : und_layers) m.prompt_prefix->layer_bytes = std::max(m.prompt_prefix->layer_bytes, bytes);
+    int64_t& layer = m.prompt_prefix->layer_bytes;
+    layer = 0;
+    for (const auto& [l, bytes] : und_layers) layer = std::max(layer, bytes);
     m.dit_source = "safetensors headers";
   } else {  // config math: both towers' layers, the embedding, proj_in / proj_out
     const int64_t P = c.patch_latent_dim;

@@ -1,6 +1,7 @@
 #include "model/cosmos3/weights.h"
 
 #include <cstring>
+#include <functional>
 
 #include "core/device_memory.h"
 #include "core/no_cuda_error.h"
@@ -181,22 +182,32 @@ Cosmos3Tower load_und(const Loader& L, const std::string& pre) {
   return t;
 }
 
+// Every layer's understanding tower packed by `A` (an arena loader) into blocks from `alloc`.
+using BlockAlloc = std::function<std::shared_ptr<Storage>(size_t)>;
+
+size_t pack_und(const Loader& A, TowerArena& arena, std::vector<Cosmos3Layer>& layers,
+                std::vector<std::shared_ptr<Storage>>& blocks, const BlockAlloc& alloc) {
+  arena = TowerArena{};
+  load_und(A, "layers.0.");  // measure the layout
+  const size_t bytes = arena.cursor;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    arena = TowerArena{TowerArena::Mode::kFill, alloc(bytes), 0};
+    layers[i].und = load_und(A, "layers." + std::to_string(i) + ".");
+    VGEN_ASSERT(arena.cursor == bytes, "cosmos3: understanding layer {} packs {} bytes, layer 0 {}", i, arena.cursor,
+                bytes);
+    blocks.push_back(arena.block);
+  }
+  return bytes;
+}
+
 // Every layer's understanding tower into pinned host blocks, and the two device slots of that layout.
 Cosmos3UndHost load_und_host(const Loader& L, std::vector<Cosmos3Layer>& layers) {
   Loader A = L;
   A.stream = nullptr;
   TowerArena arena;
   A.arena = &arena;
-  load_und(A, "layers.0.");  // measure the layout
   Cosmos3UndHost h;
-  h.layer_bytes = arena.cursor;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    arena = TowerArena{TowerArena::Mode::kFill, pinned_host_storage(h.layer_bytes), 0};
-    layers[i].und = load_und(A, "layers." + std::to_string(i) + ".");
-    VGEN_ASSERT(arena.cursor == h.layer_bytes, "cosmos3: understanding layer {} packs {} bytes, layer 0 {}", i,
-                arena.cursor, h.layer_bytes);
-    h.layers.push_back(arena.block);
-  }
+  h.layer_bytes = pack_und(A, arena, layers, h.layers, pinned_host_storage);
   for (size_t s = 0; s < 2; ++s) {
     auto block = std::make_shared<Storage>();
     block->bytes = h.layer_bytes;
@@ -256,6 +267,15 @@ Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, cons
 void permute_rope_rows_device(const Tensor&, Tensor&, int64_t) { throw_no_cuda("permute_rope_rows (device)"); }
 std::shared_ptr<Storage> pinned_host_storage(size_t) { throw_no_cuda("pinned host memory"); }
 #endif
+
+size_t pack_cosmos3_und(const WeightStore& store, const Cosmos3Config& cfg, DType dtype,
+                        std::vector<Cosmos3Layer>& layers, std::vector<std::shared_ptr<Storage>>& blocks,
+                        const std::function<std::shared_ptr<Storage>(size_t)>& alloc) {
+  TowerArena arena;
+  Loader A{store, cfg, Device::kCPU, dtype};
+  A.arena = &arena;
+  return pack_und(A, arena, layers, blocks, alloc);
+}
 
 void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg) {
   build_weights(Loader{store, cfg, Device::kCPU, DType::kF32, true});

@@ -4,6 +4,7 @@
 // norms). lm_head, the final understanding norm and the sound and action heads are never read.
 #pragma once
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +67,13 @@ Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Confi
 // (Cosmos3UndHost: converted to `dtype` and its Q/K rows permuted on the host, as the device does).
 Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, const WeightStore& store,
                                        const Cosmos3Config& cfg, DType dtype, bool und_on_host = false);
+// The understanding tower of every layer of `layers` read from the mapped files of `store` into one
+// host block per layer from `alloc` (pinned memory on a GPU: request_cosmos3_weights), converted to
+// `dtype` and the Q/K rows permuted, as Cosmos3UndHost keeps it: layers[i].und become views of
+// blocks[i]. Returns the bytes of a layer.
+size_t pack_cosmos3_und(const WeightStore& store, const Cosmos3Config& cfg, DType dtype,
+                        std::vector<Cosmos3Layer>& layers, std::vector<std::shared_ptr<Storage>>& blocks,
+                        const std::function<std::shared_ptr<Storage>(size_t)>& alloc);
 // The same tensors checked by name, shape and float dtype from the headers alone (kModel naming one).
 void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg);
 
