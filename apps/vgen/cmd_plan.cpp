@@ -59,7 +59,7 @@ int cmd_plan(const PlanArgs& a, const DistEnv& env) {
         plan.model.prompt_prefix ? known_hardware(r, first_gpu_name()) : std::nullopt;
     if (hw) {
       PlanModel model = plan.model;
-      place_prefill(r, a.world, model, hw->memory_gib * double(1ull << 30), "hardware profile " + hw->name);
+      place_prefill(r, a.world, model, *hw);
       const std::vector<PlanLora> loras = plan.loras;
       plan = make_plan(r, a.world, model);
       plan.loras = loras;
@@ -75,7 +75,8 @@ int cmd_plan(const PlanArgs& a, const DistEnv& env) {
     recipe.parallel = choose_mesh(recipe, a.world, model, hw, a.videos);
     recipe.parallel.auto_mesh = true;
   }
-  place_prefill(recipe, a.world, model, hw.memory_gib * double(1ull << 30), "hardware profile " + hw.name);
+  // text.device auto of a prompt-prefix model against the profile's GPU (--rank: mesh by mesh).
+  if (!a.rank) place_prefill(recipe, a.world, model, hw);
   std::string text;
   Json json;
   if (a.rank) {

@@ -53,6 +53,10 @@ PrefillPlacement place_prefill(const Recipe& recipe, int world, PlanModel& model
   return p;
 }
 
+PrefillPlacement place_prefill(const Recipe& recipe, int world, PlanModel& model, const HardwareProfile& hw) {
+  return place_prefill(recipe, world, model, hw.memory_gib * kGiB, "hardware profile " + hw.name);
+}
+
 void resolve_prefill_placement(Recipe& recipe, int world, int local_rank) {
   if (!recipe.is_cuda() || recipe.text.device != TextDevice::kAuto) return;
   try {

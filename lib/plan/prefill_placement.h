@@ -8,6 +8,7 @@
 
 #include "io/recipe.h"
 #include "model/plan_facts.h"
+#include "plan/hardware_profile.h"
 
 namespace vgen {
 
@@ -26,6 +27,8 @@ struct PrefillPlacement {
 // names where device_bytes come from). Anything else leaves `model` as its family made it.
 PrefillPlacement place_prefill(const Recipe& recipe, int world, PlanModel& model, double device_bytes,
                                const std::string& gpu);
+// The same against a hardware profile's GPU (`vgen plan --predict`, the mesh ranking).
+PrefillPlacement place_prefill(const Recipe& recipe, int world, PlanModel& model, const HardwareProfile& hw);
 
 // `vgen run`, before the preflight's memory check: the same choice for this job against the memory
 // of the GPU this rank will use (else the hardware profile's). A stream choice sets

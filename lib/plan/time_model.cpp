@@ -36,6 +36,7 @@
 #include "ops/fp8.h"
 #include "parallel/ulysses.h"
 #include "plan/plan_fit.h"
+#include "plan/prefill_placement.h"
 
 namespace vgen {
 namespace {
@@ -518,7 +519,9 @@ Prediction predict_one_gpu(const Recipe& recipe, const PlanModel& model, const H
   Recipe r = recipe;
   r.parallel = ParallelConfig{};
   r.parallel.parallel_vae_split_dim = recipe.parallel.parallel_vae_split_dim;
-  return predict(r, make_plan(r, 1, model, false), hw);
+  PlanModel m = model;  // text.device auto of a prompt-prefix model, weighed on the one GPU
+  place_prefill(r, 1, m, hw);
+  return predict(r, make_plan(r, 1, m, false), hw);
 }
 
 }  // namespace vgen

@@ -74,6 +74,11 @@ case "$CASE" in
     expect_text "understanding tower: 2 device layer slots for the streamed prefill"
     expect_text "streamed for it:"
     grep -q "does not fit" "$OUT" && fail "streamed, it should fit"
+    # --rank weighs it mesh by mesh (the recipe's one-rank mesh is not one of two ranks).
+    "$VGEN" plan --recipe recipes/1gpu-cosmos3-nano-720p.yaml --world 2 "${SUPER[@]}" --predict --rank \
+      --hardware h100-hgx8 >"$OUT" 2>&1; expect_rc $? 0
+    grep -qE '^ +1  dp ' "$OUT" || fail "no ranked mesh"
+    grep -q "does not fit" "$OUT" && fail "a ranked mesh does not fit"
     "$VGEN" plan --recipe recipes/1gpu-cosmos3-nano-720p.yaml --world 1 "${SUPER[@]}" --predict \
       --hardware h200 >"$OUT" 2>&1; expect_rc $? 0
     expect_text "understanding tower: resident"
