@@ -118,7 +118,7 @@ struct Recipe {
   Json resolved;            // the recipe after overrides, as JSON, for timing.json
 
   bool is_cuda() const { return device == Device::kCUDA; }
-  // The text encoder runs on the GPU: device cuda and text.device auto.
+  // The text encoder runs on the GPU: device cuda and text.device not cpu (Wan; stream is Cosmos 3's).
   bool text_on_cuda() const { return is_cuda() && text.device != TextDevice::kCpu; }
   bool is_fp8() const { return precision == Precision::kFp8; }
   bool is_fp4() const { return precision == Precision::kFp4; }
