@@ -1,6 +1,7 @@
 // The device half of und_stream.h: the slots' copies on copy_stream(), ordered against the compute.
 #include <cuda_runtime.h>
 
+#include "core/on_unwind.h"
 #include "model/cosmos3/und_stream.h"
 
 namespace vgen {
@@ -20,6 +21,15 @@ void Cosmos3UndStream::run(const Cosmos3UndHost& host,
   std::lock_guard<std::mutex> lock(mu_);
   const size_t n = host.layers.size();
   if (n == 0) return;
+  // Every queued copy is joined into the compute stream before the slots can be reused or freed in its
+  // order: at the end, and when a layer throws (then the next copies also wait for what it queued).
+  auto join = [this] {
+    for (const CudaEvent& e : copied_) e.wait_on(compute_stream());
+  };
+  const OnUnwind on_error([this, &join] {
+    for (CudaEvent& e : used_) e.record(compute_stream());
+    join();
+  });
   copy(host, 0, 0);
   for (size_t i = 0; i < n; ++i) {
     const size_t slot = i % 2;
@@ -29,8 +39,7 @@ void Cosmos3UndStream::run(const Cosmos3UndHost& host,
     used_[slot].record(compute_stream());
     if (!more) break;
   }
-  // A copy queued for a layer that did not run is joined too: nothing of the slots stays in flight.
-  for (const CudaEvent& e : copied_) e.wait_on(compute_stream());
+  join();
 }
 
 }  // namespace vgen
