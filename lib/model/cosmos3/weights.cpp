@@ -1,6 +1,7 @@
 #include "model/cosmos3/weights.h"
 
 #include <cstring>
+#include <exception>
 #include <functional>
 
 #include "core/device_memory.h"
@@ -182,21 +183,35 @@ Cosmos3Tower load_und(const Loader& L, const std::string& pre) {
   return t;
 }
 
-// Every layer's understanding tower packed by `A` (an arena loader) into blocks from `alloc`.
+// Every layer's understanding tower packed by `A` (an arena loader) into blocks from `alloc`: the
+// blocks allocated here (pinned memory belongs to this thread's device), then filled by a few threads
+// (the conversions and copies of tens of GB), errors rethrown here.
 using BlockAlloc = std::function<std::shared_ptr<Storage>(size_t)>;
+constexpr int kPackThreads = 4;
 
 size_t pack_und(const Loader& A, TowerArena& arena, std::vector<Cosmos3Layer>& layers,
                 std::vector<std::shared_ptr<Storage>>& blocks, const BlockAlloc& alloc) {
   arena = TowerArena{};
   load_und(A, "layers.0.");  // measure the layout
-  const size_t bytes = arena.cursor;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    arena = TowerArena{TowerArena::Mode::kFill, alloc(bytes), 0};
-    layers[i].und = load_und(A, "layers." + std::to_string(i) + ".");
-    VGEN_ASSERT(arena.cursor == bytes, "cosmos3: understanding layer {} packs {} bytes, layer 0 {}", i, arena.cursor,
-                bytes);
-    blocks.push_back(arena.block);
+  const size_t bytes = arena.cursor, first = blocks.size();
+  const int64_t n = int64_t(layers.size());
+  for (int64_t i = 0; i < n; ++i) blocks.push_back(alloc(bytes));
+  std::vector<std::exception_ptr> errors(layers.size());
+#pragma omp parallel for schedule(dynamic) num_threads(kPackThreads)
+  for (int64_t i = 0; i < n; ++i) {
+    try {
+      TowerArena own{TowerArena::Mode::kFill, blocks[first + size_t(i)], 0};
+      Loader B = A;
+      B.arena = &own;
+      layers[size_t(i)].und = load_und(B, "layers." + std::to_string(i) + ".");
+      VGEN_ASSERT(own.cursor == bytes, "cosmos3: understanding layer {} packs {} bytes, layer 0 {}", i, own.cursor,
+                  bytes);
+    } catch (...) {
+      errors[size_t(i)] = std::current_exception();
+    }
   }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
   return bytes;
 }
 
