@@ -172,3 +172,18 @@ TEST(PrefillPlacement, RunResolvesAuto) {
     EXPECT_FALSE(r.resolved["text"].contains("device_choice")) << r.model;
   }
 }
+
+// From the safetensors headers (the tiny checkpoint): the largest layer of the understanding tower,
+// every layer alike, the embedding table the rest of the tower.
+TEST(PrefillPlacement, LayerBytesFromHeaders) {
+  const Recipe r = parse_recipe("{}", "test", {"model=" + kSrc + "/tests/golden-cosmos3/cosmos3-tiny", "device=cuda",
+                                               "precision=bf16", "generation.height=64", "generation.width=64",
+                                               "generation.num_frames=5", "generation.max_sequence_length=64"});
+  const PlanModel md = read_plan_model(r);
+  ASSERT_EQ(md.dit_source, "safetensors headers");
+  const PlanPromptPrefix& pp = *md.prompt_prefix;
+  const Json cfg = read_json_file(kSrc + "/tests/golden-cosmos3/cosmos3-tiny/transformer/config.json", ExitCode::kInput);
+  const int64_t embed = 2 * cfg["vocab_size"].get<int64_t>() * cfg["hidden_size"].get<int64_t>();
+  EXPECT_GT(pp.layer_bytes, 0);
+  EXPECT_EQ(pp.tower_bytes, pp.layer_bytes * md.layers + embed);
+}
