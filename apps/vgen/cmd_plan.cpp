@@ -15,6 +15,7 @@
 #include "plan/hardware_choice.h"
 #include "plan/plan.h"
 #include "plan/mesh_ranking.h"
+#include "plan/prefill_placement.h"
 
 namespace vgen::cli {
 namespace {
@@ -53,17 +54,29 @@ int cmd_plan(const PlanArgs& a, const DistEnv& env) {
   if (!a.predict) {
     Recipe r = recipe;
     Plan plan = no_weights ? make_plan(r, a.world, read_plan_model_configs(r)) : make_plan(r, a.world);
+    // text.device auto of a prompt-prefix model, weighed against this machine's GPU when a profile knows it.
+    const std::optional<HardwareProfile> hw =
+        plan.model.prompt_prefix ? known_hardware(r, first_gpu_name()) : std::nullopt;
+    if (hw) {
+      PlanModel model = plan.model;
+      place_prefill(r, a.world, model, *hw);
+      const std::vector<PlanLora> loras = plan.loras;
+      plan = make_plan(r, a.world, model);
+      plan.loras = loras;
+    }
     if (env.world_rank == 0) std::fputs(format_plan(recipe, plan).c_str(), stdout);
     std::fflush(stdout);
     return 0;
   }
   const HardwareChoice choice = choose_hardware(a.hardware, "--hardware", recipe, first_gpu_name());
   const HardwareProfile& hw = choice.profile;
-  const PlanModel model = no_weights ? read_plan_model_configs(recipe) : read_plan_model(recipe);
+  PlanModel model = no_weights ? read_plan_model_configs(recipe) : read_plan_model(recipe);
   if (recipe.parallel.auto_mesh) {
     recipe.parallel = choose_mesh(recipe, a.world, model, hw, a.videos);
     recipe.parallel.auto_mesh = true;
   }
+  // text.device auto of a prompt-prefix model against the profile's GPU (--rank: mesh by mesh).
+  if (!a.rank) place_prefill(recipe, a.world, model, hw);
   std::string text;
   Json json;
   if (a.rank) {

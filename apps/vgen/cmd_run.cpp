@@ -9,6 +9,7 @@
 #include "plan/plan_fit.h"
 #include "plan/hardware_choice.h"
 #include "plan/mesh_ranking.h"
+#include "plan/prefill_placement.h"
 #include "plan/time_model.h"
 #include "batch/preflight.h"
 #include "batch/preflight_images.h"
@@ -29,6 +30,7 @@ namespace {
 Recipe checked_recipe(const RunArgs& a, const DistEnv& env, RunOptions& opts, PreflightResult& pre) {
   Recipe recipe = load_recipe(a.recipe, a.sets);
   if (recipe.parallel.auto_mesh) resolve_auto_mesh(recipe, env.world_size);
+  resolve_prefill_placement(recipe, env.world_size, env.local_rank);  // before the preflight weighs the memory
   check_launched_for(recipe.parallel, env);
   auto abs = [](const std::string& p) {
     return p.empty() ? p : std::filesystem::absolute(p).lexically_normal().string();

@@ -51,9 +51,13 @@ struct OutputConfig {
   bool skip_existing = true;
 };
 
-// Where the text encoder runs: auto (= the recipe's device) | cpu (host fp32, saves GPU memory).
-enum class TextDevice : uint8_t { kAuto, kCpu };
-inline constexpr Named<TextDevice> kTextDeviceNames[] = {{TextDevice::kAuto, "auto"}, {TextDevice::kCpu, "cpu"}};
+// Where the prompt side runs. Wan: auto (= the recipe's device) | cpu (the text encoder on the host
+// in fp32, saves GPU memory). Cosmos 3: auto (resident, or stream when only the generation tower
+// fits the GPU: plan/prefill_placement.h) | stream (the understanding tower in pinned host memory,
+// copied to the GPU layer by layer for each prefill). Each family refuses the other's value.
+enum class TextDevice : uint8_t { kAuto, kCpu, kStream };
+inline constexpr Named<TextDevice> kTextDeviceNames[] = {
+    {TextDevice::kAuto, "auto"}, {TextDevice::kCpu, "cpu"}, {TextDevice::kStream, "stream"}};
 
 struct TextConfig {
   bool cache_embeddings = false;  // on-disk embedding cache
@@ -114,7 +118,7 @@ struct Recipe {
   Json resolved;            // the recipe after overrides, as JSON, for timing.json
 
   bool is_cuda() const { return device == Device::kCUDA; }
-  // The text encoder runs on the GPU: device cuda and text.device auto.
+  // The text encoder runs on the GPU: device cuda and text.device not cpu (Wan; stream is Cosmos 3's).
   bool text_on_cuda() const { return is_cuda() && text.device != TextDevice::kCpu; }
   bool is_fp8() const { return precision == Precision::kFp8; }
   bool is_fp4() const { return precision == Precision::kFp4; }

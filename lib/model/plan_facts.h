@@ -42,7 +42,12 @@ struct PlanPromptPrefix {
   double prefill_flops_per_token = 0;  // Σ 2·K·N of the understanding tower's linears, all layers
   int kv_heads = 0;                    // K/V heads (GQA) of both towers; the attention repeats them to `heads`
   int64_t tower_bytes = 0;             // the understanding tower's weights at the run dtype (embedding included)
-  bool streamed = false;               // streamed for the prefill (else resident for the whole run)
+  int64_t layer_bytes = 0;             // its largest layer (a device slot when streamed)
+  // Streamed for the prefill (text.device stream, or auto when only the rest fits: the understanding
+  // tower in pinned host memory, two device layer slots), else resident for the whole run; `why`
+  // says which rule chose it.
+  bool streamed = false;
+  std::string why;
 };
 
 // Model facts the plan needs (configs; weight sizes from headers when present, else config math).

@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "dist/mesh.h"
 #include "plan/hardware_choice.h"
+#include "plan/prefill_placement.h"
 
 namespace vgen {
 namespace {
@@ -97,7 +98,9 @@ std::vector<Prediction> rank_meshes(const Recipe& recipe, int world, const PlanM
   for (const ParallelConfig& pc : mesh_candidates(recipe, world, model, hw, opt.keep_explicit)) {
     r.parallel = pc;
     try {
-      Prediction p = predict(r, make_plan(r, world, model, /*with_ranks=*/false), hw);
+      PlanModel m = model;  // text.device auto of a prompt-prefix model, weighed on this mesh
+      place_prefill(r, world, m, hw);
+      Prediction p = predict(r, make_plan(r, world, m, /*with_ranks=*/false), hw);
       p.efficiency = pc.dp_size * one.e2e_s / (world * p.e2e_s);
       out.push_back(std::move(p));
     } catch (const Error&) {

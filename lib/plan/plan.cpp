@@ -182,6 +182,17 @@ void add_dit_memory(Plan& p, const ParallelConfig& pc) {
                                     md.dit_source),
                         dit / pc.dwdp_size});
     p.memory.push_back({"DWDP staging slots (2 blocks per expert)", 2.0 * md.dit_block_bytes * md.experts});
+  } else if (md.prompt_prefix && md.prompt_prefix->streamed) {
+    // The understanding tower (its embedding table included) stays in pinned host memory; two of
+    // its layers at a time pass through the device for the prefill.
+    const PlanPromptPrefix& pp = *md.prompt_prefix;
+    p.memory.push_back({fmt::format("DiT weights ({} params, {}) less the understanding tower streamed from host "
+                                    "memory ({})",
+                                    human_count(md.dit_params), md.dit_source, human_bytes(double(pp.tower_bytes))),
+                        dit - double(pp.tower_bytes)});
+    p.memory.push_back({"understanding tower: 2 device layer slots for the streamed prefill", 2.0 * pp.layer_bytes});
+    p.notes.push_back(fmt::format("the understanding tower's {} sit in pinned host memory, one copy per process",
+                                  human_bytes(double(pp.tower_bytes))));
   } else {
     p.memory.push_back({fmt::format("DiT weights ({} expert(s) × {} params, {})", md.experts,
                                     human_count(md.dit_params), md.dit_source),
@@ -378,6 +389,15 @@ std::string format_plan(const Recipe& recipe, const Plan& p) {
                    l.skipped_keys ? fmt::format(", {} key(s) skipped (lora_strict false)", l.skipped_keys) : "");
   fmt::format_to(out, "family: {} ({})\n", md.family, md.variant);
   for (const std::string& f : md.facts) fmt::format_to(out, "  {}\n", f);
+  if (const auto& pp = md.prompt_prefix)
+    fmt::format_to(out, "  understanding tower: {} ({} of the transformer's {} at the run dtype{}; {}); only the "
+                   "prefill reads it, the denoising loop the generation tower\n",
+                   pp->streamed ? "streamed from pinned host memory for each prefill" : "resident",
+                   human_bytes(double(pp->tower_bytes)), human_bytes(double(md.dit_bytes)),
+                   pp->streamed ? fmt::format(", copied {} a layer one layer ahead of the compute",
+                                              human_bytes(double(pp->layer_bytes)))
+                                : std::string(),
+                   pp->why);
   if (!md.conditioning.empty()) fmt::format_to(out, "conditioning: {} ({})\n", md.conditioning, md.variant);
   fmt::format_to(out, "precision: {}\n", precision_text(recipe));
   fmt::format_to(out, "mesh: dp {} × cfg {} × {} × ulysses {} = {} (seq degree {}, vae group {})\n", m.dp, m.cfg,

@@ -135,8 +135,11 @@ DeviceOomAdvice plan_fit_advice(const Recipe& recipe, int world, const PlanModel
   } else if (a.estimate_bytes > budget) {
     std::string hints;
     if (recipe.is_fp32()) hints += "precision bf16, ";
-    if (recipe.text_on_cuda())
+    if (recipe.text_on_cuda() && !model.prompt_prefix)
       hints += fmt::format("text.device cpu (the text encoder's {} off the GPU), ", size_text(double(model.te_bytes)));
+    if (recipe.is_cuda() && model.prompt_prefix && !model.prompt_prefix->streamed)
+      hints += fmt::format("text.device stream (the understanding tower's {} off the GPU), ",
+                           size_text(double(model.prompt_prefix->tower_bytes)));
     a.text += fmt::format(" No mesh of up to {} ranks fits it; try {}a smaller generation size or a GPU with more "
                           "memory.",
                           4 * world, hints);

@@ -4,7 +4,8 @@
 //              local (q = k = S), ring (P calls of S/cp × S/cp), Attention2D (S/R × S/C)
 //   cross-attn 4·s·text_len·D FLOPs per layer (text K/V are computed once per prompt); a prompt
 //              prefix (Cosmos 3) instead: the rank's video queries against the prompt's K/V per layer
-//              and the understanding tower's prefill in place of the text encoder
+//              and the understanding tower's prefill in place of the text encoder (streamed: its
+//              layers' copies from the host overlapped with it)
 //   elementwise kElementwiseBytes·s·D bytes per layer (norms, modulation, RoPE), and every
 //              memory pass of the sequence-parallel code (Ulysses' packs and unpacks, the ring's
 //              buffer, casts and fp32 LSE merges, Attention2D's reorders, casts, packing and
@@ -36,6 +37,7 @@
 #include "ops/fp8.h"
 #include "parallel/ulysses.h"
 #include "plan/plan_fit.h"
+#include "plan/prefill_placement.h"
 
 namespace vgen {
 namespace {
@@ -96,6 +98,7 @@ class TimeModel {
   void denoise(Prediction& p) const;
   double text_seconds() const;
   double prefill_seconds(bool cfg_on) const;
+  double prefill_copy_seconds() const;
   double image_seconds() const;
   void vae_and_mp4(Prediction& p) const;
   double load_seconds() const;
@@ -409,13 +412,26 @@ double TimeModel::text_seconds() const {
 
 // A prompt prefix: the understanding tower over the prompt's P tokens once per prompt and branch
 // (with guidance the negative prompt too; each cfg rank its own) on every rank of the branch: its
-// linears at the GEMM rate of P rows and the causal attention (half of 4·P²·D per layer).
+// linears at the GEMM rate of P rows and the causal attention (half of 4·P²·D per layer). Streamed,
+// each prefill copies every layer from pinned host memory at the loader's host-to-device rate, layer
+// i + 1 during the compute of layer i: the first copy, then the slower of the two per layer.
 double TimeModel::prefill_seconds(bool cfg_on) const {
   const PlanPromptPrefix& pp = *md.prompt_prefix;
   const double P = double(pp.tokens);
   const double flops = P * pp.prefill_flops_per_token + L * 2 * P * P * D;
   const int prompts_here = (cfg_on && m.cfg != 2) ? 2 : 1;
-  return hw.text_fixed_s + prompts_here * flops / (peak * hw.gemm.at(P));
+  double one = flops / (peak * hw.gemm.at(P));
+  if (pp.streamed) {
+    const double layer = one / L, copy = prefill_copy_seconds() / L;
+    one = copy + (L - 1) * std::max(layer, copy) + layer;
+  }
+  return hw.text_fixed_s + prompts_here * one;
+}
+
+// One prefill's host-to-device copies of the streamed understanding tower (its layers, not the
+// embedding table, which stays a host lookup).
+double TimeModel::prefill_copy_seconds() const {
+  return L * double(md.prompt_prefix->layer_bytes) / (hw.loader_gbps * 1e9);
 }
 
 // An image line's conditioning (PlanModel's image facts): the image encoder on the replica leader
@@ -468,7 +484,8 @@ void TimeModel::vae_and_mp4(Prediction& p) const {
 }
 
 // Load: every byte a node's ranks need is read once, split over the node's ranks, and shared
-// over NVLink (the node-shared loader); DWDP ranks keep 1/dwdp of the DiT.
+// over NVLink (the node-shared loader); DWDP ranks keep 1/dwdp of the DiT; a streamed understanding
+// tower is read again by every rank into its pinned host copy.
 double TimeModel::load_seconds() const {
   const int world = m.world();
   const int node = std::min(world, hw.nvlink_domain);
@@ -477,6 +494,9 @@ double TimeModel::load_seconds() const {
   const int readers = std::min(node, 8);  // ranks of one host read; NVL72 hosts hold 4 GPUs each
   double load_s = ckpt / (readers * hw.loader_gbps * 1e9);
   if (node > 1) load_s += hw.intra.all_gather.seconds(ckpt * (readers - 1) / readers, 1);
+  // A streamed understanding tower: every rank also reads its own pinned host copy.
+  if (md.prompt_prefix && md.prompt_prefix->streamed)
+    load_s += double(md.prompt_prefix->tower_bytes) / (hw.loader_gbps * 1e9);
   return load_s;
 }
 
@@ -494,7 +514,11 @@ Prediction predict(const Recipe& recipe, const Plan& plan, const HardwareProfile
   if (const auto& pp = plan.model.prompt_prefix) {
     p.text_what = "prompt prefill";
     p.text_note = fmt::format("  ({} prompt tokens per branch, {}; understanding tower {})", pp->tokens,
-                              pp->tokens_source, pp->streamed ? "streamed for it" : "resident");
+                              pp->tokens_source,
+                              pp->streamed ? fmt::format("streamed for it: {:.2f} s of host-to-device copies per "
+                                                         "prefill at {} GB/s, overlapped with its compute",
+                                                         model.prefill_copy_seconds(), hw.loader_gbps)
+                                           : std::string("resident"));
   }
   p.image_s = model.image_seconds();
   model.vae_and_mp4(p);
@@ -511,7 +535,9 @@ Prediction predict_one_gpu(const Recipe& recipe, const PlanModel& model, const H
   Recipe r = recipe;
   r.parallel = ParallelConfig{};
   r.parallel.parallel_vae_split_dim = recipe.parallel.parallel_vae_split_dim;
-  return predict(r, make_plan(r, 1, model, false), hw);
+  PlanModel m = model;  // text.device auto of a prompt-prefix model, weighed on the one GPU
+  place_prefill(r, 1, m, hw);
+  return predict(r, make_plan(r, 1, m, false), hw);
 }
 
 }  // namespace vgen

@@ -3,7 +3,7 @@
 # plan with; --predict prices on the recipe's `hardware` profile and says so; without --hardware, a
 # `hardware` key or a GPU it stops with exit 2 listing the profiles; --rank rows are distinct meshes;
 # every config-only copy plans, and so does every shipped image-to-video recipe on its copy; the
-# Cosmos 3 recipes price on theirs.
+# Cosmos 3 recipes price on theirs, and Cosmos3-Super streams its understanding tower on an H100.
 # Usage: plan_cli.sh CASE VGEN SOURCE_DIR
 set -uo pipefail
 CASE=$1; VGEN=$2; SRC=$3
@@ -63,6 +63,35 @@ case "$CASE" in
       expect_text "prompt prefill"
       expect_text "prompt-prefix attention"
     done ;;
+  cosmos3_stream)
+    # Cosmos3-Super on an 80 GB H100: text.device auto streams the understanding tower and fits; on an
+    # H200 both towers stay resident. cpu is Wan's value, stream Cosmos 3's: each refused by its key.
+    SUPER=(--no-weights --set model=recipes/models/cosmos3-super)
+    "$VGEN" plan --recipe recipes/1gpu-cosmos3-nano-720p.yaml --world 1 "${SUPER[@]}" --predict \
+      --hardware h100-hgx8 >"$OUT" 2>&1; expect_rc $? 0
+    expect_text "understanding tower: streamed from pinned host memory for each prefill"
+    expect_text "text.device auto: the estimate with it resident"
+    expect_text "understanding tower: 2 device layer slots for the streamed prefill"
+    expect_text "streamed for it:"
+    grep -q "does not fit" "$OUT" && fail "streamed, it should fit"
+    # --rank weighs it mesh by mesh (the recipe's one-rank mesh is not one of two ranks).
+    "$VGEN" plan --recipe recipes/1gpu-cosmos3-nano-720p.yaml --world 2 "${SUPER[@]}" --predict --rank \
+      --hardware h100-hgx8 >"$OUT" 2>&1; expect_rc $? 0
+    grep -qE '^ +1  dp ' "$OUT" || fail "no ranked mesh"
+    grep -q "does not fit" "$OUT" && fail "a ranked mesh does not fit"
+    "$VGEN" plan --recipe recipes/1gpu-cosmos3-nano-720p.yaml --world 1 "${SUPER[@]}" --predict \
+      --hardware h200 >"$OUT" 2>&1; expect_rc $? 0
+    expect_text "understanding tower: resident"
+    expect_text "fits 95% of hardware profile h200"
+    "$VGEN" plan --recipe recipes/1gpu-cosmos3-nano-720p.yaml --world 1 "${SUPER[@]}" --predict \
+      --hardware h200 --set text.device=stream >"$OUT" 2>&1; expect_rc $? 0
+    expect_text "understanding tower: streamed from pinned host memory for each prefill"
+    "$VGEN" plan --recipe recipes/1gpu-cosmos3-nano-720p.yaml --world 1 "${SUPER[@]}" \
+      --set text.device=cpu >"$OUT" 2>&1; expect_rc $? 3
+    expect_text "text.device cpu"
+    "$VGEN" plan --recipe recipes/1gpu-14b.yaml --world 1 "${COPY[@]}" --set text.device=stream >"$OUT" 2>&1
+    expect_rc $? 3
+    expect_text "text.device stream" ;;
   recipe_hardware)
     "$VGEN" plan --recipe recipes/nvl72-14b.yaml --world 72 --predict "${COPY[@]}" >"$OUT" 2>&1; expect_rc $? 0
     expect_text "hardware profile: gb200-nvl72 (from the recipe's \`hardware\` key)"

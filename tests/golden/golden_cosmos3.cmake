@@ -54,8 +54,17 @@ foreach(case transformer_forward transformer_forward_edge ${VGEN_GOLDEN_COSMOS3_
   set_tests_properties(golden_cosmos3_fp8_${case} PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
 endforeach()
 
+# text.device stream: on the host a no-op (every weight is in host memory), the same case results.
+foreach(case ${VGEN_GOLDEN_COSMOS3_PIPELINES})
+  add_test(NAME golden_cosmos3_stream_${case}
+           COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case} --set text.device=stream)
+  set_tests_properties(golden_cosmos3_stream_${case} PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}"
+                       TIMEOUT 600)
+endforeach()
+
 # Every case on one GPU in fp32, bf16 and fp8 (label gpu; skipped without one): the device
-# transformer, the pipeline with `device: cuda`. Not yet run.
+# transformer, the pipeline with `device: cuda`; the pipelines also with the understanding tower
+# streamed from pinned host memory for each prefill (text.device stream). Not yet run.
 if(VGEN_HAVE_CUDA)
   foreach(case mrope_video und_kv und_kv_edge transformer_forward transformer_forward_edge
                ${VGEN_GOLDEN_COSMOS3_PIPELINES})
@@ -65,6 +74,16 @@ if(VGEN_HAVE_CUDA)
                        --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case} --set device=cuda --set precision=${prec})
       set_tests_properties(golden_cosmos3_${case}_cuda_${prec} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV}"
                            TIMEOUT 300 SKIP_RETURN_CODE 77)
+    endforeach()
+  endforeach()
+  foreach(case ${VGEN_GOLDEN_COSMOS3_PIPELINES})
+    foreach(prec fp32 bf16)
+      add_test(NAME golden_cosmos3_${case}_cuda_stream_${prec}
+               COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 1 ${VGEN_BIN} golden
+                       --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case} --set device=cuda --set precision=${prec}
+                       --set text.device=stream)
+      set_tests_properties(golden_cosmos3_${case}_cuda_stream_${prec} PROPERTIES LABELS gpu
+                           ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 300 SKIP_RETURN_CODE 77)
     endforeach()
   endforeach()
 endif()

@@ -1,10 +1,14 @@
 // Cosmos 3 weight loading: the rope pair permutation by hand, a checkpoint without lm_head loads (it
-// is never read), a missing or misshaped tensor is refused naming it.
+// is never read), a missing or misshaped tensor is refused naming it, and the understanding tower
+// packed into host blocks (text.device stream) as the host load reads it.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -71,6 +75,53 @@ TEST(Cosmos3Weights, MissingOrMisshapedTensorIsNamed) {
   });
   EXPECT_NE(load_error(shaped).find("layers.0.mlp_moe_gen.up_proj.weight"), std::string::npos);
   fs::remove_all(shaped);
+}
+
+// text.device stream's host copy of the understanding tower (pack_cosmos3_und: one block per layer,
+// converted on the host, Q/K rows permuted on the file's rows) holds the bits of the host load's
+// tensors (f32) and of their bf16 rounding, for the Qwen3 and the Edge style fixtures.
+TEST(Cosmos3Weights, PackedUnderstandingTowerAsLoaded) {
+  const std::string edge = std::string(VGEN_SOURCE_DIR) + "/tests/golden-cosmos3/cosmos3-edge-tiny/transformer";
+  auto host_block = [](size_t bytes) {
+    auto st = std::make_shared<Storage>();
+    st->ptr = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    st->bytes = bytes;
+    st->release = [](void* p) { std::free(p); };
+    return st;
+  };
+  for (const std::string& dir : {kTiny, edge})
+    for (const DType dt : {DType::kF32, DType::kBF16}) {
+      SCOPED_TRACE(dir + " " + dtype_name(dt));
+      const Cosmos3Config cfg = Cosmos3Config::load(dir);
+      const WeightStore store = WeightStore::open(dir);
+      const Cosmos3Weights ref = load_cosmos3_weights(store, cfg, Device::kCPU, DType::kF32);
+      std::vector<Cosmos3Layer> layers(ref.layers.size());
+      std::vector<std::shared_ptr<Storage>> blocks;
+      const size_t bytes = pack_cosmos3_und(store, cfg, dt, layers, blocks, host_block);
+      ASSERT_EQ(blocks.size(), layers.size());
+      EXPECT_GT(bytes, 0u);
+      for (size_t i = 0; i < layers.size(); ++i) {
+        const Cosmos3Tower &p = layers[i].und, &r = ref.layers[i].und;
+        EXPECT_FALSE(layers[i].gen.q.w.defined());  // only the understanding tower is packed
+        for (const auto& [name, a, b] :
+             {std::tuple{"in_norm", &p.in_norm, &r.in_norm}, std::tuple{"q.w", &p.q.w, &r.q.w},
+              std::tuple{"k.w", &p.k.w, &r.k.w}, std::tuple{"v.w", &p.v.w, &r.v.w}, std::tuple{"o.w", &p.o.w, &r.o.w},
+              std::tuple{"q.b", &p.q.b, &r.q.b}, std::tuple{"k.b", &p.k.b, &r.k.b},
+              std::tuple{"q_norm", &p.q_norm, &r.q_norm}, std::tuple{"k_norm", &p.k_norm, &r.k_norm},
+              std::tuple{"k_norm_for_gen", &p.k_norm_for_gen, &r.k_norm_for_gen},
+              std::tuple{"gate.w", &p.gate.w, &r.gate.w}, std::tuple{"up.w", &p.up.w, &r.up.w},
+              std::tuple{"down.w", &p.down.w, &r.down.w}, std::tuple{"post_norm", &p.post_norm, &r.post_norm}}) {
+          const std::string what = "layer " + std::to_string(i) + " " + name;
+          ASSERT_EQ(a->defined(), b->defined()) << what;
+          if (!b->defined()) continue;
+          const Tensor want = b->to(dt);
+          ASSERT_EQ(a->dtype(), dt) << what;
+          ASSERT_EQ(a->shape(), want.shape()) << what;
+          EXPECT_EQ(std::memcmp(a->raw(), want.raw(), want.nbytes()), 0) << what;
+          EXPECT_EQ(reinterpret_cast<uintptr_t>(a->raw()) % 256, 0u) << what;
+        }
+      }
+    }
 }
 
 }  // namespace

@@ -137,7 +137,14 @@ void Cosmos3Family::check_weights(const DiffusersDir& dir) const {
   VGEN_CHECK(!vae.names().empty(), ExitCode::kModel, "{}: component 'vae' holds no tensors", dir.root());
 }
 
+void check_cosmos3_text_device(const Recipe& r) {
+  VGEN_CHECK(r.text.device != TextDevice::kCpu, ExitCode::kRecipe,
+             "text.device cpu: Cosmos 3 has no text encoder to run on the host; its understanding tower takes "
+             "`auto` or `stream` (pinned host memory, copied to the GPU layer by layer for the prefill)");
+}
+
 void Cosmos3Family::check_recipe(const Recipe& r, const DiffusersDir& dir) const {
+  check_cosmos3_text_device(r);
   const ParallelConfig& p = r.parallel;
   VGEN_CHECK(p.dwdp_size == 1, ExitCode::kRecipe, "parallel_config.dwdp_size {}: not implemented for Cosmos 3",
              p.dwdp_size);

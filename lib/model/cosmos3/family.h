@@ -49,6 +49,9 @@ class Cosmos3Family final : public ModelFamily {
   LentAutoencoderPlanner vae_plan_;
 };
 
+// text.device cpu is Wan's (its text encoder on the host): kRecipe naming the key.
+void check_cosmos3_text_device(const Recipe& r);
+
 // What a user reads of the checkpoint (ModelTraits::variant): the transformer's style from its config.
 std::string cosmos3_variant(const DiffusersDir& dir);
 

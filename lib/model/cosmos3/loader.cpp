@@ -1,9 +1,9 @@
 // Loading a Cosmos 3 checkpoint on one rank: the transformer's tensors that load_cosmos3_weights
 // names (lm_head, the final understanding norm and the sound and action heads are never read; the
 // embedding table stays a view), read from the mapped files on the host or through the node's
-// weight stream onto a GPU, the prompt tokenizer and the image
-// conditioner on the replica leader, and the Wan 2.2 VAE on the ranks that decode (lent by the
-// registry, through its weight stream).
+// weight stream onto a GPU (text.device stream: the understanding tower into pinned host memory),
+// the prompt tokenizer and the image conditioner on the replica leader, and the Wan 2.2 VAE on the
+// ranks that decode (lent by the registry, through its weight stream).
 #include <memory>
 
 #include "core/log.h"
@@ -20,13 +20,14 @@ namespace {
 
 // The host reads its weights from the mapped files; a GPU through a weight stream shared by the
 // ranks of its node (each byte read once per node, converted on the device), collective over it.
-Cosmos3Transformer load_transformer(const std::string& dir, Device device, DType dtype) {
+// und_streamed (text.device stream): the understanding tower into this process's pinned host memory.
+Cosmos3Transformer load_transformer(const std::string& dir, Device device, DType dtype, bool und_streamed) {
   if (device == Device::kCPU) return Cosmos3Transformer::load(dir, device, dtype);
   const WeightStreamOptions sopt = WeightStreamOptions::from_env();
   const std::shared_ptr<Communicator> node_host = sopt.share ? node_host_communicator() : nullptr;
   const std::shared_ptr<Communicator> node_dev = node_host ? node_device_communicator(node_host) : nullptr;
   WeightStream stream(node_host, node_dev, sopt);
-  return Cosmos3Transformer::stream_to_device(dir, stream, dtype);
+  return Cosmos3Transformer::stream_to_device(dir, stream, dtype, und_streamed);
 }
 
 }  // namespace
@@ -39,7 +40,14 @@ LoadedModel Cosmos3Family::load(const Recipe& recipe, Mesh& mesh) const {
   out.traits = traits(dir);
   const Device device = recipe.is_cuda() ? Device::kCUDA : Device::kCPU;
   const DType dtype = recipe.compute_dtype();
-  auto loaded = std::make_shared<Cosmos3Transformer>(load_transformer(dir.component_path("transformer"), device, dtype));
+  // text.device stream (or auto settled to it: plan/prefill_placement.h); the host holds every weight anyway.
+  const bool und_streamed = device == Device::kCUDA && recipe.text.device == TextDevice::kStream;
+  auto loaded = std::make_shared<Cosmos3Transformer>(
+      load_transformer(dir.component_path("transformer"), device, dtype, und_streamed));
+  if (und_streamed)
+    log_info("cosmos3: understanding tower in pinned host memory ({:.2f} GiB), copied to the GPU layer by layer "
+             "for each prefill",
+             double(loaded->weights().und_host.layer_bytes * loaded->weights().layers.size()) / double(1ull << 30));
   loaded->attention_policy.backend = recipe.attention.backend;
   loaded->enable_fp8(cosmos3_fp8_options(recipe));  // precision fp8: the generation tower's quantised copies
   std::shared_ptr<const Cosmos3Transformer> model = loaded;

@@ -3,9 +3,14 @@
 // per video token, the prompt as a prefix of the attention (PlanPromptPrefix: the understanding
 // tower's prefill once per prompt and branch, its K/V kept for every step; priced at the recipe's
 // max_sequence_length tokens, the longest prompt a line may have), the understanding tower's weights
-// (resident: the loader keeps both towers on the device, the denoising loop reads only the generation
-// tower's) and the Wan 2.2 VAE, priced by the lent planner as the Wan family prices it.
+// and its largest layer (resident on the device, or with text.device stream in pinned host memory
+// and copied layer by layer for each prefill; `auto` is settled by the planner against a GPU's
+// memory: plan/prefill_placement.h) and the Wan 2.2 VAE, priced by the lent planner as the Wan
+// family prices it.
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "io/safetensors.h"
 #include "model/cosmos3/config.h"
@@ -35,10 +40,11 @@ bool understanding(const std::string& name) {
   return false;
 }
 
-std::string size_text(int64_t bytes) {
-  const double b = double(bytes);
-  return b >= double(1ull << 30) ? fmt::format("{:.2f} GiB", b / double(1ull << 30))
-                                 : fmt::format("{:.2f} MiB", b / double(1ull << 20));
+// The layer index of a `layers.N.` tensor name, or -1.
+int layer_of(const std::string& name) {
+  if (name.rfind("layers.", 0) != 0) return -1;
+  const size_t end = name.find('.', 7);
+  return end == std::string::npos ? -1 : std::atoi(name.substr(7, end - 7).c_str());
 }
 
 // Σ 2·K·N of one tower's linears per token and layer (the two towers share the shapes).
@@ -57,9 +63,13 @@ void add_prompt_facts(const Recipe& recipe, const DiffusersDir& dir, const Cosmo
   pp.prefill_flops_per_token = c.num_hidden_layers * tower_linear_flops(c);
   pp.kv_heads = c.num_key_value_heads;
   // Config math (the headers' count replaces it when read): each layer's linears and norms, the embedding.
-  pp.tower_bytes = int64_t(run_bytes) *
-                   (int64_t(c.num_hidden_layers) * int64_t(tower_linear_flops(c) / 2 + 4 * c.hidden_size) +
-                    int64_t(c.vocab_size) * c.hidden_size);
+  pp.layer_bytes = int64_t(run_bytes) * int64_t(tower_linear_flops(c) / 2 + 4 * c.hidden_size);
+  pp.tower_bytes = int64_t(c.num_hidden_layers) * pp.layer_bytes + int64_t(run_bytes) * c.vocab_size * c.hidden_size;
+  // stream: as asked; auto: resident until the planner weighs it against a GPU's memory.
+  pp.streamed = recipe.is_cuda() && recipe.text.device == TextDevice::kStream;
+  pp.why = !recipe.is_cuda() ? "device cpu: the host holds every weight"
+           : pp.streamed     ? "text.device stream"
+                             : "text.device auto, no GPU memory to weigh it against";
   m.prompt_prefix = pp;
   const double kv_per_token = 2.0 * c.num_hidden_layers * c.kv_dim() * double(run_bytes);
   m.facts.push_back(fmt::format("prefill: the understanding tower ({} layers) once per prompt and branch; its K/V "
@@ -84,6 +94,7 @@ void add_prompt_facts(const Recipe& recipe, const DiffusersDir& dir, const Cosmo
 PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
   VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing", recipe.source_path);
   const DiffusersDir dir(recipe.model);
+  check_cosmos3_text_device(recipe);
   const Cosmos3Config c =
       Cosmos3Config::from_json(dir.component_config("transformer"), dir.component_path("transformer") + "/config.json");
   const size_t run_bytes = recipe.compute_dtype() == DType::kBF16 ? 2 : 4;
@@ -113,15 +124,21 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
   if (headers && has_safetensors(tdir)) {
     const WeightStore ws = WeightStore::open(tdir);
     int64_t und = 0;
+    std::map<int, int64_t> und_layers;  // layer → its understanding tensors' bytes
     for (const std::string& n : ws.names()) {
       if (unread(n)) continue;
       const int64_t k = ws.get(n).numel();
       const int64_t bytes = k * int64_t(n.find("time_embedder") != std::string::npos ? 4 : run_bytes);
       m.dit_params += k;
       m.dit_bytes += bytes;
-      if (understanding(n)) und += bytes;
+      if (!understanding(n)) continue;
+      und += bytes;
+      if (const int l = layer_of(n); l >= 0) und_layers[l] += bytes;
     }
     m.prompt_prefix->tower_bytes = und;
+    int64_t& layer = m.prompt_prefix->layer_bytes;
+    layer = 0;
+    for (const auto& [l, bytes] : und_layers) layer = std::max(layer, bytes);
     m.dit_source = "safetensors headers";
   } else {  // config math: both towers' layers, the embedding, proj_in / proj_out
     const int64_t P = c.patch_latent_dim;
@@ -131,9 +148,6 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
     m.dit_source = "config math";
   }
   m.dit_block_bytes = m.layers ? (m.dit_bytes - m.prompt_prefix->tower_bytes) / m.layers : 0;
-  m.facts.push_back(fmt::format("understanding tower: resident ({} of the transformer's {} at the run dtype); only "
-                                "the prefill reads it, the denoising loop the generation tower",
-                                size_text(m.prompt_prefix->tower_bytes), size_text(m.dit_bytes)));
   if (vae_plan_) vae_plan_(dir, m, headers);  // after out_channels: the decoder's z_dim
   m.vae_spatial = t.scale_spatial;
   m.vae_temporal = t.scale_temporal;

@@ -20,12 +20,13 @@ Cosmos3Transformer::Cosmos3Transformer(Cosmos3Config cfg, Cosmos3Weights w, Devi
     : cfg_(std::move(cfg)), w_(std::move(w)), device_(device), dtype_(dtype) {
   VGEN_CHECK(device != Device::kCPU || dtype == DType::kF32, ExitCode::kInternal,
              "cosmos3 transformer: the host computes in f32 (got {})", dtype_name(dtype));
+  if (w_.und_host.streamed()) und_stream_ = std::make_shared<const Cosmos3UndStream>();
 }
 
-Cosmos3Transformer Cosmos3Transformer::load(const std::string& dir, Device device, DType dtype) {
+Cosmos3Transformer Cosmos3Transformer::load(const std::string& dir, Device device, DType dtype, bool und_streamed) {
   if (device != Device::kCPU) {
     WeightStream stream(nullptr, nullptr);
-    return stream_to_device(dir, stream, dtype);
+    return stream_to_device(dir, stream, dtype, und_streamed);
   }
   Cosmos3Config cfg = Cosmos3Config::load(dir);
   WeightStore store = WeightStore::open(dir);
@@ -33,11 +34,12 @@ Cosmos3Transformer Cosmos3Transformer::load(const std::string& dir, Device devic
   return Cosmos3Transformer(std::move(cfg), std::move(w), device, dtype);
 }
 
-Cosmos3Transformer Cosmos3Transformer::stream_to_device(const std::string& dir, WeightStream& stream, DType dtype) {
+Cosmos3Transformer Cosmos3Transformer::stream_to_device(const std::string& dir, WeightStream& stream, DType dtype,
+                                                        bool und_streamed) {
   Cosmos3Config cfg = Cosmos3Config::load(dir);
   const WeightStore store = WeightStore::open(dir);
   const int component = stream.add_component("transformer", store);
-  Cosmos3Weights w = request_cosmos3_weights(stream, component, store, cfg, dtype);
+  Cosmos3Weights w = request_cosmos3_weights(stream, component, store, cfg, dtype, und_streamed);
   stream.run();
   return Cosmos3Transformer(std::move(cfg), std::move(w), Device::kCUDA, dtype);
 }
@@ -64,14 +66,21 @@ Cosmos3PromptKv Cosmos3Transformer::prefill(const std::vector<int64_t>& ids) con
   Cosmos3PromptKv kv;
   kv.len = L;
   const LinearMode m = plain_mode();  // the understanding tower runs once per prompt, never in fp8
-  for (size_t i = 0; i < w_.layers.size(); ++i) {
-    const Cosmos3Tower& und = w_.layers[i].und;
+  const size_t n = w_.layers.size();
+  auto layer = [&](size_t i, const Cosmos3Tower& und) {
     TowerQkv a = tower_qkv(cfg_, und, x, text, m);
     kv.k.push_back(a.k_other.defined() ? a.k_other : a.k);  // [1, L, KVH, Dh]
     kv.v.push_back(a.v);                                    // [1, L, KVH, Dh]
-    if (i + 1 == w_.layers.size()) break;  // the last layer's output feeds no further K/V
+    if (i + 1 == n) return false;  // the last layer's output feeds no further K/V
     const Tensor o = causal_attention(a.q, a.k, a.v);  // [1, L, H, Dh]
     tower_finish(cfg_, und, x, o, m);
+    return true;
+  };
+  if (und_stream_) {
+    und_stream_->run(w_.und_host, layer);  // the same layers on the device slots' copies
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      if (!layer(i, w_.layers[i].und)) break;
   }
   return kv;
 }

@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "model/cosmos3/config.h"
 #include "model/cosmos3/fp8_options.h"
 #include "model/cosmos3/mrope.h"
+#include "model/cosmos3/und_stream.h"
 #include "model/cosmos3/weights.h"
 #include "parallel/seq_attention.h"
 
@@ -45,12 +47,16 @@ class Cosmos3Transformer {
  public:
   Cosmos3Transformer(Cosmos3Config cfg, Cosmos3Weights w, Device device, DType dtype);
   // Reads <dir>/config.json and the safetensors of <dir> (transformer/); device cuda: through a
-  // weight stream of this rank alone (stream_to_device).
-  static Cosmos3Transformer load(const std::string& dir, Device device, DType dtype);
+  // weight stream of this rank alone (stream_to_device). `und_streamed` (device cuda): the
+  // understanding tower in pinned host memory, streamed for each prefill (the host ignores it).
+  static Cosmos3Transformer load(const std::string& dir, Device device, DType dtype, bool und_streamed = false);
   // The device model, its weights requested from `stream` (dist/weight_stream.h: read once per node
   // when the stream is shared, converted to `dtype` on the device) and in place after the stream's
   // run(), which this call makes (collective over the stream's node, as every rank's load).
-  static Cosmos3Transformer stream_to_device(const std::string& dir, WeightStream& stream, DType dtype);
+  // `und_streamed`: the understanding tower read from the mapped files into pinned host memory
+  // instead (text.device stream; each process its own copy), copied to the device per prefill.
+  static Cosmos3Transformer stream_to_device(const std::string& dir, WeightStream& stream, DType dtype,
+                                             bool und_streamed = false);
 
   const Cosmos3Config& config() const { return cfg_; }
   const Cosmos3Weights& weights() const { return w_; }
@@ -61,8 +67,10 @@ class Cosmos3Transformer {
   void enable_fp8(const Cosmos3Fp8Options& options);
   const Cosmos3Fp8Options& fp8() const { return fp8_; }
 
-  // The understanding tower over the prompt ids (each in [0, vocab_size)).
+  // The understanding tower over the prompt ids (each in [0, vocab_size)); streamed (text.device
+  // stream) its layers pass through two device slots, with the same K/V.
   Cosmos3PromptKv prefill(const std::vector<int64_t>& ids) const;
+  bool und_streamed() const { return w_.und_host.streamed(); }
   // The velocity [1, C, T, H, W] f32 on the latents' device.
   Tensor forward(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;
   // The velocity as this rank's padded patch tokens [1, layout.local(), p·p·C] f32 (global tokens
@@ -95,6 +103,7 @@ class Cosmos3Transformer {
   Device device_;
   DType dtype_;
   Cosmos3Fp8Options fp8_;
+  std::shared_ptr<const Cosmos3UndStream> und_stream_;  // the prefill's copies when w_.und_host streams
   // The host's fp32 linears row by row once something quantises (ops/linear.h LinearRows): meshes
   // then round what is quantised as one rank does.
   LinearRows rows_ = LinearRows::kBatched;

@@ -1,12 +1,49 @@
 #include "model/cosmos3/weights.h"
 
 #include <cstring>
+#include <exception>
+#include <functional>
 
+#include "core/device_memory.h"
 #include "core/no_cuda_error.h"
 #include "dist/weight_stream.h"
 
 namespace vgen {
 namespace {
+
+// One understanding layer packed into one block at fixed offsets, in the order load_tower takes
+// its tensors: kMeasure counts the bytes, kFill reads each tensor from the mapped file into the block
+// (converted to the dtype, Q/K rows permuted), kView hands out views of a block of that layout.
+struct TowerArena {
+  enum class Mode { kMeasure, kFill, kView } mode = Mode::kMeasure;
+  std::shared_ptr<Storage> block;
+  size_t cursor = 0;
+
+  Tensor take(const WeightStore& store, const std::string& name, const Shape& shape, DType dt, int64_t rope_hd) {
+    store.check_float(name, shape);
+    const size_t off = (cursor + 255) / 256 * 256, n = size_t(shape_numel(shape));
+    cursor = off + n * dtype_size(dt);
+    if (mode == Mode::kMeasure) return Tensor();
+    Tensor t = Tensor::from_storage(block, off, shape, dt);
+    if (mode == Mode::kFill) fill(store.get(name), t, rope_hd);
+    return t;
+  }
+
+  // permute_rope_rows on the file's rows (a copy of each, then the conversion: the device's result).
+  static void fill(const Tensor& src, Tensor& dst, int64_t rope_hd) {
+    const size_t n = size_t(src.numel());
+    if (rope_hd == 0) return convert_dtype(src.raw(), src.dtype(), dst.raw(), dst.dtype(), n);
+    const int64_t rows = src.dim(0), row = src.numel() / rows, half = rope_hd / 2;
+    const size_t sb = size_t(row) * dtype_size(src.dtype()), db = size_t(row) * dtype_size(dst.dtype());
+    const char* in = static_cast<const char*>(src.raw());
+    char* out = static_cast<char*>(dst.raw());
+    for (int64_t h = 0; h < rows / rope_hd; ++h)
+      for (int64_t j = 0; j < 2 * half; ++j) {  // destination row base + j from base + (j odd ? half : 0) + j/2
+        const int64_t base = h * rope_hd, from = base + (j % 2 ? half : 0) + j / 2;
+        convert_dtype(in + size_t(from) * sb, src.dtype(), out + size_t(base + j) * db, dst.dtype(), size_t(row));
+      }
+  }
+};
 
 struct Loader {
   const WeightStore& store;
@@ -16,6 +53,7 @@ struct Loader {
   bool headers_only = false;  // check names, shapes and dtypes; read nothing, return undefined tensors
   WeightStream* stream = nullptr;  // device requests of component `component`, filled by its run()
   int component = -1;
+  TowerArena* arena = nullptr;     // the understanding tower packed into one block per layer
 
   Tensor place(const Tensor& host_f32) const { return host_f32.to(dtype).to(device); }
   bool checked(const std::string& name, const Shape& shape) const {
@@ -31,6 +69,7 @@ struct Loader {
   }
   Tensor get(const std::string& name, const Shape& shape) const {
     if (checked(name, shape)) return Tensor();
+    if (arena) return arena->take(store, name, shape, dtype, 0);
     return stream ? requested(name, shape, dtype) : place(store.get_f32(name, shape));
   }
   Tensor get_f32(const std::string& name, const Shape& shape) const {
@@ -41,6 +80,7 @@ struct Loader {
   // device once the bytes are in, the staging copy released then).
   Tensor get_rope(const std::string& name, const Shape& shape) const {
     if (checked(name, shape)) return Tensor();
+    if (arena) return arena->take(store, name, shape, dtype, cfg.head_dim);
     if (!stream) return place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
     Tensor staged = requested(name, shape, dtype);
     Tensor out = Tensor::empty(shape, dtype, Device::kCUDA);
@@ -135,7 +175,68 @@ Tensor permute_patch_columns(const Tensor& w, int64_t channels, int64_t patch) {
 
 namespace {
 
-Cosmos3Weights build_weights(const Loader& L) {
+// A layer's understanding tower (k_norm_und_for_gen with it).
+Cosmos3Tower load_und(const Loader& L, const std::string& pre) {
+  Cosmos3Tower t = load_tower(L, pre, kUnd, L.cfg.qk_norm_for_text);
+  if (L.cfg.has_und_k_norm_for_gen())
+    t.k_norm_for_gen = L.get_rope(pre + "self_attn.k_norm_und_for_gen.weight", {L.cfg.head_dim});
+  return t;
+}
+
+// Every layer's understanding tower packed by `A` (an arena loader) into blocks from `alloc`: the
+// blocks allocated here (pinned memory belongs to this thread's device), then filled by a few threads
+// (the conversions and copies of tens of GB), errors rethrown here.
+using BlockAlloc = std::function<std::shared_ptr<Storage>(size_t)>;
+constexpr int kPackThreads = 4;
+
+size_t pack_und(const Loader& A, TowerArena& arena, std::vector<Cosmos3Layer>& layers,
+                std::vector<std::shared_ptr<Storage>>& blocks, const BlockAlloc& alloc) {
+  arena = TowerArena{};
+  load_und(A, "layers.0.");  // measure the layout
+  const size_t bytes = arena.cursor, first = blocks.size();
+  const int64_t n = int64_t(layers.size());
+  for (int64_t i = 0; i < n; ++i) blocks.push_back(alloc(bytes));
+  std::vector<std::exception_ptr> errors(layers.size());
+#pragma omp parallel for schedule(dynamic) num_threads(kPackThreads)
+  for (int64_t i = 0; i < n; ++i) {
+    try {
+      TowerArena own{TowerArena::Mode::kFill, blocks[first + size_t(i)], 0};
+      Loader B = A;
+      B.arena = &own;
+      layers[size_t(i)].und = load_und(B, "layers." + std::to_string(i) + ".");
+      VGEN_ASSERT(own.cursor == bytes, "cosmos3: understanding layer {} packs {} bytes, layer 0 {}", i, own.cursor,
+                  bytes);
+    } catch (...) {
+      errors[size_t(i)] = std::current_exception();
+    }
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  return bytes;
+}
+
+// Every layer's understanding tower into pinned host blocks, and the two device slots of that layout.
+Cosmos3UndHost load_und_host(const Loader& L, std::vector<Cosmos3Layer>& layers) {
+  Loader A = L;
+  A.stream = nullptr;
+  TowerArena arena;
+  A.arena = &arena;
+  Cosmos3UndHost h;
+  h.layer_bytes = pack_und(A, arena, layers, h.layers, pinned_host_storage);
+  for (size_t s = 0; s < 2; ++s) {
+    auto block = std::make_shared<Storage>();
+    block->bytes = h.layer_bytes;
+    block->device = Device::kCUDA;
+    block->ptr = device_malloc(h.layer_bytes);
+    block->release = [](void* p) { device_free(p); };
+    arena = TowerArena{TowerArena::Mode::kView, block, 0};
+    h.slots[s] = load_und(A, "layers.0.");
+    h.slot_blocks[s] = block;
+  }
+  return h;
+}
+
+Cosmos3Weights build_weights(const Loader& L, bool und_on_host = false) {
   const WeightStore& store = L.store;
   const Cosmos3Config& cfg = L.cfg;
   const int64_t D = cfg.hidden_size, P = cfg.patch_latent_dim;
@@ -146,12 +247,11 @@ Cosmos3Weights build_weights(const Loader& L) {
   for (int i = 0; i < cfg.num_hidden_layers; ++i) {
     const std::string pre = "layers." + std::to_string(i) + ".";
     Cosmos3Layer layer;
-    layer.und = load_tower(L, pre, kUnd, cfg.qk_norm_for_text);
-    if (cfg.has_und_k_norm_for_gen())
-      layer.und.k_norm_for_gen = L.get_rope(pre + "self_attn.k_norm_und_for_gen.weight", {cfg.head_dim});
+    if (!und_on_host) layer.und = load_und(L, pre);
     layer.gen = load_tower(L, pre, kGen, true);
     w.layers.push_back(std::move(layer));
   }
+  if (und_on_host) w.und_host = load_und_host(L, w.layers);
   w.norm_gen = L.get("norm_moe_gen.weight", {D});
   w.proj_in.w = L.get_patch("proj_in.weight", {D, P});
   w.proj_in.b = L.get("proj_in.bias", {D});
@@ -171,16 +271,26 @@ Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Confi
 }
 
 Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, const WeightStore& store,
-                                       const Cosmos3Config& cfg, DType dtype) {
+                                       const Cosmos3Config& cfg, DType dtype, bool und_on_host) {
   Loader L{store, cfg, Device::kCUDA, dtype};
   L.stream = &stream;
   L.component = component;
-  return build_weights(L);
+  return build_weights(L, und_on_host);
 }
 
 #ifndef VGEN_WITH_CUDA
 void permute_rope_rows_device(const Tensor&, Tensor&, int64_t) { throw_no_cuda("permute_rope_rows (device)"); }
+std::shared_ptr<Storage> pinned_host_storage(size_t) { throw_no_cuda("pinned host memory"); }
 #endif
+
+size_t pack_cosmos3_und(const WeightStore& store, const Cosmos3Config& cfg, DType dtype,
+                        std::vector<Cosmos3Layer>& layers, std::vector<std::shared_ptr<Storage>>& blocks,
+                        const std::function<std::shared_ptr<Storage>(size_t)>& alloc) {
+  TowerArena arena;
+  Loader A{store, cfg, Device::kCPU, dtype};
+  A.arena = &arena;
+  return pack_und(A, arena, layers, blocks, alloc);
+}
 
 void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg) {
   build_weights(Loader{store, cfg, Device::kCPU, DType::kF32, true});

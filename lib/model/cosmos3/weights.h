@@ -3,6 +3,9 @@
 // generation (video tokens: add_q/k/v_proj, to_add_out, norm_added_q/k, mlp_moe_gen, *_moe_gen
 // norms). lm_head, the final understanding norm and the sound and action heads are never read.
 #pragma once
+#include <array>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,9 +35,21 @@ struct Cosmos3Layer {
   Cosmos3Tower und, gen;
 };
 
+// text.device stream on a GPU: every layer's understanding tower packed into one block of pinned
+// host memory (load_tower's order, 256-byte aligned offsets; Cosmos3Layer::und are views of it), and
+// two device blocks of the same layout whose views the prefill computes with (und_stream.h).
+struct Cosmos3UndHost {
+  size_t layer_bytes = 0;                          // 0: the understanding tower is resident
+  std::vector<std::shared_ptr<Storage>> layers;    // pinned host, one per layer
+  std::array<std::shared_ptr<Storage>, 2> slot_blocks;  // device
+  std::array<Cosmos3Tower, 2> slots;               // views of slot_blocks, shaped as a layer's und
+  bool streamed() const { return layer_bytes > 0; }
+};
+
 struct Cosmos3Weights {
   Tensor embed;                  // [V, D] the file's host view in its dtype (a prompt's rows are converted)
   std::vector<Cosmos3Layer> layers;
+  Cosmos3UndHost und_host;       // streamed understanding tower (else empty)
   Tensor norm_gen;               // norm_moe_gen [D]
   LinearWeights proj_in;         // w [D, C·p²] (columns permuted to (c, p, q) at load: latent_tokens.h), b [D]
   LinearWeights proj_out;        // w [C·p², D], b [C·p²]
@@ -47,9 +62,18 @@ Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Confi
 // The same tensors as device tensors of `dtype` (the time embedder f32) requested from component
 // `component` of `stream` (registered from `store`; the embedding table a host view of `store`):
 // in place, the Q/K rows permuted on the device, once the stream's next run() has returned.
-// proj_in's weight (small) is read and permuted on the host, then copied.
+// proj_in's weight (small) is read and permuted on the host, then copied. `und_on_host`: the
+// understanding tower is not requested but read now from the mapped files into pinned host memory
+// (Cosmos3UndHost: converted to `dtype` and its Q/K rows permuted on the host, as the device does).
 Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, const WeightStore& store,
-                                       const Cosmos3Config& cfg, DType dtype);
+                                       const Cosmos3Config& cfg, DType dtype, bool und_on_host = false);
+// The understanding tower of every layer of `layers` read from the mapped files of `store` into one
+// host block per layer from `alloc` (pinned memory on a GPU: request_cosmos3_weights), converted to
+// `dtype` and the Q/K rows permuted, as Cosmos3UndHost keeps it: layers[i].und become views of
+// blocks[i]. Returns the bytes of a layer.
+size_t pack_cosmos3_und(const WeightStore& store, const Cosmos3Config& cfg, DType dtype,
+                        std::vector<Cosmos3Layer>& layers, std::vector<std::shared_ptr<Storage>>& blocks,
+                        const std::function<std::shared_ptr<Storage>(size_t)>& alloc);
 // The same tensors checked by name, shape and float dtype from the headers alone (kModel naming one).
 void check_cosmos3_weights(const WeightStore& store, const Cosmos3Config& cfg);
 
@@ -60,6 +84,8 @@ Tensor permute_rope_rows(const Tensor& w, int64_t head_dim);
 // The same permutation of a device tensor (any dtype) into `dst` (same shape and dtype, not src),
 // queued on compute_stream(). kUsage in a CPU-only build.
 void permute_rope_rows_device(const Tensor& src, Tensor& dst, int64_t head_dim);
+// `bytes` of pinned (page-locked) host memory, freed with the storage; kUsage in a CPU-only build.
+std::shared_ptr<Storage> pinned_host_storage(size_t bytes);
 
 // proj_in's weight [D, p·p·C] with its columns in diffusers' (p, q, c) patch order → a copy in
 // (c, p, q) order, the layout of ops/embed.h patchify: column (c·p + i)·p + j from (i·p + j)·C + c.

@@ -1,4 +1,5 @@
-// The device half of weights.h: the rope row permutation of a Q/K tensor streamed to the device.
+// The device half of weights.h: the rope row permutation of a Q/K tensor streamed to the device, and
+// the pinned host memory of a streamed understanding tower.
 #include <cuda_runtime.h>
 
 #include "core/cuda_stream.h"
@@ -21,6 +22,15 @@ void permute_rope_rows_device(const Tensor& src, Tensor& dst, int64_t head_dim) 
   const int64_t dims[3] = {src.dim(0) / head_dim, 2, half};
   const int64_t from[3] = {head_dim * row, half * row, row}, to[3] = {head_dim * row, row, 2 * row};
   launched(kern::copy_runs(src.raw(), dst.raw(), dims, from, to, row, compute_stream()), "permute_rope_rows", src);
+}
+
+std::shared_ptr<Storage> pinned_host_storage(size_t bytes) {
+  auto st = std::make_shared<Storage>();
+  VGEN_CUDA_CHECK(cudaHostAlloc(&st->ptr, bytes ? bytes : 1, cudaHostAllocDefault));
+  st->bytes = bytes;
+  st->device = Device::kCPU;  // host memory the device copies from asynchronously
+  st->release = [](void* p) { cudaFreeHost(p); };
+  return st;
 }
 
 }  // namespace vgen

@@ -156,7 +156,14 @@ void WanFamily::check_weights(const DiffusersDir& dir) const {
   build_vae_layers(vc, headers, layers);
 }
 
+void check_wan_text_device(const Recipe& recipe) {
+  VGEN_CHECK(recipe.text.device != TextDevice::kStream, ExitCode::kRecipe,
+             "text.device stream: streams Cosmos 3's understanding tower for its prefill; Wan's text encoder "
+             "takes `auto` or `cpu`");
+}
+
 void WanFamily::check_recipe(const Recipe& recipe, const DiffusersDir& dir) const {
+  check_wan_text_device(recipe);
   if (!recipe.is_quantised()) return;
   // fp8_config.bf16_linears names and bf16_blocks / bf16_gemm_blocks against each expert's block
   // count, before any weight is read (every rank reads the same configs, so every rank fails alike).

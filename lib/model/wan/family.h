@@ -39,6 +39,9 @@ bool wan_takes_image_tokens(const DiffusersDir& dir);
 // What a user reads of the checkpoint (ModelTraits::variant, PlanModel::variant).
 std::string wan_variant(const DiffusersDir& dir);
 
+// text.device stream is Cosmos 3's (its understanding tower): kRecipe naming the key.
+void check_wan_text_device(const Recipe& recipe);
+
 // Golden case runners of the Wan components (tests/golden/README.md).
 void golden_text_encode(GoldenCase& c);
 void golden_dit_forward(GoldenCase& c);

@@ -184,6 +184,7 @@ std::vector<PlanLinear> block_linears(const PlanModel& m) {
 PlanModel WanFamily::plan_model(const Recipe& recipe, bool headers) const {
   VGEN_CHECK(!recipe.model.empty(), ExitCode::kRecipe, "{}: model: required key is missing", recipe.source_path);
   DiffusersDir dir(recipe.model);
+  check_wan_text_device(recipe);
   const size_t run_bytes = recipe.compute_dtype() == DType::kBF16 ? 2 : 4;  // precision fp8 on the GPU: bf16
   PlanModel m;
   m.family = name();
