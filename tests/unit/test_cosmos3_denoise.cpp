@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "cosmos3_test_util.h"
 #include "io/safetensors.h"
 #include "model/cosmos3/transformer.h"
 #include "model/wan/vae/vae_decoder.h"
@@ -21,7 +22,9 @@
 namespace vgen {
 namespace {
 
-const std::string kRoot = std::string(VGEN_SOURCE_DIR) + "/tests/golden-cosmos3";
+using testing::ids_of;
+
+const std::string kRoot = testing::kCosmos3Fixtures;
 
 double rel_l2(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.numel(), b.numel()) << a.str() << " vs " << b.str();
@@ -32,11 +35,6 @@ double rel_l2(const Tensor& a, const Tensor& b) {
     den += double(b.f32()[i]) * double(b.f32()[i]);
   }
   return std::sqrt(num / std::max(den, 1e-30));
-}
-
-std::vector<int64_t> ids_of(const WeightStore& ws, const std::string& name) {
-  const Tensor t = ws.get(name);
-  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
 }
 
 // frames [F, H, W, 3] (to_frames01) against the pipeline's [F, 3, H, W]: max |a − b|.

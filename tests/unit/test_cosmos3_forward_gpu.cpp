@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "cosmos3_test_util.h"
 #include "io/safetensors.h"
 #include "model/cosmos3/transformer.h"
 #include "model/golden_case.h"
@@ -25,12 +26,7 @@ using namespace vgen::testing;
 
 namespace {
 
-const std::string kRoot = std::string(VGEN_SOURCE_DIR) + "/tests/golden-cosmos3";
-
-std::vector<int64_t> ids_of(const WeightStore& ws, const std::string& name) {
-  const Tensor t = ws.get(name);
-  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
-}
+const std::string kRoot = kCosmos3Fixtures;
 
 // latents [1, C, T, H, W] host f32 → their first W' columns (the fixture's odd width pads the patch
 // grid; an even one takes ops/embed's patchify and unpatchify, the path of real resolutions).

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "cosmos3_test_util.h"
 #include "io/safetensors.h"
 #include "model/cosmos3/transformer.h"
 
@@ -21,12 +22,7 @@ using namespace vgen::testing;
 
 namespace {
 
-const std::string kRoot = std::string(VGEN_SOURCE_DIR) + "/tests/golden-cosmos3";
-
-std::vector<int64_t> ids_of(const WeightStore& ws, const std::string& name) {
-  const Tensor t = ws.get(name);
-  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
-}
+const std::string kRoot = kCosmos3Fixtures;
 
 // a and b hold the same dtype, shape and bytes (either device).
 void expect_same_bits(const Tensor& a, const Tensor& b, const std::string& what) {
