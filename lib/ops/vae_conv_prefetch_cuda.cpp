@@ -39,8 +39,10 @@ struct VaeConvPlanPrefetch::Impl {
   std::vector<std::thread> workers;
   Impl* outer = nullptr;  // the prefetch this thread had before (nested ones restore it)
 
-  void work() {
-    cudaSetDevice(device);
+  // A worker that cannot run leaves its shapes to the real pass, which prepares them again and
+  // reports what fails; nothing may escape a worker thread.
+  void work() noexcept {
+    const bool usable = cudaSetDevice(device) == cudaSuccess;
     for (;;) {
       Job j;
       {
@@ -50,17 +52,30 @@ struct VaeConvPlanPrefetch::Impl {
         j = queue.front();
         queue.pop_front();
       }
-      // A failure here is the real pass's to report (it prepares the same shape again).
-      kern::ConvBackend chosen{};
-      size_t ws = 0;
-      (void)kern::conv3d_prepare(j.args, j.backend, &chosen, &ws);
+      if (!usable) continue;
+      try {
+        kern::ConvBackend chosen{};
+        size_t ws = 0;
+        (void)kern::conv3d_prepare(j.args, j.backend, &chosen, &ws);
+      } catch (...) {
+      }
     }
   }
 };
 
 VaeConvPlanPrefetch::VaeConvPlanPrefetch(int workers) : impl_(std::make_unique<Impl>()) {
   VGEN_CUDA_CHECK(cudaGetDevice(&impl_->device));
-  for (int i = 0; i < std::max(1, workers); ++i) impl_->workers.emplace_back([p = impl_.get()] { p->work(); });
+  try {
+    for (int i = 0; i < std::max(1, workers); ++i) impl_->workers.emplace_back([p = impl_.get()] { p->work(); });
+  } catch (...) {  // a thread that could not start: the started ones end before the error leaves
+    {
+      std::lock_guard<std::mutex> lk(impl_->mu);
+      impl_->closing = true;
+    }
+    impl_->cv.notify_all();
+    for (std::thread& t : impl_->workers) t.join();
+    throw;
+  }
   impl_->outer = t_active;
   t_active = impl_.get();
 }

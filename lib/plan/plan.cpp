@@ -183,8 +183,8 @@ void add_dit_memory(Plan& p, const ParallelConfig& pc) {
                         dit / pc.dwdp_size});
     p.memory.push_back({"DWDP staging slots (2 blocks per expert)", 2.0 * md.dit_block_bytes * md.experts});
   } else if (md.prompt_prefix && md.prompt_prefix->streamed) {
-    // The understanding tower (its embedding table included) stays in pinned host memory; two of
-    // its layers at a time pass through the device for the prefill.
+    // The understanding tower's layers stay in pinned host memory (the embedding table is a host
+    // view of the file in every mode); two of its layers at a time pass through the device for the prefill.
     const PlanPromptPrefix& pp = *md.prompt_prefix;
     p.memory.push_back({fmt::format("DiT weights ({} params, {}) less the understanding tower streamed from host "
                                     "memory ({})",

@@ -29,10 +29,13 @@ bool unread(const std::string& name) {
   return false;
 }
 
-// The understanding tower's tensors (weights.cpp kUnd): the prompt's embedding and each layer's
-// to_q/k/v/out, their norms, `mlp` and the two layer norms without the _moe_gen suffix.
+// The prompt's embedding table: the loader keeps it a host view of the file (a prompt's rows are
+// read), so it is neither on the device nor in a streamed tower's pinned copy.
+bool embedding(const std::string& name) { return name.rfind("embed_tokens", 0) == 0; }
+
+// The understanding tower's layer tensors (weights.cpp kUnd): each layer's to_q/k/v/out, their
+// norms, `mlp` and the two layer norms without the _moe_gen suffix.
 bool understanding(const std::string& name) {
-  if (name.rfind("embed_tokens", 0) == 0) return true;
   if (name.find("_moe_gen") != std::string::npos || name.find("add_") != std::string::npos) return false;
   for (const char* p : {".to_q.", ".to_k.", ".to_v.", ".to_out.", ".norm_q.", ".norm_k.", ".mlp.", ".input_layernorm.",
                         ".post_attention_layernorm."})
@@ -64,7 +67,7 @@ void add_prompt_facts(const Recipe& recipe, const DiffusersDir& dir, const Cosmo
   pp.kv_heads = c.num_key_value_heads;
   // Config math (the headers' count replaces it when read): each layer's linears and norms, the embedding.
   pp.layer_bytes = int64_t(run_bytes) * int64_t(tower_linear_flops(c) / 2 + 4 * c.hidden_size);
-  pp.tower_bytes = int64_t(c.num_hidden_layers) * pp.layer_bytes + int64_t(run_bytes) * c.vocab_size * c.hidden_size;
+  pp.tower_bytes = int64_t(c.num_hidden_layers) * pp.layer_bytes;
   // stream: as asked; auto: resident until the planner weighs it against a GPU's memory.
   pp.streamed = recipe.is_cuda() && recipe.text.device == TextDevice::kStream;
   pp.why = !recipe.is_cuda() ? "device cpu: the host holds every weight"
@@ -130,6 +133,7 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
       const int64_t k = ws.get(n).numel();
       const int64_t bytes = k * int64_t(n.find("time_embedder") != std::string::npos ? 4 : run_bytes);
       m.dit_params += k;
+      if (embedding(n)) continue;  // a host view (its params counted, not its bytes)
       m.dit_bytes += bytes;
       if (!understanding(n)) continue;
       und += bytes;
@@ -140,14 +144,16 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
     layer = 0;
     for (const auto& [l, bytes] : und_layers) layer = std::max(layer, bytes);
     m.dit_source = "safetensors headers";
-  } else {  // config math: both towers' layers, the embedding, proj_in / proj_out
-    const int64_t P = c.patch_latent_dim;
-    m.dit_params = int64_t(c.num_hidden_layers) * int64_t(2 * (tower_linear_flops(c) / 2 + 4 * D)) +
-                   int64_t(c.vocab_size) * D + 2 * P * D + P + D;
-    m.dit_bytes = m.dit_params * int64_t(run_bytes);
+  } else {  // config math: both towers' layers, the embedding (a host view: params only), proj_in / proj_out
+    const int64_t P = c.patch_latent_dim, embed = int64_t(c.vocab_size) * D;
+    m.dit_params = int64_t(c.num_hidden_layers) * int64_t(2 * (tower_linear_flops(c) / 2 + 4 * D)) + embed +
+                   2 * P * D + P + D;
+    m.dit_bytes = (m.dit_params - embed) * int64_t(run_bytes);
     m.dit_source = "config math";
   }
   m.dit_block_bytes = m.layers ? (m.dit_bytes - m.prompt_prefix->tower_bytes) / m.layers : 0;
+  m.facts.push_back(fmt::format("prompt embedding table: {} × {} (a host view of the file, not counted on the GPU)",
+                                c.vocab_size, c.hidden_size));
   if (vae_plan_) vae_plan_(dir, m, headers);  // after out_channels: the decoder's z_dim
   m.vae_spatial = t.scale_spatial;
   m.vae_temporal = t.scale_temporal;
