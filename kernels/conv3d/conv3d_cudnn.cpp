@@ -22,7 +22,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 #endif
@@ -71,9 +70,15 @@ struct PlanEntry {
   bool tuned = false;  // autotune ran
 };
 
+struct DeviceRes {
+  cudnnHandle_t handle = nullptr;
+  std::string init_error;
+};
+
 // Never destroyed: cuDNN handles and graphs may outlive static destruction of the CUDA runtime.
 struct State {
   std::mutex mu;
+  std::vector<DeviceRes> devs;
   std::map<PlanKey, PlanEntry> plans;
   Conv3dStats stats;
 };
@@ -86,34 +91,21 @@ size_t align256(size_t b) { return (b + 255) & ~size_t(255); }
 
 std::string fe_error(const char* step, fe::error_t e) { return std::string("cuDNN conv ") + step + ": " + e.get_message(); }
 
-// One cuDNN handle per thread and device (a handle serves one thread at a time), so plans build on
-// several threads at once (a first build on a machine is a JIT compile) and a plan built on one
-// thread executes on another. Never destroyed, as the state.
-struct ThreadHandles {
-  std::vector<cudnnHandle_t> handles;
-  std::vector<std::string> errors;
-};
-
-cudaError_t device_handle(int dev, cudnnHandle_t* out, std::string* why) {
-  static thread_local ThreadHandles* t = new ThreadHandles();
-  if (size_t(dev) >= t->handles.size()) {
-    t->handles.resize(size_t(dev) + 1, nullptr);
-    t->errors.resize(size_t(dev) + 1);
-  }
-  cudnnHandle_t& h = t->handles[size_t(dev)];
-  std::string& err = t->errors[size_t(dev)];
-  if (!h && err.empty()) {
-    const cudnnStatus_t s = cudnnCreate(&h);
+cudaError_t device_handle(State& st, int dev, cudnnHandle_t* out, std::string* why) {
+  if (size_t(dev) >= st.devs.size()) st.devs.resize(size_t(dev) + 1);
+  DeviceRes& r = st.devs[size_t(dev)];
+  if (!r.handle && r.init_error.empty()) {
+    const cudnnStatus_t s = cudnnCreate(&r.handle);
     if (s != CUDNN_STATUS_SUCCESS) {
-      h = nullptr;
-      err = std::string("cudnnCreate on device ") + std::to_string(dev) + ": " + cudnnGetErrorString(s);
+      r.handle = nullptr;
+      r.init_error = std::string("cudnnCreate on device ") + std::to_string(dev) + ": " + cudnnGetErrorString(s);
     }
   }
-  if (!h) {
-    *why = err;
+  if (!r.handle) {
+    *why = r.init_error;
     return cudaErrorNotSupported;
   }
-  *out = h;
+  *out = r.handle;
   return cudaSuccess;
 }
 
@@ -245,38 +237,8 @@ size_t total_workspace(const Conv3dArgs& a, const PlanEntry& p) {
   return ws;
 }
 
-// The plan of `a` built with `handle`: the fused bias and residual where an engine takes them, else
-// the fallbacks of the file's header comment. `unfused_bias` / `unfused_residual` say which ran.
-PlanEntry build_entry(const Conv3dArgs& a, cudnnHandle_t handle, bool* unfused_bias, bool* unfused_residual) {
-  const bool autotune = a.autotune;
-  PlanEntry p = build(a, BiasMode::kFused, a.residual != nullptr, autotune, handle);
-  if (!p.graph && a.residual) {  // no engine with the residual in its epilogue: added after the conv
-    std::string why = p.why;
-    p = build(a, BiasMode::kFused, false, autotune, handle);
-    if (p.graph) *unfused_residual = true;
-    else p.why = why + "; without the residual: " + p.why;
-  }
-  // f32: the fp32 output is y itself, so kF32Out and kInPlace are the same graph.
-  for (BiasMode m : {BiasMode::kF32Out, BiasMode::kInPlace}) {
-    if (p.graph || !a.bias || (m == BiasMode::kInPlace && a.type == FloatType::kF32)) break;
-    PlanEntry q = build(a, m, false, autotune, handle);
-    if (q.graph) {
-      p = std::move(q);
-      *unfused_bias = true;
-      if (a.residual) *unfused_residual = true;
-    } else {
-      p.why += std::string("; with the bias added ") + (m == BiasMode::kF32Out ? "from an fp32 output: " : "in place: ") +
-               q.why;
-    }
-  }
-  return p;
-}
-
-// The plan of `a`, built on first use outside the lock (plans of other shapes build at the same
-// time on other threads; two threads that build one shape keep the first). On return the caller
-// holds `lock` (st.mu) and this thread's handle.
-cudaError_t plan(State& st, const Conv3dArgs& a, std::unique_lock<std::mutex>& lock, PlanEntry** out,
-                 cudnnHandle_t* handle) {
+// Caller holds the lock: the plan of `a` (built on first use).
+cudaError_t plan(State& st, const Conv3dArgs& a, PlanEntry** out, cudnnHandle_t* handle) {
   int dev = 0;
   cudaError_t ce = cudaGetDevice(&dev);
   if (ce != cudaSuccess) {
@@ -284,25 +246,39 @@ cudaError_t plan(State& st, const Conv3dArgs& a, std::unique_lock<std::mutex>& l
     return ce;
   }
   std::string why;
-  if ((ce = device_handle(dev, handle, &why)) != cudaSuccess) {
+  if ((ce = device_handle(st, dev, handle, &why)) != cudaSuccess) {
     conv3d_set_error(why.c_str());
     return ce;
   }
-  const PlanKey key = key_of(a, dev, a.autotune);
-  lock.lock();
+  const bool autotune = a.autotune;
+  const PlanKey key = key_of(a, dev, autotune);
   auto it = st.plans.find(key);
   if (it == st.plans.end()) {
-    lock.unlock();
-    bool unfused_bias = false, unfused_residual = false;
-    PlanEntry p = build_entry(a, *handle, &unfused_bias, &unfused_residual);
-    lock.lock();
-    bool fresh = false;
-    std::tie(it, fresh) = st.plans.emplace(key, std::move(p));
-    if (fresh) {
-      st.stats.cudnn_unfused_bias += unfused_bias;
-      st.stats.cudnn_unfused_residual += unfused_residual;
-      ++(it->second.graph ? st.stats.cudnn_plans : st.stats.cudnn_rejected);
+    PlanEntry p = build(a, BiasMode::kFused, a.residual != nullptr, autotune, *handle);
+    if (!p.graph && a.residual) {  // no engine with the residual in its epilogue: added after the conv
+      std::string why = p.why;
+      p = build(a, BiasMode::kFused, false, autotune, *handle);
+      if (p.graph) ++st.stats.cudnn_unfused_residual;
+      else p.why = why + "; without the residual: " + p.why;
     }
+    // f32: the fp32 output is y itself, so kF32Out and kInPlace are the same graph.
+    for (BiasMode m : {BiasMode::kF32Out, BiasMode::kInPlace}) {
+      if (p.graph || !a.bias || (m == BiasMode::kInPlace && a.type == FloatType::kF32)) break;
+      PlanEntry q = build(a, m, false, autotune, *handle);
+      if (q.graph) {
+        p = std::move(q);
+        ++st.stats.cudnn_unfused_bias;
+        if (a.residual) ++st.stats.cudnn_unfused_residual;
+      } else {
+        p.why += std::string("; with the bias added ") + (m == BiasMode::kF32Out ? "from an fp32 output: " : "in place: ") +
+                 q.why;
+      }
+    }
+    if (p.graph)
+      ++st.stats.cudnn_plans;
+    else
+      ++st.stats.cudnn_rejected;
+    it = st.plans.emplace(key, std::move(p)).first;
   }
   if (!it->second.graph) {
     conv3d_set_error(it->second.why.c_str());
@@ -319,10 +295,10 @@ bool conv3d_cudnn_built() { return true; }
 cudaError_t conv3d_cudnn_prepare(const Conv3dArgs& a, size_t* workspace_bytes) {
   try {
     State& st = state();
-    std::unique_lock<std::mutex> lock(st.mu, std::defer_lock);
+    std::lock_guard<std::mutex> lock(st.mu);
     PlanEntry* p = nullptr;
     cudnnHandle_t h = nullptr;
-    const cudaError_t e = plan(st, a, lock, &p, &h);
+    const cudaError_t e = plan(st, a, &p, &h);
     if (e != cudaSuccess) return e;
     *workspace_bytes = total_workspace(a, *p);
     return cudaSuccess;
@@ -335,10 +311,10 @@ cudaError_t conv3d_cudnn_prepare(const Conv3dArgs& a, size_t* workspace_bytes) {
 cudaError_t conv3d_cudnn_forward(const Conv3dArgs& a, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   try {
     State& st = state();
-    std::unique_lock<std::mutex> lock(st.mu, std::defer_lock);
+    std::lock_guard<std::mutex> lock(st.mu);
     PlanEntry* p = nullptr;
     cudnnHandle_t h = nullptr;
-    cudaError_t ce = plan(st, a, lock, &p, &h);
+    cudaError_t ce = plan(st, a, &p, &h);
     if (ce != cudaSuccess) return ce;
     const size_t need = total_workspace(a, *p);
     if (workspace_bytes < need || (need > 0 && !workspace)) {

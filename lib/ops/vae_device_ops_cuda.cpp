@@ -10,7 +10,6 @@
 #include "kernels/vae_norm/vae_norm.cuh"
 #include "kernels/vae_ops/vae_ops.cuh"
 #include "ops/device_op_checks.h"
-#include "ops/vae_conv_prefetch_cuda.h"
 #include "ops/vae_device_ops.h"
 
 namespace vgen {
@@ -88,7 +87,6 @@ Tensor cuda_vae_conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const 
                 "vae_conv3d: residual {} for the output {}", residual->str(), shape_str(ys));
     a.residual = residual->raw();
   }
-  if (vae_conv_prefetched(a, kern_backend(policy.backend))) return y;  // a warm-up's plan pass
   kern::ConvBackend chosen{};
   size_t ws = 0;
   launched(kern::conv3d_prepare(a, kern_backend(policy.backend), &chosen, &ws), "vae_conv3d (plan)", x,

@@ -5,7 +5,6 @@
 #include "kernels/vae_down/vae_down.cuh"
 #include "kernels/vae_down/vae_down_ref.h"
 #include "ops/device_op_checks.h"
-#include "ops/vae_conv_prefetch_cuda.h"
 #include "ops/vae_device_ops.h"
 #include "ops/vae_down_ops.h"
 
@@ -48,7 +47,6 @@ Tensor cuda_vae_conv3d_strided(const Tensor& x, const Tensor& w, const Tensor& b
               stride_s);
   Tensor y = Tensor::empty({a.To(), a.Ho(), a.Wo(), a.Cout}, x.dtype(), Device::kCUDA);  // [To, Ho, Wo, Cout]
   a.x = x.raw(), a.w = w.raw(), a.y = y.raw();
-  if (vae_conv_prefetched(a, kern_backend(policy.backend))) return y;  // a warm-up's plan pass
   kern::ConvBackend chosen{};
   size_t ws = 0;
   launched(kern::conv3d_prepare(a, kern_backend(policy.backend), &chosen, &ws), "vae_conv3d_strided (plan)", x,

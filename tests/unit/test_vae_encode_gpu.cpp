@@ -14,7 +14,6 @@
 #include "kernels/conv3d/conv3d.cuh"
 #include "model/wan/vae/autoencoder.h"
 #include "model/wan/vae/vae_encoder_parallel.h"
-#include "ops/vae_conv_prefetch.h"
 #include "ops/vae_device_ops.h"
 #include "tools/golden.h"
 
@@ -154,27 +153,6 @@ TEST(VaeEncodeGpu, WarmUpBuildsTheEncodePlans) {
   const Tensor z = ae.encode(random_video({1, 3, 1, 112, 176}, 11));  // [1, z, 1, 7, 11]
   EXPECT_EQ(z.dim(2), 1);
   EXPECT_EQ(kern::conv3d_stats().cudnn_plans, plans) << "the first encode built plans the warm-up did not";
-}
-
-// A plan pass (ops/vae_conv_prefetch.h) runs no conv and hands each distinct shape to its workers
-// once; the passes after it build none and agree.
-TEST(VaeEncodeGpu, PlanPrefetchPassThenEqualEncode) {
-  VGEN_REQUIRE_GPU();
-  const auto enc = device_encoder(kCases[1], DType::kBF16);
-  const Tensor video = random_video({1, 3, 5, 96, 144}, 13);  // [1, 3, 5, H, W], a size of this case alone
-  const uint64_t plans = kern::conv3d_stats().cudnn_plans;
-  int submitted = 0;
-  {
-    const VaeConvPlanPrefetch prefetch(4);
-    enc->encode_moments(video);
-    submitted = prefetch.submitted();
-  }
-  const uint64_t built = kern::conv3d_stats().cudnn_plans;
-  EXPECT_GT(submitted, 0);
-  EXPECT_GT(built, plans) << "the plan pass built the new shapes' plans";
-  const Tensor a = enc->encode_moments(video).to(Device::kCPU), b = enc->encode_moments(video).to(Device::kCPU);
-  EXPECT_EQ(kern::conv3d_stats().cudnn_plans, built) << "the real pass built no plan";
-  EXPECT_EQ(rel_l2(a, b), 0.0);
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 #include "dist/device_mesh.h"
 #include "model/wan/vae/vae_encoder_parallel.h"
 #include "model/wan/vae/vae_parallel.h"
-#include "ops/vae_conv_prefetch.h"
 
 namespace vgen {
 
@@ -24,8 +23,7 @@ WanVideoAutoencoder::WanVideoAutoencoder(const WanVaeConfig& cfg, LatentStats st
     : cfg_(cfg), stats_(std::move(stats)), place_(std::move(place)) {}
 
 WanVideoAutoencoder::~WanVideoAutoencoder() {
-  if (warm_thread_.joinable()) warm_thread_.join();  // a load that threw leaves them running
-  if (warm_enc_thread_.joinable()) warm_enc_thread_.join();
+  if (warm_thread_.joinable()) warm_thread_.join();  // a load that threw leaves it running
 }
 
 bool WanVideoAutoencoder::is_split() const { return place_.mesh.vae && place_.mesh.vae->size() > 1; }
@@ -33,28 +31,19 @@ bool WanVideoAutoencoder::is_split() const { return place_.mesh.vae && place_.me
 void WanVideoAutoencoder::start_warm_up() {
   // cuDNN's plans depend on the shapes alone, so a decoder used alone warms up with random weights
   // of its shapes while the checkpoint streams in (host work mostly: a first plan build on a machine
-  // is seconds of JIT); a split decoder warms up after the load (collective over its group). The
-  // encoder's plans are other shapes: built on a thread of their own, beside the decoder's.
+  // is seconds of JIT); a split decoder warms up after the load (collective over its group).
   if (!place_.cuda || !place_.warm_up || is_split()) return;
   WanVaeOptions wopt;
   wopt.device = Device::kCUDA;
   wopt.dtype = place_.dtype;
-  const int device = select_mesh_device();
-  warm_thread_ = std::thread([this, wopt, device] {
+  warm_thread_ = std::thread([this, wopt] {
     try {
-      cuda_set_device(device);  // the current device is per thread
+      cuda_set_device(select_mesh_device());  // the current device is per thread
       warm_up(*WanVaeDecoder::random(cfg_, wopt, 0x5eedull), nullptr);
+      // The encoder's plans too, while the checkpoint still streams (not after the load: seconds).
+      if (place_.encode_frames > 0) warm_up_encoder(*WanVaeEncoder::random(cfg_, wopt, 0x5eed3ull), nullptr);
     } catch (...) {
       warm_error_ = std::current_exception();
-    }
-  });
-  if (place_.encode_frames == 0) return;
-  warm_enc_thread_ = std::thread([this, wopt, device] {
-    try {
-      cuda_set_device(device);
-      warm_up_encoder(*WanVaeEncoder::random(cfg_, wopt, 0x5eed3ull), nullptr);
-    } catch (...) {
-      warm_enc_error_ = std::current_exception();
     }
   });
 }
@@ -67,12 +56,10 @@ void WanVideoAutoencoder::warm_up(const WanVaeDecoder& dec, Communicator* comm) 
                 w = place_.width / cfg_.scale_factor_spatial;
   const int64_t frames = std::min<int64_t>(2, (place_.num_frames - 1) / cfg_.scale_factor_temporal + 1);
   Tensor z = make_initial_latents({1, C, frames, h, w}, "", 0x5eedull);  // [1, C, 2, h, w]
-  auto decode = [&] { comm ? vae_group_decode(dec, z, comm, place_.split) : dec.decode(z); };
-  {
-    const VaeConvPlanPrefetch plans(vae_prefetch_workers());  // the plans build at once, then the decode
-    decode();
-  }
-  decode();
+  if (comm)
+    vae_group_decode(dec, z, comm, place_.split);
+  else
+    dec.decode(z);
   sync_compute_stream();
   log_info("VAE warmed up at {}x{} in {:.2f} s", place_.height, place_.width, t.seconds());
 }
@@ -85,12 +72,10 @@ void WanVideoAutoencoder::warm_up_encoder(const WanVaeEncoder& enc, Communicator
   const int64_t in = cfg_.in_channels / (cfg_.patch() * cfg_.patch());
   Tensor video = make_initial_latents({1, in, frames, place_.height, place_.width}, "", 0x5eed2ull);  // [1, 3, F, H, W]
   // vae_group_encode needs the group; an encoder used alone (comm null) encodes by itself.
-  auto encode = [&] { comm ? vae_group_encode(enc, video, comm, place_.split) : enc.encode_moments(video); };
-  {
-    const VaeConvPlanPrefetch plans(vae_prefetch_workers());
-    encode();
-  }
-  encode();
+  if (comm)
+    vae_group_encode(enc, video, comm, place_.split);
+  else
+    enc.encode_moments(video);
   sync_compute_stream();
   log_info("VAE encoder warmed up at {}x{} ({} frame(s)) in {:.2f} s", place_.height, place_.width, frames,
            t.seconds());
@@ -100,9 +85,7 @@ void WanVideoAutoencoder::finish_warm_up() {
   if (!place_.cuda) return;
   device_group_ = device_vae_communicator(place_.mesh);  // collective over the group the first time
   if (warm_thread_.joinable()) warm_thread_.join();
-  if (warm_enc_thread_.joinable()) warm_enc_thread_.join();
   if (warm_error_) std::rethrow_exception(std::exchange(warm_error_, nullptr));
-  if (warm_enc_error_) std::rethrow_exception(std::exchange(warm_enc_error_, nullptr));
   if (place_.warm_up && is_split()) warm_up(*dec_, device_group_.get());
   if (place_.warm_up && enc_ && is_split())
     warm_up_encoder(*enc_, device_group_.get());  // collective over the group, as the encode

@@ -35,7 +35,7 @@ class WanVideoAutoencoder final : public VideoAutoencoder {
   ~WanVideoAutoencoder() override;
 
   // Starts the warm-up of a decoder (and encoder) used alone (device, one-rank group) on a thread
-  // each with random weights of the config's shapes; joined by finish_warm_up or the destructor.
+  // with random weights of the config's shapes; joined by finish_warm_up or the destructor.
   void start_warm_up();
   void set_decoder(std::shared_ptr<const WanVaeDecoder> dec) { dec_ = std::move(dec); }
   // The encoder of an image-conditioned checkpoint (replica leader only).
@@ -61,8 +61,8 @@ class WanVideoAutoencoder final : public VideoAutoencoder {
   std::shared_ptr<const WanVaeDecoder> dec_;
   std::shared_ptr<const WanVaeEncoder> enc_;
   std::shared_ptr<Communicator> device_group_;  // NCCL over the VAE group (finish_warm_up)
-  std::thread warm_thread_, warm_enc_thread_;  // the decoder's and the encoder's warm-ups
-  std::exception_ptr warm_error_, warm_enc_error_;
+  std::thread warm_thread_;
+  std::exception_ptr warm_error_;
 };
 
 // VGEN_VAE_WARMUP=0 turns the device decoder's warm-up off.
