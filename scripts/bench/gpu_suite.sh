@@ -372,6 +372,8 @@ suite_peer() {
   fi
   local args=() w sh
   [ -n "${DIT_MODEL:-}" ] && [[ " $what " == *" dit "* ]] && args+=(--model "$DIT_MODEL")
+  # The dit suite's block count (vgen_dit_bench --layers) on the peer's random DiT too.
+  [ -z "${DIT_MODEL:-}" ] && [[ " $what " == *" dit "* ]] && [ "$LAYERS" != 40 ] && args+=(--layers "$LAYERS")
   for w in $what; do
     for sh in ${SHAPES//,/ }; do
       case $sh in 480p|720p) args+=("$w${sh%p}") ;; *) say "peer: shape $sh not supported by the peer script (480p, 720p)" ;; esac
