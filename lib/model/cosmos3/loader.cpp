@@ -3,7 +3,8 @@
 // embedding table stays a view), read from the mapped files on the host or through the node's
 // weight stream onto a GPU (text.device stream: the understanding tower into pinned host memory),
 // the prompt tokenizer and the image conditioner on the replica leader, and the Wan 2.2 VAE on the
-// ranks that decode (lent by the registry, through its weight stream).
+// ranks that decode (lent by the registry, through its weight stream). Host DWDP: the generation
+// layers shared over the dwdp group once the weights are final.
 #include <memory>
 
 #include "core/log.h"
@@ -50,6 +51,9 @@ LoadedModel Cosmos3Family::load(const Recipe& recipe, Mesh& mesh) const {
              double(loaded->weights().und_host.layer_bytes * loaded->weights().layers.size()) / double(1ull << 30));
   loaded->attention_policy.backend = recipe.attention.backend;
   loaded->enable_fp8(cosmos3_fp8_options(recipe));  // precision fp8: the generation tower's quantised copies
+  // Host DWDP shares the generation layers over the world (collective), on the final weights.
+  if (device == Device::kCPU && recipe.parallel.dwdp_size > 1)
+    loaded->enable_host_dwdp(recipe.parallel.dwdp_size, *mesh.world);
   std::shared_ptr<const Cosmos3Transformer> model = loaded;
   // The mRoPE time axis follows the output's frame rate, as diffusers' `fps` argument.
   const double fps = double(recipe.output.fps.value_or(out.traits.native_fps));

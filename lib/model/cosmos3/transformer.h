@@ -18,6 +18,7 @@
 #include "model/cosmos3/mrope.h"
 #include "model/cosmos3/und_stream.h"
 #include "model/cosmos3/weights.h"
+#include "parallel/dwdp.h"
 #include "parallel/seq_attention.h"
 
 namespace vgen {
@@ -67,6 +68,14 @@ class Cosmos3Transformer {
   void enable_fp8(const Cosmos3Fp8Options& options);
   const Cosmos3Fp8Options& fp8() const { return fp8_; }
 
+  // DWDP on the host (parallel/dwdp.h): the generation tower's layers are the blocks; this rank
+  // keeps 1/N of them in an MPI window and assembles each layer it lacks during each pass; their
+  // host tensors are dropped (precision fp8: their linears quantised at each use, the same values).
+  // The understanding tower, embeddings, proj_in/out and the time embedder stay whole. Collective
+  // over MPI_COMM_WORLD (`world` has its ranks); after enable_fp8, host only.
+  void enable_host_dwdp(int dwdp_size, const Communicator& world);
+  bool host_dwdp() const { return host_dwdp_ != nullptr; }
+
   // The understanding tower over the prompt ids (each in [0, vocab_size)); streamed (text.device
   // stream) its layers pass through two device slots, with the same K/V.
   Cosmos3PromptKv prefill(const std::vector<int64_t>& ids) const;
@@ -97,6 +106,9 @@ class Cosmos3Transformer {
   LinearMode generation_mode(size_t i, bool fp8) const;
   AttentionPolicy generation_attention(size_t i, bool fp8) const;
   MropeTables video_rope(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;  // [S, Dh]
+  // Generation layer i's weights for the ops queued next (host DWDP: its staged copy) until block_end(i).
+  const Cosmos3Tower& block_begin(size_t i) const;
+  void block_end(size_t i) const;
 
   Cosmos3Config cfg_;
   Cosmos3Weights w_;
@@ -107,6 +119,8 @@ class Cosmos3Transformer {
   // The host's fp32 linears row by row once something quantises (ops/linear.h LinearRows): meshes
   // then round what is quantised as one rank does.
   LinearRows rows_ = LinearRows::kBatched;
+  std::shared_ptr<DwdpHostWeights> host_dwdp_;  // null without host DWDP
+  std::array<Cosmos3Tower, 2> host_staged_;     // views of its staging slots
 };
 
 }  // namespace vgen
