@@ -178,9 +178,15 @@ void add_dit_memory(Plan& p, const ParallelConfig& pc) {
   const PlanModel& md = p.model;
   const double dit = double(md.dit_bytes) * md.experts;
   if (pc.dwdp_size > 1) {
-    p.memory.push_back({fmt::format("DiT weights ({} expert(s), 1/{} by DWDP, {})", md.experts, pc.dwdp_size,
-                                    md.dit_source),
-                        dit / pc.dwdp_size});
+    const double shared = md.dwdp_shared_bytes >= 0 ? double(md.dwdp_shared_bytes) * md.experts : dit;
+    if (shared < dit)
+      p.memory.push_back({fmt::format("DiT weights ({} expert(s), {}; its blocks, {}, 1/{} by DWDP, the rest whole)",
+                                      md.experts, md.dit_source, human_bytes(shared), pc.dwdp_size),
+                          dit - shared + shared / pc.dwdp_size});
+    else
+      p.memory.push_back({fmt::format("DiT weights ({} expert(s), 1/{} by DWDP, {})", md.experts, pc.dwdp_size,
+                                      md.dit_source),
+                          dit / pc.dwdp_size});
     p.memory.push_back({"DWDP staging slots (2 blocks per expert)", 2.0 * md.dit_block_bytes * md.experts});
   } else if (md.prompt_prefix && md.prompt_prefix->streamed) {
     // The understanding tower's layers stay in pinned host memory (the embedding table is a host
@@ -361,6 +367,9 @@ Plan make_plan(const Recipe& recipe, int world, const PlanModel& model, bool wit
   Plan p;
   p.model = model;
   validate_mesh(recipe.parallel, world, p.model.heads);
+  VGEN_CHECK(recipe.parallel.dwdp_size == 1 || !recipe.is_cuda() || model.dwdp_on_device, ExitCode::kRecipe,
+             "parallel_config.dwdp_size {} on device cuda: not implemented for {} (its DWDP runs on the host)",
+             recipe.parallel.dwdp_size, model.family);
   p.shape = MeshShape::from(recipe.parallel);
   p.tokens = plan_tokens(recipe.generation, p.model, p.shape);
   if (with_ranks)
