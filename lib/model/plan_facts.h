@@ -66,7 +66,6 @@ struct PlanModel {
   // One expert's bytes DWDP shares over a group (its blocks; Cosmos 3: the generation layers, the
   // rest whole on every rank); -1: all of dit_bytes.
   int64_t dwdp_shared_bytes = -1;
-  bool dwdp_on_device = true;   // the family's DWDP runs on device cuda (else on the host only)
   std::string dit_source;       // "safetensors headers" or "config math"
   int64_t te_params = 0, te_bytes = 0;
   std::string te_source;

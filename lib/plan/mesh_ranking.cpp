@@ -56,7 +56,6 @@ std::vector<ParallelConfig> mesh_candidates(const Recipe& recipe, int world, con
               if (world % d || d > hw.nvlink_domain || (fixed("dwdp_size") && d != cur.dwdp_size)) continue;
               if (d > 1 && (recipe.cache.first_block_threshold > 0 || (!recipe.lora.empty() && recipe.is_cuda())))
                 continue;
-              if (d > 1 && recipe.is_cuda() && !model.dwdp_on_device) continue;
               // The device DWDP holds no e4m3 copy: fp8 GEMMs refuse it (docs/fp8.md).
               if (d > 1 && recipe.is_quantised() && recipe.fp8.gemm && recipe.is_cuda()) continue;
               ParallelConfig pc = cur;

@@ -16,7 +16,7 @@ struct RankOptions {
 
 // The meshes of `world` ranks (dp × cfg × Ulysses dividing the heads × ring or every Attention2D
 // grid, parallel VAE 1..16 in powers of two, DWDP 1, 2, 4, 8 inside an NVLink domain, DWDP 1 only
-// with precision fp8's GEMMs on the GPU or a family whose DWDP runs on the host only) that
+// with precision fp8's GEMMs on the GPU) that
 // validate, each predicted; best first: fits memory, then the job time of `videos` videos
 // (ceil(videos / dp) · e2e), then fewer GPUs idle in the VAE, then the lower memory.
 std::vector<Prediction> rank_meshes(const Recipe& recipe, int world, const PlanModel& model,

@@ -76,7 +76,7 @@ endforeach()
 
 # Every case on one GPU in fp32, bf16 and fp8 (label gpu; skipped without one): the device
 # transformer, the pipeline with `device: cuda`; the pipelines also with the understanding tower
-# streamed from pinned host memory for each prefill (text.device stream). Not yet run.
+# streamed from pinned host memory for each prefill (text.device stream), and DWDP on two GPUs. Not yet run.
 if(VGEN_HAVE_CUDA)
   foreach(case mrope_video und_kv und_kv_edge transformer_forward transformer_forward_edge
                ${VGEN_GOLDEN_COSMOS3_PIPELINES})
@@ -96,6 +96,22 @@ if(VGEN_HAVE_CUDA)
                        --set text.device=stream)
       set_tests_properties(golden_cosmos3_${case}_cuda_stream_${prec} PROPERTIES LABELS gpu
                            ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 300 SKIP_RETURN_CODE 77)
+    endforeach()
+  endforeach()
+  # DWDP on two GPUs (the generation layers assembled over the copy engine from the peer's arena,
+  # placed from the weight stream; skipped without two devices), under the single-rank tolerances.
+  foreach(case ${VGEN_GOLDEN_COSMOS3_PIPELINES})
+    foreach(prec fp32 bf16)
+      foreach(mesh "cfg2_dwdp2;cfg_size=2" "ulysses2_dwdp2;ulysses_size=2")
+        list(POP_FRONT mesh name)
+        set(test parallel_golden_cosmos3_${case}_cuda_${prec}_${name})
+        add_test(NAME ${test}
+                 COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 2 ${VGEN_MPIRUN} -np 2
+                         ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case} --set device=cuda
+                         --set precision=${prec} --set parallel_config.${mesh} --set parallel_config.dwdp_size=2)
+        set_tests_properties(${test} PROPERTIES LABELS gpu ENVIRONMENT "${VGEN_TEST_ENV};NCCL_NVLS_ENABLE=0"
+                             TIMEOUT 300 SKIP_RETURN_CODE 77)
+      endforeach()
     endforeach()
   endforeach()
 endif()

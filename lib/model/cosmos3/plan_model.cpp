@@ -168,8 +168,6 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
     m.dit_block_bytes = m.prompt_prefix->layer_bytes;  // the generation tower's layer has the understanding one's shapes
     m.dwdp_shared_bytes = int64_t(c.num_hidden_layers) * m.dit_block_bytes;
   }
-  // The DWDP blocks are the generation tower's layers; it runs on the host only.
-  m.dwdp_on_device = false;
   m.facts.push_back(fmt::format("prompt embedding table: {} × {} (a host view of the file, not counted on the GPU)",
                                 c.vocab_size, c.hidden_size));
   if (vae_plan_) vae_plan_(dir, m, headers);  // after out_channels: the decoder's z_dim

@@ -36,11 +36,11 @@ Cosmos3Transformer Cosmos3Transformer::load(const std::string& dir, Device devic
 }
 
 Cosmos3Transformer Cosmos3Transformer::stream_to_device(const std::string& dir, WeightStream& stream, DType dtype,
-                                                        bool und_streamed) {
+                                                        bool und_streamed, const Cosmos3DwdpOptions& dwdp) {
   Cosmos3Config cfg = Cosmos3Config::load(dir);
   const WeightStore store = WeightStore::open(dir);
   const int component = stream.add_component("transformer", store);
-  Cosmos3Weights w = request_cosmos3_weights(stream, component, store, cfg, dtype, und_streamed);
+  Cosmos3Weights w = request_cosmos3_weights(stream, component, store, cfg, dtype, und_streamed, dwdp);
   stream.run();
   return Cosmos3Transformer(std::move(cfg), std::move(w), Device::kCUDA, dtype);
 }

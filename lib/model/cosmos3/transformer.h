@@ -56,8 +56,10 @@ class Cosmos3Transformer {
   // run(), which this call makes (collective over the stream's node, as every rank's load).
   // `und_streamed`: the understanding tower read from the mapped files into pinned host memory
   // instead (text.device stream; each process its own copy), copied to the device per prefill.
+  // `dwdp` (size > 1): the generation layers shared over the dwdp group (Cosmos3GenDwdp; collective
+  // over dwdp.world too).
   static Cosmos3Transformer stream_to_device(const std::string& dir, WeightStream& stream, DType dtype,
-                                             bool und_streamed = false);
+                                             bool und_streamed = false, const Cosmos3DwdpOptions& dwdp = {});
 
   const Cosmos3Config& config() const { return cfg_; }
   const Cosmos3Weights& weights() const { return w_; }
@@ -106,7 +108,8 @@ class Cosmos3Transformer {
   LinearMode generation_mode(size_t i, bool fp8) const;
   AttentionPolicy generation_attention(size_t i, bool fp8) const;
   MropeTables video_rope(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;  // [S, Dh]
-  // Generation layer i's weights for the ops queued next (host DWDP: its staged copy) until block_end(i).
+  // Generation layer i's weights for the ops queued next (DWDP: its staged copy, on the device the
+  // compute stream waiting for its copies) until block_end(i).
   const Cosmos3Tower& block_begin(size_t i) const;
   void block_end(size_t i) const;
 

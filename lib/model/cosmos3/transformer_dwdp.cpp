@@ -1,7 +1,8 @@
 // DWDP for the host Cosmos 3 transformer (Cosmos3Transformer::enable_host_dwdp): the generation
 // tower's layers are the blocks. Each is laid out in staging slot 0, this rank's slices of it move
 // into its MPI window and its host tensors are dropped (a layer this rank holds whole runs from the
-// window); during each pass the others are assembled in the two staging slots.
+// window); during each pass the others are assembled in the two staging slots. block_begin/end
+// serve the device's DWDP too (placed at load: weights.h Cosmos3GenDwdp).
 #include "core/log.h"
 #include "model/cosmos3/transformer.h"
 
@@ -67,12 +68,17 @@ void Cosmos3Transformer::enable_host_dwdp(int dwdp_size, const Communicator& wor
 }
 
 const Cosmos3Tower& Cosmos3Transformer::block_begin(size_t i) const {
+  if (w_.gen_dwdp) {  // the device's (weights.h Cosmos3GenDwdp)
+    const int s = w_.gen_dwdp->weights->acquire(int(i));
+    return s < 0 ? w_.layers[i].gen : w_.gen_dwdp->staged[size_t(s)];
+  }
   if (!host_dwdp_) return w_.layers[i].gen;
   const int s = host_dwdp_->acquire(int(i));
   return s < 0 ? w_.layers[i].gen : host_staged_[size_t(s)];
 }
 
 void Cosmos3Transformer::block_end(size_t i) const {
+  if (w_.gen_dwdp) w_.gen_dwdp->weights->release(int(i));
   if (host_dwdp_) host_dwdp_->release(int(i));
 }
 
