@@ -63,6 +63,9 @@ struct PlanModel {
   int64_t dit_params = 0;       // one expert
   int64_t dit_bytes = 0;        // one expert at the run dtype (keep-fp32 modules in fp32)
   int64_t dit_block_bytes = 0;  // the largest block, at the run dtype (DWDP double buffer)
+  // One expert's bytes DWDP shares over a group (its blocks; Cosmos 3: the generation layers, the
+  // rest whole on every rank); -1: all of dit_bytes.
+  int64_t dwdp_shared_bytes = -1;
   std::string dit_source;       // "safetensors headers" or "config math"
   int64_t te_params = 0, te_bytes = 0;
   std::string te_source;

@@ -173,31 +173,41 @@ void add_comm(Plan& p, const PlanSizes& z) {
     p.notes.push_back("guidance_scale <= 1 disables CFG: the cfg-1 ranks idle during denoising");
 }
 
-// Memory per GPU: the DiT weights (by DWDP a share of them and its staging slots).
+// Memory per GPU: the DiT weights (by DWDP a share of its blocks and its staging slots; less a
+// streamed understanding tower, whose layers pass through two device slots).
 void add_dit_memory(Plan& p, const ParallelConfig& pc) {
   const PlanModel& md = p.model;
   const double dit = double(md.dit_bytes) * md.experts;
+  const PlanPromptPrefix* streamed = md.prompt_prefix && md.prompt_prefix->streamed ? &*md.prompt_prefix : nullptr;
+  // The understanding tower's layers stay in pinned host memory (the embedding table is a host
+  // view of the file in every mode); two of its layers at a time pass through the device for the prefill.
+  const double off = streamed ? double(streamed->tower_bytes) : 0.0;
+  const std::string less = streamed ? fmt::format(" less the understanding tower streamed from host memory ({})",
+                                                  human_bytes(off))
+                                    : std::string();
   if (pc.dwdp_size > 1) {
-    p.memory.push_back({fmt::format("DiT weights ({} expert(s), 1/{} by DWDP, {})", md.experts, pc.dwdp_size,
-                                    md.dit_source),
-                        dit / pc.dwdp_size});
+    const double shared = md.dwdp_shared_bytes >= 0 ? double(md.dwdp_shared_bytes) * md.experts : dit;
+    if (shared < dit)
+      p.memory.push_back({fmt::format("DiT weights ({} expert(s), {}; its blocks, {}, 1/{} by DWDP, the rest whole){}",
+                                      md.experts, md.dit_source, human_bytes(shared), pc.dwdp_size, less),
+                          dit - off - shared + shared / pc.dwdp_size});
+    else
+      p.memory.push_back({fmt::format("DiT weights ({} expert(s), 1/{} by DWDP, {}){}", md.experts, pc.dwdp_size,
+                                      md.dit_source, less),
+                          dit / pc.dwdp_size - off});
     p.memory.push_back({"DWDP staging slots (2 blocks per expert)", 2.0 * md.dit_block_bytes * md.experts});
-  } else if (md.prompt_prefix && md.prompt_prefix->streamed) {
-    // The understanding tower's layers stay in pinned host memory (the embedding table is a host
-    // view of the file in every mode); two of its layers at a time pass through the device for the prefill.
-    const PlanPromptPrefix& pp = *md.prompt_prefix;
-    p.memory.push_back({fmt::format("DiT weights ({} params, {}) less the understanding tower streamed from host "
-                                    "memory ({})",
-                                    human_count(md.dit_params), md.dit_source, human_bytes(double(pp.tower_bytes))),
-                        dit - double(pp.tower_bytes)});
-    p.memory.push_back({"understanding tower: 2 device layer slots for the streamed prefill", 2.0 * pp.layer_bytes});
-    p.notes.push_back(fmt::format("the understanding tower's {} sit in pinned host memory, one copy per process",
-                                  human_bytes(double(pp.tower_bytes))));
+  } else if (streamed) {
+    p.memory.push_back({fmt::format("DiT weights ({} params, {}){}", human_count(md.dit_params), md.dit_source, less),
+                        dit - off});
   } else {
     p.memory.push_back({fmt::format("DiT weights ({} expert(s) × {} params, {})", md.experts,
                                     human_count(md.dit_params), md.dit_source),
                         dit});
   }
+  if (!streamed) return;
+  p.memory.push_back({"understanding tower: 2 device layer slots for the streamed prefill", 2.0 * streamed->layer_bytes});
+  p.notes.push_back(fmt::format("the understanding tower's {} sit in pinned host memory, one copy per process",
+                                human_bytes(off)));
 }
 
 // precision fp8: the quantised copies of the block linears (after the DiT weights item, which

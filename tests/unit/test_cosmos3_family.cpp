@@ -82,6 +82,16 @@ TEST(Cosmos3Family, RecipesItDoesNotRenderAreRefused) {
   Recipe a2d = r;
   a2d.parallel.attn2d_size = {2, 2};
   EXPECT_NO_THROW(f.check_recipe(a2d, dir));
+  Recipe dwdp = u;  // DWDP shares the generation layers (host and device); the device slices hold no fp8 copy
+  dwdp.parallel.dwdp_size = 2;
+  EXPECT_NO_THROW(f.check_recipe(dwdp, dir));
+  dwdp.device = Device::kCUDA;
+  dwdp.precision = Precision::kBf16;
+  EXPECT_NO_THROW(f.check_recipe(dwdp, dir));
+  dwdp.precision = Precision::kFp8;
+  expect_error([&] { f.check_recipe(dwdp, dir); }, ExitCode::kRecipe, "dwdp_size 2 on device cuda");
+  dwdp.fp8.gemm = false;  // fp8 attention alone runs
+  EXPECT_NO_THROW(f.check_recipe(dwdp, dir));
   Recipe fp8 = r;  // the generation tower in fp8 (the CPU emulates it)
   fp8.precision = Precision::kFp8;
   EXPECT_NO_THROW(f.check_recipe(fp8, dir));

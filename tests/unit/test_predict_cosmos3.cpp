@@ -133,6 +133,31 @@ TEST(PredictCosmos3, UnderstandingTowerReportedResident) {
   }
 }
 
+// DWDP's blocks are the generation tower's layers (the understanding tower, embeddings and
+// projections whole on every rank), on the host and on the GPU.
+TEST(PredictCosmos3, DwdpSharesTheGenerationLayers) {
+  const Recipe gpu = recipe_for("cosmos3-nano", {"parallel_config.cfg_size=2"});
+  const PlanModel md = read_plan_model_configs(gpu);
+  EXPECT_EQ(md.dwdp_shared_bytes, md.layers * md.dit_block_bytes);
+  EXPECT_EQ(md.dit_block_bytes, md.prompt_prefix->layer_bytes);  // the two towers' layers have one shape
+  EXPECT_LT(md.dwdp_shared_bytes + md.prompt_prefix->tower_bytes, md.dit_bytes);
+  Recipe cpu = recipe_for("cosmos3-nano", {"device=cpu", "precision=fp32", "parallel_config.cfg_size=2",
+                                           "parallel_config.dwdp_size=2"});
+  const PlanModel mc = read_plan_model_configs(cpu);
+  const Plan p = make_plan(cpu, 2, mc, false);
+  ASSERT_FALSE(p.memory.empty());
+  EXPECT_NE(p.memory[0].first.find("1/2 by DWDP, the rest whole"), std::string::npos) << p.memory[0].first;
+  EXPECT_DOUBLE_EQ(p.memory[0].second, double(mc.dit_bytes) - double(mc.dwdp_shared_bytes) / 2);
+  EXPECT_DOUBLE_EQ(p.memory[1].second, 2.0 * double(mc.dit_block_bytes));
+  Recipe dev = gpu;  // the device: the same share, priced with the copies of the layers it lacks
+  dev.parallel.dwdp_size = 2;
+  const Plan pd = make_plan(dev, 2, md, false);
+  EXPECT_DOUBLE_EQ(pd.memory[0].second, double(md.dit_bytes) - double(md.dwdp_shared_bytes) / 2);
+  const Prediction with = predict(dev, pd, h200()), without = run(gpu, 2);
+  EXPECT_GE(with.denoise_s, without.denoise_s);
+  EXPECT_LT(with.memory_gib, without.memory_gib);
+}
+
 TEST(PredictCosmos3, ShippedRecipes) {
   struct Case {
     const char* recipe;

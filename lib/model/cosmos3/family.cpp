@@ -146,7 +146,9 @@ void check_cosmos3_text_device(const Recipe& r) {
 void Cosmos3Family::check_recipe(const Recipe& r, const DiffusersDir& dir) const {
   check_cosmos3_text_device(r);
   const ParallelConfig& p = r.parallel;
-  VGEN_CHECK(p.dwdp_size == 1, ExitCode::kRecipe, "parallel_config.dwdp_size {}: not implemented for Cosmos 3",
+  VGEN_CHECK(p.dwdp_size == 1 || !r.is_cuda() || !r.is_fp8() || !r.fp8.gemm, ExitCode::kRecipe,
+             "precision fp8: fp8 GEMMs do not run with parallel_config.dwdp_size {} on device cuda (the streamed "
+             "generation-layer slices hold no quantised copy); set fp8_config.gemm false or dwdp_size 1",
              p.dwdp_size);
   VGEN_CHECK(!r.is_fp4(), ExitCode::kRecipe, "precision fp4 is not implemented for Cosmos 3");
   VGEN_CHECK(r.is_cuda() || r.is_fp32() || r.is_fp8(), ExitCode::kRecipe,

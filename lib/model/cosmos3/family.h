@@ -5,7 +5,8 @@
 // precision fp8 runs the generation tower's linears (and attention) in fp8 (fp8_options.h). The
 // pipeline's own sigmas (use_native_flow_schedule, a distilled checkpoint's distilled_sigmas) reach
 // the scheduler through its config (cosmos3_scheduler_config). Refused by name: quantized
-// transformers, fp4, LoRA, the first-block cache, DWDP, a last frame on a prompt line.
+// transformers, fp4, LoRA, the first-block cache, fp8 GEMMs with DWDP on the GPU, a last frame on a
+// prompt line. DWDP shares the generation tower's layers (transformer.h, weights.h).
 #pragma once
 #include <memory>
 #include <string>

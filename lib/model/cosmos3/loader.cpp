@@ -3,7 +3,8 @@
 // embedding table stays a view), read from the mapped files on the host or through the node's
 // weight stream onto a GPU (text.device stream: the understanding tower into pinned host memory),
 // the prompt tokenizer and the image conditioner on the replica leader, and the Wan 2.2 VAE on the
-// ranks that decode (lent by the registry, through its weight stream).
+// ranks that decode (lent by the registry, through its weight stream). DWDP: the generation layers
+// shared over the dwdp group, placed while streaming on a GPU, once the weights are final on the host.
 #include <memory>
 
 #include "core/log.h"
@@ -21,13 +22,14 @@ namespace {
 // The host reads its weights from the mapped files; a GPU through a weight stream shared by the
 // ranks of its node (each byte read once per node, converted on the device), collective over it.
 // und_streamed (text.device stream): the understanding tower into this process's pinned host memory.
-Cosmos3Transformer load_transformer(const std::string& dir, Device device, DType dtype, bool und_streamed) {
+Cosmos3Transformer load_transformer(const std::string& dir, Device device, DType dtype, bool und_streamed,
+                                    const Cosmos3DwdpOptions& dwdp) {
   if (device == Device::kCPU) return Cosmos3Transformer::load(dir, device, dtype);
   const WeightStreamOptions sopt = WeightStreamOptions::from_env();
   const std::shared_ptr<Communicator> node_host = sopt.share ? node_host_communicator() : nullptr;
   const std::shared_ptr<Communicator> node_dev = node_host ? node_device_communicator(node_host) : nullptr;
   WeightStream stream(node_host, node_dev, sopt);
-  return Cosmos3Transformer::stream_to_device(dir, stream, dtype, und_streamed);
+  return Cosmos3Transformer::stream_to_device(dir, stream, dtype, und_streamed, dwdp);
 }
 
 }  // namespace
@@ -42,14 +44,24 @@ LoadedModel Cosmos3Family::load(const Recipe& recipe, Mesh& mesh) const {
   const DType dtype = recipe.compute_dtype();
   // text.device stream (or auto settled to it: plan/prefill_placement.h); the host holds every weight anyway.
   const bool und_streamed = device == Device::kCUDA && recipe.text.device == TextDevice::kStream;
+  // Device DWDP places the generation layers while streaming (collective over the world).
+  Cosmos3DwdpOptions dwdp;
+  if (device == Device::kCUDA) {
+    dwdp.size = recipe.parallel.dwdp_size;
+    dwdp.transport = recipe.parallel.dwdp_transport;
+    dwdp.world = mesh.world;
+  }
   auto loaded = std::make_shared<Cosmos3Transformer>(
-      load_transformer(dir.component_path("transformer"), device, dtype, und_streamed));
+      load_transformer(dir.component_path("transformer"), device, dtype, und_streamed, dwdp));
   if (und_streamed)
     log_info("cosmos3: understanding tower in pinned host memory ({:.2f} GiB), copied to the GPU layer by layer "
              "for each prefill",
              double(loaded->weights().und_host.layer_bytes * loaded->weights().layers.size()) / double(1ull << 30));
   loaded->attention_policy.backend = recipe.attention.backend;
   loaded->enable_fp8(cosmos3_fp8_options(recipe));  // precision fp8: the generation tower's quantised copies
+  // Host DWDP shares the generation layers over the world (collective), on the final weights.
+  if (device == Device::kCPU && recipe.parallel.dwdp_size > 1)
+    loaded->enable_host_dwdp(recipe.parallel.dwdp_size, *mesh.world);
   std::shared_ptr<const Cosmos3Transformer> model = loaded;
   // The mRoPE time axis follows the output's frame rate, as diffusers' `fps` argument.
   const double fps = double(recipe.output.fps.value_or(out.traits.native_fps));

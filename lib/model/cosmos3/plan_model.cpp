@@ -5,8 +5,8 @@
 // max_sequence_length tokens, the longest prompt a line may have), the understanding tower's weights
 // and its largest layer (resident on the device, or with text.device stream in pinned host memory
 // and copied layer by layer for each prefill; `auto` is settled by the planner against a GPU's
-// memory: plan/prefill_placement.h) and the Wan 2.2 VAE, priced by the lent planner as the Wan
-// family prices it.
+// memory: plan/prefill_placement.h), the generation tower's layers as the DWDP blocks (the rest
+// whole on every rank) and the Wan 2.2 VAE, priced by the lent planner as the Wan family prices it.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -39,6 +39,14 @@ bool understanding(const std::string& name) {
   if (name.find("_moe_gen") != std::string::npos || name.find("add_") != std::string::npos) return false;
   for (const char* p : {".to_q.", ".to_k.", ".to_v.", ".to_out.", ".norm_q.", ".norm_k.", ".mlp.", ".input_layernorm.",
                         ".post_attention_layernorm."})
+    if (name.find(p) != std::string::npos) return true;
+  return false;
+}
+
+// The generation tower's layer tensors (weights.cpp kGen): add_q/k/v_proj, to_add_out,
+// norm_added_q/k and the *_moe_gen MLP and norms (norm_moe_gen, outside the layers, is no layer's).
+bool generation(const std::string& name) {
+  for (const char* p : {"_moe_gen.", ".add_", ".to_add_out.", ".norm_added_"})
     if (name.find(p) != std::string::npos) return true;
   return false;
 }
@@ -127,7 +135,7 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
   if (headers && has_safetensors(tdir)) {
     const WeightStore ws = WeightStore::open(tdir);
     int64_t und = 0;
-    std::map<int, int64_t> und_layers;  // layer → its understanding tensors' bytes
+    std::map<int, int64_t> und_layers, gen_layers;  // layer → its understanding / generation tensors' bytes
     for (const std::string& n : ws.names()) {
       if (unread(n)) continue;
       const int64_t k = ws.get(n).numel();
@@ -135,14 +143,21 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
       m.dit_params += k;
       if (embedding(n)) continue;  // a host view (its params counted, not its bytes)
       m.dit_bytes += bytes;
+      const int l = layer_of(n);
+      if (l >= 0 && generation(n)) gen_layers[l] += bytes;
       if (!understanding(n)) continue;
       und += bytes;
-      if (const int l = layer_of(n); l >= 0) und_layers[l] += bytes;
+      if (l >= 0) und_layers[l] += bytes;
     }
     m.prompt_prefix->tower_bytes = und;
     int64_t& layer = m.prompt_prefix->layer_bytes;
     layer = 0;
     for (const auto& [l, bytes] : und_layers) layer = std::max(layer, bytes);
+    m.dwdp_shared_bytes = 0;
+    for (const auto& [l, bytes] : gen_layers) {
+      m.dit_block_bytes = std::max(m.dit_block_bytes, bytes);
+      m.dwdp_shared_bytes += bytes;
+    }
     m.dit_source = "safetensors headers";
   } else {  // config math: both towers' layers, the embedding (a host view: params only), proj_in / proj_out
     const int64_t P = c.patch_latent_dim, embed = int64_t(c.vocab_size) * D;
@@ -150,8 +165,9 @@ PlanModel Cosmos3Family::plan_model(const Recipe& recipe, bool headers) const {
                    2 * P * D + P + D;
     m.dit_bytes = (m.dit_params - embed) * int64_t(run_bytes);
     m.dit_source = "config math";
+    m.dit_block_bytes = m.prompt_prefix->layer_bytes;  // the generation tower's layer has the understanding one's shapes
+    m.dwdp_shared_bytes = int64_t(c.num_hidden_layers) * m.dit_block_bytes;
   }
-  m.dit_block_bytes = m.layers ? (m.dit_bytes - m.prompt_prefix->tower_bytes) / m.layers : 0;
   m.facts.push_back(fmt::format("prompt embedding table: {} × {} (a host view of the file, not counted on the GPU)",
                                 c.vocab_size, c.hidden_size));
   if (vae_plan_) vae_plan_(dir, m, headers);  // after out_channels: the decoder's z_dim

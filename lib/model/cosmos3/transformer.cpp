@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/on_unwind.h"
 #include "dist/weight_stream.h"
 #include "model/cosmos3/attention.h"
 #include "model/cosmos3/latent_tokens.h"
@@ -35,11 +36,11 @@ Cosmos3Transformer Cosmos3Transformer::load(const std::string& dir, Device devic
 }
 
 Cosmos3Transformer Cosmos3Transformer::stream_to_device(const std::string& dir, WeightStream& stream, DType dtype,
-                                                        bool und_streamed) {
+                                                        bool und_streamed, const Cosmos3DwdpOptions& dwdp) {
   Cosmos3Config cfg = Cosmos3Config::load(dir);
   const WeightStore store = WeightStore::open(dir);
   const int component = stream.add_component("transformer", store);
-  Cosmos3Weights w = request_cosmos3_weights(stream, component, store, cfg, dtype, und_streamed);
+  Cosmos3Weights w = request_cosmos3_weights(stream, component, store, cfg, dtype, und_streamed, dwdp);
   stream.run();
   return Cosmos3Transformer(std::move(cfg), std::move(w), Device::kCUDA, dtype);
 }
@@ -134,12 +135,14 @@ MropeTables Cosmos3Transformer::video_rope(const Cosmos3PromptKv& prompt, const 
 Tensor Cosmos3Transformer::generation_tower(const Cosmos3PromptKv& prompt, Tensor x, const MropeTables& rope,
                                             const SeqLayout& layout, SeqAttention* attention, bool fp8) const {
   for (size_t i = 0; i < w_.layers.size(); ++i) {
-    const Cosmos3Tower& gen = w_.layers[i].gen;
+    const Cosmos3Tower& gen = block_begin(i);
+    OnUnwind end_on_error([&] { block_end(i); });  // a DWDP slot stays usable after an error
     const LinearMode m = generation_mode(i, fp8);
     const TowerQkv a = tower_qkv(cfg_, gen, x, rope, m);
     const Tensor o = joint_attention(a.q, a.k, a.v, prompt.k[i], prompt.v[i], layout, attention,
                                      generation_attention(i, fp8));  // [1, S_loc, H, Dh]
     tower_finish(cfg_, gen, x, o, m);
+    block_end(i);
   }
   return rms_norm(x, w_.norm_gen, float(cfg_.rms_norm_eps));  // [1, S_loc, D]
 }

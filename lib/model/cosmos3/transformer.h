@@ -18,6 +18,7 @@
 #include "model/cosmos3/mrope.h"
 #include "model/cosmos3/und_stream.h"
 #include "model/cosmos3/weights.h"
+#include "parallel/dwdp.h"
 #include "parallel/seq_attention.h"
 
 namespace vgen {
@@ -55,8 +56,10 @@ class Cosmos3Transformer {
   // run(), which this call makes (collective over the stream's node, as every rank's load).
   // `und_streamed`: the understanding tower read from the mapped files into pinned host memory
   // instead (text.device stream; each process its own copy), copied to the device per prefill.
+  // `dwdp` (size > 1): the generation layers shared over the dwdp group (Cosmos3GenDwdp; collective
+  // over dwdp.world too).
   static Cosmos3Transformer stream_to_device(const std::string& dir, WeightStream& stream, DType dtype,
-                                             bool und_streamed = false);
+                                             bool und_streamed = false, const Cosmos3DwdpOptions& dwdp = {});
 
   const Cosmos3Config& config() const { return cfg_; }
   const Cosmos3Weights& weights() const { return w_; }
@@ -66,6 +69,14 @@ class Cosmos3Transformer {
   // run them so on the steps whose input says fp8. Once, before the model is shared.
   void enable_fp8(const Cosmos3Fp8Options& options);
   const Cosmos3Fp8Options& fp8() const { return fp8_; }
+
+  // DWDP on the host (parallel/dwdp.h): the generation tower's layers are the blocks; this rank
+  // keeps 1/N of them in an MPI window and assembles each layer it lacks during each pass; their
+  // host tensors are dropped (precision fp8: their linears quantised at each use, the same values).
+  // The understanding tower, embeddings, proj_in/out and the time embedder stay whole. Collective
+  // over MPI_COMM_WORLD (`world` has its ranks); after enable_fp8, host only.
+  void enable_host_dwdp(int dwdp_size, const Communicator& world);
+  bool host_dwdp() const { return host_dwdp_ != nullptr; }
 
   // The understanding tower over the prompt ids (each in [0, vocab_size)); streamed (text.device
   // stream) its layers pass through two device slots, with the same K/V.
@@ -97,6 +108,10 @@ class Cosmos3Transformer {
   LinearMode generation_mode(size_t i, bool fp8) const;
   AttentionPolicy generation_attention(size_t i, bool fp8) const;
   MropeTables video_rope(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;  // [S, Dh]
+  // Generation layer i's weights for the ops queued next (DWDP: its staged copy, on the device the
+  // compute stream waiting for its copies) until block_end(i).
+  const Cosmos3Tower& block_begin(size_t i) const;
+  void block_end(size_t i) const;
 
   Cosmos3Config cfg_;
   Cosmos3Weights w_;
@@ -107,6 +122,8 @@ class Cosmos3Transformer {
   // The host's fp32 linears row by row once something quantises (ops/linear.h LinearRows): meshes
   // then round what is quantised as one rank does.
   LinearRows rows_ = LinearRows::kBatched;
+  std::shared_ptr<DwdpHostWeights> host_dwdp_;  // null without host DWDP
+  std::array<Cosmos3Tower, 2> host_staged_;     // views of its staging slots
 };
 
 }  // namespace vgen

@@ -21,6 +21,9 @@ void Cosmos3Transformer::enable_fp8(const Cosmos3Fp8Options& options) {
   VGEN_CHECK(!options.any() || device_ == Device::kCPU || dtype_ == DType::kBF16, ExitCode::kUsage,
              "cosmos3: precision fp8 on the device computes in bf16 outside the fp8 GEMMs and attention, not {}",
              dtype_name(dtype_));
+  VGEN_CHECK(!options.gemm || !w_.gen_dwdp, ExitCode::kRecipe,
+             "precision fp8: fp8 GEMMs do not run with parallel_config.dwdp_size > 1 on device cuda (the streamed "
+             "generation-layer slices hold no quantised copy); set fp8_config.gemm false or dwdp_size 1");
   size_t added = 0;
   bool quantises = false;
   for (int64_t i = 0; i < n; ++i) {

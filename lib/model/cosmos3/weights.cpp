@@ -4,7 +4,9 @@
 #include <exception>
 #include <functional>
 
+#include "core/cuda_stream.h"
 #include "core/device_memory.h"
+#include "core/log.h"
 #include "core/no_cuda_error.h"
 #include "dist/weight_stream.h"
 
@@ -45,6 +47,8 @@ struct TowerArena {
   }
 };
 
+constexpr size_t kDwdpAlign = 256;  // each tensor of a DWDP span
+
 struct Loader {
   const WeightStore& store;
   const Cosmos3Config& cfg;
@@ -54,6 +58,11 @@ struct Loader {
   WeightStream* stream = nullptr;  // device requests of component `component`, filled by its run()
   int component = -1;
   TowerArena* arena = nullptr;     // the understanding tower packed into one block per layer
+  // Device DWDP: the generation tower laid out in a span (a staging slot, or the arena for a layer
+  // held whole); views_only: views of it, nothing requested; measure: counts its bytes, takes nothing.
+  DwdpSpan* span = nullptr;
+  bool views_only = false;
+  size_t* measure = nullptr;
 
   Tensor place(const Tensor& host_f32) const { return host_f32.to(dtype).to(device); }
   bool checked(const std::string& name, const Shape& shape) const {
@@ -61,10 +70,14 @@ struct Loader {
     return headers_only;
   }
   // A device tensor of `dt` that the stream fills from the file (converted on the device).
-  Tensor requested(const std::string& name, const Shape& shape, DType dt) const {
+  Tensor requested(const std::string& name, const Shape& shape, DType dt, bool into_span = true) const {
     store.check_float(name, shape);
-    Tensor dst = Tensor::empty(shape, dt, Device::kCUDA);
-    stream->request(component, name, dst, shape);
+    if (measure) {
+      *measure += DwdpSpan::aligned(size_t(shape_numel(shape)) * dtype_size(dt), kDwdpAlign);
+      return Tensor();
+    }
+    Tensor dst = span && into_span ? span->next(shape, dt) : Tensor::empty(shape, dt, Device::kCUDA);
+    if (!views_only) stream->request(component, name, dst, shape);
     return dst;
   }
   Tensor get(const std::string& name, const Shape& shape) const {
@@ -82,8 +95,9 @@ struct Loader {
     if (checked(name, shape)) return Tensor();
     if (arena) return arena->take(store, name, shape, dtype, cfg.head_dim);
     if (!stream) return place(permute_rope_rows(store.get_f32(name, shape), cfg.head_dim));
-    Tensor staged = requested(name, shape, dtype);
-    Tensor out = Tensor::empty(shape, dtype, Device::kCUDA);
+    if (views_only || measure) return requested(name, shape, dtype);
+    Tensor staged = requested(name, shape, dtype, false);
+    Tensor out = span ? span->next(shape, dtype) : Tensor::empty(shape, dtype, Device::kCUDA);
     stream->on_done([staged, out, hd = int64_t(cfg.head_dim)]() mutable {
       permute_rope_rows_device(staged, out, hd);
       staged = Tensor();
@@ -175,6 +189,17 @@ Tensor permute_patch_columns(const Tensor& w, int64_t channels, int64_t patch) {
 
 namespace {
 
+// Every rank's arena complete (the compute stream drained), then the handles exchanged.
+void publish_gen_dwdp(Cosmos3GenDwdp& g) {
+  sync_compute_stream();
+  g.weights->publish(*g.world);
+  const DwdpLayout& l = g.weights->layout();
+  log_info("DWDP: {:.2f} GiB of generation-layer slices on this GPU ({} KiB slices over a group of {}, shared over "
+           "{}) + 2 staging slots ({:.2f} GiB)",
+           double(l.arena_bytes(DwdpPlan::of(g.world->rank(), g.world->size(), l.group_size()).rank)) / 1073741824.0,
+           l.slice_bytes() / 1024, l.group_size(), g.weights->transport(), 2.0 * double(l.staged_bytes()) / 1073741824.0);
+}
+
 // A layer's understanding tower (k_norm_und_for_gen with it).
 Cosmos3Tower load_und(const Loader& L, const std::string& pre) {
   Cosmos3Tower t = load_tower(L, pre, kUnd, L.cfg.qk_norm_for_text);
@@ -236,7 +261,52 @@ Cosmos3UndHost load_und_host(const Loader& L, std::vector<Cosmos3Layer>& layers)
   return h;
 }
 
-Cosmos3Weights build_weights(const Loader& L, bool und_on_host = false) {
+// Device DWDP: a generation tower's views of the span at `base` (a slot, or the arena), named as
+// layer `pre`'s (the names only check the headers).
+Cosmos3Tower gen_views(const Loader& L, const Cosmos3GenDwdp& g, void* base, const std::string& pre) {
+  DwdpSpan views(base, g.weights->layout().staged_bytes(), Device::kCUDA, kDwdpAlign, g.weights);
+  Loader V = L;
+  V.span = &views;
+  V.views_only = true;
+  return load_tower(V, pre, kGen, true);
+}
+
+// The arenas and slots of the generation layers (collective over o.world): a layer's span is its
+// tensors at the compute dtype in load_tower's order.
+std::shared_ptr<Cosmos3GenDwdp> start_gen_dwdp(const Loader& L, const Cosmos3DwdpOptions& o) {
+  VGEN_CHECK(o.world != nullptr, ExitCode::kInternal, "dwdp_size {} without a world communicator", o.size);
+  size_t bytes = 0;
+  Loader M = L;
+  M.measure = &bytes;
+  load_tower(M, "layers.0.", kGen, true);
+  const DwdpPlan plan = DwdpPlan::of(o.world->rank(), o.world->size(), o.size);
+  const DwdpLayout layout(plan.size, L.cfg.num_hidden_layers, bytes, kDwdpAlign);
+  auto g = std::make_shared<Cosmos3GenDwdp>();
+  g->world = o.world;
+  g->weights = make_dwdp_device_weights(plan, layout, o.transport, *o.world);
+  for (size_t s = 0; s < 2; ++s) g->staged[s] = gen_views(L, *g, g->weights->slot(int(s)), "layers.0.");
+  return g;
+}
+
+// Generation layer i assembled in staging slot 0 from the stream (its run() now: the Q/K rows
+// permuted into the slot once the bytes are in), this rank's slices of it kept; the views of the
+// arena when this rank holds it whole, else an empty tower.
+Cosmos3Tower place_gen_layer(const Loader& L, Cosmos3GenDwdp& g, int i) {
+  DwdpDeviceWeights& dw = *g.weights;
+  const std::string pre = "layers." + std::to_string(i) + ".";
+  {
+    DwdpSpan views(dw.slot(0), dw.layout().staged_bytes(), Device::kCUDA, kDwdpAlign, g.weights);
+    Loader S = L;
+    S.span = &views;
+    load_tower(S, pre, kGen, true);
+  }
+  L.stream->run();
+  dw.keep_own(i, dw.slot(0));  // queued after the permutes, before the next layer's copies into the slot
+  void* whole = dw.in_place(i);
+  return whole ? gen_views(L, g, whole, pre) : Cosmos3Tower{};
+}
+
+Cosmos3Weights build_weights(const Loader& L, bool und_on_host = false, const Cosmos3DwdpOptions& dwdp = {}) {
   const WeightStore& store = L.store;
   const Cosmos3Config& cfg = L.cfg;
   const int64_t D = cfg.hidden_size, P = cfg.patch_latent_dim;
@@ -244,13 +314,15 @@ Cosmos3Weights build_weights(const Loader& L, bool und_on_host = false) {
   store.check_float("embed_tokens.weight", {cfg.vocab_size, D});
   w.embed = store.get("embed_tokens.weight");  // no copy of the whole table
   w.layers.reserve(size_t(cfg.num_hidden_layers));
+  if (dwdp.size > 1) w.gen_dwdp = start_gen_dwdp(L, dwdp);
   for (int i = 0; i < cfg.num_hidden_layers; ++i) {
     const std::string pre = "layers." + std::to_string(i) + ".";
     Cosmos3Layer layer;
     if (!und_on_host) layer.und = load_und(L, pre);
-    layer.gen = load_tower(L, pre, kGen, true);
+    layer.gen = w.gen_dwdp ? place_gen_layer(L, *w.gen_dwdp, i) : load_tower(L, pre, kGen, true);
     w.layers.push_back(std::move(layer));
   }
+  if (w.gen_dwdp) publish_gen_dwdp(*w.gen_dwdp);
   if (und_on_host) w.und_host = load_und_host(L, w.layers);
   w.norm_gen = L.get("norm_moe_gen.weight", {D});
   w.proj_in.w = L.get_patch("proj_in.weight", {D, P});
@@ -271,11 +343,22 @@ Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Confi
 }
 
 Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, const WeightStore& store,
-                                       const Cosmos3Config& cfg, DType dtype, bool und_on_host) {
+                                       const Cosmos3Config& cfg, DType dtype, bool und_on_host,
+                                       const Cosmos3DwdpOptions& dwdp) {
   Loader L{store, cfg, Device::kCUDA, dtype};
   L.stream = &stream;
   L.component = component;
-  return build_weights(L, und_on_host);
+  return build_weights(L, und_on_host, dwdp);
+}
+
+Cosmos3GenDwdp::~Cosmos3GenDwdp() {
+  if (!weights || !world || std::uncaught_exceptions() > 0) return;
+  try {
+    sync_compute_stream();
+    world->barrier();
+  } catch (...) {
+    // Teardown: a failed barrier means the job is ending anyway (a peer died or aborted).
+  }
 }
 
 #ifndef VGEN_WITH_CUDA

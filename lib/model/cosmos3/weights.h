@@ -13,6 +13,7 @@
 #include "io/safetensors.h"
 #include "model/cosmos3/config.h"
 #include "ops/linear_layer.h"
+#include "parallel/dwdp.h"
 
 namespace vgen {
 
@@ -46,6 +47,30 @@ struct Cosmos3UndHost {
   bool streamed() const { return layer_bytes > 0; }
 };
 
+// DWDP on the GPU (parallel/dwdp.h): the generation tower's layers are the blocks, each assembled in
+// staging slot 0 from the weight stream (Q/K rows permuted there), this rank's slices kept in its
+// arena; a layer held whole runs from the arena (Cosmos3Layer::gen views it), the others have an
+// empty gen and run from a staging slot.
+struct Cosmos3GenDwdp {
+  std::shared_ptr<DwdpDeviceWeights> weights;
+  std::array<Cosmos3Tower, 2> staged;  // views of the two staging slots
+  std::shared_ptr<Communicator> world;
+  Cosmos3GenDwdp() = default;
+  Cosmos3GenDwdp(const Cosmos3GenDwdp&) = delete;
+  Cosmos3GenDwdp& operator=(const Cosmos3GenDwdp&) = delete;
+  // The compute stream synchronised and a barrier on `world` (unless an exception is unwinding), so
+  // no peer frees its arena while another still copies from it.
+  ~Cosmos3GenDwdp();
+};
+
+// How the device shares the generation layers: size > 1 turns DWDP on (world: every rank, the
+// handles' exchange is collective over it).
+struct Cosmos3DwdpOptions {
+  int size = 1;
+  DwdpTransport transport = DwdpTransport::kAuto;
+  std::shared_ptr<Communicator> world;
+};
+
 struct Cosmos3Weights {
   Tensor embed;                  // [V, D] the file's host view in its dtype (a prompt's rows are converted)
   std::vector<Cosmos3Layer> layers;
@@ -54,6 +79,7 @@ struct Cosmos3Weights {
   LinearWeights proj_in;         // w [D, C·p²] (columns permuted to (c, p, q) at load: latent_tokens.h), b [D]
   LinearWeights proj_out;        // w [C·p², D], b [C·p²]
   LinearWeights time1, time2;    // w [D, 256], [D, D], b [D] f32 (diffusers keeps them fp32)
+  std::shared_ptr<Cosmos3GenDwdp> gen_dwdp;  // device DWDP (else null)
 };
 
 // Reads the weights named above from `store` (shapes checked against `cfg`), converted to `dtype`
@@ -65,8 +91,11 @@ Cosmos3Weights load_cosmos3_weights(const WeightStore& store, const Cosmos3Confi
 // proj_in's weight (small) is read and permuted on the host, then copied. `und_on_host`: the
 // understanding tower is not requested but read now from the mapped files into pinned host memory
 // (Cosmos3UndHost: converted to `dtype` and its Q/K rows permuted on the host, as the device does).
+// `dwdp` (size > 1): the generation layers shared as Cosmos3GenDwdp says, each layer's requests run
+// by the stream as it is placed (collective over the stream's node and over dwdp.world).
 Cosmos3Weights request_cosmos3_weights(WeightStream& stream, int component, const WeightStore& store,
-                                       const Cosmos3Config& cfg, DType dtype, bool und_on_host = false);
+                                       const Cosmos3Config& cfg, DType dtype, bool und_on_host = false,
+                                       const Cosmos3DwdpOptions& dwdp = {});
 // The understanding tower of every layer of `layers` read from the mapped files of `store` into one
 // host block per layer from `alloc` (pinned memory on a GPU: request_cosmos3_weights), converted to
 // `dtype` and the Q/K rows permuted, as Cosmos3UndHost keeps it: layers[i].und become views of
