@@ -56,6 +56,15 @@ foreach(case transformer_forward transformer_forward_edge ${VGEN_GOLDEN_COSMOS3_
            COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case ${case} --set precision=fp8)
   set_tests_properties(golden_cosmos3_fp8_${case} PROPERTIES LABELS golden ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
 endforeach()
+# e4m3 GEMMs with the relu² MLP's input projection kept in bf16 (fp8_config.bf16_linears): the Edge
+# style forward, whose all-e4m3 error squares through relu² past the tolerance, within it.
+set(VGEN_COSMOS3_E4M3_EDGE --set precision=fp8 --set fp8_config.gemm_format=e4m3
+    --set fp8_config.bf16_linears=[mlp_moe_gen.up_proj])
+add_test(NAME golden_cosmos3_fp8_e4m3_up_bf16_transformer_forward_edge
+         COMMAND ${VGEN_BIN} golden --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case transformer_forward_edge
+                 ${VGEN_COSMOS3_E4M3_EDGE})
+set_tests_properties(golden_cosmos3_fp8_e4m3_up_bf16_transformer_forward_edge PROPERTIES LABELS golden
+                     ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 600)
 # The same emulation with the generation layers shared by DWDP (each staged layer quantised at its
 # use: the same values as the copies one rank keeps; label parallel).
 foreach(case ${VGEN_GOLDEN_COSMOS3_PIPELINES})
@@ -88,6 +97,12 @@ if(VGEN_HAVE_CUDA)
                            TIMEOUT 300 SKIP_RETURN_CODE 77)
     endforeach()
   endforeach()
+  add_test(NAME golden_cosmos3_transformer_forward_edge_cuda_fp8_e4m3_up_bf16
+           COMMAND ${VGEN_SKIP_STATUS} ${PROJECT_SOURCE_DIR}/tests/parallel/gpu_guard.sh 1 ${VGEN_BIN} golden
+                   --fixtures ${VGEN_GOLDEN_COSMOS3_DIR} --case transformer_forward_edge --set device=cuda
+                   ${VGEN_COSMOS3_E4M3_EDGE})
+  set_tests_properties(golden_cosmos3_transformer_forward_edge_cuda_fp8_e4m3_up_bf16 PROPERTIES LABELS gpu
+                       ENVIRONMENT "${VGEN_TEST_ENV}" TIMEOUT 300 SKIP_RETURN_CODE 77)
   foreach(case ${VGEN_GOLDEN_COSMOS3_PIPELINES})
     foreach(prec fp32 bf16)
       add_test(NAME golden_cosmos3_${case}_cuda_stream_${prec}

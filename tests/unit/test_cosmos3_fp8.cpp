@@ -115,5 +115,42 @@ TEST(Cosmos3Fp8, Refusals) {
   expect_error([&] { m.enable_fp8(int8_options()); }, ExitCode::kInternal, "already");
 }
 
+// fp8_config.bf16_linears: the named generation linears keep no quantised copy and run in the
+// compute dtype in every layer; an unknown name, or the gate of a non-gated MLP, is refused by name.
+// The Edge style fixture's relu² MLP squares the error of its input projection: with e4m3 GEMMs its
+// forward is over the fp8 tolerance (docs/cosmos3.md), and keeping mlp_moe_gen.up_proj in bf16
+// brings it under.
+TEST(Cosmos3Fp8, Bf16LinearsStayUnquantised) {
+  EXPECT_EQ(cosmos3_bf16_linear_mask({"mlp_moe_gen.down_proj", "add_q_proj"}), uint8_t(0x41));
+  expect_error([] { cosmos3_bf16_linear_mask({"attn1.to_q"}); }, ExitCode::kRecipe, "mlp_moe_gen.up_proj");
+  const Case c("transformer_forward_edge");
+  const Cosmos3Transformer plain = Cosmos3Transformer::load(c.transformer_dir(), Device::kCPU, DType::kF32);
+  const Cosmos3PromptKv kv = plain.prefill(c.ids("input_ids_cond"));
+  const double tol = golden_fp8_tolerance("dit_forward", false);
+  double err[0x80] = {};
+  for (uint8_t mask : {uint8_t(0), uint8_t(0x20), uint8_t(0x40), uint8_t(0x60)}) {
+    Cosmos3Transformer m = Cosmos3Transformer::load(c.transformer_dir(), Device::kCPU, DType::kF32);
+    Cosmos3Fp8Options o = int8_options();
+    o.gemm_format = GemmFormat::kE4m3;
+    o.bf16_linears = mask;
+    m.enable_fp8(o);
+    const Cosmos3Tower& g = m.weights().layers.front().gen;
+    EXPECT_EQ(g.up.w8.defined(), !(mask & 0x20));
+    EXPECT_EQ(g.down.w8.defined(), !(mask & 0x40));
+    EXPECT_TRUE(g.q.w8.defined());
+    const Cosmos3VideoInput in = c.input("t2v");
+    const double e = rel_l2(m.forward(kv, in), c.tensors.get_f32("velocity_t2v_cond"));
+    std::printf("  edge e4m3 bf16_linears 0x%02x rel-l2 %.3e (tol %.0e)\n", mask, e, tol);
+    err[mask] = e;
+  }
+  EXPECT_LT(err[0x20], 0.8 * err[0]) << "up_proj in bf16 removes the squared error";
+  EXPECT_LE(err[0x20], tol);
+  EXPECT_LE(err[0x60], err[0x20]);
+  Cosmos3Transformer m = Cosmos3Transformer::load(c.transformer_dir(), Device::kCPU, DType::kF32);
+  Cosmos3Fp8Options o = int8_options();
+  o.bf16_linears = 0x10;  // the gate of a relu² MLP that has none
+  expect_error([&] { m.enable_fp8(o); }, ExitCode::kRecipe, "gate_proj");
+}
+
 }  // namespace
 }  // namespace vgen

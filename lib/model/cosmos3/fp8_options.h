@@ -5,6 +5,7 @@
 // The host emulates (ops/fp8.h: the quantisation, then fp32 math).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "config/fp8_config.h"
@@ -13,6 +14,14 @@
 namespace vgen {
 
 struct Recipe;  // io/recipe.h
+
+// The generation tower's linears by their module names in the checkpoint, in the order of the bits
+// of Cosmos3Fp8Options::bf16_linears (the vocabulary of fp8_config.bf16_linears for this family).
+inline constexpr const char* kCosmos3GenLinearNames[] = {
+    "add_q_proj", "add_k_proj", "add_v_proj", "to_add_out",
+    "mlp_moe_gen.gate_proj", "mlp_moe_gen.up_proj", "mlp_moe_gen.down_proj"};
+// fp8_config.bf16_linears → that mask; kRecipe naming an unknown name and the known ones.
+uint8_t cosmos3_bf16_linear_mask(const std::vector<std::string>& names);
 
 struct Cosmos3Fp8Options {
   bool gemm = false;       // the generation tower's linears (q, k, v, out, the MLP) in fp8
@@ -25,13 +34,14 @@ struct Cosmos3Fp8Options {
   // fp8_config.bf16_blocks / bf16_gemm_blocks over the generation tower's layers.
   std::vector<int> bf16_blocks{};
   std::vector<int> bf16_gemm_blocks{};
+  // fp8_config.bf16_linears: bit k keeps kCosmos3GenLinearNames[k] in the compute dtype in every layer.
+  uint8_t bf16_linears = 0;
   bool any() const { return gemm || attention; }
   Fp8BlockLists blocks() const& { return {bf16_blocks, bf16_gemm_blocks}; }
   Fp8BlockLists blocks() && = delete;  // a view: not of a temporary
 };
 
-// The options of the recipe's fp8_config under precision fp8 (none otherwise). kRecipe for
-// fp8_config.bf16_linears (its names are the Wan DiT's block linears).
+// The options of the recipe's fp8_config under precision fp8 (none otherwise).
 Cosmos3Fp8Options cosmos3_fp8_options(const Recipe& recipe);
 
 }  // namespace vgen

@@ -66,7 +66,8 @@ Cosmos3PromptKv Cosmos3Transformer::prefill(const std::vector<int64_t>& ids) con
   const MropeTables text = mrope_tables(mrope_angles(cfg_, mrope_text_position_ids(L)), device_);  // [L, Dh]
   Cosmos3PromptKv kv;
   kv.len = L;
-  const LinearMode m = plain_mode();  // the understanding tower runs once per prompt, never in fp8
+  // The understanding tower runs once per prompt, never in fp8.
+  const TowerModes m = TowerModes::all(plain_mode());
   const size_t n = w_.layers.size();
   auto layer = [&](size_t i, const Cosmos3Tower& und) {
     TowerQkv a = tower_qkv(cfg_, und, x, text, m);
@@ -137,7 +138,7 @@ Tensor Cosmos3Transformer::generation_tower(const Cosmos3PromptKv& prompt, Tenso
   for (size_t i = 0; i < w_.layers.size(); ++i) {
     const Cosmos3Tower& gen = block_begin(i);
     OnUnwind end_on_error([&] { block_end(i); });  // a DWDP slot stays usable after an error
-    const LinearMode m = generation_mode(i, fp8);
+    const TowerModes m = generation_modes(i, fp8);
     const TowerQkv a = tower_qkv(cfg_, gen, x, rope, m);
     const Tensor o = joint_attention(a.q, a.k, a.v, prompt.k[i], prompt.v[i], layout, attention,
                                      generation_attention(i, fp8));  // [1, S_loc, H, Dh]

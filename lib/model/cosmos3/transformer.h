@@ -16,6 +16,7 @@
 #include "model/cosmos3/config.h"
 #include "model/cosmos3/fp8_options.h"
 #include "model/cosmos3/mrope.h"
+#include "model/cosmos3/tower.h"
 #include "model/cosmos3/und_stream.h"
 #include "model/cosmos3/weights.h"
 #include "parallel/dwdp.h"
@@ -105,7 +106,7 @@ class Cosmos3Transformer {
   // How a linear outside the generation layers runs (the compute dtype; the host's row order).
   LinearMode plain_mode() const;
   // How generation layer i runs its linears and its attention on a step that may run in fp8 (`fp8`).
-  LinearMode generation_mode(size_t i, bool fp8) const;
+  TowerModes generation_modes(size_t i, bool fp8) const;
   AttentionPolicy generation_attention(size_t i, bool fp8) const;
   MropeTables video_rope(const Cosmos3PromptKv& prompt, const Cosmos3VideoInput& in) const;  // [S, Dh]
   // Generation layer i's weights for the ops queued next (DWDP: its staged copy, on the device the
