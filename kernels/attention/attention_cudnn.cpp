@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/attention/attention_cudnn_common.h"
+
 #ifdef VGEN_WITH_CUDNN
 #include <cudnn.h>
 #include <cudnn_frontend.h>
@@ -20,6 +22,9 @@
 
 namespace vgen::kern {
 
+using cudnn_sdpa::aligned16;
+using cudnn_sdpa::reject;
+
 namespace {
 
 thread_local std::string t_last_error;
@@ -29,15 +34,10 @@ cudaError_t fail(cudaError_t e, std::string what) {
   return e;
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // Token stride in elements (0 means dense: H*D).
 int64_t token_stride(int64_t s, const AttnArgs& a) { return s == 0 ? a.H * a.D : s; }
 
-bool reject(std::string* why, std::string msg) {
-  if (why) *why = std::move(msg);
-  return false;
-}
 
 }  // namespace
 
@@ -132,22 +132,13 @@ State& state() {
   return *s;
 }
 
-std::string fe_error(const char* step, fe::error_t e) {
-  return std::string("cuDNN SDPA ") + step + ": " + e.get_message();
-}
+std::string fe_error(const char* step, fe::error_t e) { return cudnn_sdpa::fe_error("cuDNN SDPA", step, e); }
 
 // Caller holds the lock. Handle of `dev` (created on first use, with `dev` current).
 cudaError_t device_res(State& st, int dev, DeviceRes** out) {
   if (size_t(dev) >= st.devs.size()) st.devs.resize(size_t(dev) + 1);
   DeviceRes& r = st.devs[size_t(dev)];
-  if (!r.handle && r.init_error.empty()) {
-    const cudnnStatus_t s = cudnnCreate(&r.handle);
-    if (s != CUDNN_STATUS_SUCCESS) {
-      r.handle = nullptr;
-      r.init_error = std::string("cudnnCreate on device ") + std::to_string(dev) + ": " + cudnnGetErrorString(s);
-    }
-  }
-  if (!r.handle) return fail(cudaErrorNotSupported, r.init_error);
+  if (!cudnn_sdpa::ensure_handle(r.handle, r.init_error, dev)) return fail(cudaErrorNotSupported, r.init_error);
   *out = &r;
   return cudaSuccess;
 }

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/attention/attention_cudnn_common.h"
+
 #ifdef VGEN_WITH_CUDNN
 #include <cudnn.h>
 #include <cudnn_frontend.h>
@@ -20,6 +22,9 @@
 #endif
 
 namespace vgen::kern {
+
+using cudnn_sdpa::aligned16;
+using cudnn_sdpa::reject;
 namespace {
 
 thread_local std::string t_last_error;
@@ -29,12 +34,7 @@ cudaError_t fail(cudaError_t e, std::string what) {
   return e;
 }
 
-bool reject(std::string* why, std::string msg) {
-  if (why) *why = std::move(msg);
-  return false;
-}
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 size_t round256(size_t n) { return (n + 255) / 256 * 256; }
 int64_t valid_kv(const AttnArgs& a) { return std::clamp<int64_t>(a.num_valid_kv, 0, a.Skv); }
 
@@ -149,9 +149,7 @@ State& state() {
   return *s;
 }
 
-std::string fe_error(const char* step, fe::error_t e) {
-  return std::string("cuDNN FP8 SDPA ") + step + ": " + e.get_message();
-}
+std::string fe_error(const char* step, fe::error_t e) { return cudnn_sdpa::fe_error("cuDNN FP8 SDPA", step, e); }
 
 // Caller holds the lock: the handle and compute capability of `dev` (made on first use).
 cudaError_t device_res(State& st, int dev, DeviceRes** out) {
@@ -162,11 +160,7 @@ cudaError_t device_res(State& st, int dev, DeviceRes** out) {
     cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
     cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
     r.cc = major * 10 + minor;
-    const cudnnStatus_t s = cudnnCreate(&r.handle);
-    if (s != CUDNN_STATUS_SUCCESS) {
-      r.handle = nullptr;
-      r.init_error = "cudnnCreate on device " + std::to_string(dev) + ": " + cudnnGetErrorString(s);
-    }
+    cudnn_sdpa::ensure_handle(r.handle, r.init_error, dev);
   }
   if (!r.handle) return fail(cudaErrorNotSupported, r.init_error);
   *out = &r;
