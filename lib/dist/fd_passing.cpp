@@ -36,15 +36,25 @@ bool wait_readable(int sock, int timeout_ms, const char* what, std::string* erro
   return false;
 }
 
-bool send_fd(int sock, int fd, std::string* error) {
+// A one-byte message with room for one descriptor (SCM_RIGHTS), for sendmsg and recvmsg alike.
+struct FdMessage {
   char byte = 'f';
   iovec iov{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = control;
-  m.msg_controllen = sizeof(control);
+  FdMessage() {
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof(control);
+  }
+  FdMessage(const FdMessage&) = delete;  // m points into itself
+  FdMessage& operator=(const FdMessage&) = delete;
+};
+
+bool send_fd(int sock, int fd, std::string* error) {
+  FdMessage msg;
+  msghdr& m = msg.m;
   cmsghdr* c = CMSG_FIRSTHDR(&m);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
@@ -108,14 +118,8 @@ int fd_connect(int pid, int fd, uint32_t nonce, std::string* error) {
 int fd_receive(int sock, int timeout_ms, std::string* error) {
   int fd = -1;
   if (wait_readable(sock, timeout_ms, "recvmsg", error)) {
-    char byte = 0;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof(control);
+    FdMessage msg;
+    msghdr& m = msg.m;
     const ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
     const cmsghdr* c = n == 1 ? CMSG_FIRSTHDR(&m) : nullptr;
     if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
